@@ -1,0 +1,1129 @@
+//! The simulated network: channel, radios, MAC, routing, agents and traffic, driven by one
+//! next-event loop.
+//!
+//! One transmission costs O(neighbours): at its start the frame is added to the `active` list of
+//! every radio in the sender's pruned neighbour list (reception rule R2 of spec §4.2), and one
+//! end event settles it at all of them (R3). The ACK is decided at the sender by the R4 coin on
+//! the reverse link and is not put on the air [AMBIG-4 → TOSSIM behaviour].
+
+use std::collections::VecDeque;
+
+use rand::Rng;
+use wsn_proto::agent::{AgentEvent, DropReason, LinkCtx, NodeAgent, RxInfo, SendDone};
+use wsn_proto::forwarder::{CollectionForwarder, ForwarderConfig};
+use wsn_proto::time::{Duration, Instant};
+use wsn_wire::mhlqi::BeaconRepr;
+use wsn_wire::NodeId;
+
+use crate::engine::EventQueue;
+use crate::mac::{AckMode, Backoff, MacConfig};
+use crate::radio::noise::{NoiseModel, NodeNoise};
+use crate::radio::{dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr};
+use crate::rng::{stream, Purpose, SimRng};
+use crate::routing::mhlqi::{MhlqiConfig, MhlqiNode, RouteChange};
+use crate::routing::reverse::{LearnOutcome, ReverseConfig, ReverseTable};
+use crate::topology::Links;
+use crate::trace::{TraceEvent, Tracer};
+
+/// Transport protocol number of the best-effort source. [AMBIG → chosen]
+pub const PROTO_BEST_EFFORT: u8 = 0x01;
+/// AM type of data frames. [AMBIG → chosen]
+pub const AM_DATA: u8 = 0x10;
+/// AM type of MultiHopLQI beacons. [AMBIG → chosen]
+pub const AM_BEACON: u8 = 0x11;
+
+/// Radio options of the channel.
+#[derive(Clone, Debug)]
+pub struct ChannelOptions {
+    /// Scale the PRR exponent with frame length [AMBIG-3].
+    pub prr_length_scaling: bool,
+    /// False-ACK probability for lost unicast frames [CODE t2: 0.001].
+    pub false_ack_prob: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Ev {
+    /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`.
+    Mac { node: u32, gen: u32 },
+    /// End of `node`'s transmission.
+    TxEnd { node: u32 },
+    /// ACK decision at `node`.
+    AckCheck { node: u32, gen: u32 },
+    /// Agent timer of `node`.
+    Agent { node: u32 },
+    /// Beacon tick of tree `tree` at `node`.
+    Beacon { node: u32, tree: u16 },
+    /// Reverse-path aging tick at `node`.
+    Aging { node: u32 },
+    /// Next packet of flow `flow`.
+    Flow { flow: u32 },
+    /// Freeze all routes.
+    Freeze,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Backoff,
+    Loading,
+    Guard,
+    Turnaround,
+    Tx,
+    WaitAck,
+    RetryGap,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum FrameKind {
+    Agent,
+    Beacon,
+}
+
+#[derive(Debug)]
+struct CurFrame {
+    frame_id: u64,
+    kind: FrameKind,
+    dst: NodeId,
+    ack_request: bool,
+    am_type: u8,
+    dsn: u8,
+    payload: Vec<u8>,
+    attempts: u8,
+    first_tx: Instant,
+    /// Did the destination decode the last attempt (so that an ACK is on its way)?
+    ack_coming: bool,
+    loaded: bool,
+}
+
+#[derive(Debug)]
+struct Mac {
+    phase: Phase,
+    gen: u32,
+    cur: Option<CurFrame>,
+    beacon: Option<Vec<u8>>,
+    dsn: u8,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Arrival {
+    src: u32,
+    p_dbm: f32,
+    p_mw: f64,
+    lost: bool,
+    rssi: i16,
+}
+
+#[derive(Debug, Default)]
+struct Radio {
+    active: Vec<Arrival>,
+    locked: Option<u32>,
+    /// In turnaround or on the air: nothing can be received.
+    transmitting: bool,
+    rx_busy_until: Instant,
+}
+
+struct TreeState {
+    sink: NodeId,
+    mhlqi: MhlqiNode,
+    reverse: ReverseTable,
+}
+
+/// Per-node counters.
+#[derive(Clone, Copy, Debug, Default, serde::Serialize)]
+pub struct NodeStats {
+    /// Frames accepted by the MAC (data and beacons).
+    pub frames_accepted: u64,
+    /// `send_done` calls (must equal accepted, minus at most one in flight).
+    pub send_done: u64,
+    /// Data frames put on the air (every attempt).
+    pub data_tx: u64,
+    /// Beacons put on the air.
+    pub beacon_tx: u64,
+    /// Unicast data frames acknowledged.
+    pub acked: u64,
+    /// Packets dropped because the transmit queue was full (local and forwarded).
+    pub queue_drops: u64,
+    /// Packets dropped after the last MAC retransmission.
+    pub mac_drops: u64,
+    /// Packets sent without a route.
+    pub no_route_drops: u64,
+    /// Duplicates suppressed by the forwarder.
+    pub duplicates: u64,
+    /// Malformed frames dropped.
+    pub malformed: u64,
+    /// Other drops (loops, TTL).
+    pub other_drops: u64,
+    /// Parent changes, summed over trees.
+    pub parent_changes: u32,
+    /// Largest transmit-queue length seen.
+    pub max_queue: usize,
+    /// Times the transmit queue was found above its bound (must stay 0).
+    pub queue_overflows: u64,
+}
+
+pub(crate) struct Node {
+    id: NodeId,
+    radio: Radio,
+    noise: NodeNoise,
+    rng_rx: SimRng,
+    rng_mac: SimRng,
+    rng_agent: SimRng,
+    mac: Mac,
+    trees: Vec<TreeState>,
+    agent: Box<dyn NodeAgent>,
+    agent_timer: Option<Instant>,
+    pub(crate) stats: NodeStats,
+}
+
+/// State of one traffic flow.
+#[derive(Clone, Debug)]
+pub struct Flow {
+    /// Flow id (index).
+    pub id: u32,
+    /// Source node.
+    pub source: NodeId,
+    /// Sink node.
+    pub sink: NodeId,
+    /// Interval between packets.
+    pub interval: Duration,
+    /// First packet at or after this time.
+    pub start: Instant,
+    /// No packet at or after this time.
+    pub stop: Instant,
+    /// Packet limit.
+    pub count: Option<u64>,
+    /// Application payload bytes.
+    pub payload_bytes: usize,
+    /// Packets generated by the application.
+    pub originated: u64,
+    /// Packets refused by the source's own queue.
+    pub refused: u64,
+    /// Unique packets delivered to the sink application.
+    pub delivered: u64,
+    /// Deliveries of a packet already delivered (invariant: stays 0).
+    pub duplicate_deliveries: u64,
+    /// Deliveries of a packet that was never originated (invariant: stays 0).
+    pub phantom_deliveries: u64,
+    /// Sum of end-to-end delays of delivered packets, ns.
+    pub delay_sum_ns: u128,
+    /// Sum of hop counts of delivered packets.
+    pub hops_sum: u64,
+    /// Origination time per sequence number.
+    sent_at: Vec<Instant>,
+    /// Delivered flag per sequence number.
+    got: Vec<bool>,
+    /// Delivered packets per time-series bin.
+    pub bins: Vec<u32>,
+}
+
+/// The simulated network.
+pub struct Network {
+    now: Instant,
+    end: Instant,
+    q: EventQueue<Ev>,
+    pub(crate) nodes: Vec<Node>,
+    links: Links,
+    noise_model: NoiseModel,
+    mac: MacConfig,
+    chan: ChannelOptions,
+    sinks: Vec<NodeId>,
+    pub(crate) flows: Vec<Flow>,
+    bin: Duration,
+    next_frame_id: u64,
+    pub(crate) tracer: Tracer,
+    freeze_at: Option<Instant>,
+    /// Frames put on the air (data + beacons, every attempt).
+    pub(crate) frames_on_air: u64,
+    pub(crate) acks_on_air: u64,
+    scratch: Vec<(u32, f32)>,
+    pending_agent: VecDeque<u32>,
+}
+
+/// Everything needed to build a [`Network`].
+pub struct NetworkSpec {
+    /// Master seed.
+    pub seed: u64,
+    /// Simulated duration.
+    pub duration: Duration,
+    /// Link gains (pruned adjacency).
+    pub links: Links,
+    /// Noise model.
+    pub noise: NoiseModel,
+    /// Apply per-node noise offsets.
+    pub noise_offsets: bool,
+    /// MAC parameters.
+    pub mac: MacConfig,
+    /// Channel options.
+    pub chan: ChannelOptions,
+    /// Sinks (tree roots).
+    pub sinks: Vec<NodeId>,
+    /// MultiHopLQI parameters.
+    pub mhlqi: MhlqiConfig,
+    /// Children-table parameters.
+    pub reverse: ReverseConfig,
+    /// Static parents per tree (`static_parents[tree][node]`), or `None` for dynamic routing.
+    pub static_parents: Option<Vec<Vec<(Option<NodeId>, u8)>>>,
+    /// Freeze routes at this time.
+    pub freeze_at: Option<Instant>,
+    /// Flows.
+    pub flows: Vec<FlowSpec>,
+    /// Time-series bin.
+    pub bin: Duration,
+    /// Trace sink.
+    pub tracer: Tracer,
+}
+
+/// One flow to create.
+#[derive(Clone, Debug)]
+pub struct FlowSpec {
+    /// Source node.
+    pub source: NodeId,
+    /// Sink node.
+    pub sink: NodeId,
+    /// Offered rate, packets/s.
+    pub rate_pps: f64,
+    /// Start.
+    pub start: Instant,
+    /// Stop.
+    pub stop: Instant,
+    /// Packet limit.
+    pub count: Option<u64>,
+    /// Application payload bytes.
+    pub payload_bytes: usize,
+}
+
+struct Ctx<'a> {
+    me: NodeId,
+    trees: &'a mut [TreeState],
+    rng: &'a mut SimRng,
+}
+
+impl Ctx<'_> {
+    fn tree(&self, sink: NodeId) -> Option<&TreeState> {
+        self.trees.iter().find(|t| t.sink == sink)
+    }
+}
+
+impl LinkCtx for Ctx<'_> {
+    fn node(&self) -> NodeId {
+        self.me
+    }
+    fn parent(&self, sink: NodeId) -> Option<NodeId> {
+        self.tree(sink)?.mhlqi.parent()
+    }
+    fn hop_count(&self, sink: NodeId) -> Option<u8> {
+        self.tree(sink)?.mhlqi.hop_count()
+    }
+    fn down_next_hop(&self, sink: NodeId, dst: NodeId) -> Option<NodeId> {
+        self.tree(sink)?.reverse.next_hop(dst)
+    }
+    fn learn_reverse(&mut self, sink: NodeId, origin: NodeId, prev_hop: NodeId) -> bool {
+        match self.trees.iter_mut().find(|t| t.sink == sink) {
+            Some(t) => {
+                let parent = t.mhlqi.parent();
+                !matches!(t.reverse.learn(origin, prev_hop, parent), LearnOutcome::DropLoop)
+            }
+            None => true,
+        }
+    }
+    fn own_packet_returned(&mut self, sink: NodeId) {
+        if let Some(t) = self.trees.iter_mut().find(|t| t.sink == sink) {
+            let parent = t.mhlqi.parent();
+            t.reverse.on_own_packet_returned(parent);
+        }
+    }
+    fn random_u32(&mut self) -> u32 {
+        self.rng.gen()
+    }
+}
+
+/// PRR of a frame with `len` network bytes: TOSSIM's fixed exponent 46, or 2 × the bytes after
+/// the 5-byte SHR when `prr_length_scaling` is on [AMBIG-3].
+fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> f64 {
+    if chan.prr_length_scaling {
+        let bytes = (len + overhead as usize).saturating_sub(5);
+        prr::prr_with_exponent(sinr_db, 2.0 * bytes as f64)
+    } else {
+        prr::prr(sinr_db)
+    }
+}
+
+fn draw(b: &Backoff, rng: &mut SimRng) -> Duration {
+    let k = rng.gen_range(b.min_units..=b.max_units) as u64;
+    Duration(k * b.unit_ns)
+}
+
+impl Network {
+    /// Build the network; nothing runs until [`Network::run_until`].
+    pub fn new(spec: NetworkSpec) -> Network {
+        let n = spec.links.n();
+        let seed = spec.seed;
+        let fwd = ForwarderConfig {
+            queue_capacity: spec.mac.queue_capacity,
+            max_frame_payload: spec.mac.max_payload,
+            link_ack: spec.mac.ack != AckMode::None,
+            ..ForwarderConfig::default()
+        };
+        let mut nodes = Vec::with_capacity(n);
+        for i in 0..n {
+            let id = NodeId(i as u16);
+            let offset = if spec.noise_offsets { spec.links.noise_offset_db[i] } else { 0.0 };
+            let trees = spec
+                .sinks
+                .iter()
+                .enumerate()
+                .map(|(ti, &sink)| {
+                    let mut mhlqi = MhlqiNode::new(id, sink, &spec.mhlqi);
+                    if let Some(sp) = &spec.static_parents {
+                        let (p, h) = sp[ti][i];
+                        mhlqi.set_static(p, h);
+                    }
+                    TreeState { sink, mhlqi, reverse: ReverseTable::new(&spec.reverse) }
+                })
+                .collect();
+            let mut rng_mac = stream(seed, 0, i as u32, Purpose::Mac);
+            let dsn = rng_mac.gen();
+            nodes.push(Node {
+                id,
+                radio: Radio::default(),
+                noise: spec.noise.node(offset, stream(seed, 0, i as u32, Purpose::Noise)),
+                rng_rx: stream(seed, 0, i as u32, Purpose::Reception),
+                rng_mac,
+                rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
+                mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn },
+                trees,
+                agent: Box::new(CollectionForwarder::new(id, fwd.clone())),
+                agent_timer: None,
+                stats: NodeStats::default(),
+            });
+        }
+        let end = Instant::ZERO + spec.duration;
+        let bins = (spec.duration.as_nanos() / spec.bin.as_nanos().max(1) + 1) as usize;
+        let mut net = Network {
+            now: Instant::ZERO,
+            end,
+            q: EventQueue::new(),
+            nodes,
+            links: spec.links,
+            noise_model: spec.noise,
+            mac: spec.mac,
+            chan: spec.chan,
+            sinks: spec.sinks,
+            flows: Vec::new(),
+            bin: spec.bin,
+            next_frame_id: 0,
+            tracer: spec.tracer,
+            freeze_at: spec.freeze_at,
+            frames_on_air: 0,
+            acks_on_air: 0,
+            scratch: Vec::new(),
+            pending_agent: VecDeque::new(),
+        };
+        // Routing: first beacon at a random phase within one period [CODE t2].
+        for i in 0..n {
+            let mut rng = stream(seed, 0, i as u32, Purpose::Routing);
+            for ti in 0..net.sinks.len() {
+                let d = net.nodes[i].trees[ti].mhlqi.first_beacon_delay(&mut rng);
+                net.q.push(Instant::ZERO + d, Ev::Beacon { node: i as u32, tree: ti as u16 });
+            }
+            let aging = net.nodes[i].trees.first().map(|t| t.reverse.aging_period());
+            if let Some(p) = aging {
+                net.q.push(Instant::ZERO + p, Ev::Aging { node: i as u32 });
+            }
+        }
+        if let Some(t) = net.freeze_at {
+            net.q.push(t, Ev::Freeze);
+        }
+        for (fi, f) in spec.flows.iter().enumerate() {
+            let interval = Duration::from_secs_f64(1.0 / f.rate_pps).max(Duration(1));
+            let mut rng = stream(seed, 0, fi as u32, Purpose::Traffic);
+            let phase = Duration(rng.gen_range(0..interval.as_nanos()));
+            net.flows.push(Flow {
+                id: fi as u32,
+                source: f.source,
+                sink: f.sink,
+                interval,
+                start: f.start,
+                stop: f.stop.min(end),
+                count: f.count,
+                payload_bytes: f.payload_bytes,
+                originated: 0,
+                refused: 0,
+                delivered: 0,
+                duplicate_deliveries: 0,
+                phantom_deliveries: 0,
+                delay_sum_ns: 0,
+                hops_sum: 0,
+                sent_at: Vec::new(),
+                got: Vec::new(),
+                bins: vec![0; bins],
+            });
+            net.q.push(f.start + phase, Ev::Flow { flow: fi as u32 });
+        }
+        net
+    }
+
+    /// Current simulated time.
+    pub fn now(&self) -> Instant {
+        self.now
+    }
+    /// End of the run.
+    pub fn end(&self) -> Instant {
+        self.end
+    }
+    /// Events processed so far.
+    pub fn events(&self) -> u64 {
+        self.q.popped()
+    }
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+    /// True if there are no nodes.
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+    /// The sinks.
+    pub fn sinks(&self) -> &[NodeId] {
+        &self.sinks
+    }
+    /// The MAC parameters in use.
+    pub fn mac_config(&self) -> &MacConfig {
+        &self.mac
+    }
+    /// The flows.
+    pub fn flows(&self) -> &[Flow] {
+        &self.flows
+    }
+    /// Per-node counters.
+    pub fn node_stats(&self, i: usize) -> &NodeStats {
+        &self.nodes[i].stats
+    }
+    /// Parent of node `i` in tree `tree` right now.
+    pub fn parent(&self, i: usize, tree: usize) -> Option<NodeId> {
+        self.nodes[i].trees[tree].mhlqi.parent()
+    }
+    /// Hop count of node `i` in tree `tree` right now.
+    pub fn hop_count(&self, i: usize, tree: usize) -> Option<u8> {
+        self.nodes[i].trees[tree].mhlqi.hop_count()
+    }
+    /// Agent queue length at node `i`.
+    pub fn queue_len(&self, i: usize) -> usize {
+        self.nodes[i].agent.queue_len()
+    }
+    /// The links.
+    pub fn links(&self) -> &Links {
+        &self.links
+    }
+    /// Frames that went on the air (data and beacons, each attempt) and ACKs.
+    pub fn frames_on_air(&self) -> (u64, u64) {
+        (self.frames_on_air, self.acks_on_air)
+    }
+
+    /// Run until `until` (capped at the end of the run). Returns false once the run is over.
+    pub fn run_until(&mut self, until: Instant) -> bool {
+        let until = until.min(self.end);
+        while let Some(t) = self.q.peek_time() {
+            if t > until {
+                break;
+            }
+            let (t, ev) = self.q.pop().expect("peeked");
+            self.now = t;
+            self.dispatch(ev);
+        }
+        self.now = until;
+        until < self.end && !self.q.is_empty()
+    }
+
+    /// Deliver raw bytes to node `node`'s agent as if a neighbour had sent them (fault injection
+    /// for tests: malformed frames must be counted and dropped).
+    pub fn inject_frame(&mut self, node: usize, from: NodeId, bytes: &[u8]) {
+        let rx = RxInfo { link_src: from, link_dst: self.nodes[node].id, rssi_dbm: -60, lqi: 100 };
+        let now = self.now;
+        let n = &mut self.nodes[node];
+        let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+        n.agent.handle_frame(now, &mut ctx, &rx, bytes);
+        self.after_agent(node);
+    }
+
+    fn dispatch(&mut self, ev: Ev) {
+        match ev {
+            Ev::Mac { node, gen } => {
+                if self.nodes[node as usize].mac.gen == gen {
+                    self.mac_timer(node as usize);
+                }
+            }
+            Ev::TxEnd { node } => self.tx_end(node as usize),
+            Ev::AckCheck { node, gen } => {
+                if self.nodes[node as usize].mac.gen == gen {
+                    self.ack_check(node as usize);
+                }
+            }
+            Ev::Agent { node } => {
+                let i = node as usize;
+                self.nodes[i].agent_timer = None;
+                let now = self.now;
+                let n = &mut self.nodes[i];
+                if n.agent.poll_timeout().is_some_and(|t| t <= now) {
+                    let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+                    n.agent.handle_timeout(now, &mut ctx);
+                }
+                self.after_agent(i);
+            }
+            Ev::Beacon { node, tree } => self.beacon_tick(node as usize, tree as usize),
+            Ev::Aging { node } => {
+                let n = &mut self.nodes[node as usize];
+                let mut period = None;
+                for t in &mut n.trees {
+                    t.reverse.age_tick();
+                    period = Some(t.reverse.aging_period());
+                }
+                if let Some(p) = period {
+                    self.q.push(self.now + p, Ev::Aging { node });
+                }
+            }
+            Ev::Flow { flow } => self.flow_tick(flow as usize),
+            Ev::Freeze => {
+                for n in &mut self.nodes {
+                    for t in &mut n.trees {
+                        t.mhlqi.set_frozen(true);
+                    }
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------- traffic
+
+    fn flow_tick(&mut self, fi: usize) {
+        let now = self.now;
+        let f = &mut self.flows[fi];
+        if now >= f.stop || f.count.is_some_and(|c| f.originated >= c) {
+            return;
+        }
+        let seq = f.originated;
+        f.originated += 1;
+        f.sent_at.push(now);
+        f.got.push(false);
+        let (src, sink, len) = (f.source.index(), f.sink, f.payload_bytes);
+        self.q.push(now + f.interval, Ev::Flow { flow: fi as u32 });
+        let mut payload = vec![0u8; wsn_wire::besteffort::HEADER_LEN + len];
+        {
+            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut payload[..]);
+            wsn_wire::besteffort::Repr { flow: fi as u16, seq: seq as u32, data_len: len }
+                .emit(&mut p, &vec![0u8; len]);
+        }
+        self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
+        let n = &mut self.nodes[src];
+        let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+        if n.agent.send(now, &mut ctx, sink, sink, PROTO_BEST_EFFORT, &payload).is_err() {
+            self.flows[fi].refused += 1;
+            self.nodes[src].stats.queue_drops += 1;
+            self.tracer.record(&TraceEvent::Drop { t: now, node: src as u32, reason: DropReason::QueueFull });
+        }
+        self.after_agent(src);
+    }
+
+    fn sink_receive(&mut self, node: usize, origin: NodeId, hops: u8, payload: &[u8]) {
+        let now = self.now;
+        let Ok(p) = wsn_wire::besteffort::Packet::new_checked(payload) else {
+            self.nodes[node].stats.malformed += 1;
+            return;
+        };
+        let (fi, seq) = (p.flow() as usize, p.seq() as u64);
+        let Some(f) = self.flows.get_mut(fi) else {
+            self.nodes[node].stats.malformed += 1;
+            return;
+        };
+        if f.source != origin || f.sink.index() != node || seq >= f.originated {
+            f.phantom_deliveries += 1;
+            return;
+        }
+        if f.got[seq as usize] {
+            f.duplicate_deliveries += 1;
+            return;
+        }
+        f.got[seq as usize] = true;
+        f.delivered += 1;
+        f.hops_sum += hops as u64;
+        f.delay_sum_ns += (now - f.sent_at[seq as usize]).as_nanos() as u128;
+        let b = (now.as_nanos() / self.bin.as_nanos()) as usize;
+        if let Some(slot) = f.bins.get_mut(b) {
+            *slot += 1;
+        }
+        self.tracer.record(&TraceEvent::Deliver { t: now, flow: fi as u32, seq, hops });
+    }
+
+    // ---------------------------------------------------------------- agent glue
+
+    /// Drain the agent's events, re-arm its timer and wake the MAC.
+    fn after_agent(&mut self, i: usize) {
+        self.pending_agent.push_back(i as u32);
+        while let Some(j) = self.pending_agent.pop_front() {
+            let j = j as usize;
+            while let Some(ev) = self.nodes[j].agent.poll_event() {
+                match ev {
+                    AgentEvent::Delivered { origin, protocol, hops, payload } => {
+                        if protocol == PROTO_BEST_EFFORT {
+                            self.sink_receive(j, origin, hops, &payload);
+                        }
+                    }
+                    AgentEvent::Dropped { reason, .. } => {
+                        let s = &mut self.nodes[j].stats;
+                        match reason {
+                            DropReason::QueueFull => s.queue_drops += 1,
+                            DropReason::RetriesExhausted => s.mac_drops += 1,
+                            DropReason::NoRoute => s.no_route_drops += 1,
+                            DropReason::Duplicate => s.duplicates += 1,
+                            DropReason::Malformed => s.malformed += 1,
+                            DropReason::TtlExpired | DropReason::Loop => s.other_drops += 1,
+                        }
+                        self.tracer.record(&TraceEvent::Drop { t: self.now, node: j as u32, reason });
+                    }
+                }
+            }
+            let n = &mut self.nodes[j];
+            let ql = n.agent.queue_len();
+            n.stats.max_queue = n.stats.max_queue.max(ql);
+            if ql > n.agent.queue_capacity() {
+                n.stats.queue_overflows += 1;
+            }
+            if let Some(t) = n.agent.poll_timeout() {
+                if n.agent_timer.is_none_or(|s| t < s) {
+                    n.agent_timer = Some(t);
+                    let t = t.max(self.now);
+                    self.q.push(t, Ev::Agent { node: j as u32 });
+                }
+            }
+            self.mac_kick(j);
+        }
+    }
+
+    // ---------------------------------------------------------------- routing
+
+    fn beacon_tick(&mut self, i: usize, ti: usize) {
+        let now = self.now;
+        let n = &mut self.nodes[i];
+        let t = &mut n.trees[ti];
+        let (b, change) = t.mhlqi.on_beacon_tick();
+        let period = t.mhlqi.beacon_period();
+        self.q.push(now + period, Ev::Beacon { node: i as u32, tree: ti as u16 });
+        self.route_change(i, ti, change);
+        let repr = BeaconRepr {
+            sink: b.sink,
+            source: b.source,
+            seqno: b.seqno,
+            parent: b.parent,
+            cost: b.cost,
+            hop_count: b.hop_count,
+        };
+        let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+        // The buffer has exactly BEACON_LEN bytes, so emit cannot fail.
+        let _ = repr.emit(&mut bytes);
+        // One beacon slot: a newer beacon replaces one still waiting.
+        self.nodes[i].mac.beacon = Some(bytes);
+        self.mac_kick(i);
+    }
+
+    fn route_change(&mut self, i: usize, ti: usize, change: RouteChange) {
+        match change {
+            RouteChange::None => {}
+            RouteChange::NewParent { new, .. } => {
+                let n = &mut self.nodes[i];
+                n.trees[ti].reverse.on_parent_change(new);
+                n.stats.parent_changes += 1;
+                self.tracer.record(&TraceEvent::Parent { t: self.now, node: i as u32, tree: ti as u16, parent: Some(new) });
+            }
+            RouteChange::Lost { .. } => {
+                self.tracer.record(&TraceEvent::Parent { t: self.now, node: i as u32, tree: ti as u16, parent: None });
+            }
+        }
+    }
+
+    fn handle_beacon(&mut self, i: usize, lqi: u8, payload: &[u8]) {
+        let Ok(b) = BeaconRepr::parse(payload) else {
+            self.nodes[i].stats.malformed += 1;
+            return;
+        };
+        let Some(ti) = self.nodes[i].trees.iter().position(|t| t.sink == b.sink) else { return };
+        let beacon = crate::routing::mhlqi::Beacon {
+            sink: b.sink,
+            source: b.source,
+            seqno: b.seqno,
+            parent: b.parent,
+            cost: b.cost,
+            hop_count: b.hop_count,
+        };
+        let change = self.nodes[i].trees[ti].mhlqi.handle_beacon(&beacon, lqi);
+        self.route_change(i, ti, change);
+    }
+
+    // ---------------------------------------------------------------- MAC
+
+    fn schedule_mac(&mut self, i: usize, at: Instant) {
+        let m = &mut self.nodes[i].mac;
+        m.gen = m.gen.wrapping_add(1);
+        let gen = m.gen;
+        self.q.push(at, Ev::Mac { node: i as u32, gen });
+    }
+
+    /// Start contention if idle and something waits.
+    fn mac_kick(&mut self, i: usize) {
+        let n = &mut self.nodes[i];
+        if n.mac.phase != Phase::Idle {
+            return;
+        }
+        if n.mac.cur.is_none() && n.mac.beacon.is_none() && !n.agent.wants_to_send() {
+            return;
+        }
+        n.mac.phase = Phase::Backoff;
+        let d = draw(&self.mac.initial_backoff, &mut n.rng_mac);
+        self.schedule_mac(i, self.now + d);
+    }
+
+    fn cca_clear(&mut self, i: usize) -> bool {
+        let now = self.now;
+        let n = &mut self.nodes[i];
+        if self.mac.cca_mode3 && n.radio.locked.is_some() {
+            return false;
+        }
+        let mut mw = dbm_to_mw(n.noise.sample(&self.noise_model, now));
+        for a in &n.radio.active {
+            mw += a.p_mw;
+        }
+        mw_to_dbm(mw) < self.mac.cca_threshold_dbm
+    }
+
+    fn mac_timer(&mut self, i: usize) {
+        let now = self.now;
+        match self.nodes[i].mac.phase {
+            Phase::Backoff => {
+                if self.nodes[i].mac.cur.is_none() && !self.bind_frame(i) {
+                    self.nodes[i].mac.phase = Phase::Idle;
+                    self.mac_kick(i);
+                    return;
+                }
+                let cur = self.nodes[i].mac.cur.as_mut().expect("bound above");
+                if !cur.loaded {
+                    cur.loaded = true;
+                    let load = self.mac.txfifo_load(cur.payload.len());
+                    if load > Duration::ZERO {
+                        self.nodes[i].mac.phase = Phase::Loading;
+                        self.schedule_mac(i, now + load);
+                        return;
+                    }
+                }
+                self.cca_step(i, false);
+            }
+            Phase::Loading => self.cca_step(i, false),
+            Phase::Guard => self.cca_step(i, true),
+            Phase::Turnaround => self.tx_start(i),
+            Phase::WaitAck => self.attempt_failed(i),
+            Phase::RetryGap => {
+                self.nodes[i].mac.phase = Phase::Backoff;
+                let d = draw(&self.mac.initial_backoff, &mut self.nodes[i].rng_mac);
+                self.schedule_mac(i, now + d);
+            }
+            Phase::Idle | Phase::Tx => {}
+        }
+    }
+
+    /// Late binding: take the beacon or ask the agent for its frame now.
+    fn bind_frame(&mut self, i: usize) -> bool {
+        let now = self.now;
+        let n = &mut self.nodes[i];
+        let (kind, dst, ack_request, am_type, payload) = if let Some(b) = n.mac.beacon.take() {
+            (FrameKind::Beacon, NodeId::BROADCAST, false, AM_BEACON, b)
+        } else {
+            let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+            match n.agent.poll_frame(now, &mut ctx) {
+                Some(f) => (FrameKind::Agent, f.dst, f.ack_request, AM_DATA, f.payload),
+                None => return false,
+            }
+        };
+        let ack_request = ack_request && !dst.is_broadcast() && self.mac.ack != AckMode::None;
+        n.mac.dsn = n.mac.dsn.wrapping_add(1);
+        let frame_id = self.next_frame_id;
+        self.next_frame_id += 1;
+        n.stats.frames_accepted += 1;
+        n.mac.cur = Some(CurFrame {
+            frame_id,
+            kind,
+            dst,
+            ack_request,
+            am_type,
+            dsn: n.mac.dsn,
+            payload,
+            attempts: 0,
+            first_tx: now,
+            ack_coming: false,
+            loaded: false,
+        });
+        true
+    }
+
+    fn cca_step(&mut self, i: usize, after_guard: bool) {
+        let now = self.now;
+        if !self.cca_clear(i) {
+            self.nodes[i].mac.phase = Phase::Backoff;
+            let d = draw(&self.mac.congestion_backoff, &mut self.nodes[i].rng_mac);
+            self.schedule_mac(i, now + d);
+            return;
+        }
+        if !after_guard && self.mac.cca_guard_ns > 0 {
+            self.nodes[i].mac.phase = Phase::Guard;
+            self.schedule_mac(i, now + Duration(self.mac.cca_guard_ns));
+            return;
+        }
+        // STXONCCA accepted: the radio turns to TX and loses whatever it was receiving (R1).
+        let n = &mut self.nodes[i];
+        n.radio.transmitting = true;
+        for a in &mut n.radio.active {
+            a.lost = true;
+        }
+        n.radio.locked = None;
+        n.mac.phase = Phase::Turnaround;
+        self.schedule_mac(i, now + Duration(self.mac.turnaround_ns));
+    }
+
+    fn tx_start(&mut self, i: usize) {
+        let now = self.now;
+        let (len, frame_id, dst, am, attempt) = {
+            let n = &mut self.nodes[i];
+            n.mac.phase = Phase::Tx;
+            let cur = n.mac.cur.as_mut().expect("a frame is bound before TX");
+            if cur.attempts == 0 {
+                cur.first_tx = now;
+            }
+            cur.attempts += 1;
+            cur.ack_coming = false;
+            match cur.kind {
+                FrameKind::Agent => n.stats.data_tx += 1,
+                FrameKind::Beacon => n.stats.beacon_tx += 1,
+            }
+            (cur.payload.len(), cur.frame_id, cur.dst, cur.am_type, cur.attempts)
+        };
+        self.frames_on_air += 1;
+        let air = self.mac.airtime(len);
+        self.tracer.record(&TraceEvent::Tx { t: now, node: i as u32, frame_id, dst, am, len: len as u16, attempt });
+        if self.tracer.pcap_enabled() {
+            let n = &self.nodes[i];
+            let cur = n.mac.cur.as_ref().expect("bound");
+            self.tracer.pcap_data(now, n.id, cur.dst, cur.dsn, cur.ack_request, cur.am_type, &cur.payload);
+        }
+        let tx_power = self.links.tx_power_dbm[i];
+        // R2 at every neighbour.
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.extend(self.links.out[i].iter().map(|l| (l.to, l.gain_db)));
+        for &(to, gain) in &scratch {
+            let p_dbm = tx_power + gain as f64;
+            self.arrival_start(to as usize, i as u32, p_dbm, len, now, air);
+        }
+        self.scratch = scratch;
+        self.q.push(now + air, Ev::TxEnd { node: i as u32 });
+    }
+
+
+    /// Reception rule R2 (spec §4.2) at receiver `r`.
+    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, len: usize, now: Instant, _air: Duration) {
+        let p_mw = dbm_to_mw(p_dbm);
+        let noise = self.nodes[r].noise.sample(&self.noise_model, now);
+        let n = &mut self.nodes[r];
+        let mut n0_mw = dbm_to_mw(noise);
+        for a in &n.radio.active {
+            n0_mw += a.p_mw;
+        }
+        let n0 = mw_to_dbm(n0_mw);
+        let rssi = mw_to_dbm(p_mw + n0_mw).floor() as i16;
+        let coin: f64 = n.rng_rx.gen();
+        let pass = coin < frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - n0, len);
+        let lost = if n.radio.transmitting || !pass || n.radio.locked.is_some() || now < n.radio.rx_busy_until {
+            true
+        } else {
+            n.radio.locked = Some(src);
+            false
+        };
+        // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
+        for b in n.radio.active.iter_mut() {
+            if !b.lost {
+                let c: f64 = n.rng_rx.gen();
+                if c >= prr::prr(b.p_dbm as f64 - p_dbm) {
+                    b.lost = true;
+                }
+            }
+        }
+        n.radio.active.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, rssi });
+    }
+
+    fn tx_end(&mut self, i: usize) {
+        let now = self.now;
+        let (dst, ack_request, len, kind) = {
+            let cur = self.nodes[i].mac.cur.as_ref().expect("on the air");
+            (cur.dst, cur.ack_request, cur.payload.len(), cur.kind)
+        };
+        self.nodes[i].radio.transmitting = false;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        scratch.clear();
+        scratch.extend(self.links.out[i].iter().map(|l| (l.to, l.gain_db)));
+        let mut dst_decoded = false;
+        for &(to, _) in &scratch {
+            let r = to as usize;
+            if let Some(ok) = self.arrival_end(r, i, len, now) {
+                if NodeId(to as u16) == dst {
+                    dst_decoded = ok;
+                }
+            }
+        }
+        self.scratch = scratch;
+        let _ = kind;
+        let n = &mut self.nodes[i];
+        if ack_request {
+            let false_ack = !dst_decoded && n.rng_rx.gen::<f64>() < self.chan.false_ack_prob;
+            let cur = n.mac.cur.as_mut().expect("on the air");
+            cur.ack_coming = dst_decoded || false_ack;
+            n.mac.phase = Phase::WaitAck;
+            let gen = n.mac.gen.wrapping_add(1);
+            n.mac.gen = gen;
+            self.q.push(now + Duration(self.mac.ack_latency_ns), Ev::AckCheck { node: i as u32, gen });
+        } else {
+            self.complete(i, false);
+        }
+    }
+
+    /// Reception rule R3 at `r` for the frame of sender `s`. Returns whether it was decoded
+    /// (None if `r` had no record of it).
+    fn arrival_end(&mut self, r: usize, s: usize, len: usize, now: Instant) -> Option<bool> {
+        let pos = self.nodes[r].radio.active.iter().position(|a| a.src == s as u32)?;
+        let noise = self.nodes[r].noise.sample(&self.noise_model, now);
+        let n = &mut self.nodes[r];
+        let a = n.radio.active.swap_remove(pos);
+        // swap_remove breaks order; restore determinism of iteration by sorting on insertion is
+        // unnecessary: only sums and per-arrival coins depend on it, in a fixed order anyway.
+        let mut n1_mw = dbm_to_mw(noise);
+        for b in &n.radio.active {
+            n1_mw += b.p_mw;
+        }
+        let sinr = a.p_dbm as f64 - mw_to_dbm(n1_mw);
+        let mut lost = a.lost;
+        if !lost {
+            let c: f64 = n.rng_rx.gen();
+            if c >= frame_prr(&self.chan, self.mac.overhead_bytes, sinr, len) {
+                lost = true;
+            }
+        }
+        if n.radio.locked == Some(s as u32) {
+            n.radio.locked = None;
+        }
+        if lost || n.radio.transmitting {
+            return Some(false);
+        }
+        let lqi = sample_lqi(sinr, &mut n.rng_rx);
+        // Hand the frame up.
+        let (dst, am, payload) = {
+            let cur = self.nodes[s].mac.cur.as_ref().expect("sender holds its frame until send_done");
+            (cur.dst, cur.am_type, cur.payload.clone())
+        };
+        let me = self.nodes[r].id;
+        let for_me = dst == me || dst.is_broadcast();
+        if !for_me && !self.mac.promiscuous {
+            return Some(true);
+        }
+        self.nodes[r].radio.rx_busy_until = now + Duration(self.mac.rx_process_ns);
+        let rx = RxInfo { link_src: NodeId(s as u16), link_dst: dst, rssi_dbm: a.rssi, lqi };
+        if am == AM_BEACON {
+            if for_me {
+                self.handle_beacon(r, lqi, &payload);
+            }
+            return Some(true);
+        }
+        let n = &mut self.nodes[r];
+        let mut ctx = Ctx { me, trees: &mut n.trees, rng: &mut n.rng_agent };
+        if for_me {
+            self.tracer.record(&TraceEvent::Rx { t: now, node: r as u32, from: s as u32, lqi });
+            n.agent.handle_frame(now, &mut ctx, &rx, &payload);
+        } else {
+            n.agent.handle_overheard(now, &mut ctx, &rx, &payload);
+        }
+        self.after_agent(r);
+        Some(true)
+    }
+
+    /// R4: the ACK decision at the sender.
+    fn ack_check(&mut self, i: usize) {
+        let now = self.now;
+        let (dst, coming) = {
+            let cur = self.nodes[i].mac.cur.as_ref().expect("waiting for an ACK");
+            (cur.dst, cur.ack_coming)
+        };
+        let mut ok = false;
+        if coming {
+            if let Some(g) = self.links.gain(dst.index(), i) {
+                let p_rev = self.links.tx_power_dbm[dst.index()] + g as f64;
+                let noise = self.nodes[i].noise.sample(&self.noise_model, now);
+                let n = &mut self.nodes[i];
+                let mut mw = dbm_to_mw(noise);
+                for a in &n.radio.active {
+                    mw += a.p_mw;
+                }
+                let c: f64 = n.rng_rx.gen();
+                ok = c < prr::prr(p_rev - mw_to_dbm(mw));
+            }
+            self.acks_on_air += 1;
+            if self.tracer.pcap_enabled() {
+                let dsn = self.nodes[i].mac.cur.as_ref().map(|c| c.dsn).unwrap_or(0);
+                self.tracer.pcap_ack(now, dsn);
+            }
+        }
+        if ok {
+            self.nodes[i].stats.acked += 1;
+            self.complete(i, true);
+        } else {
+            // Wait out the ACK timeout (counted from the end of the frame).
+            self.nodes[i].mac.phase = Phase::WaitAck;
+            let rest = Duration(self.mac.ack_timeout_ns.saturating_sub(self.mac.ack_latency_ns));
+            self.schedule_mac(i, now + rest);
+        }
+    }
+
+    fn attempt_failed(&mut self, i: usize) {
+        let now = self.now;
+        let attempts = self.nodes[i].mac.cur.as_ref().map_or(0, |c| c.attempts);
+        if attempts > self.mac.max_retries {
+            self.complete(i, false);
+            return;
+        }
+        let n = &mut self.nodes[i];
+        if let Some(c) = n.mac.cur.as_mut() {
+            c.loaded = false;
+        }
+        n.mac.phase = Phase::RetryGap;
+        let gap = self.mac.retry_gap_min_ns
+            + if self.mac.retry_gap_spread_ns > 0 { n.rng_mac.gen_range(0..=self.mac.retry_gap_spread_ns) } else { 0 };
+        self.schedule_mac(i, now + Duration(gap));
+    }
+
+    fn complete(&mut self, i: usize, acked: bool) {
+        let now = self.now;
+        let n = &mut self.nodes[i];
+        let cur = n.mac.cur.take().expect("complete() needs a frame");
+        n.mac.phase = Phase::Idle;
+        n.mac.gen = n.mac.gen.wrapping_add(1);
+        n.stats.send_done += 1;
+        self.tracer.record(&TraceEvent::SendDone { t: now, node: i as u32, frame_id: cur.frame_id, acked, attempts: cur.attempts });
+        if cur.kind == FrameKind::Agent {
+            let done = SendDone {
+                frame_id: cur.frame_id,
+                dst: cur.dst,
+                acked,
+                transmissions: cur.attempts,
+                time_to_ack: if acked { Some(now - cur.first_tx) } else { None },
+            };
+            let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+            n.agent.handle_send_done(now, &mut ctx, &done);
+            self.after_agent(i);
+        } else {
+            self.mac_kick(i);
+        }
+    }
+}

@@ -1,0 +1,52 @@
+//! Physical-layer building blocks of the CC2420 radio model.
+//!
+//! - [`prr`]: the packet reception curve PRR(SINR) of TOSSIM's CPM radio model (spec §4.1).
+//! - [`noise`]: per-node noise processes (closest-pattern matching, trace replay, constant floor,
+//!   floor plus Gaussian; spec §3).
+//! - [`lqi`]: the SNR → LQI draw from CC2420 measurements (spec §4.5).
+//!
+//! Power values are in dBm, ratios in dB. Powers are added in the linear domain with
+//! [`dbm_to_mw`] and [`mw_to_dbm`] (the `⊕` of the spec).
+
+pub mod lqi;
+mod lqi_table;
+pub mod noise;
+pub mod prr;
+
+/// Converts a power in dBm to milliwatts: `10^(dbm / 10)`. `-∞` dBm gives 0 mW.
+#[inline]
+pub fn dbm_to_mw(dbm: f64) -> f64 {
+    libm::pow(10.0, dbm / 10.0)
+}
+
+/// Converts a power in milliwatts to dBm: `10 · log10(mw)`. Zero or negative power gives
+/// `f64::NEG_INFINITY` (no energy at all).
+#[inline]
+pub fn mw_to_dbm(mw: f64) -> f64 {
+    if mw <= 0.0 {
+        f64::NEG_INFINITY
+    } else {
+        10.0 * libm::log10(mw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn conversions_round_trip_and_add_powers() {
+        assert!((dbm_to_mw(0.0) - 1.0).abs() < 1e-12);
+        assert!((dbm_to_mw(-30.0) - 1e-3).abs() < 1e-15);
+        assert!((mw_to_dbm(100.0) - 20.0).abs() < 1e-12);
+        assert_eq!(mw_to_dbm(0.0), f64::NEG_INFINITY);
+        assert_eq!(mw_to_dbm(-1.0), f64::NEG_INFINITY);
+        assert_eq!(dbm_to_mw(f64::NEG_INFINITY), 0.0);
+        for v in [-115.0, -98.5, -72.0, 0.0, 12.3] {
+            assert!((mw_to_dbm(dbm_to_mw(v)) - v).abs() < 1e-9);
+        }
+        // Two equal powers add up to +3.01 dB.
+        let sum = mw_to_dbm(dbm_to_mw(-90.0) + dbm_to_mw(-90.0));
+        assert!((sum - (-90.0 + 10.0 * 2f64.log10())).abs() < 1e-9);
+    }
+}

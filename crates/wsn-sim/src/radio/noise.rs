@@ -1,0 +1,959 @@
+//! Per-node radio noise processes (spec §3).
+//!
+//! Four models sit behind one interface: a shared, immutable [`NoiseModel`] built once from a
+//! [`NoiseConfig`], and one small [`NodeNoise`] state per node that answers
+//! "noise at this node at time t" in dBm. Every model returns the same value for repeated queries
+//! inside one 1-ms slot (the slot is t rounded to the nearest millisecond, as TOSSIM does), and
+//! every model adds the node's noise-floor offset δ_i (spec §2.2) to its samples.
+//!
+//! # Closest-pattern matching (CPM), as a walk over trace positions
+//!
+//! TOSSIM's CPM (spec §3.1) keeps, per node, a *key*: the 5-dB bins of the last `k` noise values.
+//! Each new 1-ms sample is drawn from the empirical distribution of the values that followed that
+//! key somewhere in the trace; the key is then shifted by the bin of the new value. A key never seen
+//! is replaced by the most frequent key first (the fallback), which in practice happens only when
+//! the walk reaches the end of the trace, whose history has no recorded successor.
+//!
+//! This module produces the same process in distribution, without any per-key CDF tables:
+//!
+//! - **State = a trace position.** The state of a node is a position `p` of the trace; its key is
+//!   the bins of `trace[p-k..p]`. All positions with the same key are interchangeable states.
+//! - **Drawing a successor.** The positions that have a successor (`k ≤ p < L`) are grouped by key
+//!   (sorted by the key packed into a `u128`: up to 25 bins × 5 bits). Picking one occurrence `o`
+//!   of the current key uniformly at random and emitting `trace[o]` samples exactly the empirical
+//!   successor distribution TOSSIM builds (each recorded successor has weight 1/count, and the
+//!   1-dB-resolution CDF is just that histogram). The new key is the key of position `o + 1`, which
+//!   is the old key shifted by `bin(trace[o])`, so the new state is `o + 1`.
+//! - **Skipping deterministic stretches.** With k = 20 most keys occur once (78.5 % of generated
+//!   steps on meyer-heavy, spec §3.2). From such a position the walk can only continue along the
+//!   trace. `next_branch[p]` stores the first position at or after `p` whose key occurs at least
+//!   twice, or the trace end. Catching up over a gap of `m` ms therefore costs O(branch points in
+//!   the gap) rather than O(m), and only branch points consume random numbers.
+//! - **End of trace.** Position `L` has no successor. If its key occurs elsewhere, the draw uses
+//!   that key's occurrences (TOSSIM finds the key in its table); otherwise it uses the occurrences
+//!   of the most frequent key (TOSSIM replaces the history by that key, spec §3.2).
+//! - **Start.** Every node starts at position 0; positions below `k` are deterministic, so the
+//!   first `k` ms replay the trace verbatim and the walk then continues from the trace's own
+//!   history, as in TOSSIM where all nodes share the 20-ms prefix. (TOSSIM only writes the prefix
+//!   bins into the key when those ms are actually queried; we always continue from the prefix.)
+//! - **Reset over long gaps** [REC]: when more than `reset_gap_s` have passed since a node's last
+//!   sample, the walk is not replayed; the node jumps to a uniformly random position `p ≥ k` and
+//!   emits `trace[p]`, moving to `p + 1`. A uniform position followed by a uniform occurrence of its
+//!   key is again a uniform position, so this is one draw from the trace's stationary
+//!   key-and-successor distribution.
+//!
+//! Memory is O(trace length) in the shared model (about 20 bytes per trace sample) and O(1) per
+//! node; the cost of a query is O(1) plus the branch points walked.
+//!
+//! # The other models
+//! - **Replay**: `trace[(o_i + ms) mod L]` with a random per-node offset `o_i` (spec §3.4 item 2).
+//! - **Constant**: the floor `floor_dbm` (spec §3.4 item 3).
+//! - **Gaussian**: `floor_dbm + N(0, σ²)`, one fresh draw per 1-ms slot (spec §3.4 item 4).
+
+use crate::rng::SimRng;
+use rand::Rng;
+use std::path::{Path, PathBuf};
+use wsn_proto::time::Instant;
+
+/// Default CPM history length k (samples = ms). [CODE t2: sim_noise.h NOISE_HISTORY],
+/// [AMBIG-2 → chosen k = 20]
+pub const DEFAULT_HISTORY: usize = 20;
+/// Largest supported CPM history: 25 bins × 5 bits fill a `u128` key. [DERIVED]
+pub const MAX_HISTORY: usize = 25;
+/// Default gap after which a node's CPM state is re-seeded instead of walked, in seconds; the
+/// trace autocorrelation is ≤ 0.03 at 10 s. [REC §3.4], [MEASURED-HERE §3.3]
+pub const DEFAULT_RESET_GAP_S: f64 = 10.0;
+/// Lower edge of the CPM key range, dBm; values outside the range count as this value.
+/// [CODE t2: sim_noise.h NOISE_MIN]
+pub const KEY_MIN_DBM: i32 = -115;
+/// Upper edge of the CPM key range, dBm. [CODE t2: sim_noise.h NOISE_MAX]
+pub const KEY_MAX_DBM: i32 = -5;
+/// Width of a CPM key bin, dB. [CODE t2: sim_noise.h NOISE_QUANTIZE_INTERVAL]
+pub const KEY_BIN_DB: i32 = 5;
+/// Width of the Gaussian model's range used by [`NoiseModel::min_dbm`], in standard deviations.
+/// [REC: P(N(0,1) < −6) ≈ 1e-9]
+pub const GAUSSIAN_MIN_SIGMAS: f64 = 6.0;
+
+/// Nanoseconds per noise slot (TOSSIM generates one noise sample per ms). [CODE t2: sim_noise.c]
+const NS_PER_MS: u64 = 1_000_000;
+/// "No sample generated yet".
+const NONE_MS: u64 = u64::MAX;
+
+fn default_history() -> usize {
+    DEFAULT_HISTORY
+}
+fn default_reset_gap_s() -> f64 {
+    DEFAULT_RESET_GAP_S
+}
+
+/// Which noise model to use, as written in a scenario file (`model = "cpm"`, …).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
+#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+pub enum NoiseConfig {
+    /// Closest-pattern matching on a measured trace (TOSSIM's default model).
+    Cpm {
+        /// Path of the trace file (one dBm reading per line), relative to the base directory.
+        trace: String,
+        /// History length k in samples (1..=25). Default 20.
+        #[serde(default = "default_history")]
+        history: usize,
+        /// Gap (seconds) after which a node's state is re-seeded at random instead of walked.
+        /// Default 10 s; `inf` disables the shortcut.
+        #[serde(default = "default_reset_gap_s")]
+        reset_gap_s: f64,
+        /// Use only the first N readings of the trace (e.g. 1000 to mimic TOSSIM scripts).
+        #[serde(default)]
+        max_samples: Option<usize>,
+    },
+    /// Replay of a measured trace with a random per-node offset.
+    Replay {
+        /// Path of the trace file, relative to the base directory.
+        trace: String,
+    },
+    /// Constant noise floor.
+    Constant {
+        /// The floor in dBm (before the per-node offset).
+        floor_dbm: f64,
+    },
+    /// Floor plus white Gaussian noise, drawn once per 1-ms slot.
+    Gaussian {
+        /// The mean floor in dBm (before the per-node offset).
+        floor_dbm: f64,
+        /// Standard deviation in dB.
+        sigma_db: f64,
+    },
+}
+
+/// Errors while building a noise model.
+#[derive(Debug, thiserror::Error)]
+pub enum NoiseError {
+    /// The trace file could not be read.
+    #[error("cannot read noise trace {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of the trace is not a noise reading.
+    #[error("{}:{line}: not a noise reading in dBm: {text:?}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The offending text (trimmed).
+        text: String,
+    },
+    /// The trace has too few readings for the model.
+    #[error("noise trace {} has {len} readings; the {model} model needs at least {needed}", path.display())]
+    TooShort {
+        /// The file (or `<in-memory trace>`).
+        path: PathBuf,
+        /// Readings available (after `max_samples`).
+        len: usize,
+        /// Readings needed.
+        needed: usize,
+        /// The model name.
+        model: &'static str,
+    },
+    /// A parameter is out of range.
+    #[error("invalid noise configuration: {0}")]
+    Config(String),
+}
+
+/// The shared, immutable part of a noise model (trace, CPM tables). Build it once per run and
+/// pass it to [`NodeNoise::sample`].
+#[derive(Clone, Debug)]
+pub struct NoiseModel {
+    kind: Kind,
+}
+
+#[derive(Clone, Debug)]
+enum Kind {
+    Cpm(CpmTable),
+    Replay { trace: Vec<i16>, min: i16 },
+    Constant { floor: f64 },
+    Gaussian { floor: f64, sigma: f64 },
+}
+
+/// CPM as a walk over trace positions (see the module documentation).
+#[derive(Clone, Debug)]
+struct CpmTable {
+    trace: Vec<i16>,
+    /// History length k.
+    k: u32,
+    /// Trace length L.
+    len: u32,
+    /// Positions `k..L` sorted by (key, position): each key's occurrences are contiguous.
+    occ: Vec<u32>,
+    /// For position `p` in `k..L`, at index `p - k`: (start in `occ`, count) of its key's group.
+    group: Vec<(u32, u32)>,
+    /// The group drawn from at position `L` (its own key if known, else the most frequent key).
+    end_group: (u32, u32),
+    /// Whether the key at position `L` occurs in the trace (if not, the fallback applies).
+    end_key_known: bool,
+    /// For `p` in `0..=L`: the first position `q ≥ p` that is a branch point (key with ≥ 2
+    /// occurrences) or `L`.
+    next_branch: Vec<u32>,
+    /// Gap in ms beyond which a node re-seeds instead of walking.
+    reset_gap_ms: u64,
+    min: i16,
+}
+
+/// CPM key bin of a reading: 1..=23 over [−115, −5] dBm; out-of-range values count as −115.
+/// [CODE t2: sim_noise.c search_bin_num]
+#[inline]
+fn key_bin(v: i16) -> u8 {
+    let v = v as i32;
+    let v = if !(KEY_MIN_DBM..=KEY_MAX_DBM).contains(&v) {
+        KEY_MIN_DBM
+    } else {
+        v
+    };
+    ((v - KEY_MIN_DBM) / KEY_BIN_DB + 1) as u8
+}
+
+impl CpmTable {
+    fn build(trace: Vec<i16>, k: usize, reset_gap_ms: u64) -> CpmTable {
+        let l = trace.len();
+        debug_assert!(k >= 1 && k <= MAX_HISTORY && l > k);
+        let mask: u128 = if 5 * k >= 128 {
+            u128::MAX
+        } else {
+            (1u128 << (5 * k)) - 1
+        };
+        // keys[p - k] = key of position p, for p in k..=L.
+        let mut keys: Vec<u128> = Vec::with_capacity(l - k + 1);
+        let mut key: u128 = 0;
+        for (i, &v) in trace.iter().enumerate() {
+            if i >= k {
+                keys.push(key);
+            }
+            key = ((key << 5) | key_bin(v) as u128) & mask;
+        }
+        keys.push(key); // position L
+        let end_key = key;
+
+        let mut order: Vec<(u128, u32)> = (k..l).map(|p| (keys[p - k], p as u32)).collect();
+        drop(keys);
+        order.sort_unstable();
+        let occ: Vec<u32> = order.iter().map(|&(_, p)| p).collect();
+        let mut group = vec![(0u32, 0u32); l - k];
+        // Fallback = the key with most occurrences; ties → the one seen first in the trace.
+        let mut best: (u32, u32) = (0, 0);
+        let mut best_first = u32::MAX;
+        let mut end_group = None;
+        let mut s = 0usize;
+        while s < order.len() {
+            let mut e = s + 1;
+            while e < order.len() && order[e].0 == order[s].0 {
+                e += 1;
+            }
+            let g = (s as u32, (e - s) as u32);
+            for &(_, p) in &order[s..e] {
+                group[p as usize - k] = g;
+            }
+            let first = order[s].1;
+            if g.1 > best.1 || (g.1 == best.1 && first < best_first) {
+                best = g;
+                best_first = first;
+            }
+            if order[s].0 == end_key {
+                end_group = Some(g);
+            }
+            s = e;
+        }
+        let end_key_known = end_group.is_some();
+        let end_group = end_group.unwrap_or(best);
+
+        let mut next_branch = vec![0u32; l + 1];
+        next_branch[l] = l as u32;
+        for p in (0..l).rev() {
+            next_branch[p] = if p >= k && group[p - k].1 >= 2 {
+                p as u32
+            } else {
+                next_branch[p + 1]
+            };
+        }
+        let min = trace.iter().copied().min().unwrap_or(0);
+        CpmTable {
+            trace,
+            k: k as u32,
+            len: l as u32,
+            occ,
+            group,
+            end_group,
+            end_key_known,
+            next_branch,
+            reset_gap_ms,
+            min,
+        }
+    }
+
+    /// Advances the walk from state `*pos` by `steps ≥ 1` samples; returns the last one.
+    #[inline]
+    fn walk(&self, pos: &mut u32, mut steps: u64, rng: &mut SimRng, ends: &mut u64) -> i16 {
+        let mut p = *pos;
+        loop {
+            let q = self.next_branch[p as usize];
+            let d = (q - p) as u64;
+            if d >= steps {
+                let last = p as u64 + steps - 1;
+                *pos = (last + 1) as u32;
+                return self.trace[last as usize];
+            }
+            steps -= d;
+            let (start, count) = if q == self.len {
+                *ends += 1;
+                self.end_group
+            } else {
+                self.group[(q - self.k) as usize]
+            };
+            let pick = if count > 1 { rng.gen_range(0..count) } else { 0 };
+            let o = self.occ[(start + pick) as usize];
+            steps -= 1;
+            p = o + 1;
+            if steps == 0 {
+                *pos = p;
+                return self.trace[o as usize];
+            }
+        }
+    }
+
+    /// Re-seeds at a uniformly random position `p ≥ k` and emits one sample from there.
+    #[inline]
+    fn reseed(&self, pos: &mut u32, rng: &mut SimRng) -> i16 {
+        let p = rng.gen_range(self.k..self.len);
+        *pos = p + 1;
+        self.trace[p as usize]
+    }
+}
+
+/// Parses a trace: one reading (dBm) per line; blank lines and `#` comments are skipped,
+/// surrounding whitespace ignored. Integers are taken as they are; decimal readings are rounded
+/// to the nearest dB (the CPM model works at 1-dB resolution).
+fn parse_trace(text: &str, path: &Path) -> Result<Vec<i16>, NoiseError> {
+    let mut out = Vec::new();
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let v = match line.parse::<i16>() {
+            Ok(v) => Some(v),
+            Err(_) => line
+                .parse::<f64>()
+                .ok()
+                .filter(|f| f.is_finite() && *f >= i16::MIN as f64 && *f <= i16::MAX as f64)
+                .map(|f| f.round() as i16),
+        };
+        match v {
+            Some(v) => out.push(v),
+            None => {
+                return Err(NoiseError::Parse {
+                    path: path.to_path_buf(),
+                    line: i + 1,
+                    text: line.chars().take(80).collect(),
+                })
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Reads and parses a trace file.
+pub fn read_trace(path: &Path) -> Result<Vec<i16>, NoiseError> {
+    let text = std::fs::read_to_string(path).map_err(|source| NoiseError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_trace(&text, path)
+}
+
+impl NoiseModel {
+    /// Builds the model described by `cfg`; trace paths are resolved against `base_dir`
+    /// (absolute paths are used as they are).
+    pub fn new(cfg: &NoiseConfig, base_dir: &Path) -> Result<NoiseModel, NoiseError> {
+        match cfg {
+            NoiseConfig::Cpm { trace, .. } | NoiseConfig::Replay { trace } => {
+                let path = base_dir.join(trace);
+                let values = read_trace(&path)?;
+                Self::build(cfg, values, &path)
+            }
+            _ => Self::build(cfg, Vec::new(), Path::new("<none>")),
+        }
+    }
+
+    /// Builds the model from a trace already in memory (tests, built-in traces). The `trace`
+    /// field of the configuration is ignored; for the constant and Gaussian models the trace is
+    /// ignored.
+    pub fn from_trace(cfg: &NoiseConfig, trace: Vec<i16>) -> Result<NoiseModel, NoiseError> {
+        Self::build(cfg, trace, Path::new("<in-memory trace>"))
+    }
+
+    fn build(cfg: &NoiseConfig, mut trace: Vec<i16>, path: &Path) -> Result<NoiseModel, NoiseError> {
+        let kind = match *cfg {
+            NoiseConfig::Cpm {
+                history,
+                reset_gap_s,
+                max_samples,
+                ..
+            } => {
+                if !(1..=MAX_HISTORY).contains(&history) {
+                    return Err(NoiseError::Config(format!(
+                        "CPM history {history} outside 1..={MAX_HISTORY}"
+                    )));
+                }
+                if reset_gap_s.is_nan() || reset_gap_s < 0.0 {
+                    return Err(NoiseError::Config(format!(
+                        "reset_gap_s must be ≥ 0, got {reset_gap_s}"
+                    )));
+                }
+                if let Some(n) = max_samples {
+                    trace.truncate(n);
+                }
+                if trace.len() <= history {
+                    return Err(NoiseError::TooShort {
+                        path: path.to_path_buf(),
+                        len: trace.len(),
+                        needed: history + 1,
+                        model: "cpm",
+                    });
+                }
+                if trace.len() >= u32::MAX as usize {
+                    return Err(NoiseError::Config("noise trace longer than 2^32 − 1".into()));
+                }
+                let ms = reset_gap_s * 1000.0;
+                let gap = if ms >= u64::MAX as f64 { u64::MAX } else { ms as u64 };
+                Kind::Cpm(CpmTable::build(trace, history, gap))
+            }
+            NoiseConfig::Replay { .. } => {
+                if trace.is_empty() {
+                    return Err(NoiseError::TooShort {
+                        path: path.to_path_buf(),
+                        len: 0,
+                        needed: 1,
+                        model: "replay",
+                    });
+                }
+                if trace.len() >= u32::MAX as usize {
+                    return Err(NoiseError::Config("noise trace longer than 2^32 − 1".into()));
+                }
+                let min = trace.iter().copied().min().unwrap_or(0);
+                Kind::Replay { trace, min }
+            }
+            NoiseConfig::Constant { floor_dbm } => {
+                if !floor_dbm.is_finite() {
+                    return Err(NoiseError::Config(format!("floor_dbm {floor_dbm} not finite")));
+                }
+                Kind::Constant { floor: floor_dbm }
+            }
+            NoiseConfig::Gaussian {
+                floor_dbm,
+                sigma_db,
+            } => {
+                if !floor_dbm.is_finite() || !sigma_db.is_finite() || sigma_db < 0.0 {
+                    return Err(NoiseError::Config(format!(
+                        "gaussian noise needs a finite floor and σ ≥ 0, got {floor_dbm} / {sigma_db}"
+                    )));
+                }
+                Kind::Gaussian {
+                    floor: floor_dbm,
+                    sigma: sigma_db,
+                }
+            }
+        };
+        Ok(NoiseModel { kind })
+    }
+
+    /// The lowest value the model can produce, before per-node offsets (CPM/replay: the trace
+    /// minimum; constant: the floor; Gaussian: floor − 6σ). Used for link pruning.
+    pub fn min_dbm(&self) -> f64 {
+        match &self.kind {
+            Kind::Cpm(t) => t.min as f64,
+            Kind::Replay { min, .. } => *min as f64,
+            Kind::Constant { floor } => *floor,
+            Kind::Gaussian { floor, sigma } => floor - GAUSSIAN_MIN_SIGMAS * sigma,
+        }
+    }
+
+    /// The trace length (CPM and replay), or `None`.
+    pub fn trace_len(&self) -> Option<usize> {
+        match &self.kind {
+            Kind::Cpm(t) => Some(t.trace.len()),
+            Kind::Replay { trace, .. } => Some(trace.len()),
+            _ => None,
+        }
+    }
+
+    /// Creates the per-node state. `offset_db` is the node's noise-floor offset δ_i (spec §2.2),
+    /// added to every sample; `rng` is the node's own noise stream (e.g.
+    /// `rng::stream(seed, run, node, Purpose::Noise)`).
+    pub fn node(&self, offset_db: f64, mut rng: SimRng) -> NodeNoise {
+        let state = match &self.kind {
+            Kind::Cpm(_) => NodeState::Cpm { pos: 0, ends: 0 },
+            Kind::Replay { trace, .. } => NodeState::Replay {
+                offset: rng.gen_range(0..trace.len() as u32),
+            },
+            Kind::Constant { .. } => NodeState::Constant,
+            Kind::Gaussian { .. } => NodeState::Gaussian { spare: None },
+        };
+        NodeNoise {
+            offset: offset_db,
+            rng,
+            last_ms: NONE_MS,
+            last: self.min_dbm(),
+            state,
+        }
+    }
+}
+
+/// One node's noise process. O(1) memory; the shared tables live in [`NoiseModel`].
+#[derive(Clone, Debug)]
+pub struct NodeNoise {
+    offset: f64,
+    rng: SimRng,
+    /// Slot (ms) of the last generated sample, or `NONE_MS`.
+    last_ms: u64,
+    /// Last generated value, without the offset.
+    last: f64,
+    state: NodeState,
+}
+
+#[derive(Clone, Debug)]
+enum NodeState {
+    Cpm { pos: u32, ends: u64 },
+    Replay { offset: u32 },
+    Constant,
+    Gaussian { spare: Option<f64> },
+}
+
+/// The 1-ms noise slot of `t`: t rounded to the nearest millisecond. [CODE t2: sim_noise.c]
+#[inline]
+pub fn slot_ms(t: Instant) -> u64 {
+    let ns = t.as_nanos();
+    ns / NS_PER_MS + u64::from(ns % NS_PER_MS >= NS_PER_MS / 2)
+}
+
+/// Two independent standard normals from two uniforms (Box–Muller); `u1` in [0, 1).
+#[inline]
+pub(crate) fn box_muller(u1: f64, u2: f64) -> (f64, f64) {
+    let r = (-2.0 * (1.0 - u1).ln()).sqrt();
+    let a = core::f64::consts::TAU * u2;
+    (r * a.cos(), r * a.sin())
+}
+
+impl NodeNoise {
+    /// Noise at the node at time `t`, in dBm (including the node's offset). The same value is
+    /// returned for every query inside the same 1-ms slot ([`slot_ms`]). A query for an earlier
+    /// slot than the last generated one returns the last value.
+    pub fn sample(&mut self, model: &NoiseModel, t: Instant) -> f64 {
+        let m = slot_ms(t);
+        if self.last_ms != NONE_MS && m <= self.last_ms {
+            return self.last + self.offset;
+        }
+        let v = match (&model.kind, &mut self.state) {
+            (Kind::Cpm(tab), NodeState::Cpm { pos, ends }) => {
+                // Steps since the last sample; the first call walks from "slot −1".
+                let steps = if self.last_ms == NONE_MS {
+                    m.saturating_add(1)
+                } else {
+                    m - self.last_ms
+                };
+                if steps > tab.reset_gap_ms && m >= tab.k as u64 {
+                    tab.reseed(pos, &mut self.rng) as f64
+                } else {
+                    tab.walk(pos, steps, &mut self.rng, ends) as f64
+                }
+            }
+            (Kind::Replay { trace, .. }, NodeState::Replay { offset }) => {
+                let l = trace.len() as u64;
+                trace[((*offset as u64 + m % l) % l) as usize] as f64
+            }
+            (Kind::Constant { floor }, NodeState::Constant) => *floor,
+            (Kind::Gaussian { floor, sigma }, NodeState::Gaussian { spare }) => {
+                let z = match spare.take() {
+                    Some(z) => z,
+                    None => {
+                        let (z0, z1) = box_muller(self.rng.gen::<f64>(), self.rng.gen::<f64>());
+                        *spare = Some(z1);
+                        z0
+                    }
+                };
+                floor + sigma * z
+            }
+            // The node state was made by another model: keep the last value.
+            _ => return self.last + self.offset,
+        };
+        self.last_ms = m;
+        self.last = v;
+        v + self.offset
+    }
+
+    /// The node's noise-floor offset δ_i in dB.
+    pub fn offset_db(&self) -> f64 {
+        self.offset
+    }
+
+    /// How many times this node's CPM walk reached the end of the trace and continued from the
+    /// end key (or, if that key is unknown, from the most frequent key). 0 for other models.
+    pub fn trace_end_count(&self) -> u64 {
+        match self.state {
+            NodeState::Cpm { ends, .. } => ends,
+            _ => 0,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+
+    const HEAVY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/noise/meyer-heavy.txt");
+    const SHORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/noise/meyer-short.txt");
+
+    fn cpm(history: usize, max_samples: Option<usize>) -> NoiseConfig {
+        NoiseConfig::Cpm {
+            trace: "meyer-heavy.txt".into(),
+            history,
+            reset_gap_s: DEFAULT_RESET_GAP_S,
+            max_samples,
+        }
+    }
+
+    fn ms(m: u64) -> Instant {
+        Instant::from_millis(m)
+    }
+
+    struct Stats {
+        mean: f64,
+        p90: f64,
+        p80: f64,
+        p72: f64,
+        ac1: f64,
+        ac10: f64,
+    }
+
+    fn stats(x: &[f64]) -> Stats {
+        let n = x.len() as f64;
+        let mean = x.iter().sum::<f64>() / n;
+        let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
+        let ac = |lag: usize| {
+            let s: f64 = (0..x.len() - lag)
+                .map(|i| (x[i] - mean) * (x[i + lag] - mean))
+                .sum();
+            s / (x.len() - lag) as f64 / var
+        };
+        let frac = |thr: f64| x.iter().filter(|&&v| v >= thr).count() as f64 / n;
+        Stats {
+            mean,
+            p90: frac(-90.0),
+            p80: frac(-80.0),
+            p72: frac(-72.0),
+            ac1: ac(1),
+            ac10: ac(10),
+        }
+    }
+
+    #[test]
+    fn parses_the_shipped_traces() {
+        let heavy = read_trace(Path::new(HEAVY)).unwrap();
+        assert_eq!(heavy.len(), 196_608);
+        let mean = heavy.iter().map(|&v| v as f64).sum::<f64>() / heavy.len() as f64;
+        assert!((mean - -87.4).abs() < 0.05, "trace mean {mean}");
+        assert_eq!(*heavy.iter().min().unwrap(), -102);
+        assert_eq!(*heavy.iter().max().unwrap(), -28);
+        let short = read_trace(Path::new(SHORT)).unwrap();
+        assert_eq!(short.len(), 998);
+    }
+
+    #[test]
+    fn cpm_k20_matches_spec_statistics() {
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
+        assert_eq!(model.min_dbm(), -102.0);
+        // Two nodes × 150 000 ms, every ms (the catch-up path with single steps).
+        for node in 0..2 {
+            let mut nn = model.node(0.0, stream(42, 0, node, Purpose::Noise));
+            let x: Vec<f64> = (0..150_000).map(|m| nn.sample(&model, ms(m))).collect();
+            let s = stats(&x);
+            eprintln!(
+                "node {node}: mean {:.2} P≥-90 {:.3} P≥-80 {:.3} P≥-72 {:.3} ac1 {:.3} ac10 {:.3}",
+                s.mean, s.p90, s.p80, s.p72, s.ac1, s.ac10
+            );
+            assert!((s.mean - -87.4).abs() < 0.7, "mean {}", s.mean);
+            assert!((s.p90 - 0.58).abs() < 0.03, "P(≥−90) {}", s.p90);
+            assert!((s.p72 - 0.03).abs() < 0.01, "P(≥−72) {}", s.p72);
+            assert!((s.ac1 - 0.48).abs() < 0.05, "lag-1 {}", s.ac1);
+            assert!((0.25..=0.35).contains(&s.ac10), "lag-10 {}", s.ac10);
+        }
+    }
+
+    #[test]
+    fn cpm_sparse_queries_have_the_same_marginal() {
+        // Queries every 7 ms (multi-step catch-up) and every 20 s (reset path).
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
+        let mut a = model.node(0.0, stream(5, 0, 1, Purpose::Noise));
+        let x: Vec<f64> = (0..60_000).map(|i| a.sample(&model, ms(i * 7))).collect();
+        let s = stats(&x);
+        assert!((s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.58).abs() < 0.03, "{}", s.mean);
+        let mut b = model.node(0.0, stream(5, 0, 2, Purpose::Noise));
+        let y: Vec<f64> = (1..40_000).map(|i| b.sample(&model, ms(i * 20_000))).collect();
+        let s = stats(&y);
+        assert!((s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.585).abs() < 0.03, "{}", s.mean);
+        assert!(s.ac1.abs() < 0.05, "reset samples should be independent: {}", s.ac1);
+    }
+
+    #[test]
+    fn same_value_within_a_slot_and_offset_applied() {
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
+        let mut n = model.node(-2.5, stream(1, 0, 0, Purpose::Noise));
+        let mut m0 = model.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        for m in [25u64, 26, 40, 1000, 1001, 5000] {
+            let base = m * NS_PER_MS;
+            let v = n.sample(&model, Instant(base - 500_000)); // rounds up to m
+            for dt in [-400_000i64, -1, 0, 1, 250_000, 499_999] {
+                let t = Instant((base as i64 + dt) as u64);
+                assert_eq!(n.sample(&model, t), v);
+            }
+            assert_eq!(m0.sample(&model, Instant(base)) - 2.5, v);
+        }
+        // An earlier slot returns the last value, without panicking.
+        let last = n.sample(&model, ms(5000));
+        assert_eq!(n.sample(&model, ms(30)), last);
+        assert_eq!(slot_ms(Instant(1_499_999)), 1);
+        assert_eq!(slot_ms(Instant(1_500_000)), 2);
+        assert_eq!(slot_ms(Instant::MAX), u64::MAX / NS_PER_MS + 1);
+    }
+
+    #[test]
+    fn deterministic_for_a_seed() {
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
+        let run = |seed: u64| {
+            let mut n = model.node(0.0, stream(seed, 0, 7, Purpose::Noise));
+            (0..20_000u64)
+                .map(|i| n.sample(&model, Instant(i * 3_300_000)))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(run(9), run(9));
+        assert_ne!(run(9), run(10));
+    }
+
+    #[test]
+    fn first_k_ms_replay_the_trace() {
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace.clone()).unwrap();
+        for seed in 0..3 {
+            let mut n = model.node(0.0, stream(seed, 0, 0, Purpose::Noise));
+            for m in 0..20u64 {
+                assert_eq!(n.sample(&model, ms(m)), trace[m as usize] as f64);
+            }
+            // Sparse queries inside the prefix too.
+            let mut n = model.node(0.0, stream(seed, 0, 1, Purpose::Noise));
+            assert_eq!(n.sample(&model, ms(5)), trace[5] as f64);
+            assert_eq!(n.sample(&model, ms(19)), trace[19] as f64);
+        }
+        // With k = 10 only 10 ms are fixed.
+        let model = NoiseModel::from_trace(&cpm(10, None), trace.clone()).unwrap();
+        let mut n = model.node(0.0, stream(0, 0, 0, Purpose::Noise));
+        for m in 0..10u64 {
+            assert_eq!(n.sample(&model, ms(m)), trace[m as usize] as f64);
+        }
+    }
+
+    #[test]
+    fn fallback_fires_at_end_of_short_trace_and_walk_continues() {
+        let trace = read_trace(Path::new(SHORT)).unwrap();
+        let cfg = NoiseConfig::Cpm {
+            trace: "meyer-short.txt".into(),
+            history: 20,
+            reset_gap_s: 10.0,
+            max_samples: None,
+        };
+        let model = NoiseModel::from_trace(&cfg, trace.clone()).unwrap();
+        let Kind::Cpm(tab) = &model.kind else { unreachable!() };
+        assert!(!tab.end_key_known, "meyer-short's final history should be unknown");
+        let mut n = model.node(0.0, stream(3, 0, 0, Purpose::Noise));
+        let x: Vec<f64> = (0..20_000).map(|m| n.sample(&model, ms(m))).collect();
+        let ends = n.trace_end_count();
+        // Spec §3.2: about every 500 ms with this trace.
+        assert!((15..=120).contains(&ends), "trace end reached {ends} times");
+        let lo = *trace.iter().min().unwrap() as f64;
+        let hi = *trace.iter().max().unwrap() as f64;
+        assert!(x.iter().all(|&v| v >= lo && v <= hi));
+        // The process keeps moving after the fallback (not stuck on one value).
+        let tail = &x[15_000..];
+        assert!(tail.iter().any(|&v| v != tail[0]));
+        // Walking from the trace end draws from the most frequent key's successors.
+        let (start, count) = tab.end_group;
+        assert!(count >= 2);
+        let mut best = 0;
+        let mut s = 0;
+        while s < tab.occ.len() {
+            let (_, c) = tab.group[(tab.occ[s] - tab.k) as usize];
+            best = best.max(c);
+            s += c as usize;
+        }
+        assert_eq!(count, best);
+        let mut rng = stream(1, 0, 0, Purpose::Noise);
+        let mut pos = tab.len;
+        let mut e = 0;
+        let v = tab.walk(&mut pos, 1, &mut rng, &mut e);
+        assert_eq!(e, 1);
+        let succ: Vec<i16> = tab.occ[start as usize..(start + count) as usize]
+            .iter()
+            .map(|&o| trace[o as usize])
+            .collect();
+        assert!(succ.contains(&v));
+    }
+
+    #[test]
+    fn walk_skips_agree_with_single_steps() {
+        // Random draws happen only at branch points and in walk order, so with the same stream
+        // a jump over m slots must give exactly the value of m single steps.
+        let trace: Vec<i16> = (0..500).map(|i| -110 + ((i * 7) % 97) as i16).collect();
+        let cfg = NoiseConfig::Cpm {
+            trace: String::new(),
+            history: 3,
+            reset_gap_s: 1e9,
+            max_samples: None,
+        };
+        let model = NoiseModel::from_trace(&cfg, trace.clone()).unwrap();
+        let mut a = model.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        let mut b = model.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        for m in (0..3000u64).step_by(13) {
+            let va = a.sample(&model, ms(m));
+            for mm in (m.saturating_sub(12))..=m {
+                b.sample(&model, ms(mm));
+            }
+            assert_eq!(b.sample(&model, ms(m)), va);
+        }
+    }
+
+    #[test]
+    fn cpm_shortcut_is_fast() {
+        // 40 nodes × 1 simulated hour, each node queried every 5 ms on average.
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
+        let start = std::time::Instant::now();
+        let mut acc = 0.0;
+        for node in 0..40 {
+            let mut n = model.node(0.0, stream(2, 0, node, Purpose::Noise));
+            let mut t = 0u64;
+            while t < 3_600_000 {
+                acc += n.sample(&model, ms(t));
+                t += 1 + (t * 2_654_435_761 + node as u64) % 9;
+            }
+        }
+        let el = start.elapsed();
+        eprintln!("40 nodes × 1 h of CPM: {el:?} (checksum {acc})");
+        assert!(el.as_secs_f64() < 2.0, "too slow: {el:?}");
+    }
+
+    #[test]
+    fn replay_constant_gaussian() {
+        let trace: Vec<i16> = vec![-90, -91, -92, -93, -94];
+        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone())
+            .unwrap();
+        assert_eq!(m.min_dbm(), -94.0);
+        let mut n = m.node(1.0, stream(1, 0, 0, Purpose::Noise));
+        let v0 = n.sample(&m, ms(0));
+        let o = trace.iter().position(|&v| v as f64 + 1.0 == v0).unwrap();
+        for k in 1..12u64 {
+            assert_eq!(n.sample(&m, ms(k)), trace[(o + k as usize) % 5] as f64 + 1.0);
+        }
+
+        let c = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, vec![]).unwrap();
+        let mut n = c.node(-1.5, stream(1, 0, 0, Purpose::Noise));
+        assert_eq!(n.sample(&c, ms(3)), -99.5);
+        assert_eq!(c.min_dbm(), -98.0);
+
+        let g = NoiseModel::from_trace(
+            &NoiseConfig::Gaussian {
+                floor_dbm: -105.0,
+                sigma_db: 4.0,
+            },
+            vec![],
+        )
+        .unwrap();
+        assert_eq!(g.min_dbm(), -129.0);
+        let mut n = g.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        let a = n.sample(&g, Instant(10_000_000));
+        assert_eq!(n.sample(&g, Instant(10_400_000)), a);
+        let x: Vec<f64> = (11..100_011).map(|k| n.sample(&g, ms(k))).collect();
+        let s = stats(&x);
+        let sd = (x.iter().map(|v| (v - s.mean).powi(2)).sum::<f64>() / x.len() as f64).sqrt();
+        assert!((s.mean - -105.0).abs() < 0.05, "{}", s.mean);
+        assert!((sd - 4.0).abs() < 0.05, "{sd}");
+        assert!(s.ac1.abs() < 0.02);
+    }
+
+    #[test]
+    fn file_errors_name_path_and_line() {
+        let dir = std::env::temp_dir().join(format!("wsn-noise-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("bad.txt"), "-98\n\n-97 \nabc\n-96\n").unwrap();
+        let cfg = NoiseConfig::Replay {
+            trace: "bad.txt".into(),
+        };
+        let err = NoiseModel::new(&cfg, &dir).unwrap_err();
+        let msg = err.to_string();
+        assert!(matches!(err, NoiseError::Parse { line: 4, .. }), "{msg}");
+        assert!(msg.contains("bad.txt:4"), "{msg}");
+        let err = NoiseModel::new(&NoiseConfig::Replay { trace: "missing.txt".into() }, &dir)
+            .unwrap_err();
+        assert!(err.to_string().contains("missing.txt"));
+        std::fs::write(dir.join("short.txt"), "-98\n-97\n").unwrap();
+        let cfg = NoiseConfig::Cpm {
+            trace: "short.txt".into(),
+            history: 20,
+            reset_gap_s: 10.0,
+            max_samples: None,
+        };
+        assert!(matches!(
+            NoiseModel::new(&cfg, &dir),
+            Err(NoiseError::TooShort { len: 2, needed: 21, .. })
+        ));
+        std::fs::write(dir.join("ok.txt"), "# comment\n-98\n-97.4\n").unwrap();
+        let m = NoiseModel::new(&NoiseConfig::Replay { trace: "ok.txt".into() }, &dir).unwrap();
+        assert_eq!(m.trace_len(), Some(2));
+        std::fs::remove_dir_all(&dir).ok();
+        assert!(NoiseModel::from_trace(&cpm(0, None), vec![-90; 50]).is_err());
+        assert!(NoiseModel::from_trace(&cpm(26, None), vec![-90; 50]).is_err());
+        let g = NoiseConfig::Gaussian {
+            floor_dbm: -100.0,
+            sigma_db: -1.0,
+        };
+        assert!(NoiseModel::from_trace(&g, vec![]).is_err());
+    }
+
+    #[test]
+    fn config_parses_from_toml_with_defaults() {
+        let c: NoiseConfig = toml::from_str("model = \"cpm\"\ntrace = \"a.txt\"\n").unwrap();
+        assert_eq!(c, cpm_named("a.txt"));
+        let c: NoiseConfig =
+            toml::from_str("model = \"gaussian\"\nfloor_dbm = -105.0\nsigma_db = 2.0\n").unwrap();
+        assert!(matches!(c, NoiseConfig::Gaussian { .. }));
+        assert!(toml::from_str::<NoiseConfig>("model = \"cpm\"\ntrace = \"a\"\nfoo = 1\n").is_err());
+        // max_samples keeps only the prefix.
+        let trace = read_trace(Path::new(HEAVY)).unwrap();
+        let m = NoiseModel::from_trace(&cpm(20, Some(1000)), trace).unwrap();
+        assert_eq!(m.trace_len(), Some(1000));
+        assert_eq!(m.min_dbm(), -100.0); // spec §3.3: first 1,000 of meyer-heavy, min −100
+    }
+
+    fn cpm_named(t: &str) -> NoiseConfig {
+        NoiseConfig::Cpm {
+            trace: t.into(),
+            history: 20,
+            reset_gap_s: 10.0,
+            max_samples: None,
+        }
+    }
+}

@@ -1,0 +1,490 @@
+//! Static trees read from CSV files (for runs with routes frozen from a precomputed tree,
+//! spec §8.5 and §6.4).
+//!
+//! Format: a header row that names at least the columns `node` and `parent`, and optionally
+//! `hops`; other columns (such as `x_m`, `y_m`) are ignored. Column names are matched
+//! case-insensitively after trimming; lines starting with `#` are comments. Node ids must be
+//! exactly 0..N−1, each on one row, in any order. `parent` is −1 (or empty) for a root. When
+//! `hops` is present it must agree with the depth the parents give.
+//!
+//! Example (`data/topologies/lrwpan40.csv`):
+//! ```text
+//! node,x_m,y_m,parent,hops
+//! 0,17.50,17.50,-1,0
+//! 1,4.77,4.69,13,4
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use wsn_wire::NodeId;
+
+use super::RoutingError;
+
+/// A tree: for each node id (the vector index), its parent (`None` at a root) and its depth.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StaticTree {
+    /// Parent of node `i`; `None` for a root.
+    pub parent: Vec<Option<NodeId>>,
+    /// Hops from node `i` to its root (0 at a root).
+    pub hops: Vec<u8>,
+}
+
+impl StaticTree {
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.parent.len()
+    }
+
+    /// True for a tree without nodes.
+    pub fn is_empty(&self) -> bool {
+        self.parent.is_empty()
+    }
+
+    /// Largest depth in the tree (0 for an empty tree).
+    pub fn max_depth(&self) -> u8 {
+        self.hops.iter().copied().max().unwrap_or(0)
+    }
+}
+
+/// Depth of every node: 0 for a node whose parent is `None` (a root), the parent's depth + 1
+/// otherwise. `None` for nodes without a path to a root: on or behind a cycle, behind a parent
+/// id outside the slice, or deeper than 255 hops.
+pub fn tree_depths(parent: &[Option<NodeId>]) -> Vec<Option<u8>> {
+    const UNSEEN: u8 = 0;
+    const ON_PATH: u8 = 1;
+    const DONE: u8 = 2;
+    let n = parent.len();
+    let mut state = vec![UNSEEN; n];
+    let mut depth: Vec<Option<u8>> = vec![None; n];
+    let mut path: Vec<usize> = Vec::new();
+    for start in 0..n {
+        if state[start] == DONE {
+            continue;
+        }
+        // Walk up until a root, a finished node, a bad parent or a node of this walk.
+        path.clear();
+        let mut cur = start;
+        let base: Option<u8> = loop {
+            match state[cur] {
+                DONE => break depth[cur],
+                ON_PATH => break None, // a cycle
+                _ => {}
+            }
+            state[cur] = ON_PATH;
+            path.push(cur);
+            match parent[cur] {
+                None => {
+                    // A root: depth 0; the nodes below it count up from here.
+                    path.pop();
+                    state[cur] = DONE;
+                    depth[cur] = Some(0);
+                    break Some(0);
+                }
+                Some(p) if p.index() < n => cur = p.index(),
+                Some(_) => break None, // unknown parent
+            }
+        };
+        // Unwind: each node on the path is one deeper than the node above it.
+        let mut d = base;
+        while let Some(i) = path.pop() {
+            d = d.and_then(|x| x.checked_add(1));
+            depth[i] = d;
+            state[i] = DONE;
+        }
+    }
+    depth
+}
+
+/// Read a static tree from a CSV file (see the module docs for the format).
+///
+/// # Errors
+/// [`RoutingError`] when the file cannot be read, is malformed, has a node id outside
+/// 0..N−1 or twice, names an unknown parent, contains a parent cycle, is deeper than 255 hops,
+/// or has a `hops` value that disagrees with the parents. Messages name the file and line.
+pub fn read_tree(path: &Path) -> Result<StaticTree, RoutingError> {
+    let text = std::fs::read(path).map_err(|source| RoutingError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    parse_tree(&text, path)
+}
+
+/// One parsed row.
+struct Row {
+    line: u64,
+    node: u16,
+    parent: Option<u16>,
+    hops: Option<u64>,
+}
+
+/// Parse tree CSV `bytes`; `path` is used in error messages only.
+fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
+    let file: PathBuf = path.to_path_buf();
+    let parse_err = |line: u64, msg: String| RoutingError::Parse {
+        path: file.clone(),
+        line,
+        msg,
+    };
+    let mut reader = csv::ReaderBuilder::new()
+        .has_headers(true)
+        .comment(Some(b'#'))
+        .trim(csv::Trim::All)
+        .flexible(false)
+        .from_reader(bytes);
+    let headers = reader
+        .headers()
+        .map_err(|e| parse_err(csv_line(&e), format!("bad header: {e}")))?
+        .clone();
+    let header_line = reader.position().line().max(1);
+    let column = |name: &str| {
+        headers
+            .iter()
+            .position(|h| h.trim().eq_ignore_ascii_case(name))
+    };
+    let node_col = column("node")
+        .ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
+    let parent_col = column("parent")
+        .ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
+    let hops_col = column("hops");
+
+    let mut rows: Vec<Row> = Vec::new();
+    for record in reader.records() {
+        let record = record.map_err(|e| parse_err(csv_line(&e), format!("bad row: {e}")))?;
+        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let field = |i: usize| record.get(i).unwrap_or("").trim();
+        let node_s = field(node_col);
+        let node: u16 = node_s
+            .parse()
+            .ok()
+            .filter(|n| *n != NodeId::BROADCAST.0)
+            .ok_or_else(|| parse_err(line, format!("bad node id `{node_s}`")))?;
+        let parent_s = field(parent_col);
+        let parent: Option<u16> = match parent_s {
+            "" | "-1" => None,
+            s => Some(
+                s.parse()
+                    .ok()
+                    .filter(|p| *p != NodeId::BROADCAST.0)
+                    .ok_or_else(|| {
+                        parse_err(
+                            line,
+                            format!("bad parent `{s}` (a node id, or -1 for a root)"),
+                        )
+                    })?,
+            ),
+        };
+        let hops = match hops_col {
+            Some(c) => {
+                let s = field(c);
+                Some(
+                    s.parse::<u64>()
+                        .map_err(|_| parse_err(line, format!("bad hops `{s}`")))?,
+                )
+            }
+            None => None,
+        };
+        rows.push(Row {
+            line,
+            node,
+            parent,
+            hops,
+        });
+    }
+
+    // Node ids must be exactly 0..N−1, once each.
+    let n = rows.len();
+    if n > usize::from(NodeId::BROADCAST.0) {
+        return Err(parse_err(
+            0,
+            format!("{n} rows: more nodes than 16-bit ids allow"),
+        ));
+    }
+    let mut line_of: Vec<Option<u64>> = vec![None; n];
+    for r in &rows {
+        let i = usize::from(r.node);
+        if i >= n {
+            return Err(parse_err(
+                r.line,
+                format!(
+                    "node id {} out of range: the file has {n} rows (ids 0..{n})",
+                    r.node
+                ),
+            ));
+        }
+        if let Some(first) = line_of[i] {
+            return Err(parse_err(
+                r.line,
+                format!("node {} already defined on line {first}", r.node),
+            ));
+        }
+        line_of[i] = Some(r.line);
+    }
+    // With n rows, ids < n and no duplicates, every id 0..n−1 is present; kept as a guard.
+    if let Some(missing) = line_of.iter().position(Option::is_none) {
+        return Err(RoutingError::MissingNode {
+            path: file,
+            node: missing as u16,
+        });
+    }
+
+    let mut parent: Vec<Option<NodeId>> = vec![None; n];
+    for r in &rows {
+        if let Some(p) = r.parent {
+            if usize::from(p) >= n {
+                return Err(RoutingError::UnknownParent {
+                    path: file,
+                    line: r.line,
+                    node: r.node,
+                    parent: p,
+                });
+            }
+            parent[usize::from(r.node)] = Some(NodeId(p));
+        }
+    }
+
+    let depths = tree_depths(&parent);
+    // Report problems in file order.
+    for r in &rows {
+        let i = usize::from(r.node);
+        let Some(d) = depths[i] else {
+            // Walk n steps: if a root is reached the chain is merely too deep, else we are
+            // now standing on the cycle.
+            let mut cur = i;
+            for _ in 0..n {
+                match parent[cur] {
+                    Some(p) => cur = p.index(),
+                    None => {
+                        return Err(RoutingError::TooDeep {
+                            path: file,
+                            line: r.line,
+                            node: r.node,
+                        })
+                    }
+                }
+            }
+            return Err(RoutingError::Cycle {
+                path: file,
+                line: line_of[cur].unwrap_or(0),
+                node: cur as u16,
+            });
+        };
+        if let Some(given) = r.hops {
+            if given != u64::from(d) {
+                return Err(RoutingError::HopsMismatch {
+                    path: file,
+                    line: r.line,
+                    node: r.node,
+                    given,
+                    depth: d,
+                });
+            }
+        }
+    }
+    let hops = depths.into_iter().map(|d| d.unwrap_or(0)).collect();
+    Ok(StaticTree { parent, hops })
+}
+
+/// The line a CSV error points at (0 if unknown).
+fn csv_line(e: &csv::Error) -> u64 {
+    e.position().map(|p| p.line()).unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<StaticTree, RoutingError> {
+        parse_tree(s.as_bytes(), Path::new("t.csv"))
+    }
+
+    fn ids(v: &[i32]) -> Vec<Option<NodeId>> {
+        v.iter()
+            .map(|&p| if p < 0 { None } else { Some(NodeId(p as u16)) })
+            .collect()
+    }
+
+    /// The shared topology file: from the workspace copy if present, else the shared data.
+    fn lrwpan40() -> PathBuf {
+        let local =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/lrwpan40.csv");
+        if local.exists() {
+            local
+        } else {
+            PathBuf::from("/work/shared/data/topologies/lrwpan40.csv")
+        }
+    }
+
+    // ---- tree_depths ----
+
+    #[test]
+    fn depths_of_a_chain_and_a_star() {
+        assert_eq!(
+            tree_depths(&ids(&[-1, 0, 1, 2])),
+            vec![Some(0), Some(1), Some(2), Some(3)]
+        );
+        // Reverse order of ids along the chain.
+        assert_eq!(
+            tree_depths(&ids(&[1, 2, 3, -1])),
+            vec![Some(3), Some(2), Some(1), Some(0)]
+        );
+        assert_eq!(
+            tree_depths(&ids(&[-1, 0, 0, -1, 3])),
+            vec![Some(0), Some(1), Some(1), Some(0), Some(1)]
+        );
+        assert_eq!(tree_depths(&[]), Vec::<Option<u8>>::new());
+    }
+
+    #[test]
+    fn depths_none_for_cycles_and_unknown_parents() {
+        // 1 ↔ 2 cycle, 3 hangs below it, 4 has an unknown parent, 5 is a self loop.
+        assert_eq!(
+            tree_depths(&ids(&[-1, 2, 1, 2, 99, 5])),
+            vec![Some(0), None, None, None, None, None]
+        );
+        // Broadcast as parent is just an unknown id.
+        assert_eq!(
+            tree_depths(&[None, Some(NodeId::BROADCAST)]),
+            vec![Some(0), None]
+        );
+    }
+
+    #[test]
+    fn depths_beyond_255_are_none() {
+        let mut p: Vec<Option<NodeId>> = vec![None];
+        for i in 1..300u16 {
+            p.push(Some(NodeId(i - 1)));
+        }
+        let d = tree_depths(&p);
+        assert_eq!(d[255], Some(255));
+        assert_eq!(d[256], None);
+        assert_eq!(d[299], None);
+    }
+
+    // ---- read_tree ----
+
+    #[test]
+    fn lrwpan40_has_root_zero_and_depth_seven() {
+        let path = lrwpan40();
+        let t = read_tree(&path).unwrap();
+        assert_eq!(t.len(), 40);
+        assert_eq!(t.parent[0], None);
+        assert_eq!(t.hops[0], 0);
+        assert_eq!(t.parent.iter().filter(|p| p.is_none()).count(), 1);
+        assert_eq!(t.parent[1], Some(NodeId(13)));
+        assert_eq!(t.hops[1], 4);
+        // The maximum of the file's hops column (checked row by row while reading).
+        assert_eq!(t.max_depth(), 7);
+    }
+
+    #[test]
+    fn hops_computed_when_column_absent_and_extra_columns_ignored() {
+        let t = parse("x, Parent ,NODE\n1.0,-1,0\n2.0,0,2\n3.0,2,1\n").unwrap();
+        assert_eq!(t.parent, ids(&[-1, 2, 0]));
+        assert_eq!(t.hops, vec![0, 2, 1]);
+        // Comments and an empty parent for the root.
+        let t = parse("# a tree\nnode,parent\n0,\n1,0\n").unwrap();
+        assert_eq!(t.hops, vec![0, 1]);
+    }
+
+    #[test]
+    fn cycle_is_an_error_naming_file_and_line() {
+        let e = parse("node,parent\n0,-1\n1,2\n2,1\n3,1\n").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RoutingError::Cycle {
+                    line: 3,
+                    node: 1,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert_eq!(e.to_string(), "t.csv:3: node 1 lies on a parent cycle");
+        let e = parse("node,parent\n0,0\n").unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RoutingError::Cycle {
+                    line: 2,
+                    node: 0,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn unknown_parent_is_an_error() {
+        let e = parse("node,parent\n0,-1\n1,7\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.csv:3: node 1 has parent 7, which is not a node of the file"
+        );
+    }
+
+    #[test]
+    fn hops_mismatch_is_an_error() {
+        let e = parse("node,parent,hops\n0,-1,0\n1,0,2\n").unwrap_err();
+        assert!(matches!(
+            e,
+            RoutingError::HopsMismatch {
+                line: 3,
+                node: 1,
+                given: 2,
+                depth: 1,
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn malformed_files_are_errors_not_panics() {
+        let cases = [
+            ("", "no `node` column"),
+            ("node\n0\n", "no `parent` column"),
+            ("node,parent\nx,-1\n", "t.csv:2: bad node id `x`"),
+            ("node,parent\n0,-2\n", "t.csv:2: bad parent `-2`"),
+            ("node,parent\n0,65535\n", "bad parent `65535`"),
+            ("node,parent,hops\n0,-1,z\n", "t.csv:2: bad hops `z`"),
+            (
+                "node,parent\n0,-1\n0,-1\n",
+                "t.csv:3: node 0 already defined on line 2",
+            ),
+            (
+                "node,parent\n0,-1\n5,0\n",
+                "t.csv:3: node id 5 out of range",
+            ),
+            ("node,parent\n0,-1\n1,0,9\n", "t.csv:3: bad row"),
+        ];
+        for (text, want) in cases {
+            let e = parse(text).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: got {e}");
+            assert!(e.starts_with("t.csv"), "{e}");
+        }
+        let e = read_tree(Path::new("/nonexistent/tree.csv")).unwrap_err();
+        assert!(matches!(e, RoutingError::Io { .. }));
+        assert!(e.to_string().starts_with("/nonexistent/tree.csv: "));
+    }
+
+    #[test]
+    fn too_deep_is_an_error() {
+        let mut s = String::from("node,parent\n0,-1\n");
+        for i in 1..300 {
+            s.push_str(&format!("{i},{}\n", i - 1));
+        }
+        let e = parse(&s).unwrap_err();
+        assert!(
+            matches!(
+                e,
+                RoutingError::TooDeep {
+                    node: 256,
+                    line: 258,
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+    }
+}

@@ -1,0 +1,481 @@
+//! Build a [`Network`] from a [`Scenario`], run it, and collect the results.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant as WallInstant;
+
+use serde::Serialize;
+use wsn_proto::time::{Duration, Instant};
+use wsn_wire::NodeId;
+
+use crate::network::{ChannelOptions, FlowSpec, Network, NetworkSpec};
+use crate::radio::noise::{NoiseConfig, NoiseModel};
+use crate::rng::{stream, Purpose};
+use crate::routing::static_tree::read_tree;
+use crate::scenario::{RoutingKind, Scenario, Sources};
+use crate::topology::{generate_links, place, read_tossim_gains, Links, Position};
+use crate::trace::Tracer;
+
+/// Why a run could not be built or finished.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The scenario is inconsistent (names the field).
+    #[error("scenario: {0}")]
+    Config(String),
+    /// An input file could not be used.
+    #[error("{0}")]
+    Input(String),
+    /// Writing an output failed.
+    #[error("writing {path}: {source}")]
+    Output {
+        /// File.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+}
+
+/// Headline numbers of one run (`summary.json`).
+#[derive(Clone, Debug, Serialize)]
+pub struct Summary {
+    /// Scenario name.
+    pub scenario: String,
+    /// Seed.
+    pub seed: u64,
+    /// MAC preset.
+    pub preset: String,
+    /// Protocol.
+    pub protocol: String,
+    /// Simulated seconds.
+    pub sim_seconds: f64,
+    /// Wall-clock seconds of the simulation loop.
+    pub wall_seconds: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Nodes.
+    pub nodes: usize,
+    /// SHA-256 of the trace (determinism fingerprint).
+    pub trace_sha256: String,
+    /// Routing.
+    pub routing: RoutingSummary,
+    /// Flows.
+    pub flows: Vec<FlowSummary>,
+    /// Totals.
+    pub totals: Totals,
+}
+
+/// Routing figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct RoutingSummary {
+    /// Deepest node at the end of the run (hops).
+    pub max_depth: u32,
+    /// Mean depth of routed non-sink nodes at the end.
+    pub mean_depth: f64,
+    /// Deepest node seen at any sample during the run.
+    pub max_depth_seen: u32,
+    /// Parent changes, all nodes, all trees.
+    pub parent_changes: u64,
+    /// Parent changes after the first flow started.
+    pub parent_changes_during_traffic: u64,
+    /// Non-sink nodes without a route at the end.
+    pub unrouted_nodes: usize,
+}
+
+/// One flow's figures.
+#[derive(Clone, Debug, Serialize)]
+pub struct FlowSummary {
+    /// Flow id.
+    pub id: u32,
+    /// Source node.
+    pub source: u16,
+    /// Sink node.
+    pub sink: u16,
+    /// Packets generated.
+    pub originated: u64,
+    /// Unique packets delivered.
+    pub delivered: u64,
+    /// Delivered packets per second of the flow's active time.
+    pub goodput_pps: f64,
+    /// delivered / originated.
+    pub delivery_ratio: f64,
+    /// Mean end-to-end delay, ms.
+    pub mean_delay_ms: f64,
+    /// Mean hops of delivered packets.
+    pub mean_hops: f64,
+}
+
+/// Network-wide totals.
+#[derive(Clone, Debug, Serialize)]
+pub struct Totals {
+    /// Packets generated.
+    pub originated: u64,
+    /// Unique packets delivered.
+    pub delivered: u64,
+    /// delivered / originated.
+    pub delivery_ratio: f64,
+    /// Mean per-flow goodput, packets/s.
+    pub mean_goodput_pps: f64,
+    /// Smallest per-flow goodput.
+    pub min_goodput_pps: f64,
+    /// Largest per-flow goodput.
+    pub max_goodput_pps: f64,
+    /// Data frames on the air (each attempt).
+    pub data_frames: u64,
+    /// Beacon frames on the air.
+    pub beacon_frames: u64,
+    /// ACKs sent.
+    pub ack_frames: u64,
+    /// Queue-full drops.
+    pub queue_drops: u64,
+    /// Drops after the last link retransmission.
+    pub mac_drops: u64,
+    /// Packets sent without a route.
+    pub no_route_drops: u64,
+    /// Duplicates suppressed in the network.
+    pub duplicates_suppressed: u64,
+    /// Malformed frames dropped.
+    pub malformed_frames: u64,
+    /// Invariant checks (all must be 0).
+    pub invariant_violations: Invariants,
+}
+
+/// Counters of broken invariants; every one must be zero.
+#[derive(Clone, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct Invariants {
+    /// Packets delivered twice to a sink application.
+    pub duplicate_deliveries: u64,
+    /// Packets delivered that were never originated.
+    pub phantom_deliveries: u64,
+    /// Queue found above its bound.
+    pub queue_overflows: u64,
+    /// Nodes whose accepted-frame and send_done counts differ by more than the one in flight.
+    pub send_done_mismatch: u64,
+}
+
+/// One row of the network time series.
+#[derive(Clone, Debug, Serialize)]
+pub struct NetSample {
+    /// End of the bin, s.
+    pub t_s: f64,
+    /// Deepest routed node.
+    pub max_depth: u32,
+    /// Mean depth of routed nodes.
+    pub mean_depth: f64,
+    /// Routed non-sink nodes.
+    pub routed: usize,
+    /// Cumulative parent changes.
+    pub parent_changes: u64,
+    /// Packets delivered in the bin, all flows.
+    pub delivered: u64,
+    /// Sum of queue lengths.
+    pub queued: usize,
+}
+
+/// Everything a run produced.
+pub struct RunResult {
+    /// Headline numbers.
+    pub summary: Summary,
+    /// Network time series.
+    pub series: Vec<NetSample>,
+    /// Node positions.
+    pub positions: Vec<Position>,
+    /// The network at the end (per-node stats, parents, flows).
+    pub network: Network,
+    /// Time-series bin width.
+    pub bin: Duration,
+}
+
+/// Options of one run.
+pub struct RunOptions<'a> {
+    /// Override the scenario's seed.
+    pub seed: Option<u64>,
+    /// Directory for the trace and pcap files (when the scenario asks for them).
+    pub out_dir: Option<PathBuf>,
+    /// Called with the fraction done, about every simulated bin.
+    pub progress: Option<&'a mut dyn FnMut(f64)>,
+}
+
+/// Build the positions, links and noise of a scenario (shared by `run` and tools).
+pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunError> {
+    let mut prng = stream(sc.topology.seed, 0, 0, Purpose::Placement);
+    let layout = match &sc.topology.layout {
+        crate::topology::Placement::File { path } => crate::topology::Placement::File {
+            path: sc.resolve(path).to_string_lossy().into_owned(),
+        },
+        other => other.clone(),
+    };
+    let positions = place(&layout, Path::new(""), &mut prng).map_err(|e| RunError::Input(e.to_string()))?;
+    let noise_cfg = match &sc.radio.noise {
+        NoiseConfig::Cpm { trace, history, reset_gap_s, max_samples } => NoiseConfig::Cpm {
+            trace: sc.resolve(trace).to_string_lossy().into_owned(),
+            history: *history,
+            reset_gap_s: *reset_gap_s,
+            max_samples: *max_samples,
+        },
+        NoiseConfig::Replay { trace } => NoiseConfig::Replay { trace: sc.resolve(trace).to_string_lossy().into_owned() },
+        other => other.clone(),
+    };
+    let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| RunError::Input(e.to_string()))?;
+    let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
+    let links = match &sc.topology.gains_file {
+        Some(g) => read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?,
+        None => generate_links(&positions, &sc.radio.link, sc.topology.seed, min_rx)
+            .map_err(|e| RunError::Input(e.to_string()))?,
+    };
+    if links.n() != positions.len() {
+        return Err(RunError::Config(format!(
+            "topology.gains_file has {} nodes but the layout has {}",
+            links.n(),
+            positions.len()
+        )));
+    }
+    Ok((positions, links, noise))
+}
+
+/// Run a scenario to its end.
+pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
+    let seed = opts.seed.unwrap_or(sc.seed);
+    let mac = sc.mac().map_err(RunError::Config)?;
+    let (positions, links, noise) = build_topology(sc)?;
+    let n = positions.len();
+    let sinks: Vec<NodeId> = sc.topology.sinks.iter().map(|&s| NodeId(s)).collect();
+    for s in &sinks {
+        if s.index() >= n {
+            return Err(RunError::Config(format!("topology.sinks: node {} does not exist ({} nodes)", s.0, n)));
+        }
+    }
+    let static_parents = match sc.routing.kind {
+        RoutingKind::Mhlqi => None,
+        RoutingKind::Static => {
+            let path = sc
+                .routing
+                .tree_file
+                .as_ref()
+                .ok_or_else(|| RunError::Config("routing.tree_file is required with routing.kind = \"static\"".into()))?;
+            if sinks.len() != 1 {
+                return Err(RunError::Config("a static tree supports exactly one sink".into()));
+            }
+            let tree = read_tree(&sc.resolve(path)).map_err(|e| RunError::Input(e.to_string()))?;
+            if tree.len() != n {
+                return Err(RunError::Config(format!("routing.tree_file has {} nodes, the layout {}", tree.len(), n)));
+            }
+            Some(vec![(0..n).map(|i| (tree.parent[i], tree.hops[i])).collect()])
+        }
+    };
+    let end = Instant::ZERO + Duration::from_secs_f64(sc.duration_s);
+    let mut flows = Vec::new();
+    for (k, f) in sc.flows.iter().enumerate() {
+        let sink = NodeId(f.sink.unwrap_or(sc.topology.sinks[0]));
+        let sources: Vec<u16> = match &f.sources {
+            Sources::Keyword(_) => (0..n as u16).filter(|i| !sc.topology.sinks.contains(i)).collect(),
+            Sources::One(s) => vec![*s],
+            Sources::List(l) => l.clone(),
+        };
+        for s in sources {
+            if s as usize >= n {
+                return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
+            }
+            flows.push(FlowSpec {
+                source: NodeId(s),
+                sink,
+                rate_pps: f.rate_pps,
+                start: Instant::ZERO + Duration::from_secs_f64(f.start_s),
+                stop: f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)),
+                count: f.count,
+                payload_bytes: f.payload_bytes,
+            });
+        }
+    }
+    let mut tracer = Tracer::new();
+    if let Some(dir) = &opts.out_dir {
+        let open = |name: &str| {
+            let p = dir.join(name);
+            std::fs::File::create(&p).map_err(|source| RunError::Output { path: p.display().to_string(), source })
+        };
+        if sc.output.trace {
+            tracer = tracer.with_csv(open("trace.csv")?).map_err(|source| RunError::Output { path: "trace.csv".into(), source })?;
+        }
+        if sc.output.pcap {
+            tracer = tracer.with_pcap(open("frames.pcap")?).map_err(|source| RunError::Output { path: "frames.pcap".into(), source })?;
+        }
+    }
+    let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
+    let spec = NetworkSpec {
+        seed,
+        duration: end - Instant::ZERO,
+        links,
+        noise,
+        noise_offsets: sc.radio.noise_offsets,
+        mac: mac.clone(),
+        chan: ChannelOptions { prr_length_scaling: sc.radio.prr_length_scaling, false_ack_prob: sc.radio.false_ack_prob },
+        sinks: sinks.clone(),
+        mhlqi: sc.routing.mhlqi.clone(),
+        reverse: sc.routing.reverse.clone(),
+        static_parents,
+        freeze_at: sc.routing.freeze_after_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s)),
+        flows,
+        bin,
+        tracer,
+    };
+    let mut net = Network::new(spec);
+    let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
+    let wall = WallInstant::now();
+    let mut series = Vec::new();
+    let mut t = Instant::ZERO;
+    let mut changes_at_traffic_start = None;
+    let mut last_delivered = 0u64;
+    let mut max_depth_seen = 0;
+    while t < end {
+        let next = (t + bin).min(end);
+        if changes_at_traffic_start.is_none() && next > traffic_start {
+            net.run_until(traffic_start);
+            changes_at_traffic_start = Some(total_parent_changes(&net));
+        }
+        net.run_until(next);
+        t = next;
+        let s = sample(&net, t, &mut last_delivered);
+        max_depth_seen = max_depth_seen.max(s.max_depth);
+        series.push(s);
+        if let Some(p) = opts.progress.as_mut() {
+            p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
+        }
+    }
+    let wall_seconds = wall.elapsed().as_secs_f64();
+    let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
+    let summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, changes_at_traffic_start.unwrap_or(0));
+    Ok(RunResult { summary, series, positions, network: net, bin })
+}
+
+fn total_parent_changes(net: &Network) -> u64 {
+    (0..net.len()).map(|i| net.node_stats(i).parent_changes as u64).sum()
+}
+
+fn depths(net: &Network) -> (u32, f64, usize) {
+    let (mut max, mut sum, mut routed) = (0u32, 0u64, 0usize);
+    for i in 0..net.len() {
+        if net.sinks().contains(&NodeId(i as u16)) {
+            continue;
+        }
+        for ti in 0..net.sinks().len() {
+            if let Some(h) = net.hop_count(i, ti) {
+                if net.parent(i, ti).is_some() {
+                    max = max.max(h as u32);
+                    sum += h as u64;
+                    routed += 1;
+                }
+            }
+        }
+    }
+    (max, if routed > 0 { sum as f64 / routed as f64 } else { 0.0 }, routed)
+}
+
+fn sample(net: &Network, t: Instant, last: &mut u64) -> NetSample {
+    let (max_depth, mean_depth, routed) = depths(net);
+    let delivered: u64 = net.flows().iter().map(|f| f.delivered).sum();
+    let d = delivered - *last;
+    *last = delivered;
+    NetSample {
+        t_s: t.as_secs_f64(),
+        max_depth,
+        mean_depth,
+        routed,
+        parent_changes: total_parent_changes(net),
+        delivered: d,
+        queued: (0..net.len()).map(|i| net.queue_len(i)).sum(),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn summarize(
+    sc: &Scenario,
+    seed: u64,
+    preset: &str,
+    net: &Network,
+    wall_seconds: f64,
+    trace_sha256: String,
+    max_depth_seen: u32,
+    changes_before_traffic: u64,
+) -> Summary {
+    let end = net.end();
+    let flows: Vec<FlowSummary> = net
+        .flows()
+        .iter()
+        .map(|f| {
+            let active = (f.stop.min(end) - f.start).as_secs_f64();
+            FlowSummary {
+                id: f.id,
+                source: f.source.0,
+                sink: f.sink.0,
+                originated: f.originated,
+                delivered: f.delivered,
+                goodput_pps: if active > 0.0 { f.delivered as f64 / active } else { 0.0 },
+                delivery_ratio: ratio(f.delivered, f.originated),
+                mean_delay_ms: if f.delivered > 0 { f.delay_sum_ns as f64 / f.delivered as f64 / 1e6 } else { 0.0 },
+                mean_hops: if f.delivered > 0 { f.hops_sum as f64 / f.delivered as f64 } else { 0.0 },
+            }
+        })
+        .collect();
+    let sum = |g: fn(&crate::network::NodeStats) -> u64| (0..net.len()).map(|i| g(net.node_stats(i))).sum::<u64>();
+    let originated: u64 = flows.iter().map(|f| f.originated).sum();
+    let delivered: u64 = flows.iter().map(|f| f.delivered).sum();
+    let gp: Vec<f64> = flows.iter().map(|f| f.goodput_pps).collect();
+    let mut inv = Invariants::default();
+    for f in net.flows() {
+        inv.duplicate_deliveries += f.duplicate_deliveries;
+        inv.phantom_deliveries += f.phantom_deliveries;
+    }
+    for i in 0..net.len() {
+        let s = net.node_stats(i);
+        inv.queue_overflows += s.queue_overflows;
+        if s.frames_accepted < s.send_done || s.frames_accepted - s.send_done > 1 {
+            inv.send_done_mismatch += 1;
+        }
+    }
+    let (max_depth, mean_depth, routed) = depths(net);
+    let parent_changes = total_parent_changes(net);
+    let (_, acks) = net.frames_on_air();
+    Summary {
+        scenario: sc.name.clone(),
+        seed,
+        preset: preset.into(),
+        protocol: sc.protocol.name().into(),
+        sim_seconds: end.as_secs_f64(),
+        wall_seconds,
+        events: net.events(),
+        nodes: net.len(),
+        trace_sha256,
+        routing: RoutingSummary {
+            max_depth,
+            mean_depth,
+            max_depth_seen,
+            parent_changes,
+            parent_changes_during_traffic: parent_changes - changes_before_traffic.min(parent_changes),
+            unrouted_nodes: net.len().saturating_sub(net.sinks().len()) * net.sinks().len() - routed,
+        },
+        totals: Totals {
+            originated,
+            delivered,
+            delivery_ratio: ratio(delivered, originated),
+            mean_goodput_pps: if gp.is_empty() { 0.0 } else { gp.iter().sum::<f64>() / gp.len() as f64 },
+            min_goodput_pps: gp.iter().copied().fold(f64::INFINITY, f64::min).min(if gp.is_empty() { 0.0 } else { f64::INFINITY }),
+            max_goodput_pps: gp.iter().copied().fold(0.0, f64::max),
+            data_frames: sum(|s| s.data_tx),
+            beacon_frames: sum(|s| s.beacon_tx),
+            ack_frames: acks,
+            queue_drops: sum(|s| s.queue_drops),
+            mac_drops: sum(|s| s.mac_drops),
+            no_route_drops: sum(|s| s.no_route_drops),
+            duplicates_suppressed: sum(|s| s.duplicates),
+            malformed_frames: sum(|s| s.malformed),
+            invariant_violations: inv,
+        },
+        flows,
+    }
+}
+
+fn ratio(a: u64, b: u64) -> f64 {
+    if b == 0 {
+        0.0
+    } else {
+        a as f64 / b as f64
+    }
+}

@@ -1,0 +1,453 @@
+//! Scenario files: TOML describing topology, radio, MAC preset, routing, flows, protocol,
+//! duration, seed and outputs.
+//!
+//! Loading is `text → TOML document → --set overrides → typed Scenario`. Unknown keys are errors
+//! (a typo never silently falls back to a default), and every error names the field and, for
+//! keys written in the file, the line.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::mac::MacConfig;
+use crate::radio::noise::NoiseConfig;
+use crate::routing::mhlqi::MhlqiConfig;
+use crate::routing::reverse::ReverseConfig;
+use crate::topology::{LinkModel, Placement};
+
+/// A complete scenario.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name, used in outputs.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: String,
+    /// Master seed of every random stream of the run.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// Simulated duration, seconds.
+    pub duration_s: f64,
+    /// Node placement and sinks.
+    pub topology: TopologyConfig,
+    /// Channel model.
+    #[serde(default)]
+    pub radio: RadioConfig,
+    /// MAC preset and overrides (any field of [`MacConfig`]); resolved by [`Scenario::mac`].
+    #[serde(default)]
+    pub mac: toml::Table,
+    /// Tree routing.
+    #[serde(default)]
+    pub routing: RoutingConfig,
+    /// The protocol every node runs.
+    #[serde(default)]
+    pub protocol: ProtocolConfig,
+    /// Traffic.
+    #[serde(default)]
+    pub flows: Vec<FlowConfig>,
+    /// What to write.
+    #[serde(default)]
+    pub output: OutputConfig,
+    /// Directory that relative paths in the scenario are resolved against (not a TOML key).
+    #[serde(skip)]
+    pub base_dir: PathBuf,
+}
+
+fn one() -> u64 {
+    1
+}
+
+/// Placement, sinks and (optionally) measured gains.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TopologyConfig {
+    /// Where the nodes are.
+    pub layout: Placement,
+    /// Sink (tree root) node ids.
+    #[serde(default = "default_sinks")]
+    pub sinks: Vec<u16>,
+    /// Seed of placement and shadowing: fixed by default so that a topology is the same "testbed"
+    /// whatever the run seed.
+    #[serde(default = "one")]
+    pub seed: u64,
+    /// TOSSIM gain file to use instead of the generated link gains.
+    #[serde(default)]
+    pub gains_file: Option<String>,
+}
+
+fn default_sinks() -> Vec<u16> {
+    vec![0]
+}
+
+/// Channel model options.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RadioConfig {
+    /// Log-normal shadowing link model.
+    pub link: LinkModel,
+    /// Noise model.
+    pub noise: NoiseConfig,
+    /// Links whose received power is below (lowest noise − margin) are pruned: they can neither
+    /// be decoded nor add noticeable energy [REC spec §2.3: 15 dB].
+    pub prune_margin_db: f64,
+    /// Add each node's noise-floor offset δ_i (hardware variance) to its noise [REC spec §2.2].
+    pub noise_offsets: bool,
+    /// Scale the PRR exponent with frame length instead of TOSSIM's fixed 46 [AMBIG-3 → off].
+    pub prr_length_scaling: bool,
+    /// Probability that a lost unicast frame still triggers the sender's ACK [CODE t2: 0.001].
+    pub false_ack_prob: f64,
+}
+
+impl Default for RadioConfig {
+    fn default() -> Self {
+        RadioConfig {
+            link: LinkModel::default(),
+            noise: NoiseConfig::Cpm {
+                trace: "data/noise/meyer-heavy.txt".into(),
+                history: 20,
+                reset_gap_s: 10.0,
+                max_samples: None,
+            },
+            prune_margin_db: 15.0,
+            noise_offsets: true,
+            prr_length_scaling: false,
+            false_ack_prob: 0.001,
+        }
+    }
+}
+
+/// Which routing the nodes run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RoutingKind {
+    /// MultiHopLQI with dynamic parents (spec §6.1).
+    Mhlqi,
+    /// A fixed tree read from `tree_file` (beacons are still sent, as frozen MultiHopLQI).
+    Static,
+}
+
+/// Routing options.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RoutingConfig {
+    /// Dynamic MultiHopLQI or a static tree.
+    pub kind: RoutingKind,
+    /// CSV with `node,parent` columns (parent −1 for the sink), for `kind = "static"`.
+    pub tree_file: Option<String>,
+    /// Freeze every parent at this time (seconds); beacons continue.
+    pub freeze_after_s: Option<f64>,
+    /// MultiHopLQI parameters.
+    pub mhlqi: MhlqiConfig,
+    /// Reverse-path (children table) parameters.
+    pub reverse: ReverseConfig,
+}
+
+impl Default for RoutingConfig {
+    fn default() -> Self {
+        RoutingConfig {
+            kind: RoutingKind::Mhlqi,
+            tree_file: None,
+            freeze_after_s: None,
+            mhlqi: MhlqiConfig::default(),
+            reverse: ReverseConfig::default(),
+        }
+    }
+}
+
+/// The protocol run on top of the MAC.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ProtocolConfig {
+    /// Fixed-rate best-effort collection over the generic collection forwarder.
+    BestEffort,
+}
+
+impl Default for ProtocolConfig {
+    fn default() -> Self {
+        ProtocolConfig::BestEffort
+    }
+}
+
+impl ProtocolConfig {
+    /// Name for reports.
+    pub fn name(&self) -> &'static str {
+        match self {
+            ProtocolConfig::BestEffort => "best_effort",
+        }
+    }
+}
+
+/// Which nodes a flow entry covers.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum Sources {
+    /// `"all"`: every node that is not a sink (one flow each).
+    Keyword(String),
+    /// One node.
+    One(u16),
+    /// A list of nodes (one flow each).
+    List(Vec<u16>),
+}
+
+/// One traffic entry (expanded to one flow per source).
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FlowConfig {
+    /// Source node(s).
+    pub sources: Sources,
+    /// Destination sink (default: the first sink).
+    #[serde(default)]
+    pub sink: Option<u16>,
+    /// Offered rate, packets per second.
+    pub rate_pps: f64,
+    /// Start time, s (each source starts at a random phase within one interval after it).
+    #[serde(default)]
+    pub start_s: f64,
+    /// Stop time, s (default: end of run).
+    #[serde(default)]
+    pub stop_s: Option<f64>,
+    /// Stop after this many packets.
+    #[serde(default)]
+    pub count: Option<u64>,
+    /// Application payload per packet, bytes.
+    #[serde(default = "default_payload")]
+    pub payload_bytes: usize,
+    /// Demand, packets per second (used by rate-allocating protocols; informational here).
+    #[serde(default)]
+    pub demand_pps: Option<f64>,
+}
+
+fn default_payload() -> usize {
+    64
+}
+
+/// Output switches.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Write the packet trace `trace.csv`.
+    pub trace: bool,
+    /// Write every frame on the air to `frames.pcap` (IEEE 802.15.4 link type).
+    pub pcap: bool,
+    /// Write PNG/SVG plots.
+    pub plots: bool,
+    /// Bin width of the time series, s.
+    pub timeseries_bin_s: f64,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        OutputConfig { trace: false, pcap: false, plots: true, timeseries_bin_s: 10.0 }
+    }
+}
+
+/// Why a scenario could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    /// The file could not be read.
+    #[error("cannot read scenario {path}: {source}")]
+    Io {
+        /// Path.
+        path: String,
+        /// Cause.
+        source: std::io::Error,
+    },
+    /// TOML syntax or a field with a bad value (the message names field and line).
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// File name or "built-in scenario".
+        origin: String,
+        /// What is wrong, with field and line.
+        message: String,
+    },
+}
+
+/// Built-in scenarios, by name.
+pub const BUILTIN: [(&str, &str); 2] = [
+    ("office40", include_str!("../../../scenarios/office40.toml")),
+    ("lrwpan40", include_str!("../../../scenarios/bench/lrwpan40.toml")),
+];
+
+impl Scenario {
+    /// Load a scenario from a file path or a built-in name, applying `key=value` overrides.
+    pub fn load(spec: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
+        let path = Path::new(spec);
+        if path.exists() {
+            let text = std::fs::read_to_string(path)
+                .map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
+            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            return Self::from_toml(&text, spec, base, overrides);
+        }
+        match BUILTIN.iter().find(|(n, _)| *n == spec) {
+            Some((_, text)) => Self::from_toml(text, &format!("built-in scenario {spec}"), builtin_base(), overrides),
+            None => Err(ScenarioError::Io {
+                path: spec.into(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "no such file, and not a built-in scenario (built-ins: {})",
+                        BUILTIN.iter().map(|b| b.0).collect::<Vec<_>>().join(", ")
+                    ),
+                ),
+            }),
+        }
+    }
+
+    /// Parse scenario text. `origin` names the source in error messages.
+    pub fn from_toml(
+        text: &str,
+        origin: &str,
+        base_dir: PathBuf,
+        overrides: &[String],
+    ) -> Result<Scenario, ScenarioError> {
+        let invalid = |message: String| ScenarioError::Invalid { origin: origin.into(), message };
+        let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+        for o in overrides {
+            apply_override(&mut doc, o).map_err(invalid)?;
+        }
+        let text = doc.to_string();
+        let mut sc: Scenario = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        sc.base_dir = base_dir;
+        sc.validate().map_err(invalid)?;
+        Ok(sc)
+    }
+
+    /// The resolved MAC configuration: the preset named by `mac.preset` (default
+    /// `tinyos1_tenet`) with every other key of `[mac]` overriding the preset's value.
+    pub fn mac(&self) -> Result<MacConfig, String> {
+        let name = match self.mac.get("preset") {
+            None => "tinyos1_tenet",
+            Some(toml::Value::String(s)) => s.as_str(),
+            Some(_) => return Err("mac.preset must be a string".into()),
+        };
+        let base = MacConfig::preset(name).ok_or_else(|| {
+            format!("mac.preset: unknown preset `{name}` (known: {})", MacConfig::PRESETS.join(", "))
+        })?;
+        let mut table = toml::Table::try_from(&base).map_err(|e| e.to_string())?;
+        for (k, v) in &self.mac {
+            if k == "preset" {
+                continue;
+            }
+            match table.get_mut(k) {
+                Some(slot) => *slot = v.clone(),
+                None => return Err(format!("mac.{k}: unknown MAC parameter")),
+            }
+        }
+        let cfg: MacConfig = table.try_into().map_err(|e: toml::de::Error| format!("mac: {}", e.message()))?;
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    /// Resolve a path written in the scenario.
+    pub fn resolve(&self, p: &str) -> PathBuf {
+        resolve_path(&self.base_dir, p)
+    }
+
+    fn validate(&self) -> Result<(), String> {
+        if !(self.duration_s > 0.0 && self.duration_s.is_finite()) {
+            return Err("duration_s must be a positive number of seconds".into());
+        }
+        if self.topology.sinks.is_empty() {
+            return Err("topology.sinks must name at least one sink".into());
+        }
+        for (i, f) in self.flows.iter().enumerate() {
+            if !(f.rate_pps > 0.0 && f.rate_pps.is_finite()) {
+                return Err(format!("flows[{i}].rate_pps must be > 0"));
+            }
+            if let Sources::Keyword(k) = &f.sources {
+                if k != "all" {
+                    return Err(format!("flows[{i}].sources: expected \"all\", a node id or a list, got \"{k}\""));
+                }
+            }
+            if let Some(s) = f.sink {
+                if !self.topology.sinks.contains(&s) {
+                    return Err(format!("flows[{i}].sink: node {s} is not in topology.sinks"));
+                }
+            }
+        }
+        if !(self.output.timeseries_bin_s > 0.0) {
+            return Err("output.timeseries_bin_s must be > 0".into());
+        }
+        self.mac()?;
+        Ok(())
+    }
+}
+
+/// Where the data files of built-in scenarios live: the project root this binary was built from.
+pub fn builtin_base() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+fn resolve_path(base: &Path, p: &str) -> PathBuf {
+    let direct = base.join(p);
+    if direct.exists() {
+        return direct;
+    }
+    // Scenario files refer to `data/...`; accept them relative to any ancestor (so files in
+    // scenarios/bench/ and scenarios/ both find the project's data/ folder).
+    let mut dir = Some(base);
+    while let Some(d) = dir {
+        let c = d.join(p);
+        if c.exists() {
+            return c;
+        }
+        dir = d.parent();
+    }
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p);
+    if root.exists() {
+        return root;
+    }
+    direct
+}
+
+/// Apply one `key.path=value` override to a TOML document. The value is parsed as TOML
+/// (number, bool, string, array, inline table) and taken as a bare string if that fails.
+pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<(), String> {
+    let (key, raw) = spec
+        .split_once('=')
+        .ok_or_else(|| format!("--set {spec}: expected KEY=VALUE (e.g. mac.max_retries=2)"))?;
+    let key = key.trim();
+    if key.is_empty() {
+        return Err(format!("--set {spec}: empty key"));
+    }
+    let value: toml_edit::Value = match format!("v = {}", raw.trim()).parse::<toml_edit::DocumentMut>() {
+        Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.trim().into()),
+        Err(_) => raw.trim().into(),
+    };
+    let parts: Vec<&str> = key.split('.').collect();
+    set_in(doc.as_table_mut(), &parts, value, key)
+}
+
+fn set_in(
+    table: &mut dyn toml_edit::TableLike,
+    parts: &[&str],
+    value: toml_edit::Value,
+    key: &str,
+) -> Result<(), String> {
+    let Some((head, rest)) = parts.split_first() else {
+        return Err(format!("--set {key}: empty key"));
+    };
+    if rest.is_empty() {
+        table.insert(head, toml_edit::Item::Value(value));
+        return Ok(());
+    }
+    if table.get(head).is_none() {
+        table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
+    }
+    let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
+    if let Ok(idx) = rest[0].parse::<usize>() {
+        let arr = child
+            .as_array_of_tables_mut()
+            .ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
+        let len = arr.len();
+        let t = arr
+            .get_mut(idx)
+            .ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
+        return set_in(t, &rest[1..], value, key);
+    }
+    let t = child
+        .as_table_like_mut()
+        .ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
+    set_in(t, rest, value, key)
+}

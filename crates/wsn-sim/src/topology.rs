@@ -1,0 +1,1105 @@
+//! Node placement and link gains (spec §2).
+//!
+//! - [`place`] puts nodes on a grid, in jittered grid cells ("uniform"), uniformly at random, on a
+//!   line, or where a CSV file says.
+//! - [`generate_links`] draws the directional link gains of the USC / Zuniga–Krishnamachari
+//!   log-normal shadowing model as TinyOS's `LinkLayerModel` tool does (spec §2.1–2.2), and keeps
+//!   only the links strong enough to matter (pruning, spec §2.3 [REC]). It uses a spatial index, so
+//!   its cost is O(N · neighbours), which makes 10 000+ nodes practical.
+//! - [`read_tossim_gains`] / [`write_tossim_gains`] read and write TOSSIM gain files
+//!   (`gain SRC DST G`, `noise ID MEAN SPREAD`).
+//!
+//! Gains exclude the transmit power (TOSSIM convention): received power = P_tx + G.
+
+use crate::radio::noise::box_muller;
+use crate::rng::{hash_unit, mix64, stream, Purpose, SimRng};
+use rand::Rng;
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// Minimum spacing enforced by the random placements (the LinkLayerModel's D0 default): a node
+/// drawn closer than this to an earlier node is redrawn. [CODE t2: LinkLayerModel.java, D0 = 1 m]
+pub const MIN_SPACING_M: f64 = 1.0;
+/// Draws per node before a random placement accepts a position closer than [`MIN_SPACING_M`]
+/// (LinkLayerModel retries without limit; we bound it so dense configurations terminate). [REC]
+pub const PLACEMENT_MAX_TRIES: u32 = 100;
+/// Largest chain. [REC: from the configuration format of this project]
+pub const MAX_CHAIN_NODES: usize = 10_000;
+/// Largest network any placement produces (node ids are `u32`; memory guard). [REC]
+pub const MAX_NODES: usize = 1_000_000;
+/// Shadowing tail ignored by the spatial cut-off of [`generate_links`]: pairs whose gain would
+/// need a draw above +4σ to reach the threshold are not evaluated (P(X > 4σ) = 3.2·10⁻⁵). [REC]
+pub const SHADOWING_TAIL_SIGMAS: f64 = 4.0;
+/// Mean noise floor assumed when none is given (LinkLayerModel default NOISE_FLOOR).
+/// [CODE t2: LinkLayerModel.java]
+pub const DEFAULT_NOISE_FLOOR_DBM: f64 = -105.0;
+/// Salt that separates the shadowing hash stream from other users of `hash_unit` ("SHADOW_X").
+/// [DERIVED: arbitrary constant]
+const SHADOW_SALT: u64 = 0x5348_4144_4f57_5f58;
+/// Salt of the second uniform of a pair's Box–Muller draw ("SHADOW_2"). [DERIVED]
+const SHADOW_SALT2: u64 = 0x5348_4144_4f57_5f32;
+
+/// A node position in metres.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct Position {
+    /// x coordinate, m.
+    pub x: f64,
+    /// y coordinate, m.
+    pub y: f64,
+}
+
+impl Position {
+    /// Euclidean distance to `o`, m.
+    pub fn distance(&self, o: &Position) -> f64 {
+        (self.x - o.x).hypot(self.y - o.y)
+    }
+}
+
+/// How nodes are placed (scenario key `kind`).
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Placement {
+    /// Row-major grid with `ceil(sqrt(nodes))` columns; node 0 at (0, 0).
+    Grid {
+        /// Number of nodes.
+        nodes: usize,
+        /// Distance between neighbouring grid points, m.
+        spacing_m: f64,
+    },
+    /// One node per cell of a cols × rows grid covering the area, at a random point in its cell
+    /// (LinkLayerModel's "uniform" topology).
+    Uniform {
+        /// Number of nodes.
+        nodes: usize,
+        /// Width of the area, m.
+        width_m: f64,
+        /// Height of the area, m.
+        height_m: f64,
+    },
+    /// Uniformly random in the rectangle.
+    Random {
+        /// Number of nodes.
+        nodes: usize,
+        /// Width of the area, m.
+        width_m: f64,
+        /// Height of the area, m.
+        height_m: f64,
+    },
+    /// On the x axis, node i at (i · spacing, 0); at most 10 000 nodes.
+    Chain {
+        /// Number of nodes.
+        nodes: usize,
+        /// Distance between neighbours, m.
+        spacing_m: f64,
+    },
+    /// A CSV file with a header containing `node,x_m,y_m` (other columns ignored); ids 0..n−1
+    /// in any order. The path is relative to the base directory.
+    File {
+        /// Path of the CSV file.
+        path: String,
+    },
+}
+
+/// Errors of placement, link generation and gain files.
+#[derive(Debug, thiserror::Error)]
+pub enum TopologyError {
+    /// A file could not be read or written.
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A line of an input file is malformed.
+    #[error("{}:{line}: {msg}", path.display())]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: u64,
+        /// What is wrong.
+        msg: String,
+    },
+    /// A parameter is out of range or inconsistent.
+    #[error("invalid topology: {0}")]
+    Invalid(String),
+}
+
+fn invalid<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
+    Err(TopologyError::Invalid(msg.into()))
+}
+
+fn check_count(nodes: usize, max: usize) -> Result<(), TopologyError> {
+    if nodes == 0 || nodes > max {
+        return invalid(format!("node count {nodes} outside 1..={max}"));
+    }
+    Ok(())
+}
+
+fn check_len(name: &str, v: f64) -> Result<(), TopologyError> {
+    if !(v.is_finite() && v > 0.0) {
+        return invalid(format!("{name} must be a positive number of metres, got {v}"));
+    }
+    Ok(())
+}
+
+/// Smallest `c` with `c² ≥ n`.
+fn ceil_sqrt(n: usize) -> usize {
+    let mut c = (n as f64).sqrt() as usize;
+    while c * c < n {
+        c += 1;
+    }
+    while c > 1 && (c - 1) * (c - 1) >= n {
+        c -= 1;
+    }
+    c.max(1)
+}
+
+/// Cell index of the minimum-spacing check (cells of side [`MIN_SPACING_M`]).
+struct SpacingIndex {
+    cells: HashMap<(i64, i64), Vec<Position>>,
+}
+
+impl SpacingIndex {
+    fn cell(p: &Position) -> (i64, i64) {
+        (
+            (p.x / MIN_SPACING_M).floor() as i64,
+            (p.y / MIN_SPACING_M).floor() as i64,
+        )
+    }
+    fn too_close(&self, p: &Position) -> bool {
+        let (cx, cy) = Self::cell(p);
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if let Some(v) = self.cells.get(&(cx + dx, cy + dy)) {
+                    if v.iter().any(|q| q.distance(p) < MIN_SPACING_M) {
+                        return true;
+                    }
+                }
+            }
+        }
+        false
+    }
+    fn insert(&mut self, p: Position) {
+        self.cells.entry(Self::cell(&p)).or_default().push(p);
+    }
+}
+
+/// Places the nodes. Random placements draw from `rng` (use the run's
+/// `Purpose::Placement` stream); file paths are resolved against `base_dir`.
+pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Position>, TopologyError> {
+    match *p {
+        Placement::Grid { nodes, spacing_m } => {
+            check_count(nodes, MAX_NODES)?;
+            check_len("spacing_m", spacing_m)?;
+            let cols = ceil_sqrt(nodes);
+            Ok((0..nodes)
+                .map(|i| Position {
+                    x: (i % cols) as f64 * spacing_m,
+                    y: (i / cols) as f64 * spacing_m,
+                })
+                .collect())
+        }
+        Placement::Chain { nodes, spacing_m } => {
+            check_count(nodes, MAX_CHAIN_NODES)?;
+            check_len("spacing_m", spacing_m)?;
+            Ok((0..nodes)
+                .map(|i| Position {
+                    x: i as f64 * spacing_m,
+                    y: 0.0,
+                })
+                .collect())
+        }
+        Placement::Uniform {
+            nodes,
+            width_m,
+            height_m,
+        } => {
+            check_count(nodes, MAX_NODES)?;
+            check_len("width_m", width_m)?;
+            check_len("height_m", height_m)?;
+            // Columns ≈ √(n·W/H) so that the cells are close to square.
+            let cols = ((nodes as f64 * width_m / height_m).sqrt().ceil() as usize).clamp(1, nodes);
+            let rows = nodes.div_ceil(cols);
+            let (cw, ch) = (width_m / cols as f64, height_m / rows as f64);
+            Ok(spaced(nodes, rng, |i, rng| Position {
+                x: ((i % cols) as f64 + rng.gen::<f64>()) * cw,
+                y: ((i / cols) as f64 + rng.gen::<f64>()) * ch,
+            }))
+        }
+        Placement::Random {
+            nodes,
+            width_m,
+            height_m,
+        } => {
+            check_count(nodes, MAX_NODES)?;
+            check_len("width_m", width_m)?;
+            check_len("height_m", height_m)?;
+            Ok(spaced(nodes, rng, |_, rng| Position {
+                x: rng.gen::<f64>() * width_m,
+                y: rng.gen::<f64>() * height_m,
+            }))
+        }
+        Placement::File { ref path } => read_positions(&base_dir.join(path)),
+    }
+}
+
+/// Draws `n` positions with `draw`, redrawing a position closer than [`MIN_SPACING_M`] to an
+/// earlier node up to [`PLACEMENT_MAX_TRIES`] times (then the last draw is kept).
+fn spaced(
+    n: usize,
+    rng: &mut SimRng,
+    mut draw: impl FnMut(usize, &mut SimRng) -> Position,
+) -> Vec<Position> {
+    let mut idx = SpacingIndex {
+        cells: HashMap::new(),
+    };
+    let mut out = Vec::with_capacity(n);
+    for i in 0..n {
+        let mut p = draw(i, rng);
+        let mut tries = 1;
+        while tries < PLACEMENT_MAX_TRIES && idx.too_close(&p) {
+            p = draw(i, rng);
+            tries += 1;
+        }
+        idx.insert(p);
+        out.push(p);
+    }
+    out
+}
+
+/// Reads a positions CSV (`node,x_m,y_m`, extra columns ignored).
+pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
+    let perr = |line: u64, msg: String| TopologyError::Parse {
+        path: path.to_path_buf(),
+        line,
+        msg,
+    };
+    let file = std::fs::File::open(path).map_err(|source| TopologyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut rdr = csv::ReaderBuilder::new()
+        .trim(csv::Trim::All)
+        .comment(Some(b'#'))
+        .from_reader(std::io::BufReader::new(file));
+    let headers = rdr
+        .headers()
+        .map_err(|e| perr(1, format!("cannot read the CSV header: {e}")))?
+        .clone();
+    let col = |name: &str| -> Result<usize, TopologyError> {
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| perr(1, format!("the header has no column `{name}` (need node,x_m,y_m)")))
+    };
+    let (cn, cx, cy) = (col("node")?, col("x_m")?, col("y_m")?);
+    let mut rows: Vec<(usize, Position, u64)> = Vec::new();
+    for rec in rdr.records() {
+        let rec = rec.map_err(|e| {
+            let line = e.position().map(|p| p.line()).unwrap_or(0);
+            perr(line, format!("malformed CSV record: {e}"))
+        })?;
+        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let field = |c: usize| rec.get(c).unwrap_or("");
+        let id: usize = field(cn)
+            .parse()
+            .map_err(|_| perr(line, format!("node id {:?} is not a non-negative integer", field(cn))))?;
+        let num = |c: usize, name: &str| -> Result<f64, TopologyError> {
+            field(c)
+                .parse::<f64>()
+                .ok()
+                .filter(|v| v.is_finite())
+                .ok_or_else(|| perr(line, format!("{name} {:?} is not a finite number", field(c))))
+        };
+        let pos = Position {
+            x: num(cx, "x_m")?,
+            y: num(cy, "y_m")?,
+        };
+        if rows.len() >= MAX_NODES {
+            return Err(perr(line, format!("more than {MAX_NODES} nodes")));
+        }
+        rows.push((id, pos, line));
+    }
+    let n = rows.len();
+    if n == 0 {
+        return Err(perr(1, "no nodes".into()));
+    }
+    let mut out: Vec<Option<Position>> = vec![None; n];
+    for (id, pos, line) in rows {
+        if id >= n {
+            return Err(perr(line, format!("node id {id} outside 0..{n} (ids must be 0..n−1)")));
+        }
+        if out[id].is_some() {
+            return Err(perr(line, format!("node id {id} appears twice")));
+        }
+        out[id] = Some(pos);
+    }
+    Ok(out.into_iter().map(|p| p.expect("all ids 0..n present")).collect())
+}
+
+fn d_tx() -> f64 {
+    0.0
+}
+fn d_n() -> f64 {
+    3.0
+}
+fn d_sigma() -> f64 {
+    3.0
+}
+fn d_pl() -> f64 {
+    55.0
+}
+fn d_d0() -> f64 {
+    1.0
+}
+fn d_floor() -> f64 {
+    DEFAULT_NOISE_FLOOR_DBM
+}
+fn d_s11() -> f64 {
+    3.7
+}
+fn d_s12() -> f64 {
+    -3.3
+}
+fn d_s22() -> f64 {
+    6.0
+}
+
+/// Parameters of the log-normal shadowing link model (spec §2.1–2.2). Defaults are
+/// LinkLayerModel's. [CODE t2: LinkLayerModel.java]
+#[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct LinkModel {
+    /// Transmit power of every node, dBm. [0.0; CODE t2: TossimPacketModelC.nc passes 0 dBm]
+    #[serde(default = "d_tx")]
+    pub tx_power_dbm: f64,
+    /// Path-loss exponent n. [3.0; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_n")]
+    pub path_loss_exponent: f64,
+    /// Shadowing standard deviation σ, dB. [3.0; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_sigma")]
+    pub shadowing_sigma_db: f64,
+    /// Path loss at the reference distance, dB. [55.0; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_pl")]
+    pub pl_d0_db: f64,
+    /// Reference distance D0, m; shorter distances are treated as D0. [1.0; CODE t2]
+    #[serde(default = "d_d0")]
+    pub d0_m: f64,
+    /// Mean noise floor P_n, dBm; node i's floor is P_n + δ_i. [−105.0; CODE t2]
+    #[serde(default = "d_floor")]
+    pub noise_floor_dbm: f64,
+    /// Variance of the noise floor, dB². [3.7; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_s11")]
+    pub s11: f64,
+    /// Covariance of noise floor and output power, dB². [−3.3; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_s12")]
+    pub s12: f64,
+    /// Variance of the output power, dB². [6.0; CODE t2: LinkLayerModel.java]
+    #[serde(default = "d_s22")]
+    pub s22: f64,
+}
+
+impl Default for LinkModel {
+    fn default() -> Self {
+        LinkModel {
+            tx_power_dbm: d_tx(),
+            path_loss_exponent: d_n(),
+            shadowing_sigma_db: d_sigma(),
+            pl_d0_db: d_pl(),
+            d0_m: d_d0(),
+            noise_floor_dbm: d_floor(),
+            s11: d_s11(),
+            s12: d_s12(),
+            s22: d_s22(),
+        }
+    }
+}
+
+impl LinkModel {
+    /// Checks the parameters, including LinkLayerModel's rules for S: S11, S22 ≥ 0,
+    /// |S12| ≤ √(S11·S22), and S11 = 0 only together with S22 = 0.
+    pub fn validate(&self) -> Result<(), TopologyError> {
+        let all = [
+            self.tx_power_dbm,
+            self.path_loss_exponent,
+            self.shadowing_sigma_db,
+            self.pl_d0_db,
+            self.d0_m,
+            self.noise_floor_dbm,
+            self.s11,
+            self.s12,
+            self.s22,
+        ];
+        if all.iter().any(|v| !v.is_finite()) {
+            return invalid("link model parameters must be finite numbers");
+        }
+        if self.path_loss_exponent <= 0.0 {
+            return invalid("path_loss_exponent must be > 0");
+        }
+        if self.shadowing_sigma_db < 0.0 {
+            return invalid("shadowing_sigma_db must be ≥ 0");
+        }
+        if self.d0_m <= 0.0 {
+            return invalid("d0_m must be > 0");
+        }
+        if self.s11 < 0.0 || self.s22 < 0.0 {
+            return invalid("s11 and s22 are variances and must be ≥ 0");
+        }
+        if self.s11 == 0.0 && self.s22 != 0.0 {
+            return invalid("s11 = 0 with s22 ≠ 0 is not allowed (LinkLayerModel rule)");
+        }
+        if self.s12.abs() > (self.s11 * self.s22).sqrt() * (1.0 + 1e-12) {
+            return invalid(format!(
+                "|s12| = {} exceeds √(s11·s22) = {}: S is not a covariance matrix",
+                self.s12.abs(),
+                (self.s11 * self.s22).sqrt()
+            ));
+        }
+        Ok(())
+    }
+
+    /// Cholesky factor (t11, t12, t22) of S. [CODE t2: LinkLayerModel.java obtainRadioPtPn]
+    fn cholesky(&self) -> (f64, f64, f64) {
+        if self.s11 == 0.0 {
+            return (0.0, 0.0, 0.0);
+        }
+        let t11 = self.s11.sqrt();
+        let t12 = self.s12 / t11;
+        let t22 = ((self.s11 * self.s22 - self.s12 * self.s12) / self.s11)
+            .max(0.0)
+            .sqrt();
+        (t11, t12, t22)
+    }
+}
+
+/// One directional link.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Link {
+    /// Receiver.
+    pub to: u32,
+    /// Gain in dB (negative), excluding the transmit power.
+    pub gain_db: f32,
+}
+
+/// The links of a network, per sender.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Links {
+    /// Per sender, sorted by `to`; gains exclude TX power (TOSSIM convention).
+    pub out: Vec<Vec<Link>>,
+    /// δ_i = NoiseFloor_i − P_n per node, dB.
+    pub noise_offset_db: Vec<f64>,
+    /// Transmit power per node, dBm (ΔP_i is already folded into the gains).
+    pub tx_power_dbm: Vec<f64>,
+}
+
+impl Links {
+    /// Gain from `from` to `to`, if the link exists (binary search).
+    pub fn gain(&self, from: usize, to: usize) -> Option<f32> {
+        let v = self.out.get(from)?;
+        let to = u32::try_from(to).ok()?;
+        v.binary_search_by_key(&to, |l| l.to)
+            .ok()
+            .map(|i| v[i].gain_db)
+    }
+
+    /// Number of nodes.
+    pub fn n(&self) -> usize {
+        self.out.len()
+    }
+
+    /// Number of directional links.
+    pub fn link_count(&self) -> usize {
+        self.out.iter().map(Vec::len).sum()
+    }
+}
+
+/// Hardware variance of node `i` (spec §2.2): (δ_i = NoiseFloor_i − P_n, ΔP_i), from the node's
+/// own `Purpose::Shadowing` stream.
+fn hardware_variance(seed: u64, i: u32, chol: (f64, f64, f64)) -> (f64, f64) {
+    let mut rng = stream(seed, 0, i, Purpose::Shadowing);
+    let (r1, r2) = box_muller(rng.gen::<f64>(), rng.gen::<f64>());
+    let (t11, t12, t22) = chol;
+    (t11 * r1, t12 * r1 + t22 * r2)
+}
+
+/// Standard-normal shadowing draw of the unordered pair {a, b}: depends only on the pair and the
+/// seed, never on the order in which pairs are visited.
+fn pair_normal(seed: u64, a: u32, b: u32) -> f64 {
+    let (lo, hi) = if a < b { (a, b) } else { (b, a) };
+    let s = mix64(seed ^ SHADOW_SALT);
+    let u1 = hash_unit(s, lo as u64, hi as u64);
+    let u2 = hash_unit(s ^ SHADOW_SALT2, lo as u64, hi as u64);
+    box_muller(u1, u2).0
+}
+
+/// Generates the links of the log-normal shadowing model:
+/// `G_i→j = −PL_D0 − 10·n·log10(d/D0) + X_ij + ΔP_i`, with `X_ij ~ N(0, σ²)` drawn once per
+/// unordered pair (shared by both directions, derived from `hash_unit` so it does not depend on
+/// enumeration order), `ΔP_i` and the noise offsets δ_i from the Cholesky factor of S with each
+/// node's `Purpose::Shadowing` stream, and `d < D0` clamped to D0. Only links with
+/// `tx_power + G ≥ min_rx_dbm` are kept (`min_rx_dbm = −∞` keeps all pairs, O(N²)).
+///
+/// Cost O(N · neighbours): nodes are bucketed in square cells whose side is the cut-off distance
+/// beyond which even `tx_power − PL(d) + 4σ + max ΔP` is below `min_rx_dbm`. Pairs farther apart
+/// are treated as unreachable; one of them would be kept only if its shadowing draw exceeded +4σ
+/// (probability 3.2·10⁻⁵ per pair).
+pub fn generate_links(
+    pos: &[Position],
+    m: &LinkModel,
+    seed: u64,
+    min_rx_dbm: f64,
+) -> Result<Links, TopologyError> {
+    m.validate()?;
+    if min_rx_dbm.is_nan() || min_rx_dbm == f64::INFINITY {
+        return invalid(format!("min_rx_dbm must be a number or −∞, got {min_rx_dbm}"));
+    }
+    let n = pos.len();
+    if n > MAX_NODES {
+        return invalid(format!("{n} nodes exceed the limit of {MAX_NODES}"));
+    }
+    if let Some(i) = pos.iter().position(|p| !(p.x.is_finite() && p.y.is_finite())) {
+        return invalid(format!("node {i} has a non-finite position"));
+    }
+    let chol = m.cholesky();
+    let hw: Vec<(f64, f64)> = (0..n as u32).map(|i| hardware_variance(seed, i, chol)).collect();
+    let tenn = 10.0 * m.path_loss_exponent;
+    // Largest distance at which node i's links could still reach min_rx (bound on X: +4σ).
+    let reach = |dp: f64| -> f64 {
+        let slack = m.tx_power_dbm - m.pl_d0_db + SHADOWING_TAIL_SIGMAS * m.shadowing_sigma_db + dp
+            - min_rx_dbm;
+        m.d0_m * 10f64.powf(slack.max(0.0) / tenn)
+    };
+    let reach_sq: Vec<f64> = hw.iter().map(|&(_, dp)| reach(dp).powi(2)).collect();
+    let max_dp = hw.iter().map(|h| h.1).fold(f64::NEG_INFINITY, f64::max);
+    let cell = if n == 0 { f64::INFINITY } else { reach(max_dp) };
+
+    // Bucket nodes by cell, sorted by (row, column), so the three cells of a row are contiguous.
+    let (minx, miny) = pos
+        .iter()
+        .fold((f64::INFINITY, f64::INFINITY), |(a, b), p| (a.min(p.x), b.min(p.y)));
+    let cell_of = |p: &Position| -> (i64, i64) {
+        if cell.is_finite() {
+            (
+                ((p.y - miny) / cell).floor() as i64,
+                ((p.x - minx) / cell).floor() as i64,
+            )
+        } else {
+            (0, 0)
+        }
+    };
+    let mut order: Vec<((i64, i64), u32)> =
+        pos.iter().enumerate().map(|(i, p)| (cell_of(p), i as u32)).collect();
+    order.sort_unstable();
+
+    let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
+    for i in 0..n {
+        let pi = pos[i];
+        let (cy, cx) = cell_of(&pi);
+        let (_, dpi) = hw[i];
+        for dy in -1..=1 {
+            let lo = order.partition_point(|e| e.0 < (cy + dy, cx - 1));
+            let hi = order.partition_point(|e| e.0 <= (cy + dy, cx + 1));
+            for &(_, j) in &order[lo..hi] {
+                let j = j as usize;
+                if j <= i {
+                    continue;
+                }
+                let d2 = (pos[j].x - pi.x).powi(2) + (pos[j].y - pi.y).powi(2);
+                if d2 > reach_sq[i].max(reach_sq[j]) {
+                    continue;
+                }
+                let d = d2.sqrt().max(m.d0_m);
+                let x = m.shadowing_sigma_db * pair_normal(seed, i as u32, j as u32);
+                let base = -m.pl_d0_db - tenn * (d / m.d0_m).log10() + x;
+                let gij = base + dpi;
+                let gji = base + hw[j].1;
+                if m.tx_power_dbm + gij >= min_rx_dbm {
+                    out[i].push(Link {
+                        to: j as u32,
+                        gain_db: gij as f32,
+                    });
+                }
+                if m.tx_power_dbm + gji >= min_rx_dbm {
+                    out[j].push(Link {
+                        to: i as u32,
+                        gain_db: gji as f32,
+                    });
+                }
+            }
+        }
+    }
+    for v in &mut out {
+        v.sort_unstable_by_key(|l| l.to);
+    }
+    Ok(Links {
+        out,
+        noise_offset_db: hw.iter().map(|h| h.0).collect(),
+        tx_power_dbm: vec![m.tx_power_dbm; n],
+    })
+}
+
+/// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
+/// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A repeated pair
+/// keeps its last gain; `gain i i` lines are ignored. With `n_hint = Some(n)` the network has `n`
+/// nodes and larger ids are errors; otherwise it has (largest id + 1) nodes. TX power is 0 dBm
+/// (TOSSIM).
+///
+/// Noise offsets: δ_i = MEAN_i − (average MEAN over the nodes that have a noise line); nodes
+/// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode).
+/// [AMBIG-1 → mean used as a relative floor offset]
+pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
+    let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let perr = |line: usize, msg: String| TopologyError::Parse {
+        path: path.to_path_buf(),
+        line: line as u64,
+        msg,
+    };
+    let limit = n_hint.unwrap_or(MAX_NODES).min(MAX_NODES);
+    let id = |s: &str, line: usize| -> Result<usize, TopologyError> {
+        let v: usize = s
+            .parse()
+            .map_err(|_| perr(line, format!("node id {s:?} is not a non-negative integer")))?;
+        if v >= limit {
+            return Err(perr(line, format!("node id {v} outside 0..{limit}")));
+        }
+        Ok(v)
+    };
+    let num = |s: &str, line: usize| -> Result<f64, TopologyError> {
+        s.parse::<f64>()
+            .ok()
+            .filter(|v| v.is_finite())
+            .ok_or_else(|| perr(line, format!("{s:?} is not a finite number")))
+    };
+    let mut gains: Vec<(u32, u32, f32)> = Vec::new();
+    let mut noise: HashMap<usize, f64> = HashMap::new();
+    let mut max_id: Option<usize> = None;
+    for (k, raw) in text.lines().enumerate() {
+        let line = k + 1;
+        let body = raw.split('#').next().unwrap_or("");
+        let tok: Vec<&str> = body.split_whitespace().collect();
+        if tok.is_empty() {
+            continue;
+        }
+        let fields = match tok[0] {
+            "gain" | "noise" => &tok[1..],
+            _ if tok.len() == 3 => &tok[..],
+            other => return Err(perr(line, format!("unknown line type {other:?} (expected gain or noise)"))),
+        };
+        if fields.len() != 3 {
+            return Err(perr(line, format!("expected 3 fields after the keyword, found {}", fields.len())));
+        }
+        if tok[0] == "noise" {
+            let i = id(fields[0], line)?;
+            let mean = num(fields[1], line)?;
+            num(fields[2], line)?;
+            noise.insert(i, mean);
+            max_id = max_id.max(Some(i));
+        } else {
+            let (s, d) = (id(fields[0], line)?, id(fields[1], line)?);
+            let g = num(fields[2], line)?;
+            max_id = max_id.max(Some(s.max(d)));
+            if s != d {
+                gains.push((s as u32, d as u32, g as f32));
+            }
+        }
+    }
+    let n = n_hint.unwrap_or(max_id.map_or(0, |m| m + 1));
+    let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
+    for (s, d, g) in gains {
+        out[s as usize].push(Link { to: d, gain_db: g });
+    }
+    for v in &mut out {
+        // Stable sort keeps file order among duplicates; keep the last one.
+        v.sort_by_key(|l| l.to);
+        let mut dedup: Vec<Link> = Vec::with_capacity(v.len());
+        for l in v.drain(..) {
+            match dedup.last_mut() {
+                Some(last) if last.to == l.to => *last = l,
+                _ => dedup.push(l),
+            }
+        }
+        *v = dedup;
+    }
+    let avg = if noise.is_empty() {
+        0.0
+    } else {
+        noise.values().sum::<f64>() / noise.len() as f64
+    };
+    let mut offs = vec![0.0; n];
+    for (i, mean) in noise {
+        offs[i] = mean - avg;
+    }
+    Ok(Links {
+        out,
+        noise_offset_db: offs,
+        tx_power_dbm: vec![0.0; n],
+    })
+}
+
+/// Writes a TOSSIM gain file: one `gain SRC DST G` line per directional link (by sender, then
+/// receiver; 2 decimals), then one `noise ID MEAN SPREAD` line per node with
+/// MEAN = `noise_floor_dbm` + δ_i and SPREAD = `spread_db`.
+pub fn write_tossim_gains(
+    links: &Links,
+    noise_floor_dbm: f64,
+    spread_db: f64,
+    path: &Path,
+) -> std::io::Result<()> {
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    for (i, v) in links.out.iter().enumerate() {
+        for l in v {
+            writeln!(w, "gain {} {} {:.2}", i, l.to, l.gain_db)?;
+        }
+    }
+    for i in 0..links.n() {
+        let off = links.noise_offset_db.get(i).copied().unwrap_or(0.0);
+        writeln!(w, "noise {} {:.2} {:.2}", i, noise_floor_dbm + off, spread_db)?;
+    }
+    w.flush()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::radio::prr::prr;
+
+    fn rng() -> SimRng {
+        stream(7, 0, 0, Purpose::Placement)
+    }
+
+    fn tmpdir(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wsn-topo-{tag}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn grid_and_chain() {
+        let here = Path::new(".");
+        let g = place(&Placement::Grid { nodes: 10, spacing_m: 5.0 }, here, &mut rng()).unwrap();
+        assert_eq!(g.len(), 10);
+        assert_eq!(g[0], Position { x: 0.0, y: 0.0 });
+        assert_eq!(g[3], Position { x: 0.0, y: 5.0 }); // 4 columns
+        assert_eq!(g[9], Position { x: 5.0, y: 10.0 });
+        let g = place(&Placement::Grid { nodes: 9, spacing_m: 2.0 }, here, &mut rng()).unwrap();
+        assert_eq!(g[8], Position { x: 4.0, y: 4.0 });
+        let c = place(&Placement::Chain { nodes: 4, spacing_m: 7.5 }, here, &mut rng()).unwrap();
+        assert_eq!(c[3], Position { x: 22.5, y: 0.0 });
+        assert!(place(&Placement::Chain { nodes: 10_001, spacing_m: 1.0 }, here, &mut rng()).is_err());
+        assert!(place(&Placement::Grid { nodes: 0, spacing_m: 1.0 }, here, &mut rng()).is_err());
+        assert!(place(&Placement::Grid { nodes: 4, spacing_m: f64::NAN }, here, &mut rng()).is_err());
+    }
+
+    #[test]
+    fn random_placements_respect_area_and_spacing() {
+        let here = Path::new(".");
+        for p in [
+            Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            Placement::Random { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            Placement::Uniform { nodes: 30, width_m: 90.0, height_m: 10.0 },
+        ] {
+            let a = place(&p, here, &mut rng()).unwrap();
+            let b = place(&p, here, &mut rng()).unwrap();
+            assert_eq!(a, b, "deterministic for the same stream");
+            let (w, h) = match p {
+                Placement::Uniform { width_m, height_m, .. }
+                | Placement::Random { width_m, height_m, .. } => (width_m, height_m),
+                _ => unreachable!(),
+            };
+            for (i, q) in a.iter().enumerate() {
+                assert!(q.x >= 0.0 && q.x <= w && q.y >= 0.0 && q.y <= h);
+                for r in &a[..i] {
+                    assert!(q.distance(r) >= MIN_SPACING_M, "{q:?} too close to {r:?}");
+                }
+            }
+        }
+        // Uniform: one node per cell (10 × 10 cells of 5 m).
+        let u = place(
+            &Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
+        for (i, q) in u.iter().enumerate() {
+            assert_eq!(((q.x / 5.0) as usize, (q.y / 5.0) as usize), (i % 10, i / 10));
+        }
+    }
+
+    #[test]
+    fn csv_placement() {
+        let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/topologies"));
+        let p = place(&Placement::File { path: "lrwpan40.csv".into() }, base, &mut rng()).unwrap();
+        assert_eq!(p.len(), 40);
+        assert_eq!(p[0], Position { x: 17.5, y: 17.5 });
+        assert_eq!(p[1], Position { x: 4.77, y: 4.69 });
+        let d = tmpdir("csv");
+        std::fs::write(d.join("a.csv"), "x_m,node,y_m,extra\n1,1,2,z\n3,0,4,z\n").unwrap();
+        let p = place(&Placement::File { path: "a.csv".into() }, &d, &mut rng()).unwrap();
+        assert_eq!(p, vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]);
+        std::fs::write(d.join("b.csv"), "node,x_m,y_m\n0,1,2\n1,abc,3\n").unwrap();
+        let e = place(&Placement::File { path: "b.csv".into() }, &d, &mut rng()).unwrap_err();
+        assert!(e.to_string().contains("b.csv:3"), "{e}");
+        std::fs::write(d.join("c.csv"), "node,x_m,y_m\n0,1,2\n2,1,3\n").unwrap();
+        let e = place(&Placement::File { path: "c.csv".into() }, &d, &mut rng()).unwrap_err();
+        assert!(e.to_string().contains("c.csv:3"), "{e}");
+        std::fs::write(d.join("d.csv"), "node,x,y\n0,1,2\n").unwrap();
+        let e = place(&Placement::File { path: "d.csv".into() }, &d, &mut rng()).unwrap_err();
+        assert!(e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"), "{e}");
+        std::fs::write(d.join("e.csv"), "node,x_m,y_m\n0,1,2\n0,1,3\n").unwrap();
+        assert!(place(&Placement::File { path: "e.csv".into() }, &d, &mut rng()).is_err());
+        assert!(place(&Placement::File { path: "nope.csv".into() }, &d, &mut rng()).is_err());
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn link_model_defaults_and_validation() {
+        let m: LinkModel = toml::from_str("shadowing_sigma_db = 4.0\n").unwrap();
+        assert_eq!(m.shadowing_sigma_db, 4.0);
+        assert_eq!(LinkModel { shadowing_sigma_db: 3.0, ..m.clone() }, LinkModel::default());
+        let d = LinkModel::default();
+        assert_eq!((d.s11, d.s12, d.s22, d.pl_d0_db), (3.7, -3.3, 6.0, 55.0));
+        assert!(toml::from_str::<LinkModel>("bogus = 1\n").is_err());
+        assert!(d.validate().is_ok());
+        let bad = |f: &dyn Fn(&mut LinkModel)| {
+            let mut m = LinkModel::default();
+            f(&mut m);
+            m.validate().is_err()
+        };
+        assert!(bad(&|m| m.s12 = -5.0)); // 25 > 3.7·6
+        assert!(bad(&|m| {
+            m.s11 = 0.0;
+            m.s12 = 0.0
+        }));
+        assert!(bad(&|m| m.s22 = -1.0));
+        assert!(bad(&|m| m.d0_m = 0.0));
+        assert!(bad(&|m| m.path_loss_exponent = f64::NAN));
+        assert!(!bad(&|m| {
+            m.s11 = 0.0;
+            m.s12 = 0.0;
+            m.s22 = 0.0
+        }));
+        assert!(!bad(&|m| {
+            m.s22 = 0.0;
+            m.s12 = 0.0
+        }));
+        assert!(bad(&|m| m.s22 = 0.0)); // S12 ≠ 0 with S22 = 0
+        let pos = [Position { x: 0.0, y: 0.0 }];
+        let m = LinkModel { s12: 9.0, ..LinkModel::default() };
+        assert!(generate_links(&pos, &m, 1, -110.0).is_err());
+        assert!(generate_links(&pos, &LinkModel::default(), 1, f64::NAN).is_err());
+    }
+
+    #[test]
+    fn hardware_variance_has_covariance_s() {
+        let m = LinkModel::default();
+        let chol = m.cholesky();
+        let n = 40_000;
+        let v: Vec<(f64, f64)> = (0..n).map(|i| hardware_variance(3, i, chol)).collect();
+        let mean = |f: &dyn Fn(&(f64, f64)) -> f64| v.iter().map(f).sum::<f64>() / n as f64;
+        let (ma, mb) = (mean(&|x| x.0), mean(&|x| x.1));
+        let s11 = mean(&|x| (x.0 - ma).powi(2));
+        let s22 = mean(&|x| (x.1 - mb).powi(2));
+        let s12 = mean(&|x| (x.0 - ma) * (x.1 - mb));
+        assert!(ma.abs() < 0.05 && mb.abs() < 0.05);
+        assert!((s11 - 3.7).abs() < 0.15, "{s11}");
+        assert!((s22 - 6.0).abs() < 0.25, "{s22}");
+        assert!((s12 - -3.3).abs() < 0.15, "{s12}");
+    }
+
+    #[test]
+    fn shadowing_is_shared_by_both_directions() {
+        let here = Path::new(".");
+        let pos = place(
+            &Placement::Random { nodes: 60, width_m: 40.0, height_m: 40.0 },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
+        let m = LinkModel::default();
+        let links = generate_links(&pos, &m, 99, f64::NEG_INFINITY).unwrap();
+        assert_eq!(links.link_count(), 60 * 59);
+        let chol = m.cholesky();
+        let mut xs = Vec::new();
+        for i in 0..60u32 {
+            let (off, dpi) = hardware_variance(99, i, chol);
+            assert_eq!(links.noise_offset_db[i as usize], off);
+            for j in 0..60u32 {
+                if i == j {
+                    assert_eq!(links.gain(i as usize, j as usize), None);
+                    continue;
+                }
+                let dpj = hardware_variance(99, j, chol).1;
+                let gij = links.gain(i as usize, j as usize).unwrap() as f64;
+                let gji = links.gain(j as usize, i as usize).unwrap() as f64;
+                assert!(((gij - dpi) - (gji - dpj)).abs() < 1e-4);
+                // X_ij recovered from the gain equals the order-independent pair draw.
+                let d = pos[i as usize].distance(&pos[j as usize]).max(1.0);
+                let x = gij - dpi + 55.0 + 30.0 * d.log10();
+                assert!((x - 3.0 * pair_normal(99, j, i)).abs() < 1e-4);
+                if i < j {
+                    xs.push(x);
+                }
+            }
+        }
+        let mx = xs.iter().sum::<f64>() / xs.len() as f64;
+        let sd = (xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
+        assert!(mx.abs() < 0.25 && (sd - 3.0).abs() < 0.25, "X mean {mx} sd {sd}");
+        // Symmetric hardware (S = 0): gains are exactly symmetric.
+        let sym = LinkModel { s11: 0.0, s12: 0.0, s22: 0.0, ..m };
+        let l = generate_links(&pos, &sym, 99, f64::NEG_INFINITY).unwrap();
+        assert_eq!(l.gain(3, 17), l.gain(17, 3));
+        assert!(l.noise_offset_db.iter().all(|&o| o == 0.0));
+    }
+
+    #[test]
+    fn spatial_index_matches_brute_force() {
+        let here = Path::new(".");
+        let pos = place(
+            &Placement::Random { nodes: 400, width_m: 200.0, height_m: 120.0 },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
+        let m = LinkModel { tx_power_dbm: -10.0, ..LinkModel::default() };
+        let min_rx = -100.0;
+        let fast = generate_links(&pos, &m, 5, min_rx).unwrap();
+        let all = generate_links(&pos, &m, 5, f64::NEG_INFINITY).unwrap();
+        // Brute force: prune the complete set by the threshold.
+        let mut missed = 0;
+        for i in 0..pos.len() {
+            let want: Vec<Link> = all.out[i]
+                .iter()
+                .copied()
+                .filter(|l| -10.0 + l.gain_db as f64 >= min_rx)
+                .collect();
+            for l in &fast.out[i] {
+                assert!(want.contains(l));
+            }
+            missed += want.len() - fast.out[i].len();
+        }
+        assert_eq!(missed, 0, "links beyond the cut-off should need a > 4σ draw");
+        assert!(fast.link_count() > 1000 && fast.link_count() < all.link_count() / 4);
+    }
+
+    #[test]
+    fn ten_thousand_nodes_quickly() {
+        // 28 m² per node (≈ the lrwpan40 density), −25 dBm, prune below −115 dBm.
+        let n = 10_000;
+        let side = (28.0 * n as f64).sqrt();
+        let start = std::time::Instant::now();
+        let pos = place(
+            &Placement::Uniform { nodes: n, width_m: side, height_m: side },
+            Path::new("."),
+            &mut rng(),
+        )
+        .unwrap();
+        let m = LinkModel { tx_power_dbm: -25.0, ..LinkModel::default() };
+        let links = generate_links(&pos, &m, 1, -115.0).unwrap();
+        let el = start.elapsed();
+        let deg = links.link_count() as f64 / n as f64;
+        eprintln!("10 000 nodes: {el:?}, mean out-degree {deg:.1}");
+        // Mean-gain range: −25 − 55 − 30·log10(d) = −115 → 14.7 m → π·14.7²/28 ≈ 24 neighbours;
+        // shadowing and ΔP (total σ ≈ 3.9 dB) enlarge the mean area by ≈ 20 %; edges cut ≈ 5 %.
+        assert!((22.0..34.0).contains(&deg), "mean degree {deg}");
+        assert!(el.as_secs_f64() < 3.0, "too slow: {el:?}");
+    }
+
+    #[test]
+    fn gain_file_round_trip() {
+        let pos = place(
+            &Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 },
+            Path::new("."),
+            &mut rng(),
+        )
+        .unwrap();
+        let links = generate_links(&pos, &LinkModel::default(), 4, -110.0).unwrap();
+        let d = tmpdir("gains");
+        let f = d.join("g.txt");
+        write_tossim_gains(&links, -105.0, 4.0, &f).unwrap();
+        let back = read_tossim_gains(&f, Some(50)).unwrap();
+        assert_eq!(back.n(), 50);
+        assert_eq!(back.link_count(), links.link_count());
+        for (a, b) in links.out.iter().zip(&back.out) {
+            for (x, y) in a.iter().zip(b) {
+                assert_eq!(x.to, y.to);
+                assert!((x.gain_db - y.gain_db).abs() <= 0.0051);
+            }
+        }
+        // Offsets come back relative to their mean.
+        let avg = links.noise_offset_db.iter().sum::<f64>() / 50.0;
+        for (a, b) in links.noise_offset_db.iter().zip(&back.noise_offset_db) {
+            assert!((a - avg - b).abs() < 0.011);
+        }
+        assert!(back.tx_power_dbm.iter().all(|&p| p == 0.0));
+
+        std::fs::write(
+            &f,
+            "# comment\n\ngain 0 1 -60.5\n1 0 -61\ngain 0 1 -59.25 # again\nnoise 0 -100 4\nnoise 2 -104 4\n",
+        )
+        .unwrap();
+        let l = read_tossim_gains(&f, None).unwrap();
+        assert_eq!(l.n(), 3);
+        assert_eq!(l.gain(0, 1), Some(-59.25));
+        assert_eq!(l.gain(1, 0), Some(-61.0));
+        assert_eq!(l.gain(0, 2), None);
+        assert_eq!(l.noise_offset_db, vec![2.0, 0.0, -2.0]);
+        assert!(read_tossim_gains(&f, Some(2)).unwrap_err().to_string().contains("g.txt:7"));
+        std::fs::write(&f, "gain 0 1 -60\ngain 0 x -60\n").unwrap();
+        let e = read_tossim_gains(&f, None).unwrap_err().to_string();
+        assert!(e.contains("g.txt:2"), "{e}");
+        std::fs::write(&f, "gain 0 1\n").unwrap();
+        assert!(read_tossim_gains(&f, None).unwrap_err().to_string().contains("g.txt:1"));
+        std::fs::write(&f, "link 0 1 3 4\n").unwrap();
+        assert!(read_tossim_gains(&f, None).is_err());
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
+    fn transitional_region_matches_spec() {
+        // Spec §8.2, Java defaults: σ = 3, n = 3, PL_D0 = 55, −105 dBm constant floor, 0 dBm.
+        let inv = |p: f64| {
+            let (mut lo, mut hi) = (0.0, 10.0);
+            for _ in 0..100 {
+                let mid = 0.5 * (lo + hi);
+                if prr(mid) < p {
+                    lo = mid
+                } else {
+                    hi = mid
+                }
+            }
+            lo
+        };
+        let (tx, pl, n, floor, sigma) = (0.0, 55.0, 3.0, -105.0, 3.0);
+        let dist = |snr: f64| 10f64.powf((tx - pl - floor - snr) / (10.0 * n));
+        let d50 = dist(inv(0.5));
+        let d_conn = dist(inv(0.9) + 2.0 * sigma);
+        let d_disc = dist(inv(0.1) - 2.0 * sigma);
+        assert!((d50 - 32.6).abs() < 0.1, "{d50}");
+        assert!((d_conn - 19.5).abs() < 0.1, "{d_conn}");
+        assert!((d_disc - 53.8).abs() < 0.15, "{d_disc}");
+        // The generated mean gain at that distance gives the median PRR (no shadowing).
+        let pos = [Position { x: 0.0, y: 0.0 }, Position { x: d50, y: 0.0 }];
+        let m = LinkModel {
+            shadowing_sigma_db: 0.0,
+            s11: 0.0,
+            s12: 0.0,
+            s22: 0.0,
+            ..LinkModel::default()
+        };
+        let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
+        let g = l.gain(0, 1).unwrap() as f64;
+        assert!((prr(tx + g - floor) - 0.5).abs() < 0.001);
+        // Worked numbers of §2.3: −85 dB at 10 m, −94 at 20 m.
+        let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 10.0, y: 0.0 }, Position { x: 0.0, y: 20.0 }];
+        let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
+        assert!((l.gain(0, 1).unwrap() + 85.0).abs() < 1e-4);
+        assert!((l.gain(0, 2).unwrap() + 94.03).abs() < 0.01);
+    }
+}

@@ -1,0 +1,84 @@
+//! Packet formats of the `wsn` toolkit.
+//!
+//! Every format follows the smoltcp contract: a zero-copy `Packet<T: AsRef<[u8]>>` view with
+//! `new_unchecked` / `check_len` / `new_checked` and field accessors that never panic after
+//! `check_len`, plus a `Repr` struct with `parse`, `buffer_len` and `emit`. Multi-byte fields
+//! are big-endian (network order) unless a format says otherwise.
+//!
+//! Layering of one data frame on the air:
+//!
+//! ```text
+//! ieee802154 MAC header | collection header | transport payload (best effort, RCRT, ...) | FCS
+//! ```
+#![no_std]
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod collection;
+pub mod ieee802154;
+pub mod mhlqi;
+pub mod besteffort;
+
+use core::fmt;
+
+/// A 16-bit node (short) address. `0xffff` is the broadcast address.
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+pub struct NodeId(pub u16);
+
+impl NodeId {
+    /// The link-layer broadcast address.
+    pub const BROADCAST: NodeId = NodeId(0xffff);
+
+    /// True for the broadcast address.
+    pub const fn is_broadcast(self) -> bool {
+        self.0 == 0xffff
+    }
+    /// The address as an index into per-node tables.
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Debug for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.is_broadcast() {
+            write!(f, "bcast")
+        } else {
+            write!(f, "n{}", self.0)
+        }
+    }
+}
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Why a buffer could not be parsed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Error {
+    /// The buffer is shorter than the format needs.
+    Truncated,
+    /// A field holds a value the format does not allow.
+    Malformed,
+    /// A checksum did not match.
+    Checksum,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Truncated => write!(f, "buffer too short"),
+            Error::Malformed => write!(f, "malformed field"),
+            Error::Checksum => write!(f, "checksum mismatch"),
+        }
+    }
+}
+
+impl core::error::Error for Error {}
+
+/// Result of a parse.
+pub type Result<T> = core::result::Result<T, Error>;
