@@ -110,7 +110,8 @@ struct Arrival {
     p_dbm: f32,
     p_mw: f64,
     lost: bool,
-    rssi: i16,
+    /// Noise plus interference at the start, mW (for the RSSI of a delivered frame).
+    n0_mw: f64,
 }
 
 #[derive(Debug, Default)]
@@ -120,7 +121,39 @@ struct Radio {
     /// In turnaround or on the air: nothing can be received.
     transmitting: bool,
     rx_busy_until: Instant,
+    /// Last noise sample (dBm) and its linear value, to skip the conversion when it repeats.
+    noise_cache: (f64, f64),
+    /// Sum of the powers of `active`, mW.
+    active_mw: f64,
 }
+
+impl Radio {
+    /// Noise at this radio in mW for a sample `dbm`.
+    fn noise_mw(&mut self, dbm: f64) -> f64 {
+        if self.noise_cache.0 != dbm {
+            self.noise_cache = (dbm, dbm_to_mw(dbm));
+        }
+        self.noise_cache.1
+    }
+    /// Noise plus every arrival on the air at this radio, mW.
+    fn energy_mw(&mut self, noise_dbm: f64) -> f64 {
+        self.noise_mw(noise_dbm) + self.active_mw
+    }
+    fn push(&mut self, a: Arrival) {
+        self.active_mw += a.p_mw;
+        self.active.push(a);
+    }
+    fn remove(&mut self, pos: usize) -> Arrival {
+        let a = self.active.swap_remove(pos);
+        // Keep the running sum exact when the air is empty again (no drift over a long run).
+        self.active_mw = if self.active.is_empty() { 0.0 } else { self.active_mw - a.p_mw };
+        a
+    }
+}
+
+/// Below this linear signal-to-(noise+interference) ratio (2 dB) PRR is < 1e-9 and is taken as
+/// 0 without computing a logarithm [DERIVED from the curve of spec §4.1].
+const SINR_FLOOR_LINEAR: f64 = 1.584_893_192_461_113_4;
 
 struct TreeState {
     sink: NodeId,
@@ -235,7 +268,9 @@ pub struct Network {
     /// Frames put on the air (data + beacons, every attempt).
     pub(crate) frames_on_air: u64,
     pub(crate) acks_on_air: u64,
-    scratch: Vec<(u32, f32)>,
+    scratch: Vec<(u32, f64, f64)>,
+    /// Received power per link of `links.out`: (dBm, mW), transmit power included.
+    rx_power: Vec<Vec<(f64, f64)>>,
     pending_agent: VecDeque<u32>,
 }
 
@@ -417,8 +452,15 @@ impl Network {
             frames_on_air: 0,
             acks_on_air: 0,
             scratch: Vec::new(),
+            rx_power: Vec::new(),
             pending_agent: VecDeque::new(),
         };
+        net.rx_power = (0..n)
+            .map(|i| {
+                let tx = net.links.tx_power_dbm[i];
+                net.links.out[i].iter().map(|l| (tx + l.gain_db as f64, dbm_to_mw(tx + l.gain_db as f64))).collect()
+            })
+            .collect();
         // Routing: first beacon at a random phase within one period [CODE t2].
         for i in 0..n {
             let mut rng = stream(seed, 0, i as u32, Purpose::Routing);
@@ -787,11 +829,8 @@ impl Network {
         if self.mac.cca_mode3 && n.radio.locked.is_some() {
             return false;
         }
-        let mut mw = dbm_to_mw(n.noise.sample(&self.noise_model, now));
-        for a in &n.radio.active {
-            mw += a.p_mw;
-        }
-        mw_to_dbm(mw) < self.mac.cca_threshold_dbm
+        let noise = n.noise.sample(&self.noise_model, now);
+        mw_to_dbm(n.radio.energy_mw(noise)) < self.mac.cca_threshold_dbm
     }
 
     fn mac_timer(&mut self, i: usize) {
@@ -911,14 +950,12 @@ impl Network {
             let cur = n.mac.cur.as_ref().expect("bound");
             self.tracer.pcap_data(now, n.id, cur.dst, cur.dsn, cur.ack_request, cur.am_type, &cur.payload);
         }
-        let tx_power = self.links.tx_power_dbm[i];
         // R2 at every neighbour.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend(self.links.out[i].iter().map(|l| (l.to, l.gain_db)));
-        for &(to, gain) in &scratch {
-            let p_dbm = tx_power + gain as f64;
-            self.arrival_start(to as usize, i as u32, p_dbm, len, now, air);
+        scratch.extend(self.links.out[i].iter().zip(&self.rx_power[i]).map(|(l, &(d, m))| (l.to, d, m)));
+        for &(to, p_dbm, p_mw) in &scratch {
+            self.arrival_start(to as usize, i as u32, p_dbm, p_mw, len, now);
         }
         self.scratch = scratch;
         self.q.push(now + air, Ev::TxEnd { node: i as u32 });
@@ -926,18 +963,17 @@ impl Network {
 
 
     /// Reception rule R2 (spec §4.2) at receiver `r`.
-    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, len: usize, now: Instant, _air: Duration) {
-        let p_mw = dbm_to_mw(p_dbm);
+    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, p_mw: f64, len: usize, now: Instant) {
         let noise = self.nodes[r].noise.sample(&self.noise_model, now);
         let n = &mut self.nodes[r];
-        let mut n0_mw = dbm_to_mw(noise);
-        for a in &n.radio.active {
-            n0_mw += a.p_mw;
-        }
-        let n0 = mw_to_dbm(n0_mw);
-        let rssi = mw_to_dbm(p_mw + n0_mw).floor() as i16;
-        let coin: f64 = n.rng_rx.gen();
-        let pass = coin < frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - n0, len);
+        let n0_mw = n.radio.energy_mw(noise);
+        // Hopeless arrivals (SINR < 2 dB) skip the logarithm and the coin.
+        let pass = if p_mw < n0_mw * SINR_FLOOR_LINEAR {
+            false
+        } else {
+            let p = frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - mw_to_dbm(n0_mw), len);
+            p >= 1.0 || (p > 0.0 && n.rng_rx.gen::<f64>() < p)
+        };
         let lost = if n.radio.transmitting || !pass || n.radio.locked.is_some() || now < n.radio.rx_busy_until {
             true
         } else {
@@ -947,13 +983,13 @@ impl Network {
         // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
         for b in n.radio.active.iter_mut() {
             if !b.lost {
-                let c: f64 = n.rng_rx.gen();
-                if c >= prr::prr(b.p_dbm as f64 - p_dbm) {
+                let p = prr::prr(b.p_dbm as f64 - p_dbm);
+                if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
                     b.lost = true;
                 }
             }
         }
-        n.radio.active.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, rssi });
+        n.radio.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw });
     }
 
     fn tx_end(&mut self, i: usize) {
@@ -965,9 +1001,9 @@ impl Network {
         self.nodes[i].radio.transmitting = false;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend(self.links.out[i].iter().map(|l| (l.to, l.gain_db)));
+        scratch.extend(self.links.out[i].iter().map(|l| (l.to, 0.0, 0.0)));
         let mut dst_decoded = false;
-        for &(to, _) in &scratch {
+        for &(to, _, _) in &scratch {
             let r = to as usize;
             if let Some(ok) = self.arrival_end(r, i, len, now) {
                 if NodeId(to as u16) == dst {
@@ -995,21 +1031,21 @@ impl Network {
     /// (None if `r` had no record of it).
     fn arrival_end(&mut self, r: usize, s: usize, len: usize, now: Instant) -> Option<bool> {
         let pos = self.nodes[r].radio.active.iter().position(|a| a.src == s as u32)?;
-        let noise = self.nodes[r].noise.sample(&self.noise_model, now);
         let n = &mut self.nodes[r];
-        let a = n.radio.active.swap_remove(pos);
-        // swap_remove breaks order; restore determinism of iteration by sorting on insertion is
-        // unnecessary: only sums and per-arrival coins depend on it, in a fixed order anyway.
-        let mut n1_mw = dbm_to_mw(noise);
-        for b in &n.radio.active {
-            n1_mw += b.p_mw;
-        }
-        let sinr = a.p_dbm as f64 - mw_to_dbm(n1_mw);
+        let a = n.radio.remove(pos);
         let mut lost = a.lost;
+        let mut sinr = f64::NEG_INFINITY;
         if !lost {
-            let c: f64 = n.rng_rx.gen();
-            if c >= frame_prr(&self.chan, self.mac.overhead_bytes, sinr, len) {
+            let noise = n.noise.sample(&self.noise_model, now);
+            let n1_mw = n.radio.energy_mw(noise);
+            if a.p_mw < n1_mw * SINR_FLOOR_LINEAR {
                 lost = true;
+            } else {
+                sinr = a.p_dbm as f64 - mw_to_dbm(n1_mw);
+                let p = frame_prr(&self.chan, self.mac.overhead_bytes, sinr, len);
+                if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
+                    lost = true;
+                }
             }
         }
         if n.radio.locked == Some(s as u32) {
@@ -1018,7 +1054,6 @@ impl Network {
         if lost || n.radio.transmitting {
             return Some(false);
         }
-        let lqi = sample_lqi(sinr, &mut n.rng_rx);
         // Hand the frame up.
         let (dst, am, payload) = {
             let cur = self.nodes[s].mac.cur.as_ref().expect("sender holds its frame until send_done");
@@ -1029,8 +1064,11 @@ impl Network {
         if !for_me && !self.mac.promiscuous {
             return Some(true);
         }
-        self.nodes[r].radio.rx_busy_until = now + Duration(self.mac.rx_process_ns);
-        let rx = RxInfo { link_src: NodeId(s as u16), link_dst: dst, rssi_dbm: a.rssi, lqi };
+        let n = &mut self.nodes[r];
+        n.radio.rx_busy_until = now + Duration(self.mac.rx_process_ns);
+        let lqi = sample_lqi(sinr, &mut n.rng_rx);
+        let rssi = mw_to_dbm(a.p_mw + a.n0_mw).floor() as i16;
+        let rx = RxInfo { link_src: NodeId(s as u16), link_dst: dst, rssi_dbm: rssi, lqi };
         if am == AM_BEACON {
             if for_me {
                 self.handle_beacon(r, lqi, &payload);
@@ -1062,10 +1100,7 @@ impl Network {
                 let p_rev = self.links.tx_power_dbm[dst.index()] + g as f64;
                 let noise = self.nodes[i].noise.sample(&self.noise_model, now);
                 let n = &mut self.nodes[i];
-                let mut mw = dbm_to_mw(noise);
-                for a in &n.radio.active {
-                    mw += a.p_mw;
-                }
+                let mw = n.radio.energy_mw(noise);
                 let c: f64 = n.rng_rx.gen();
                 ok = c < prr::prr(p_rev - mw_to_dbm(mw));
             }

@@ -1,1 +1,87 @@
-//! Results files.
+//! Result files of a run: `summary.json`, `flows.csv`, `timeseries.csv`, `network.csv`,
+//! `nodes.csv` (and, through [`crate::plots`], the figures).
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use crate::runner::{RunError, RunResult};
+
+fn create(dir: &Path, name: &str) -> Result<BufWriter<File>, RunError> {
+    let p = dir.join(name);
+    File::create(&p)
+        .map(BufWriter::new)
+        .map_err(|source| RunError::Output { path: p.display().to_string(), source })
+}
+
+fn io(dir: &Path, name: &str) -> impl Fn(std::io::Error) -> RunError {
+    let path = dir.join(name).display().to_string();
+    move |source| RunError::Output { path: path.clone(), source }
+}
+
+/// Write every results file of `r` into `dir` (created if needed).
+pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
+    std::fs::create_dir_all(dir).map_err(io(dir, ""))?;
+    let mut w = create(dir, "summary.json")?;
+    serde_json::to_writer_pretty(&mut w, &r.summary).map_err(|e| RunError::Output {
+        path: dir.join("summary.json").display().to_string(),
+        source: e.into(),
+    })?;
+    writeln!(w).and_then(|_| w.flush()).map_err(io(dir, "summary.json"))?;
+
+    let mut w = csv::Writer::from_writer(create(dir, "flows.csv")?);
+    for f in &r.summary.flows {
+        w.serialize(f).map_err(|e| RunError::Output { path: "flows.csv".into(), source: e.into() })?;
+    }
+    w.flush().map_err(io(dir, "flows.csv"))?;
+
+    let bin_s = r.bin.as_secs_f64();
+    let mut w = create(dir, "timeseries.csv")?;
+    let e = io(dir, "timeseries.csv");
+    writeln!(w, "t_s,flow,delivered,goodput_pps").map_err(&e)?;
+    let bins = r.series.len();
+    for f in r.network.flows() {
+        for (b, &d) in f.bins.iter().take(bins).enumerate() {
+            writeln!(w, "{:.3},{},{},{:.4}", (b + 1) as f64 * bin_s, f.id, d, d as f64 / bin_s).map_err(&e)?;
+        }
+    }
+    w.flush().map_err(&e)?;
+
+    let mut w = csv::Writer::from_writer(create(dir, "network.csv")?);
+    for s in &r.series {
+        w.serialize(s).map_err(|e| RunError::Output { path: "network.csv".into(), source: e.into() })?;
+    }
+    w.flush().map_err(io(dir, "network.csv"))?;
+
+    let mut w = create(dir, "nodes.csv")?;
+    let e = io(dir, "nodes.csv");
+    writeln!(
+        w,
+        "node,x_m,y_m,parent,hops,data_tx,beacon_tx,acked,queue_drops,mac_drops,no_route_drops,duplicates,parent_changes,max_queue"
+    )
+    .map_err(&e)?;
+    let net = &r.network;
+    for (i, p) in r.positions.iter().enumerate() {
+        let s = net.node_stats(i);
+        let parent = net.parent(i, 0).map_or(-1, |p| p.0 as i64);
+        let hops = net.hop_count(i, 0).map_or(-1, |h| h as i64);
+        writeln!(
+            w,
+            "{i},{:.2},{:.2},{parent},{hops},{},{},{},{},{},{},{},{},{}",
+            p.x,
+            p.y,
+            s.data_tx,
+            s.beacon_tx,
+            s.acked,
+            s.queue_drops,
+            s.mac_drops,
+            s.no_route_drops,
+            s.duplicates,
+            s.parent_changes,
+            s.max_queue
+        )
+        .map_err(&e)?;
+    }
+    w.flush().map_err(&e)?;
+    Ok(())
+}

@@ -1,1 +1,1077 @@
-//! Plots.
+//! Plots (PNG and SVG) of a run and of a sweep.
+//!
+//! Every plot is drawn by one function generic over the plotters backend, called once with a
+//! bitmap backend (PNG) and once with an SVG backend. Text uses DejaVu Sans embedded from
+//! `assets/DejaVuSans.ttf` and registered as the family `sans-serif`, so rendering needs no system
+//! fonts. Degenerate inputs (no flows, an empty time series, one node, NaN) give an empty but
+//! valid plot, never a panic.
+
+use std::fmt::Display;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Once;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+
+use crate::runner::RunResult;
+
+/// Size of every plot, pixels.
+const SIZE: (u32, u32) = (1000, 600);
+/// Font family the embedded font is registered under.
+const FONT: &str = "sans-serif";
+/// Flows drawn individually in `goodput_time`.
+const MAX_THIN_FLOWS: usize = 60;
+
+static FONT_ONCE: Once = Once::new();
+static FONT_OK: AtomicBool = AtomicBool::new(false);
+
+/// Register the embedded font once per process.
+fn ensure_font() -> Result<(), String> {
+    FONT_ONCE.call_once(|| {
+        let bytes: &'static [u8] = include_bytes!("../assets/DejaVuSans.ttf");
+        let ok = plotters::style::register_font(FONT, FontStyle::Normal, bytes).is_ok();
+        FONT_OK.store(ok, Ordering::SeqCst);
+    });
+    if FONT_OK.load(Ordering::SeqCst) {
+        Ok(())
+    } else {
+        Err("the embedded font assets/DejaVuSans.ttf could not be loaded".into())
+    }
+}
+
+/// Turn any displayable error into a `String`.
+trait StrErr<T> {
+    fn s(self) -> Result<T, String>;
+}
+
+impl<T, E: Display> StrErr<T> for Result<T, E> {
+    fn s(self) -> Result<T, String> {
+        self.map_err(|e| e.to_string())
+    }
+}
+
+type Area<DB> = DrawingArea<DB, Shift>;
+
+/// Draw `$draw(&root, args…)` into `$dir/$name.png` and `$dir/$name.svg`.
+macro_rules! render {
+    ($dir:expr, $name:expr, $draw:ident ( $($arg:expr),* )) => {{
+        let png = $dir.join(format!("{}.png", $name));
+        {
+            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", png.display()))?;
+            root.present().map_err(|e| format!("{}: {e}", png.display()))?;
+        }
+        let svg = $dir.join(format!("{}.svg", $name));
+        {
+            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", svg.display()))?;
+            root.present().map_err(|e| format!("{}: {e}", svg.display()))?;
+        }
+    }};
+}
+
+fn font(size: f64) -> TextStyle<'static> {
+    TextStyle::from((FONT, size).into_font())
+}
+
+/// `v` if finite, else 0.
+fn fin(v: f64) -> f64 {
+    if v.is_finite() {
+        v
+    } else {
+        0.0
+    }
+}
+
+/// A finite, non-empty range `[lo, hi]` for data that spans `lo..hi` (padding a single value).
+fn span(lo: f64, hi: f64, min_width: f64) -> (f64, f64) {
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() && lo <= hi {
+        (lo, hi)
+    } else {
+        (0.0, 1.0)
+    };
+    if hi - lo >= min_width {
+        (lo, hi)
+    } else {
+        let mid = (lo + hi) / 2.0;
+        (mid - min_width / 2.0, mid + min_width / 2.0)
+    }
+}
+
+/// Upper end of a y axis starting at 0 that shows `max` with some head room.
+fn y_top(max: f64) -> f64 {
+    if max.is_finite() && max > 0.0 {
+        max * 1.15
+    } else {
+        1.0
+    }
+}
+
+/// Write a centred grey note (e.g. "no data") in the middle of `area`.
+fn note<DB: DrawingBackend>(area: &Area<DB>, text: &str) -> Result<(), String> {
+    let (w, h) = area.dim_in_pixel();
+    let style = font(20.0)
+        .color(&RGBColor(120, 120, 120))
+        .pos(Pos::new(HPos::Center, VPos::Center));
+    area.draw_text(text, &style, (w as i32 / 2, h as i32 / 2))
+        .s()
+}
+
+fn run_title(r: &RunResult) -> String {
+    format!(
+        "{} (preset {}, seed {})",
+        r.summary.scenario, r.summary.preset, r.summary.seed
+    )
+}
+
+/// Write the plots of `r` into `dir`: each as PNG (1000×600) and SVG.
+///
+/// `goodput_per_flow`, `goodput_time`, `tree` and `network_time`.
+pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
+    ensure_font()?;
+    render!(dir, "goodput_per_flow", draw_goodput_per_flow(r));
+    render!(dir, "goodput_time", draw_goodput_time(r));
+    render!(dir, "tree", draw_tree(r));
+    render!(dir, "network_time", draw_network_time(r));
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// goodput_per_flow
+
+fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let flows = &r.summary.flows;
+    let gp: Vec<f64> = flows.iter().map(|f| fin(f.goodput_pps).max(0.0)).collect();
+    let n = gp.len();
+    let mean = if n > 0 {
+        gp.iter().sum::<f64>() / n as f64
+    } else {
+        0.0
+    };
+    let max = gp.iter().copied().fold(0.0, f64::max);
+    let title = format!("Goodput per flow — {}", run_title(r));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, font(22.0))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(-0.6..(n.max(1) as f64 - 0.4), 0.0..y_top(max))
+        .s()?;
+    let sources: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
+    let label = |v: &f64| {
+        let i = v.round();
+        if (v - i).abs() < 1e-6 && i >= 0.0 && (i as usize) < sources.len() {
+            sources[i as usize].clone()
+        } else {
+            String::new()
+        }
+    };
+    let x_desc = if flows.iter().any(|f| f.sink != flows[0].sink) {
+        "flow source node (flows in id order)"
+    } else {
+        "flow source node"
+    };
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .x_labels(n.clamp(1, 50))
+        .x_label_formatter(&label)
+        .x_desc(x_desc)
+        .y_desc("goodput (pkt/s)")
+        .label_style(font(13.0))
+        .axis_desc_style(font(16.0))
+        .draw()
+        .s()?;
+    if n == 0 {
+        return note(&chart.plotting_area().strip_coord_spec(), "no flows");
+    }
+    let bar = RGBColor(70, 120, 180);
+    let half = 0.38;
+    chart
+        .draw_series(gp.iter().enumerate().map(|(i, &g)| {
+            Rectangle::new([(i as f64 - half, 0.0), (i as f64 + half, g)], bar.filled())
+        }))
+        .s()?
+        .label("goodput of the flow")
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], bar.filled()));
+    let red = RGBColor(200, 30, 30);
+    chart
+        .draw_series(DashedLineSeries::new(
+            vec![(-0.6, mean), (n as f64 - 0.4, mean)],
+            10,
+            6,
+            red.stroke_width(2),
+        ))
+        .s()?
+        .label(format!("mean {mean:.3} pkt/s over {n} flows"))
+        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperRight)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .label_font(font(14.0))
+        .draw()
+        .s()
+}
+
+// ---------------------------------------------------------------------------------------------
+// goodput_time
+
+fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let flows = r.network.flows();
+    let bin_s = r.bin.as_secs_f64();
+    let end_s = fin(r.summary.sim_seconds).max(0.0);
+    // (mid-time, length) of every bin worth plotting: drop a trailing sliver under half a bin.
+    let mut bins: Vec<(f64, f64)> = Vec::new();
+    if bin_s.is_finite() && bin_s > 0.0 {
+        let nbins = flows.iter().map(|f| f.bins.len()).max().unwrap_or(0);
+        for b in 0..nbins {
+            let t0 = b as f64 * bin_s;
+            let len = ((b + 1) as f64 * bin_s).min(end_s) - t0;
+            if len < 0.5 * bin_s {
+                break;
+            }
+            bins.push((t0 + len / 2.0, len));
+        }
+    }
+    let rate =
+        |f: &crate::network::Flow, b: usize| f.bins.get(b).copied().unwrap_or(0) as f64 / bins[b].1;
+    let mean: Vec<(f64, f64)> = if flows.is_empty() {
+        Vec::new()
+    } else {
+        (0..bins.len())
+            .map(|b| {
+                (
+                    bins[b].0,
+                    flows.iter().map(|f| rate(f, b)).sum::<f64>() / flows.len() as f64,
+                )
+            })
+            .collect()
+    };
+    let shown = flows.len().min(MAX_THIN_FLOWS);
+    let mut max = mean.iter().map(|p| p.1).fold(0.0, f64::max);
+    for f in &flows[..shown] {
+        for b in 0..bins.len() {
+            max = max.max(rate(f, b));
+        }
+    }
+    let title = format!("Goodput over time — {}", run_title(r));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, font(22.0))
+        .margin(12)
+        .x_label_area_size(50)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..end_s.max(bin_s.max(1e-9)).max(1.0), 0.0..y_top(max))
+        .s()?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s)))
+        .label_style(font(13.0))
+        .axis_desc_style(font(16.0))
+        .draw()
+        .s()?;
+    if flows.is_empty() || bins.is_empty() {
+        return note(
+            &chart.plotting_area().strip_coord_spec(),
+            if flows.is_empty() {
+                "no flows"
+            } else {
+                "no complete time bin"
+            },
+        );
+    }
+    let start = flows
+        .iter()
+        .map(|f| f.start.as_secs_f64())
+        .fold(f64::INFINITY, f64::min);
+    if start.is_finite() && start > 0.0 && start < end_s {
+        let grey = RGBColor(110, 110, 110);
+        chart
+            .draw_series(DashedLineSeries::new(
+                vec![(start, 0.0), (start, y_top(max))],
+                6,
+                6,
+                grey.stroke_width(1),
+            ))
+            .s()?
+            .label(format!("traffic starts ({} s)", trim(start)))
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(1))
+            });
+    }
+    for (k, f) in flows[..shown].iter().enumerate() {
+        let style = Palette99::pick(k).mix(0.45).stroke_width(1);
+        let anno = chart
+            .draw_series(LineSeries::new(
+                (0..bins.len()).map(|b| (bins[b].0, rate(f, b))),
+                style,
+            ))
+            .s()?;
+        if k == 0 {
+            let label = if flows.len() > shown {
+                format!("one flow each (first {shown} of {} flows)", flows.len())
+            } else {
+                format!("one flow each ({} flows)", flows.len())
+            };
+            anno.label(label)
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+        }
+    }
+    chart
+        .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))
+        .s()?
+        .label(format!("mean over all {} flows", flows.len()))
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .label_font(font(14.0))
+        .draw()
+        .s()
+}
+
+/// A number without useless decimals ("10", "2.5").
+fn trim(v: f64) -> String {
+    let s = format!("{v:.3}");
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    s.to_string()
+}
+
+// ---------------------------------------------------------------------------------------------
+// tree
+
+/// Viridis-like colour of `t` in [0, 1], darkened at the yellow end to stay visible on white.
+fn ramp(t: f64) -> RGBColor {
+    const STOPS: [(u8, u8, u8); 6] = [
+        (68, 1, 84),
+        (65, 68, 135),
+        (42, 120, 142),
+        (34, 168, 132),
+        (122, 209, 81),
+        (220, 200, 20),
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        0.0
+    } * (STOPS.len() - 1) as f64;
+    let i = (t.floor() as usize).min(STOPS.len() - 2);
+    let u = t - i as f64;
+    let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * u).round() as u8;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+}
+
+fn hop_colour(h: u32, max_h: u32) -> RGBColor {
+    ramp(if max_h == 0 {
+        0.0
+    } else {
+        h as f64 / max_h as f64
+    })
+}
+
+const UNROUTED: RGBColor = RGBColor(190, 190, 190);
+
+fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let net = &r.network;
+    let rs = &r.summary.routing;
+    let title = format!(
+        "Routing tree 0 at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
+        trim(fin(r.summary.sim_seconds)),
+        r.summary.scenario,
+        rs.max_depth,
+        rs.parent_changes,
+        rs.parent_changes_during_traffic
+    );
+    let root = root.titled(&title, font(19.0)).s()?;
+    let (map, legend) = root.split_horizontally(SIZE.0 as i32 - 170);
+
+    let pos: Vec<(f64, f64)> = r.positions.iter().map(|p| (fin(p.x), fin(p.y))).collect();
+    let n = pos.len();
+    let has_tree = !net.sinks().is_empty();
+    let is_sink = |i: usize| net.sinks().iter().any(|s| s.index() == i);
+    let hops: Vec<Option<u32>> = (0..n)
+        .map(|i| {
+            if is_sink(i) {
+                Some(0)
+            } else if has_tree && i < net.len() && net.parent(i, 0).is_some() {
+                net.hop_count(i, 0).map(u32::from)
+            } else {
+                None
+            }
+        })
+        .collect();
+    let parents: Vec<Option<usize>> = (0..n)
+        .map(|i| {
+            if !has_tree || i >= net.len() || is_sink(i) {
+                return None;
+            }
+            net.parent(i, 0)
+                .map(|p| p.index())
+                .filter(|&p| p < n && p != i)
+        })
+        .collect();
+    let max_h = hops.iter().flatten().copied().max().unwrap_or(0);
+
+    // Equal aspect ratio: stretch the data box to the proportions of the plotting area.
+    let (margin, xl, yl) = (10u32, 40u32, 55u32);
+    let (mw, mh) = map.dim_in_pixel();
+    let pw = mw.saturating_sub(2 * margin + yl).max(10) as f64;
+    let ph = mh.saturating_sub(2 * margin + xl).max(10) as f64;
+    let fold = |f: fn(f64, f64) -> f64, init: f64, sel: fn(&(f64, f64)) -> f64| {
+        pos.iter().map(sel).fold(init, f)
+    };
+    let (x0, x1) = span(
+        fold(f64::min, f64::INFINITY, |p| p.0),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.0),
+        1.0,
+    );
+    let (y0, y1) = span(
+        fold(f64::min, f64::INFINITY, |p| p.1),
+        fold(f64::max, f64::NEG_INFINITY, |p| p.1),
+        1.0,
+    );
+    let pad = 0.06 * (x1 - x0).max(y1 - y0) + 1.0;
+    let (x0, x1, y0, y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
+    let mpp = ((x1 - x0) / pw).max((y1 - y0) / ph); // metres per pixel
+    let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+    let (hx, hy) = (mpp * pw / 2.0, mpp * ph / 2.0);
+    let mut chart = ChartBuilder::on(&map)
+        .margin(margin)
+        .x_label_area_size(xl)
+        .y_label_area_size(yl)
+        .build_cartesian_2d((cx - hx)..(cx + hx), (cy - hy)..(cy + hy))
+        .s()?;
+    chart
+        .configure_mesh()
+        .x_desc("x (m)")
+        .y_desc("y (m)")
+        .label_style(font(13.0))
+        .axis_desc_style(font(15.0))
+        .light_line_style(RGBColor(235, 235, 235))
+        .bold_line_style(RGBColor(215, 215, 215))
+        .draw()
+        .s()?;
+    if n == 0 {
+        return note(&chart.plotting_area().strip_coord_spec(), "no nodes");
+    }
+    // Node sizes in pixels; the same length in metres is `px * mpp`.
+    let (r_node, r_sink) = (7.0, 10.0);
+    let radius = |i: usize| if is_sink(i) { r_sink } else { r_node };
+    let arrow = RGBColor(80, 80, 80);
+    for (i, p) in parents.iter().enumerate() {
+        let Some(p) = *p else { continue };
+        let (a, b) = (pos[i], pos[p]);
+        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+        let d = (dx * dx + dy * dy).sqrt();
+        let gap = (radius(i) + radius(p) + 8.0) * mpp;
+        if !(d > gap) {
+            chart
+                .draw_series(std::iter::once(PathElement::new(
+                    vec![a, b],
+                    arrow.stroke_width(2),
+                )))
+                .s()?;
+            continue;
+        }
+        let (ux, uy) = (dx / d, dy / d);
+        let start = (a.0 + ux * radius(i) * mpp, a.1 + uy * radius(i) * mpp);
+        let tip = (
+            b.0 - ux * (radius(p) + 2.0) * mpp,
+            b.1 - uy * (radius(p) + 2.0) * mpp,
+        );
+        let (len, wid) = (11.0 * mpp, 4.5 * mpp);
+        let base = (tip.0 - ux * len, tip.1 - uy * len);
+        let head = vec![
+            tip,
+            (base.0 - uy * wid, base.1 + ux * wid),
+            (base.0 + uy * wid, base.1 - ux * wid),
+        ];
+        chart
+            .draw_series(std::iter::once(PathElement::new(
+                vec![start, base],
+                arrow.stroke_width(2),
+            )))
+            .s()?;
+        chart
+            .draw_series(std::iter::once(Polygon::new(head, arrow.filled())))
+            .s()?;
+    }
+    let colour = |i: usize| hops[i].map_or(UNROUTED, |h| hop_colour(h, max_h));
+    for i in 0..n {
+        let c = colour(i);
+        if is_sink(i) {
+            let s = r_sink as i32;
+            let sq = EmptyElement::at(pos[i])
+                + Rectangle::new([(-s, -s), (s, s)], c.filled())
+                + Rectangle::new([(-s, -s), (s, s)], BLACK.stroke_width(2));
+            chart.draw_series(std::iter::once(sq)).s()?;
+        } else {
+            let s = r_node as i32;
+            let dot = EmptyElement::at(pos[i])
+                + Circle::new((0, 0), s, c.filled())
+                + Circle::new((0, 0), s, BLACK.stroke_width(1));
+            chart.draw_series(std::iter::once(dot)).s()?;
+        }
+    }
+    let label_style = font(12.0)
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Bottom));
+    for i in 0..n {
+        let off = radius(i) as i32 - 1;
+        let t =
+            EmptyElement::at(pos[i]) + Text::new(i.to_string(), (off, -off), label_style.clone());
+        chart.draw_series(std::iter::once(t)).s()?;
+    }
+    draw_tree_legend(&legend, &hops, max_h, has_tree)
+}
+
+fn draw_tree_legend<DB: DrawingBackend>(
+    area: &Area<DB>,
+    hops: &[Option<u32>],
+    max_h: u32,
+    has_tree: bool,
+) -> Result<(), String> {
+    let head = font(15.0).color(&BLACK);
+    let text = font(14.0)
+        .color(&BLACK)
+        .pos(Pos::new(HPos::Left, VPos::Center));
+    let (x, mut y) = (12, 40);
+    area.draw_text("hop count", &head, (x, y - 10)).s()?;
+    y += 18;
+    // One row per hop value present, thinned to at most 16 rows.
+    let mut present: Vec<u32> = hops.iter().flatten().copied().collect();
+    present.sort_unstable();
+    present.dedup();
+    let step = present.len().div_ceil(16).max(1);
+    let mut rows: Vec<u32> = present.iter().copied().step_by(step).collect();
+    if let (Some(&last), Some(&shown)) = (present.last(), rows.last()) {
+        if last != shown {
+            rows.push(last);
+        }
+    }
+    for h in rows {
+        let c = hop_colour(h, max_h);
+        area.draw(&Circle::new((x + 8, y), 7, c.filled())).s()?;
+        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1)))
+            .s()?;
+        let count = hops.iter().filter(|v| **v == Some(h)).count();
+        let label = if h == 0 {
+            format!("0 (sink) ×{count}")
+        } else {
+            format!("{h}  ×{count}")
+        };
+        area.draw_text(&label, &text, (x + 24, y)).s()?;
+        y += 22;
+    }
+    let unrouted = hops.iter().filter(|h| h.is_none()).count();
+    if unrouted > 0 {
+        area.draw(&Circle::new((x + 8, y), 7, UNROUTED.filled()))
+            .s()?;
+        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1)))
+            .s()?;
+        area.draw_text(&format!("no route ×{unrouted}"), &text, (x + 24, y))
+            .s()?;
+        y += 22;
+    }
+    y += 12;
+    area.draw(&Rectangle::new(
+        [(x + 1, y - 7), (x + 15, y + 7)],
+        WHITE.filled(),
+    ))
+    .s()?;
+    area.draw(&Rectangle::new(
+        [(x + 1, y - 7), (x + 15, y + 7)],
+        BLACK.stroke_width(2),
+    ))
+    .s()?;
+    area.draw_text("sink", &text, (x + 24, y)).s()?;
+    y += 24;
+    if has_tree {
+        let grey = RGBColor(80, 80, 80);
+        area.draw(&PathElement::new(
+            vec![(x, y), (x + 12, y)],
+            grey.stroke_width(2),
+        ))
+        .s()?;
+        area.draw(&Polygon::new(
+            vec![(x + 18, y), (x + 9, y - 4), (x + 9, y + 4)],
+            grey.filled(),
+        ))
+        .s()?;
+        area.draw_text("to parent", &text, (x + 24, y)).s()?;
+        y += 20;
+    }
+    area.draw_text("label: node id", &text, (x, y)).s()?;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// network_time
+
+fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let root = root
+        .titled(
+            &format!("Routing and delivery over time — {}", run_title(r)),
+            font(21.0),
+        )
+        .s()?;
+    let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 52 / 100);
+    let s = &r.series;
+    let end_s = s
+        .iter()
+        .map(|p| fin(p.t_s))
+        .fold(fin(r.summary.sim_seconds), f64::max)
+        .max(1.0);
+    let max_depth = s.iter().map(|p| p.max_depth).max().unwrap_or(0);
+    let mut chart = ChartBuilder::on(&top)
+        .margin(12)
+        .margin_bottom(4)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..end_s, 0.0..(max_depth as f64 + 1.0).max(2.0))
+        .s()?;
+    chart
+        .configure_mesh()
+        .y_desc("tree depth (hops)")
+        .label_style(font(13.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    if s.is_empty() {
+        note(&chart.plotting_area().strip_coord_spec(), "no samples")?;
+    } else {
+        let red = RGBColor(200, 40, 40);
+        let blue = RGBColor(40, 90, 190);
+        chart
+            .draw_series(LineSeries::new(
+                s.iter().map(|p| (fin(p.t_s), p.max_depth as f64)),
+                red.stroke_width(2),
+            ))
+            .s()?
+            .label("max depth")
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
+        chart
+            .draw_series(LineSeries::new(
+                s.iter().map(|p| (fin(p.t_s), fin(p.mean_depth))),
+                blue.stroke_width(2),
+            ))
+            .s()?
+            .label("mean depth of routed nodes")
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
+            });
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::LowerRight)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK.mix(0.5))
+            .label_font(font(14.0))
+            .draw()
+            .s()?;
+    }
+
+    let max_del = s.iter().map(|p| p.delivered).max().unwrap_or(0);
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(12)
+        .margin_top(4)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(0.0..end_s, 0.0..y_top(max_del as f64))
+        .s()?;
+    chart
+        .configure_mesh()
+        .x_desc("time (s)")
+        .y_desc(format!(
+            "delivered (pkt per {} s)",
+            trim(r.bin.as_secs_f64())
+        ))
+        .label_style(font(13.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    if s.is_empty() {
+        return note(&chart.plotting_area().strip_coord_spec(), "no samples");
+    }
+    let green = RGBColor(60, 140, 80);
+    let mut prev = 0.0;
+    let mut bars = Vec::with_capacity(s.len());
+    for p in s {
+        let t = fin(p.t_s);
+        bars.push(Rectangle::new(
+            [(prev, 0.0), (t.max(prev), p.delivered as f64)],
+            green.mix(0.8).filled(),
+        ));
+        prev = t;
+    }
+    chart
+        .draw_series(bars)
+        .s()?
+        .label("packets delivered to sinks, all flows")
+        .legend(move |(x, y)| {
+            Rectangle::new([(x, y - 6), (x + 20, y + 6)], green.mix(0.8).filled())
+        });
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .label_font(font(14.0))
+        .draw()
+        .s()
+}
+
+// ---------------------------------------------------------------------------------------------
+// sweep
+
+/// One point of a sweep: x value, mean/min/max of per-flow goodput (pkt/s) and delivery ratio.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SweepPoint {
+    /// Swept parameter value.
+    pub x: f64,
+    /// Mean per-flow goodput, pkt/s.
+    pub mean: f64,
+    /// Smallest per-flow goodput, pkt/s.
+    pub min: f64,
+    /// Largest per-flow goodput, pkt/s.
+    pub max: f64,
+    /// Network-wide delivery ratio (0–1).
+    pub delivery: f64,
+}
+
+/// Plot mean per-flow goodput with a min–max band (and error bars) against x, and the delivery
+/// ratio on a second panel; y = x dashed reference line when `offered_line` is true (goodput
+/// equals offered load). Writes `{name}.png` and `{name}.svg` into `dir`.
+pub fn write_sweep(
+    dir: &Path,
+    name: &str,
+    x_label: &str,
+    points: &[SweepPoint],
+    offered_line: bool,
+) -> Result<(), String> {
+    ensure_font()?;
+    let mut pts: Vec<SweepPoint> = points.iter().copied().filter(|p| p.x.is_finite()).collect();
+    pts.sort_by(|a, b| a.x.total_cmp(&b.x));
+    render!(dir, name, draw_sweep(name, x_label, &pts, offered_line));
+    Ok(())
+}
+
+fn draw_sweep<DB: DrawingBackend>(
+    root: &Area<DB>,
+    name: &str,
+    x_label: &str,
+    pts: &[SweepPoint],
+    offered: bool,
+) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let root = root
+        .titled(
+            &format!("Sweep {name}: per-flow goodput and delivery ratio"),
+            font(21.0),
+        )
+        .s()?;
+    let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 58 / 100);
+    let f = |v: f64| if v.is_finite() { Some(v) } else { None };
+    let xs = pts.iter().map(|p| p.x);
+    let (x0, x1) = span(
+        xs.clone().fold(f64::INFINITY, f64::min),
+        xs.fold(f64::NEG_INFINITY, f64::max),
+        1e-9,
+    );
+    let (x0, x1) = if x1 - x0 < 1e-6 {
+        let w = (x0.abs() * 0.2).max(0.5);
+        (x0 - w, x1 + w)
+    } else {
+        let w = (x1 - x0) * 0.04;
+        (x0 - w, x1 + w)
+    };
+    let ymax = pts
+        .iter()
+        .flat_map(|p| [p.mean, p.min, p.max])
+        .filter_map(f)
+        .fold(0.0, f64::max);
+    let ytop = y_top(ymax);
+
+    let mut chart = ChartBuilder::on(&top)
+        .margin(12)
+        .margin_bottom(4)
+        .x_label_area_size(30)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..ytop)
+        .s()?;
+    chart
+        .configure_mesh()
+        .y_desc("per-flow goodput (pkt/s)")
+        .label_style(font(13.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    if pts.is_empty() {
+        note(&chart.plotting_area().strip_coord_spec(), "no data")?;
+    } else {
+        let blue = RGBColor(40, 90, 190);
+        // Min–max band over the points where both are known.
+        let band: Vec<(f64, f64, f64)> = pts
+            .iter()
+            .filter_map(|p| Some((p.x, f(p.min)?.clamp(0.0, ytop), f(p.max)?.clamp(0.0, ytop))))
+            .collect();
+        if band.len() >= 2 {
+            let mut poly: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
+            poly.extend(band.iter().rev().map(|b| (b.0, b.1)));
+            chart
+                .draw_series(std::iter::once(Polygon::new(poly, blue.mix(0.15).filled())))
+                .s()?
+                .label("min–max over flows")
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 6), (x + 20, y + 6)], blue.mix(0.25).filled())
+                });
+        }
+        let caps = band.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
+        chart
+            .draw_series(caps.map(|c| {
+                EmptyElement::at(c) + PathElement::new(vec![(-5, 0), (5, 0)], blue.stroke_width(1))
+            }))
+            .s()?;
+        chart
+            .draw_series(
+                band.iter().map(|&(x, lo, hi)| {
+                    PathElement::new(vec![(x, lo), (x, hi)], blue.stroke_width(1))
+                }),
+            )
+            .s()?;
+        if band.len() == 1 {
+            // No band with one point: label the error bar instead.
+            chart
+                .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
+                .s()?
+                .label("min–max over flows")
+                .legend(move |(x, y)| {
+                    PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], blue.stroke_width(1))
+                });
+        }
+        if offered {
+            // y = x, clipped to the visible box.
+            let a = x0.max(0.0);
+            let b = x1.min(ytop);
+            if b > a {
+                let grey = RGBColor(90, 90, 90);
+                chart
+                    .draw_series(DashedLineSeries::new(
+                        vec![(a, a), (b, b)],
+                        8,
+                        6,
+                        grey.stroke_width(2),
+                    ))
+                    .s()?
+                    .label("offered load (y = x)")
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
+                    });
+            }
+        }
+        let mean: Vec<(f64, f64)> = pts
+            .iter()
+            .filter_map(|p| Some((p.x, f(p.mean)?.clamp(0.0, ytop))))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(mean.clone(), blue.stroke_width(2)))
+            .s()?
+            .label("mean per-flow goodput")
+            .legend(move |(x, y)| {
+                EmptyElement::at((x + 10, y))
+                    + PathElement::new(vec![(-10, 0), (10, 0)], blue.stroke_width(2))
+                    + Circle::new((0, 0), 4, blue.filled())
+            });
+        chart
+            .draw_series(mean.iter().map(|&p| Circle::new(p, 4, blue.filled())))
+            .s()?;
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperLeft)
+            .background_style(WHITE.mix(0.9))
+            .border_style(BLACK.mix(0.5))
+            .label_font(font(14.0))
+            .draw()
+            .s()?;
+    }
+
+    let mut chart = ChartBuilder::on(&bottom)
+        .margin(12)
+        .margin_top(4)
+        .x_label_area_size(45)
+        .y_label_area_size(70)
+        .build_cartesian_2d(x0..x1, 0.0..1.05)
+        .s()?;
+    chart
+        .configure_mesh()
+        .x_desc(if x_label.is_empty() { "x" } else { x_label })
+        .y_desc("delivery ratio")
+        .y_labels(6)
+        .label_style(font(13.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    if pts.is_empty() {
+        return note(&chart.plotting_area().strip_coord_spec(), "no data");
+    }
+    let green = RGBColor(50, 130, 70);
+    let del: Vec<(f64, f64)> = pts
+        .iter()
+        .filter_map(|p| Some((p.x, f(p.delivery)?.clamp(0.0, 1.05))))
+        .collect();
+    chart
+        .draw_series(LineSeries::new(del.clone(), green.stroke_width(2)))
+        .s()?;
+    chart
+        .draw_series(del.iter().map(|&p| Circle::new(p, 4, green.filled())))
+        .s()?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    use crate::runner::{run, RunOptions};
+    use crate::scenario::Scenario;
+
+    fn temp(tag: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("wsn-plots-{}-{tag}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    fn non_empty(p: &Path) -> bool {
+        std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false)
+    }
+
+    #[test]
+    fn sweep_writes_png_and_svg() {
+        let d = temp("sweep");
+        let pts: Vec<SweepPoint> = (1..=5)
+            .map(|k| {
+                let x = k as f64 * 0.5;
+                SweepPoint {
+                    x,
+                    mean: x.min(1.2),
+                    min: x.min(1.2) * 0.7,
+                    max: x.min(1.2) * 1.1,
+                    delivery: (1.2 / x).min(1.0),
+                }
+            })
+            .collect();
+        write_sweep(&d, "rate", "offered load per node (pkt/s)", &pts, true).unwrap();
+        assert!(non_empty(&d.join("rate.png")));
+        assert!(non_empty(&d.join("rate.svg")));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn sweep_degenerate_inputs_do_not_panic() {
+        let d = temp("sweep-degenerate");
+        let nan = f64::NAN;
+        let cases: Vec<Vec<SweepPoint>> = vec![
+            vec![],
+            vec![SweepPoint {
+                x: 3.0,
+                mean: 0.0,
+                min: 0.0,
+                max: 0.0,
+                delivery: 0.0,
+            }],
+            vec![SweepPoint {
+                x: nan,
+                mean: nan,
+                min: nan,
+                max: nan,
+                delivery: nan,
+            }],
+            vec![
+                SweepPoint {
+                    x: 1.0,
+                    mean: nan,
+                    min: f64::INFINITY,
+                    max: nan,
+                    delivery: nan,
+                },
+                SweepPoint {
+                    x: 1.0,
+                    mean: 0.0,
+                    min: 0.0,
+                    max: 0.0,
+                    delivery: 2.0,
+                },
+            ],
+        ];
+        for (k, pts) in cases.iter().enumerate() {
+            write_sweep(&d, &format!("case{k}"), "", pts, k % 2 == 0).unwrap();
+            assert!(non_empty(&d.join(format!("case{k}.png"))));
+            assert!(non_empty(&d.join(format!("case{k}.svg"))));
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    fn tiny_run(nodes: usize, duration_s: f64, flows: bool) -> RunResult {
+        let flow = if flows {
+            "[[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 100.0\n"
+        } else {
+            ""
+        };
+        let text = format!(
+            "name = \"tiny\"\nduration_s = {duration_s:?}\n\
+             [topology]\nlayout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 5.0 }}\n\
+             [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
+             [routing]\nkind = \"mhlqi\"\n{flow}"
+        );
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let sc = Scenario::from_toml(&text, "test", base, &[]).unwrap();
+        run(
+            &sc,
+            RunOptions {
+                seed: None,
+                out_dir: None,
+                progress: None,
+            },
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn write_all_on_a_tiny_chain() {
+        let r = tiny_run(5, 200.0, true);
+        let d = temp("run");
+        write_all(&d, &r).unwrap();
+        for name in ["goodput_per_flow", "goodput_time", "tree", "network_time"] {
+            assert!(non_empty(&d.join(format!("{name}.png"))), "{name}.png");
+            assert!(non_empty(&d.join(format!("{name}.svg"))), "{name}.svg");
+        }
+        let _ = std::fs::remove_dir_all(&d);
+    }
+
+    #[test]
+    fn write_all_degenerate_runs_do_not_panic() {
+        let d = temp("run-degenerate");
+        // One node (the sink), no flows, a duration shorter than one bin.
+        let r = tiny_run(1, 1.0, false);
+        write_all(&d, &r).unwrap();
+        // No samples and no flows at all.
+        let mut r = tiny_run(2, 1.0, false);
+        r.series.clear();
+        r.summary.sim_seconds = f64::NAN;
+        write_all(&d, &r).unwrap();
+        assert!(non_empty(&d.join("tree.png")));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

@@ -141,7 +141,9 @@ fn check_count(nodes: usize, max: usize) -> Result<(), TopologyError> {
 
 fn check_len(name: &str, v: f64) -> Result<(), TopologyError> {
     if !(v.is_finite() && v > 0.0) {
-        return invalid(format!("{name} must be a positive number of metres, got {v}"));
+        return invalid(format!(
+            "{name} must be a positive number of metres, got {v}"
+        ));
     }
     Ok(())
 }
@@ -190,7 +192,11 @@ impl SpacingIndex {
 
 /// Places the nodes. Random placements draw from `rng` (use the run's
 /// `Purpose::Placement` stream); file paths are resolved against `base_dir`.
-pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Position>, TopologyError> {
+pub fn place(
+    p: &Placement,
+    base_dir: &Path,
+    rng: &mut SimRng,
+) -> Result<Vec<Position>, TopologyError> {
     match *p {
         Placement::Grid { nodes, spacing_m } => {
             check_count(nodes, MAX_NODES)?;
@@ -291,10 +297,12 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
         .map_err(|e| perr(1, format!("cannot read the CSV header: {e}")))?
         .clone();
     let col = |name: &str| -> Result<usize, TopologyError> {
-        headers
-            .iter()
-            .position(|h| h == name)
-            .ok_or_else(|| perr(1, format!("the header has no column `{name}` (need node,x_m,y_m)")))
+        headers.iter().position(|h| h == name).ok_or_else(|| {
+            perr(
+                1,
+                format!("the header has no column `{name}` (need node,x_m,y_m)"),
+            )
+        })
     };
     let (cn, cx, cy) = (col("node")?, col("x_m")?, col("y_m")?);
     let mut rows: Vec<(usize, Position, u64)> = Vec::new();
@@ -305,15 +313,23 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
         })?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |c: usize| rec.get(c).unwrap_or("");
-        let id: usize = field(cn)
-            .parse()
-            .map_err(|_| perr(line, format!("node id {:?} is not a non-negative integer", field(cn))))?;
+        let id: usize = field(cn).parse().map_err(|_| {
+            perr(
+                line,
+                format!("node id {:?} is not a non-negative integer", field(cn)),
+            )
+        })?;
         let num = |c: usize, name: &str| -> Result<f64, TopologyError> {
             field(c)
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| perr(line, format!("{name} {:?} is not a finite number", field(c))))
+                .ok_or_else(|| {
+                    perr(
+                        line,
+                        format!("{name} {:?} is not a finite number", field(c)),
+                    )
+                })
         };
         let pos = Position {
             x: num(cx, "x_m")?,
@@ -331,14 +347,20 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let mut out: Vec<Option<Position>> = vec![None; n];
     for (id, pos, line) in rows {
         if id >= n {
-            return Err(perr(line, format!("node id {id} outside 0..{n} (ids must be 0..n−1)")));
+            return Err(perr(
+                line,
+                format!("node id {id} outside 0..{n} (ids must be 0..n−1)"),
+            ));
         }
         if out[id].is_some() {
             return Err(perr(line, format!("node id {id} appears twice")));
         }
         out[id] = Some(pos);
     }
-    Ok(out.into_iter().map(|p| p.expect("all ids 0..n present")).collect())
+    Ok(out
+        .into_iter()
+        .map(|p| p.expect("all ids 0..n present"))
+        .collect())
 }
 
 fn d_tx() -> f64 {
@@ -555,17 +577,24 @@ pub fn generate_links(
 ) -> Result<Links, TopologyError> {
     m.validate()?;
     if min_rx_dbm.is_nan() || min_rx_dbm == f64::INFINITY {
-        return invalid(format!("min_rx_dbm must be a number or −∞, got {min_rx_dbm}"));
+        return invalid(format!(
+            "min_rx_dbm must be a number or −∞, got {min_rx_dbm}"
+        ));
     }
     let n = pos.len();
     if n > MAX_NODES {
         return invalid(format!("{n} nodes exceed the limit of {MAX_NODES}"));
     }
-    if let Some(i) = pos.iter().position(|p| !(p.x.is_finite() && p.y.is_finite())) {
+    if let Some(i) = pos
+        .iter()
+        .position(|p| !(p.x.is_finite() && p.y.is_finite()))
+    {
         return invalid(format!("node {i} has a non-finite position"));
     }
     let chol = m.cholesky();
-    let hw: Vec<(f64, f64)> = (0..n as u32).map(|i| hardware_variance(seed, i, chol)).collect();
+    let hw: Vec<(f64, f64)> = (0..n as u32)
+        .map(|i| hardware_variance(seed, i, chol))
+        .collect();
     let tenn = 10.0 * m.path_loss_exponent;
     // Largest distance at which node i's links could still reach min_rx (bound on X: +4σ).
     let reach = |dp: f64| -> f64 {
@@ -580,7 +609,9 @@ pub fn generate_links(
     // Bucket nodes by cell, sorted by (row, column), so the three cells of a row are contiguous.
     let (minx, miny) = pos
         .iter()
-        .fold((f64::INFINITY, f64::INFINITY), |(a, b), p| (a.min(p.x), b.min(p.y)));
+        .fold((f64::INFINITY, f64::INFINITY), |(a, b), p| {
+            (a.min(p.x), b.min(p.y))
+        });
     let cell_of = |p: &Position| -> (i64, i64) {
         if cell.is_finite() {
             (
@@ -591,13 +622,15 @@ pub fn generate_links(
             (0, 0)
         }
     };
-    let mut order: Vec<((i64, i64), u32)> =
-        pos.iter().enumerate().map(|(i, p)| (cell_of(p), i as u32)).collect();
+    let mut order: Vec<((i64, i64), u32)> = pos
+        .iter()
+        .enumerate()
+        .map(|(i, p)| (cell_of(p), i as u32))
+        .collect();
     order.sort_unstable();
 
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
-    for i in 0..n {
-        let pi = pos[i];
+    for (i, &pi) in pos.iter().enumerate() {
         let (cy, cx) = cell_of(&pi);
         let (_, dpi) = hw[i];
         for dy in -1..=1 {
@@ -690,10 +723,21 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         let fields = match tok[0] {
             "gain" | "noise" => &tok[1..],
             _ if tok.len() == 3 => &tok[..],
-            other => return Err(perr(line, format!("unknown line type {other:?} (expected gain or noise)"))),
+            other => {
+                return Err(perr(
+                    line,
+                    format!("unknown line type {other:?} (expected gain or noise)"),
+                ))
+            }
         };
         if fields.len() != 3 {
-            return Err(perr(line, format!("expected 3 fields after the keyword, found {}", fields.len())));
+            return Err(perr(
+                line,
+                format!(
+                    "expected 3 fields after the keyword, found {}",
+                    fields.len()
+                ),
+            ));
         }
         if tok[0] == "noise" {
             let i = id(fields[0], line)?;
@@ -760,7 +804,13 @@ pub fn write_tossim_gains(
     }
     for i in 0..links.n() {
         let off = links.noise_offset_db.get(i).copied().unwrap_or(0.0);
-        writeln!(w, "noise {} {:.2} {:.2}", i, noise_floor_dbm + off, spread_db)?;
+        writeln!(
+            w,
+            "noise {} {:.2} {:.2}",
+            i,
+            noise_floor_dbm + off,
+            spread_db
+        )?;
     }
     w.flush()
 }
@@ -783,34 +833,99 @@ mod tests {
     #[test]
     fn grid_and_chain() {
         let here = Path::new(".");
-        let g = place(&Placement::Grid { nodes: 10, spacing_m: 5.0 }, here, &mut rng()).unwrap();
+        let g = place(
+            &Placement::Grid {
+                nodes: 10,
+                spacing_m: 5.0,
+            },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
         assert_eq!(g.len(), 10);
         assert_eq!(g[0], Position { x: 0.0, y: 0.0 });
-        assert_eq!(g[3], Position { x: 0.0, y: 5.0 }); // 4 columns
+        assert_eq!(g[3], Position { x: 15.0, y: 0.0 }); // 4 columns
+        assert_eq!(g[4], Position { x: 0.0, y: 5.0 });
         assert_eq!(g[9], Position { x: 5.0, y: 10.0 });
-        let g = place(&Placement::Grid { nodes: 9, spacing_m: 2.0 }, here, &mut rng()).unwrap();
+        let g = place(
+            &Placement::Grid {
+                nodes: 9,
+                spacing_m: 2.0,
+            },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
         assert_eq!(g[8], Position { x: 4.0, y: 4.0 });
-        let c = place(&Placement::Chain { nodes: 4, spacing_m: 7.5 }, here, &mut rng()).unwrap();
+        let c = place(
+            &Placement::Chain {
+                nodes: 4,
+                spacing_m: 7.5,
+            },
+            here,
+            &mut rng(),
+        )
+        .unwrap();
         assert_eq!(c[3], Position { x: 22.5, y: 0.0 });
-        assert!(place(&Placement::Chain { nodes: 10_001, spacing_m: 1.0 }, here, &mut rng()).is_err());
-        assert!(place(&Placement::Grid { nodes: 0, spacing_m: 1.0 }, here, &mut rng()).is_err());
-        assert!(place(&Placement::Grid { nodes: 4, spacing_m: f64::NAN }, here, &mut rng()).is_err());
+        assert!(place(
+            &Placement::Chain {
+                nodes: 10_001,
+                spacing_m: 1.0
+            },
+            here,
+            &mut rng()
+        )
+        .is_err());
+        assert!(place(
+            &Placement::Grid {
+                nodes: 0,
+                spacing_m: 1.0
+            },
+            here,
+            &mut rng()
+        )
+        .is_err());
+        assert!(place(
+            &Placement::Grid {
+                nodes: 4,
+                spacing_m: f64::NAN
+            },
+            here,
+            &mut rng()
+        )
+        .is_err());
     }
 
     #[test]
     fn random_placements_respect_area_and_spacing() {
         let here = Path::new(".");
         for p in [
-            Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 },
-            Placement::Random { nodes: 100, width_m: 50.0, height_m: 50.0 },
-            Placement::Uniform { nodes: 30, width_m: 90.0, height_m: 10.0 },
+            Placement::Uniform {
+                nodes: 100,
+                width_m: 50.0,
+                height_m: 50.0,
+            },
+            Placement::Random {
+                nodes: 100,
+                width_m: 50.0,
+                height_m: 50.0,
+            },
+            Placement::Uniform {
+                nodes: 30,
+                width_m: 90.0,
+                height_m: 10.0,
+            },
         ] {
             let a = place(&p, here, &mut rng()).unwrap();
             let b = place(&p, here, &mut rng()).unwrap();
             assert_eq!(a, b, "deterministic for the same stream");
             let (w, h) = match p {
-                Placement::Uniform { width_m, height_m, .. }
-                | Placement::Random { width_m, height_m, .. } => (width_m, height_m),
+                Placement::Uniform {
+                    width_m, height_m, ..
+                }
+                | Placement::Random {
+                    width_m, height_m, ..
+                } => (width_m, height_m),
                 _ => unreachable!(),
             };
             for (i, q) in a.iter().enumerate() {
@@ -822,39 +937,104 @@ mod tests {
         }
         // Uniform: one node per cell (10 × 10 cells of 5 m).
         let u = place(
-            &Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            &Placement::Uniform {
+                nodes: 100,
+                width_m: 50.0,
+                height_m: 50.0,
+            },
             here,
             &mut rng(),
         )
         .unwrap();
         for (i, q) in u.iter().enumerate() {
-            assert_eq!(((q.x / 5.0) as usize, (q.y / 5.0) as usize), (i % 10, i / 10));
+            assert_eq!(
+                ((q.x / 5.0) as usize, (q.y / 5.0) as usize),
+                (i % 10, i / 10)
+            );
         }
     }
 
     #[test]
     fn csv_placement() {
-        let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/topologies"));
-        let p = place(&Placement::File { path: "lrwpan40.csv".into() }, base, &mut rng()).unwrap();
+        let base = Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../data/topologies"
+        ));
+        let p = place(
+            &Placement::File {
+                path: "lrwpan40.csv".into(),
+            },
+            base,
+            &mut rng(),
+        )
+        .unwrap();
         assert_eq!(p.len(), 40);
         assert_eq!(p[0], Position { x: 17.5, y: 17.5 });
         assert_eq!(p[1], Position { x: 4.77, y: 4.69 });
         let d = tmpdir("csv");
         std::fs::write(d.join("a.csv"), "x_m,node,y_m,extra\n1,1,2,z\n3,0,4,z\n").unwrap();
-        let p = place(&Placement::File { path: "a.csv".into() }, &d, &mut rng()).unwrap();
-        assert_eq!(p, vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]);
+        let p = place(
+            &Placement::File {
+                path: "a.csv".into(),
+            },
+            &d,
+            &mut rng(),
+        )
+        .unwrap();
+        assert_eq!(
+            p,
+            vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]
+        );
         std::fs::write(d.join("b.csv"), "node,x_m,y_m\n0,1,2\n1,abc,3\n").unwrap();
-        let e = place(&Placement::File { path: "b.csv".into() }, &d, &mut rng()).unwrap_err();
+        let e = place(
+            &Placement::File {
+                path: "b.csv".into(),
+            },
+            &d,
+            &mut rng(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("b.csv:3"), "{e}");
         std::fs::write(d.join("c.csv"), "node,x_m,y_m\n0,1,2\n2,1,3\n").unwrap();
-        let e = place(&Placement::File { path: "c.csv".into() }, &d, &mut rng()).unwrap_err();
+        let e = place(
+            &Placement::File {
+                path: "c.csv".into(),
+            },
+            &d,
+            &mut rng(),
+        )
+        .unwrap_err();
         assert!(e.to_string().contains("c.csv:3"), "{e}");
         std::fs::write(d.join("d.csv"), "node,x,y\n0,1,2\n").unwrap();
-        let e = place(&Placement::File { path: "d.csv".into() }, &d, &mut rng()).unwrap_err();
-        assert!(e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"), "{e}");
+        let e = place(
+            &Placement::File {
+                path: "d.csv".into(),
+            },
+            &d,
+            &mut rng(),
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"),
+            "{e}"
+        );
         std::fs::write(d.join("e.csv"), "node,x_m,y_m\n0,1,2\n0,1,3\n").unwrap();
-        assert!(place(&Placement::File { path: "e.csv".into() }, &d, &mut rng()).is_err());
-        assert!(place(&Placement::File { path: "nope.csv".into() }, &d, &mut rng()).is_err());
+        assert!(place(
+            &Placement::File {
+                path: "e.csv".into()
+            },
+            &d,
+            &mut rng()
+        )
+        .is_err());
+        assert!(place(
+            &Placement::File {
+                path: "nope.csv".into()
+            },
+            &d,
+            &mut rng()
+        )
+        .is_err());
         std::fs::remove_dir_all(&d).ok();
     }
 
@@ -862,7 +1042,13 @@ mod tests {
     fn link_model_defaults_and_validation() {
         let m: LinkModel = toml::from_str("shadowing_sigma_db = 4.0\n").unwrap();
         assert_eq!(m.shadowing_sigma_db, 4.0);
-        assert_eq!(LinkModel { shadowing_sigma_db: 3.0, ..m.clone() }, LinkModel::default());
+        assert_eq!(
+            LinkModel {
+                shadowing_sigma_db: 3.0,
+                ..m.clone()
+            },
+            LinkModel::default()
+        );
         let d = LinkModel::default();
         assert_eq!((d.s11, d.s12, d.s22, d.pl_d0_db), (3.7, -3.3, 6.0, 55.0));
         assert!(toml::from_str::<LinkModel>("bogus = 1\n").is_err());
@@ -891,7 +1077,10 @@ mod tests {
         }));
         assert!(bad(&|m| m.s22 = 0.0)); // S12 ≠ 0 with S22 = 0
         let pos = [Position { x: 0.0, y: 0.0 }];
-        let m = LinkModel { s12: 9.0, ..LinkModel::default() };
+        let m = LinkModel {
+            s12: 9.0,
+            ..LinkModel::default()
+        };
         assert!(generate_links(&pos, &m, 1, -110.0).is_err());
         assert!(generate_links(&pos, &LinkModel::default(), 1, f64::NAN).is_err());
     }
@@ -917,7 +1106,11 @@ mod tests {
     fn shadowing_is_shared_by_both_directions() {
         let here = Path::new(".");
         let pos = place(
-            &Placement::Random { nodes: 60, width_m: 40.0, height_m: 40.0 },
+            &Placement::Random {
+                nodes: 60,
+                width_m: 40.0,
+                height_m: 40.0,
+            },
             here,
             &mut rng(),
         )
@@ -950,9 +1143,17 @@ mod tests {
         }
         let mx = xs.iter().sum::<f64>() / xs.len() as f64;
         let sd = (xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
-        assert!(mx.abs() < 0.25 && (sd - 3.0).abs() < 0.25, "X mean {mx} sd {sd}");
+        assert!(
+            mx.abs() < 0.25 && (sd - 3.0).abs() < 0.25,
+            "X mean {mx} sd {sd}"
+        );
         // Symmetric hardware (S = 0): gains are exactly symmetric.
-        let sym = LinkModel { s11: 0.0, s12: 0.0, s22: 0.0, ..m };
+        let sym = LinkModel {
+            s11: 0.0,
+            s12: 0.0,
+            s22: 0.0,
+            ..m
+        };
         let l = generate_links(&pos, &sym, 99, f64::NEG_INFINITY).unwrap();
         assert_eq!(l.gain(3, 17), l.gain(17, 3));
         assert!(l.noise_offset_db.iter().all(|&o| o == 0.0));
@@ -962,12 +1163,19 @@ mod tests {
     fn spatial_index_matches_brute_force() {
         let here = Path::new(".");
         let pos = place(
-            &Placement::Random { nodes: 400, width_m: 200.0, height_m: 120.0 },
+            &Placement::Random {
+                nodes: 400,
+                width_m: 200.0,
+                height_m: 120.0,
+            },
             here,
             &mut rng(),
         )
         .unwrap();
-        let m = LinkModel { tx_power_dbm: -10.0, ..LinkModel::default() };
+        let m = LinkModel {
+            tx_power_dbm: -10.0,
+            ..LinkModel::default()
+        };
         let min_rx = -100.0;
         let fast = generate_links(&pos, &m, 5, min_rx).unwrap();
         let all = generate_links(&pos, &m, 5, f64::NEG_INFINITY).unwrap();
@@ -984,7 +1192,10 @@ mod tests {
             }
             missed += want.len() - fast.out[i].len();
         }
-        assert_eq!(missed, 0, "links beyond the cut-off should need a > 4σ draw");
+        assert_eq!(
+            missed, 0,
+            "links beyond the cut-off should need a > 4σ draw"
+        );
         assert!(fast.link_count() > 1000 && fast.link_count() < all.link_count() / 4);
     }
 
@@ -995,12 +1206,19 @@ mod tests {
         let side = (28.0 * n as f64).sqrt();
         let start = std::time::Instant::now();
         let pos = place(
-            &Placement::Uniform { nodes: n, width_m: side, height_m: side },
+            &Placement::Uniform {
+                nodes: n,
+                width_m: side,
+                height_m: side,
+            },
             Path::new("."),
             &mut rng(),
         )
         .unwrap();
-        let m = LinkModel { tx_power_dbm: -25.0, ..LinkModel::default() };
+        let m = LinkModel {
+            tx_power_dbm: -25.0,
+            ..LinkModel::default()
+        };
         let links = generate_links(&pos, &m, 1, -115.0).unwrap();
         let el = start.elapsed();
         let deg = links.link_count() as f64 / n as f64;
@@ -1014,7 +1232,11 @@ mod tests {
     #[test]
     fn gain_file_round_trip() {
         let pos = place(
-            &Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 },
+            &Placement::Random {
+                nodes: 50,
+                width_m: 60.0,
+                height_m: 60.0,
+            },
             Path::new("."),
             &mut rng(),
         )
@@ -1050,12 +1272,18 @@ mod tests {
         assert_eq!(l.gain(1, 0), Some(-61.0));
         assert_eq!(l.gain(0, 2), None);
         assert_eq!(l.noise_offset_db, vec![2.0, 0.0, -2.0]);
-        assert!(read_tossim_gains(&f, Some(2)).unwrap_err().to_string().contains("g.txt:7"));
+        assert!(read_tossim_gains(&f, Some(2))
+            .unwrap_err()
+            .to_string()
+            .contains("g.txt:7"));
         std::fs::write(&f, "gain 0 1 -60\ngain 0 x -60\n").unwrap();
         let e = read_tossim_gains(&f, None).unwrap_err().to_string();
         assert!(e.contains("g.txt:2"), "{e}");
         std::fs::write(&f, "gain 0 1\n").unwrap();
-        assert!(read_tossim_gains(&f, None).unwrap_err().to_string().contains("g.txt:1"));
+        assert!(read_tossim_gains(&f, None)
+            .unwrap_err()
+            .to_string()
+            .contains("g.txt:1"));
         std::fs::write(&f, "link 0 1 3 4\n").unwrap();
         assert!(read_tossim_gains(&f, None).is_err());
         std::fs::remove_dir_all(&d).ok();
@@ -1097,7 +1325,11 @@ mod tests {
         let g = l.gain(0, 1).unwrap() as f64;
         assert!((prr(tx + g - floor) - 0.5).abs() < 0.001);
         // Worked numbers of §2.3: −85 dB at 10 m, −94 at 20 m.
-        let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 10.0, y: 0.0 }, Position { x: 0.0, y: 20.0 }];
+        let pos = [
+            Position { x: 0.0, y: 0.0 },
+            Position { x: 10.0, y: 0.0 },
+            Position { x: 0.0, y: 20.0 },
+        ];
         let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
         assert!((l.gain(0, 1).unwrap() + 85.0).abs() < 1e-4);
         assert!((l.gain(0, 2).unwrap() + 94.03).abs() < 0.01);

@@ -16,7 +16,8 @@ pub mod prr;
 /// Converts a power in dBm to milliwatts: `10^(dbm / 10)`. `-∞` dBm gives 0 mW.
 #[inline]
 pub fn dbm_to_mw(dbm: f64) -> f64 {
-    libm::pow(10.0, dbm / 10.0)
+    // std's exp (the platform libm) is several times faster than the soft-float libm crate here.
+    (dbm * (core::f64::consts::LN_10 / 10.0)).exp()
 }
 
 /// Converts a power in milliwatts to dBm: `10 · log10(mw)`. Zero or negative power gives
@@ -26,7 +27,7 @@ pub fn mw_to_dbm(mw: f64) -> f64 {
     if mw <= 0.0 {
         f64::NEG_INFINITY
     } else {
-        10.0 * libm::log10(mw)
+        10.0 * mw.log10()
     }
 }
 
