@@ -73,6 +73,10 @@ pub struct MacConfig {
     pub ack_latency_ns: u64,
     /// End of data frame → give up waiting for the ACK, ns.
     pub ack_timeout_ns: u64,
+    /// TOSSIM folds the ACK into the data frame: the frame occupies the air for `ack_latency_ns`
+    /// longer when an ACK is requested, and the ACK is decided at its end [CODE t2:
+    /// TossimPacketModelC.nc].
+    pub ack_in_frame: bool,
     /// Link-layer retransmissions after the first attempt.
     pub max_retries: u8,
     /// Gap before a retransmission: `retry_gap_min_ns + uniform[0, retry_gap_spread_ns]`.
@@ -137,6 +141,7 @@ impl MacConfig {
             ack: AckMode::Software,
             ack_latency_ns: 750_000,   // [DERIVED §5.4: 0.65–0.85 ms]
             ack_timeout_ns: 256 * JIFFY_NS, // 7.81 ms [CODE t2: CC2420.h]
+            ack_in_frame: false,
             max_retries: 5,            // [CODE t2: LqiForwardingEngineP.nc, 5 retries]
             retry_gap_min_ns: 0,       // immediate resend [CODE t2]
             retry_gap_spread_ns: 0,
@@ -169,6 +174,7 @@ impl MacConfig {
             ack: AckMode::Hardware,
             ack_latency_ns: 544_000,  // 12 symbols + 11-byte ACK [DERIVED §5.4]
             ack_timeout_ns: 75 * JIFFY_NS, // 2.29 ms [CODE t1: CC2420RadioM.nc]
+            ack_in_frame: false,
             max_retries: 4,           // LINK_NUM_RETX [CODE tenet1: NewQueuedSendM.nc]
             // 5 + ((r + 2·id) & 31) binary ms = 5–36 ms [CODE tenet1: NewQueuedSendM.nc]
             retry_gap_min_ns: 5 * 976_563,
@@ -203,6 +209,7 @@ impl MacConfig {
             ack: AckMode::Software,
             ack_latency_ns: 34 * sym,
             ack_timeout_ns: 34 * sym + 11 * sym,
+            ack_in_frame: true,
             max_retries: 0,
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,
@@ -245,6 +252,7 @@ impl MacConfig {
             ack: AckMode::Software,
             ack_latency_ns: 6 * byte,
             ack_timeout_ns: 8 * byte,
+            ack_in_frame: false,
             max_retries: 4,
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,

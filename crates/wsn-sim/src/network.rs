@@ -325,6 +325,8 @@ pub struct FlowSpec {
     pub count: Option<u64>,
     /// Application payload bytes.
     pub payload_bytes: usize,
+    /// Start at a random phase within the first interval (else exactly at `start`).
+    pub random_phase: bool,
 }
 
 struct Ctx<'a> {
@@ -479,7 +481,7 @@ impl Network {
         for (fi, f) in spec.flows.iter().enumerate() {
             let interval = Duration::from_secs_f64(1.0 / f.rate_pps).max(Duration(1));
             let mut rng = stream(seed, 0, fi as u32, Purpose::Traffic);
-            let phase = Duration(rng.gen_range(0..interval.as_nanos()));
+            let phase = if f.random_phase { Duration(rng.gen_range(0..interval.as_nanos())) } else { Duration::ZERO };
             net.flows.push(Flow {
                 id: fi as u32,
                 source: f.source,
@@ -943,7 +945,9 @@ impl Network {
             (cur.payload.len(), cur.frame_id, cur.dst, cur.am_type, cur.attempts)
         };
         self.frames_on_air += 1;
-        let air = self.mac.airtime(len);
+        let ack_req = self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.ack_request);
+        let air = self.mac.airtime(len)
+            + if ack_req && self.mac.ack_in_frame { Duration(self.mac.ack_latency_ns) } else { Duration::ZERO };
         self.tracer.record(&TraceEvent::Tx { t: now, node: i as u32, frame_id, dst, am, len: len as u16, attempt });
         if self.tracer.pcap_enabled() {
             let n = &self.nodes[i];
@@ -1021,7 +1025,8 @@ impl Network {
             n.mac.phase = Phase::WaitAck;
             let gen = n.mac.gen.wrapping_add(1);
             n.mac.gen = gen;
-            self.q.push(now + Duration(self.mac.ack_latency_ns), Ev::AckCheck { node: i as u32, gen });
+            let wait = if self.mac.ack_in_frame { Duration::ZERO } else { Duration(self.mac.ack_latency_ns) };
+            self.q.push(now + wait, Ev::AckCheck { node: i as u32, gen });
         } else {
             self.complete(i, false);
         }
@@ -1116,7 +1121,8 @@ impl Network {
         } else {
             // Wait out the ACK timeout (counted from the end of the frame).
             self.nodes[i].mac.phase = Phase::WaitAck;
-            let rest = Duration(self.mac.ack_timeout_ns.saturating_sub(self.mac.ack_latency_ns));
+            let waited = if self.mac.ack_in_frame { 0 } else { self.mac.ack_latency_ns };
+            let rest = Duration(self.mac.ack_timeout_ns.saturating_sub(waited));
             self.schedule_mac(i, now + rest);
         }
     }

@@ -270,6 +270,14 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             Sources::One(s) => vec![*s],
             Sources::List(l) => l.clone(),
         };
+        let frame = wsn_wire::collection::HEADER_LEN + wsn_wire::besteffort::HEADER_LEN + f.payload_bytes;
+        if frame > mac.max_payload {
+            return Err(RunError::Config(format!(
+                "flows[{k}].payload_bytes = {}: with the 14-byte collection and 6-byte best-effort headers \
+                 the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}",
+                f.payload_bytes, mac.max_payload, mac.preset
+            )));
+        }
         for s in sources {
             if s as usize >= n {
                 return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
@@ -282,6 +290,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
                 stop: f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)),
                 count: f.count,
                 payload_bytes: f.payload_bytes,
+                random_phase: f.random_phase,
             });
         }
     }

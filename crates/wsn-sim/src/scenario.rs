@@ -216,6 +216,14 @@ pub struct FlowConfig {
     /// Demand, packets per second (used by rate-allocating protocols; informational here).
     #[serde(default)]
     pub demand_pps: Option<f64>,
+    /// Start each source at a random phase within one interval (false: all exactly at
+    /// `start_s`, as synchronised test senders).
+    #[serde(default = "yes")]
+    pub random_phase: bool,
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_payload() -> usize {

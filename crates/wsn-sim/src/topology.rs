@@ -4,7 +4,7 @@
 //!   line, or where a CSV file says.
 //! - [`generate_links`] draws the directional link gains of the USC / Zuniga–Krishnamachari
 //!   log-normal shadowing model as TinyOS's `LinkLayerModel` tool does (spec §2.1–2.2), and keeps
-//!   only the links strong enough to matter (pruning, spec §2.3 [REC]). It uses a spatial index, so
+//!   only the links strong enough to matter (pruning, spec §2.3 \[REC\]). It uses a spatial index, so
 //!   its cost is O(N · neighbours), which makes 10 000+ nodes practical.
 //! - [`read_tossim_gains`] / [`write_tossim_gains`] read and write TOSSIM gain files
 //!   (`gain SRC DST G`, `noise ID MEAN SPREAD`).
@@ -22,14 +22,14 @@ use std::path::{Path, PathBuf};
 /// drawn closer than this to an earlier node is redrawn. [CODE t2: LinkLayerModel.java, D0 = 1 m]
 pub const MIN_SPACING_M: f64 = 1.0;
 /// Draws per node before a random placement accepts a position closer than [`MIN_SPACING_M`]
-/// (LinkLayerModel retries without limit; we bound it so dense configurations terminate). [REC]
+/// (LinkLayerModel retries without limit; we bound it so dense configurations terminate). \[REC\]
 pub const PLACEMENT_MAX_TRIES: u32 = 100;
 /// Largest chain. [REC: from the configuration format of this project]
 pub const MAX_CHAIN_NODES: usize = 10_000;
-/// Largest network any placement produces (node ids are `u32`; memory guard). [REC]
+/// Largest network any placement produces (node ids are `u32`; memory guard). \[REC\]
 pub const MAX_NODES: usize = 1_000_000;
 /// Shadowing tail ignored by the spatial cut-off of [`generate_links`]: pairs whose gain would
-/// need a draw above +4σ to reach the threshold are not evaluated (P(X > 4σ) = 3.2·10⁻⁵). [REC]
+/// need a draw above +4σ to reach the threshold are not evaluated (P(X > 4σ) = 3.2·10⁻⁵). \[REC\]
 pub const SHADOWING_TAIL_SIGMAS: f64 = 4.0;
 /// Mean noise floor assumed when none is given (LinkLayerModel default NOISE_FLOOR).
 /// [CODE t2: LinkLayerModel.java]
@@ -37,7 +37,7 @@ pub const DEFAULT_NOISE_FLOOR_DBM: f64 = -105.0;
 /// Salt that separates the shadowing hash stream from other users of `hash_unit` ("SHADOW_X").
 /// [DERIVED: arbitrary constant]
 const SHADOW_SALT: u64 = 0x5348_4144_4f57_5f58;
-/// Salt of the second uniform of a pair's Box–Muller draw ("SHADOW_2"). [DERIVED]
+/// Salt of the second uniform of a pair's Box–Muller draw ("SHADOW_2"). \[DERIVED\]
 const SHADOW_SALT2: u64 = 0x5348_4144_4f57_5f32;
 
 /// A node position in metres.

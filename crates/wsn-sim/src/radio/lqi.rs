@@ -1,7 +1,7 @@
 //! Link quality indicator (LQI) of a received frame (spec §4.5).
 //!
 //! The CC2420 reports a 7-bit chip-correlation value, about 50 (worst) to 110 (best). TOSSIM draws
-//! it from measured per-SNR distributions ([`super::lqi_table`], restated from `sim_lqi.h`): it
+//! it from measured per-SNR distributions (`lqi_table.rs`, restated from `sim_lqi.h`): it
 //! takes the measured row whose SNR is nearest to the end-of-frame SINR (anything below 0 dB uses
 //! the 0-dB row, anything above 31 dB the 31-dB row) and samples that row's empirical CDF.
 //!
@@ -9,7 +9,7 @@
 //! - TOSSIM draws an integer coin in 0..99 and compares it with the row's cumulative percents
 //!   truncated to integers, which slightly distorts rows with many small steps. Here the coin is a
 //!   real number in [0, 100) compared with the exact cumulative percents, i.e. the measured
-//!   distribution itself. [CODE t2: sim_lqi.c] [REC]
+//!   distribution itself. [CODE t2: sim_lqi.c] \[REC\]
 //! - Ties between two rows (SINR exactly half-way, e.g. 4 dB between the 3- and 5-dB rows) go to
 //!   the lower SNR. TOSSIM's choice depends on the order of its array; it also picks the lower row
 //!   for the integer gaps 1, 4 and 9 dB. Ties have probability zero for a continuous SINR.

@@ -18,7 +18,7 @@ pub const TOSSIM_EXPONENT: f64 = 46.0;
 /// exponent 46. Clamped to `[0, 1]`; NaN input gives 0.
 ///
 /// Reference values: 0.068 at 4.0 dB, 0.411 at 4.5, 0.786 at 5.0, 0.949 at 5.5, 0.991 at 6.0;
-/// 50 % at 4.60 dB. [DERIVED]
+/// 50 % at 4.60 dB. \[DERIVED\]
 ///
 /// This is the hot path of the channel (several calls per frame and receiver), so it reads a
 /// precomputed table with linear interpolation (step 0.001 dB; absolute error < 1e-6 against
@@ -90,10 +90,10 @@ pub fn prr_with_exponent(sinr_db: f64, exponent: f64) -> f64 {
 }
 
 /// SINR (dB) at and above which `1 − PSE` rounds to exactly 1.0: erfc argument ≥ 6.0
-/// (erfc(6)/2 ≈ 1.1·10⁻¹⁷ < 2⁻⁵⁴), i.e. x ≥ β2 + 6·√2/β1 = 11.05 dB. [DERIVED]
+/// (erfc(6)/2 ≈ 1.1·10⁻¹⁷ < 2⁻⁵⁴), i.e. x ≥ β2 + 6·√2/β1 = 11.05 dB. \[DERIVED\]
 const SURE_ABOVE_DB: f64 = 11.1;
 /// SINR (dB) at and below which `1 − PSE` is exactly 0.0 (erfc rounds to 2): x ≤ β2 − 8.66.
-/// [DERIVED]
+/// \[DERIVED\]
 const NEVER_BELOW_DB: f64 = -6.3;
 
 /// `x^n` by binary exponentiation (exact integer powers, portable and much cheaper than `pow`).
