@@ -8,6 +8,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
 
+mod bench;
+
 #[derive(Parser)]
 #[command(name = "wsn", version, about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks")]
 struct Cli {
@@ -40,6 +42,37 @@ enum Cmd {
         /// No progress bar.
         #[arg(long, short)]
         quiet: bool,
+    },
+    /// Run one scenario over a range of one parameter, in parallel, and tabulate and plot
+    /// per-flow goodput (mean, min, max) and delivery against it.
+    Sweep {
+        /// Scenario file or built-in name.
+        scenario: String,
+        /// KEY=v1,v2,... or KEY=start:stop:step, e.g. flows.0.rate_pps=0.25:2.0:0.25
+        #[arg(long)]
+        param: String,
+        /// Override the scenario's seed.
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Output directory (default: out/<scenario>-sweep).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Override any other scenario field.
+        #[arg(long = "set", value_name = "KEY=VALUE")]
+        set: Vec<String>,
+        /// Parallel runs (default: available cores).
+        #[arg(long)]
+        jobs: Option<usize>,
+    },
+    /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
+    /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes).
+    Bench {
+        /// Shorter runs and a smaller scaling curve.
+        #[arg(long)]
+        quick: bool,
+        /// Run a single benchmark case by name (internal: used to measure memory per case).
+        #[arg(long, hide = true)]
+        case: Option<String>,
     },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file.
     Gains {
@@ -75,6 +108,11 @@ fn main() -> Result<()> {
             }
             print_summary(&r, &dir);
         }
+        Cmd::Sweep { scenario, param, seed, out, set, jobs } => sweep(&scenario, &param, seed, out, &set, jobs)?,
+        Cmd::Bench { quick, case } => match case {
+            Some(c) => bench::one(&c)?,
+            None => bench::all(quick)?,
+        },
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;
@@ -84,6 +122,87 @@ fn main() -> Result<()> {
             println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
         }
     }
+    Ok(())
+}
+
+fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
+    let (key, list) = spec.split_once('=').context("--param must be KEY=v1,v2,... or KEY=start:stop:step")?;
+    let vals: Vec<f64> = if list.contains(':') {
+        let p: Vec<f64> = list.split(':').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
+            .with_context(|| format!("--param {spec}: bad range"))?;
+        anyhow::ensure!(p.len() == 3 && p[2] > 0.0 && p[1] >= p[0], "--param {spec}: expected start:stop:step with step > 0");
+        let n = ((p[1] - p[0]) / p[2] + 1e-9).floor() as usize;
+        (0..=n).map(|i| p[0] + i as f64 * p[2]).collect()
+    } else {
+        list.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
+            .with_context(|| format!("--param {spec}: values must be numbers"))?
+    };
+    anyhow::ensure!(!vals.is_empty(), "--param {spec}: no values");
+    Ok((key.trim().to_string(), vals))
+}
+
+fn sweep(scenario: &str, param: &str, seed: Option<u64>, out: Option<PathBuf>, set: &[String], jobs: Option<usize>) -> Result<()> {
+    use rayon::prelude::*;
+    use wsn_sim::plots::SweepPoint;
+    let (key, vals) = parse_values(param)?;
+    // Validate once up front so a typo fails before any run starts.
+    let base = Scenario::load(scenario, set)?;
+    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-sweep", base.name)));
+    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build()?;
+    let bar = ProgressBar::new(vals.len() as u64);
+    bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  eta {eta}").expect("static").progress_chars("=> "));
+    bar.set_message(format!("sweep {key}"));
+    let results: Vec<Result<(f64, RunResult)>> = pool.install(|| {
+        vals.par_iter()
+            .map(|&v| {
+                let mut s = set.to_vec();
+                s.push(format!("{key}={v}"));
+                s.push("output.plots=false".into());
+                let sc = Scenario::load(scenario, &s)?;
+                let r = run(&sc, RunOptions { seed, out_dir: None, progress: None })?;
+                bar.inc(1);
+                Ok((v, r))
+            })
+            .collect()
+    });
+    bar.finish_and_clear();
+    let mut rows = Vec::new();
+    for r in results {
+        rows.push(r?);
+    }
+    let mut w = csv::Writer::from_path(dir.join("sweep.csv"))?;
+    w.write_record(["x", "mean_goodput_pps", "min_goodput_pps", "max_goodput_pps", "delivery_ratio", "queue_drops", "mac_drops", "parent_changes", "max_depth_seen", "trace_sha256"])?;
+    let mut points = Vec::new();
+    println!("{:>10} {:>10} {:>10} {:>10} {:>9}", key.rsplit('.').next().unwrap_or(&key), "mean", "min", "max", "delivery");
+    for (v, r) in &rows {
+        let t = &r.summary.totals;
+        w.write_record([
+            v.to_string(), t.mean_goodput_pps.to_string(), t.min_goodput_pps.to_string(), t.max_goodput_pps.to_string(),
+            t.delivery_ratio.to_string(), t.queue_drops.to_string(), t.mac_drops.to_string(),
+            r.summary.routing.parent_changes.to_string(), r.summary.routing.max_depth_seen.to_string(), r.summary.trace_sha256.clone(),
+        ])?;
+        println!("{v:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%", t.mean_goodput_pps, t.min_goodput_pps, t.max_goodput_pps, 100.0 * t.delivery_ratio);
+        points.push(SweepPoint { x: *v, mean: t.mean_goodput_pps, min: t.min_goodput_pps, max: t.max_goodput_pps, delivery: t.delivery_ratio });
+    }
+    w.flush()?;
+    // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
+    // fair (every flow within 10 % of the mean).
+    let mut knee = None;
+    for p in &points {
+        if p.delivery >= 0.95 && p.min >= 0.9 * p.mean {
+            knee = Some(p.x);
+        } else {
+            break;
+        }
+    }
+    match knee {
+        Some(k) => println!("knee: fair with ≥ 95 % delivery up to {key} = {k}"),
+        None => println!("knee: delivery below 95 % (or unfair) already at the first value"),
+    }
+    let offered = key.ends_with("rate_pps");
+    wsn_sim::plots::write_sweep(&dir, "sweep", &key, &points, offered).map_err(anyhow::Error::msg)?;
+    println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }
 

@@ -39,6 +39,8 @@ pub struct ChannelOptions {
     pub prr_length_scaling: bool,
     /// False-ACK probability for lost unicast frames [CODE t2: 0.001].
     pub false_ack_prob: f64,
+    /// Reception curve.
+    pub curve: crate::scenario::PrrCurve,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -151,9 +153,11 @@ impl Radio {
     }
 }
 
-/// Below this linear signal-to-(noise+interference) ratio (2 dB) PRR is < 1e-9 and is taken as
-/// 0 without computing a logarithm [DERIVED from the curve of spec §4.1].
+/// Below this linear signal-to-(noise+interference) ratio (2 dB) the CC2420 PRR is < 1e-9 and is
+/// taken as 0 without computing a logarithm [DERIVED from the curve of spec §4.1].
 const SINR_FLOOR_LINEAR: f64 = 1.584_893_192_461_113_4;
+/// The same for the O-QPSK curve (−8 dB, where a 20-byte frame has PRR < 1e-9) [DERIVED].
+const SINR_FLOOR_LINEAR_OQPSK: f64 = 0.158_489_319_246_111_35;
 
 struct TreeState {
     sink: NodeId,
@@ -203,7 +207,7 @@ pub(crate) struct Node {
     rng_agent: SimRng,
     mac: Mac,
     trees: Vec<TreeState>,
-    agent: Box<dyn NodeAgent>,
+    agent: Box<dyn NodeAgent + Send>,
     agent_timer: Option<Instant>,
     pub(crate) stats: NodeStats,
 }
@@ -271,6 +275,8 @@ pub struct Network {
     scratch: Vec<(u32, f64, f64)>,
     /// Received power per link of `links.out`: (dBm, mW), transmit power included.
     rx_power: Vec<Vec<(f64, f64)>>,
+    /// Linear SINR below which a frame is certainly lost.
+    sinr_floor: f64,
     pending_agent: VecDeque<u32>,
 }
 
@@ -377,6 +383,9 @@ impl LinkCtx for Ctx<'_> {
 /// PRR of a frame with `len` network bytes: TOSSIM's fixed exponent 46, or 2 × the bytes after
 /// the 5-byte SHR when `prr_length_scaling` is on [AMBIG-3].
 fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> f64 {
+    if chan.curve == crate::scenario::PrrCurve::Ieee802154 {
+        return prr::prr_oqpsk(sinr_db, (len + overhead as usize).saturating_sub(6));
+    }
     if chan.prr_length_scaling {
         let bytes = (len + overhead as usize).saturating_sub(5);
         prr::prr_with_exponent(sinr_db, 2.0 * bytes as f64)
@@ -455,8 +464,12 @@ impl Network {
             acks_on_air: 0,
             scratch: Vec::new(),
             rx_power: Vec::new(),
+            sinr_floor: SINR_FLOOR_LINEAR,
             pending_agent: VecDeque::new(),
         };
+        if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
+            net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
+        }
         net.rx_power = (0..n)
             .map(|i| {
                 let tx = net.links.tx_power_dbm[i];
@@ -972,7 +985,7 @@ impl Network {
         let n = &mut self.nodes[r];
         let n0_mw = n.radio.energy_mw(noise);
         // Hopeless arrivals (SINR < 2 dB) skip the logarithm and the coin.
-        let pass = if p_mw < n0_mw * SINR_FLOOR_LINEAR {
+        let pass = if p_mw < n0_mw * self.sinr_floor {
             false
         } else {
             let p = frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - mw_to_dbm(n0_mw), len);
@@ -1043,7 +1056,7 @@ impl Network {
         if !lost {
             let noise = n.noise.sample(&self.noise_model, now);
             let n1_mw = n.radio.energy_mw(noise);
-            if a.p_mw < n1_mw * SINR_FLOOR_LINEAR {
+            if a.p_mw < n1_mw * self.sinr_floor {
                 lost = true;
             } else {
                 sinr = a.p_dbm as f64 - mw_to_dbm(n1_mw);
@@ -1107,7 +1120,7 @@ impl Network {
                 let n = &mut self.nodes[i];
                 let mw = n.radio.energy_mw(noise);
                 let c: f64 = n.rng_rx.gen();
-                ok = c < prr::prr(p_rev - mw_to_dbm(mw));
+                ok = c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - mw_to_dbm(mw), 0);
             }
             self.acks_on_air += 1;
             if self.tracer.pcap_enabled() {

@@ -97,6 +97,20 @@ pub struct RadioConfig {
     pub prr_length_scaling: bool,
     /// Probability that a lost unicast frame still triggers the sender's ACK [CODE t2: 0.001].
     pub false_ack_prob: f64,
+    /// Reception curve: `cc2420` (TOSSIM's CC2420 fit, default) or `ieee802154` (the standard's
+    /// O-QPSK BER formula as ns-3 lr-wpan uses it, to mirror ns-3 runs).
+    pub prr_curve: PrrCurve,
+}
+
+/// Which PRR(SINR) curve judges frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum PrrCurve {
+    /// TOSSIM's CC2420 curve (spec §4.1).
+    #[default]
+    Cc2420,
+    /// IEEE 802.15.4 O-QPSK BER curve (ns-3 lr-wpan).
+    Ieee802154,
 }
 
 impl Default for RadioConfig {
@@ -113,6 +127,7 @@ impl Default for RadioConfig {
             noise_offsets: true,
             prr_length_scaling: false,
             false_ack_prob: 0.001,
+            prr_curve: PrrCurve::Cc2420,
         }
     }
 }
