@@ -337,3 +337,150 @@ impl NodeAgent for CollectionForwarder {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec::Vec;
+    use proptest::prelude::*;
+
+    /// A routing context with a fixed parent and no reverse path.
+    struct Ctx {
+        me: NodeId,
+        parent: Option<NodeId>,
+        learned: Vec<(NodeId, NodeId)>,
+    }
+    impl LinkCtx for Ctx {
+        fn node(&self) -> NodeId {
+            self.me
+        }
+        fn parent(&self, _: NodeId) -> Option<NodeId> {
+            self.parent
+        }
+        fn hop_count(&self, _: NodeId) -> Option<u8> {
+            Some(1)
+        }
+        fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
+            None
+        }
+        fn learn_reverse(&mut self, _: NodeId, origin: NodeId, prev: NodeId) -> bool {
+            self.learned.push((origin, prev));
+            Some(origin) != self.parent
+        }
+        fn own_packet_returned(&mut self, _: NodeId) {}
+        fn random_u32(&mut self) -> u32 {
+            4
+        }
+    }
+
+    fn ctx(me: u16, parent: u16) -> Ctx {
+        Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new() }
+    }
+
+    fn rx(from: u16, to: u16) -> RxInfo {
+        RxInfo { link_src: NodeId(from), link_dst: NodeId(to), rssi_dbm: -70, lqi: 105 }
+    }
+
+    fn up_packet(origin: u16, seqno: u16, body: &[u8]) -> Vec<u8> {
+        let mut b = vec![0u8; collection::HEADER_LEN + body.len()];
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        Repr {
+            direction: Direction::Up,
+            protocol: 1,
+            origin: NodeId(origin),
+            dst: NodeId(0),
+            sink: NodeId(0),
+            prev_hop: NodeId(origin),
+            ttl: 20,
+            seqno,
+            hops: 0,
+        }
+        .emit(&mut p);
+        p.payload_mut().copy_from_slice(body);
+        b
+    }
+
+    #[test]
+    fn forwards_up_with_prev_hop_and_ttl_rewritten() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b"x"));
+        assert!(f.wants_to_send());
+        assert_eq!(c.learned, vec![(NodeId(9), NodeId(9))]);
+        let frame = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!(frame.dst, NodeId(2));
+        assert!(frame.ack_request);
+        let r = Repr::parse(&Packet::new_unchecked(&frame.payload[..])).unwrap();
+        assert_eq!((r.prev_hop, r.ttl, r.hops), (NodeId(5), 19, 1));
+        assert!(!f.wants_to_send(), "one frame at a time to the MAC");
+    }
+
+    #[test]
+    fn sink_delivers_exactly_once() {
+        let mut f = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = ctx(0, 0);
+        let pkt = up_packet(9, 7, b"data");
+        f.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt); // retransmission after a lost ACK
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Delivered { origin: NodeId(9), .. })));
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::Duplicate, .. })));
+        assert_eq!(f.poll_event(), None);
+    }
+
+    #[test]
+    fn full_queue_drops_and_counts() {
+        let cfg = ForwarderConfig { queue_capacity: 2, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        for s in 0..3 {
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
+        }
+        assert_eq!(f.queue_len(), 2);
+        assert_eq!(f.stats().queue_drops, 1);
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y"), Err(SendError::QueueFull));
+    }
+
+    #[test]
+    fn mac_failure_drops_the_packet_and_frees_the_slot() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let done = SendDone { frame_id: 1, dst: fr.dst, acked: false, transmissions: 5, time_to_ack: None };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert_eq!(f.queue_len(), 0);
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::RetriesExhausted, .. })));
+    }
+
+    #[test]
+    fn too_long_payload_is_refused() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, &[0; 80]), Err(SendError::TooLong));
+    }
+
+    #[test]
+    fn sequence_window_accepts_each_seqno_once() {
+        let mut w = SeqWindow { highest: 10, seen: 0 };
+        assert!(w.accept(12));
+        assert!(w.accept(11));
+        assert!(!w.accept(11));
+        assert!(!w.accept(12));
+        assert!(w.accept(12 + 64));
+        assert!(!w.accept(12)); // too old to tell: treated as a duplicate
+        assert!(w.accept(u16::MAX.wrapping_add(80))); // wrap-around
+    }
+
+    proptest! {
+        /// Arbitrary bytes never panic and are either forwarded, delivered or counted as dropped.
+        #[test]
+        fn arbitrary_frames_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..100)) {
+            let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+            let mut c = ctx(5, 2);
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &bytes);
+            let _ = f.poll_frame(Instant::ZERO, &mut c);
+            while f.poll_event().is_some() {}
+            prop_assert!(f.queue_len() <= 1);
+        }
+    }
+}
