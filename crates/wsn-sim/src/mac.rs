@@ -85,6 +85,18 @@ pub struct MacConfig {
     pub retry_gap_spread_ns: u64,
     /// Transmit-queue bound of the node agent, packets.
     pub queue_capacity: usize,
+    /// IEEE 802.15.4 unslotted CSMA-CA instead of TinyOS's fixed windows: the initial wait is
+    /// `uniform[0, 2^BE − 1]` units of `initial_backoff.unit_ns`, BE starts at `csma_min_be`
+    /// and grows by one per busy CCA up to `csma_max_be`; after `csma_max_backoffs` busy CCAs
+    /// in a row the attempt ends in a channel-access failure and the frame is dropped
+    /// [LIT: IEEE 802.15.4-2006 §7.5.1.4; ns-3 lr-wpan-csmaca].
+    pub ieee802154_csma: bool,
+    /// macMinBE.
+    pub csma_min_be: u8,
+    /// macMaxBE.
+    pub csma_max_be: u8,
+    /// macMaxCSMABackoffs.
+    pub csma_max_backoffs: u8,
     /// Largest network payload per frame (TOSH_DATA_LENGTH), bytes.
     pub max_payload: usize,
     /// Deliver decoded frames addressed to other nodes to the agent (snooping). Hardware
@@ -109,7 +121,7 @@ const JIFFY_NS: u64 = 30_518; // 1/32768 s, rounded [DERIVED]
 
 impl MacConfig {
     /// Names of the built-in presets.
-    pub const PRESETS: [&'static str; 5] = ["tinyos1_tenet", "tinyos2", "tossim", "noack", "cc1000"];
+    pub const PRESETS: [&'static str; 6] = ["tinyos1_tenet", "tinyos2", "tossim", "noack", "cc1000", "ieee802154"];
 
     /// A preset by name.
     pub fn preset(name: &str) -> Option<MacConfig> {
@@ -119,6 +131,7 @@ impl MacConfig {
             "tossim" => Some(Self::tossim()),
             "noack" => Some(Self::noack()),
             "cc1000" => Some(Self::cc1000()),
+            "ieee802154" => Some(Self::ieee802154()),
             _ => None,
         }
     }
@@ -148,6 +161,10 @@ impl MacConfig {
             queue_capacity: 12,        // [CODE t2: CtpP.nc FORWARD_COUNT]
             max_payload: 86,
             promiscuous: false,        // 2.x address recognition on by default [CODE t2]
+            ieee802154_csma: false,
+            csma_min_be: 3,
+            csma_max_be: 5,
+            csma_max_backoffs: 4,
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
@@ -182,6 +199,10 @@ impl MacConfig {
             queue_capacity: 16,       // FWD_QUEUE_LEN [CODE tenet1: TestTransport/Makefile]
             max_payload: 86,          // TOSH_DATA_LENGTH in RCRT runs [spec-rcrt §1]
             promiscuous: false,       // hardware address recognition [CODE t1]
+            ieee802154_csma: false,
+            csma_min_be: 3,
+            csma_max_be: 5,
+            csma_max_backoffs: 4,
             // Calibrated so that one 1.x hop with a full RCRT frame is near the testbed's
             // 95 pkt/s single-source figure and above Flush's 8 ms one-hop minimum
             // [AMBIG-5 → chosen: SPI load 0.5 ms + 8 µs/byte, RX FIFO read 1.5 ms].
@@ -216,6 +237,10 @@ impl MacConfig {
             queue_capacity: 12,
             max_payload: 114,
             promiscuous: true,
+            ieee802154_csma: false,
+            csma_min_be: 3,
+            csma_max_be: 5,
+            csma_max_backoffs: 4,
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
@@ -259,9 +284,44 @@ impl MacConfig {
             queue_capacity: 16,
             max_payload: 29,
             promiscuous: true,
+            ieee802154_csma: false,
+            csma_min_be: 3,
+            csma_max_be: 5,
+            csma_max_backoffs: 4,
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
+        }
+    }
+
+    /// Plain IEEE 802.15.4-2006 unslotted CSMA-CA with hardware ACKs, as ns-3's lr-wpan model
+    /// runs it (spec §5.9: only for comparison with ns-3; TinyOS does not use it): backoff unit
+    /// 20 symbols (320 µs), BE 3–5, at most 4 backoffs, 12-symbol turnaround, ACK wait 54
+    /// symbols (864 µs), 3 retries by default [LIT: IEEE 802.15.4-2006 §7.4.2, §7.5.6.4].
+    /// Frame overhead 17 bytes: PHY 6 + MAC header 9 (short addresses, PAN-ID compression) +
+    /// FCS 2, so a 40-byte payload is the 57-byte frame of the ns-3 reference.
+    pub fn ieee802154() -> MacConfig {
+        MacConfig {
+            preset: "ieee802154".into(),
+            overhead_bytes: 17,
+            initial_backoff: Backoff { min_units: 0, max_units: 7, unit_ns: 320_000 },
+            congestion_backoff: Backoff { min_units: 0, max_units: 31, unit_ns: 320_000 },
+            cca_guard_ns: 128_000, // CCA takes 8 symbols
+            // Energy-detect CCA at 10 dB above the −106.58 dBm reference sensitivity
+            // [LIT: IEEE 802.15.4-2006 §6.9.9, as ns-3 lr-wpan applies it].
+            cca_threshold_dbm: -96.58,
+            cca_mode3: false,
+            ack: AckMode::Hardware,
+            ack_latency_ns: 192_000 + 11 * 32_000,
+            ack_timeout_ns: 864_000,
+            max_retries: 3,
+            retry_gap_min_ns: 0,
+            retry_gap_spread_ns: 0,
+            queue_capacity: 16,
+            max_payload: 110,
+            promiscuous: false,
+            ieee802154_csma: true,
+            ..Self::tinyos2()
         }
     }
 

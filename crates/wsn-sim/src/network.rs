@@ -95,6 +95,9 @@ struct CurFrame {
     /// Did the destination decode the last attempt (so that an ACK is on its way)?
     ack_coming: bool,
     loaded: bool,
+    /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
+    nb: u8,
+    be: u8,
 }
 
 #[derive(Debug)]
@@ -272,9 +275,11 @@ pub struct Network {
     /// Frames put on the air (data + beacons, every attempt).
     pub(crate) frames_on_air: u64,
     pub(crate) acks_on_air: u64,
-    scratch: Vec<(u32, f64, f64)>,
-    /// Received power per link of `links.out`: (dBm, mW), transmit power included.
-    rx_power: Vec<Vec<(f64, f64)>>,
+    scratch: Vec<(u32, f64, f64, bool)>,
+    /// Received power per link of `links.out`: (dBm, mW, hopeless), transmit power included;
+    /// `hopeless` when even the receiver's lowest possible noise leaves the SINR below the
+    /// curve's floor, so the frame can never be decoded there (it still interferes).
+    rx_power: Vec<Vec<(f64, f64, bool)>>,
     /// Linear SINR below which a frame is certainly lost.
     sinr_floor: f64,
     pending_agent: VecDeque<u32>,
@@ -394,6 +399,12 @@ fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> 
     }
 }
 
+/// IEEE 802.15.4 backoff: uniform[0, 2^BE − 1] units.
+fn draw_be(be: u8, unit_ns: u64, rng: &mut SimRng) -> Duration {
+    let max = (1u64 << be.min(20)) - 1;
+    Duration(rng.gen_range(0..=max) * unit_ns)
+}
+
 fn draw(b: &Backoff, rng: &mut SimRng) -> Duration {
     let k = rng.gen_range(b.min_units..=b.max_units) as u64;
     Duration(k * b.unit_ns)
@@ -470,10 +481,19 @@ impl Network {
         if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
             net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
         }
+        let floor_db = mw_to_dbm(net.sinr_floor);
+        let min_noise: Vec<f64> =
+            net.nodes.iter().map(|nd| net.noise_model.min_dbm() + nd.noise.offset_db()).collect();
         net.rx_power = (0..n)
             .map(|i| {
                 let tx = net.links.tx_power_dbm[i];
-                net.links.out[i].iter().map(|l| (tx + l.gain_db as f64, dbm_to_mw(tx + l.gain_db as f64))).collect()
+                net.links.out[i]
+                    .iter()
+                    .map(|l| {
+                        let p = tx + l.gain_db as f64;
+                        (p, dbm_to_mw(p), p < min_noise[l.to as usize] + floor_db)
+                    })
+                    .collect()
             })
             .collect();
         // Routing: first beacon at a random phase within one period [CODE t2].
@@ -834,7 +854,11 @@ impl Network {
             return;
         }
         n.mac.phase = Phase::Backoff;
-        let d = draw(&self.mac.initial_backoff, &mut n.rng_mac);
+        let d = if self.mac.ieee802154_csma {
+            draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
+        } else {
+            draw(&self.mac.initial_backoff, &mut n.rng_mac)
+        };
         self.schedule_mac(i, self.now + d);
     }
 
@@ -874,8 +898,17 @@ impl Network {
             Phase::Turnaround => self.tx_start(i),
             Phase::WaitAck => self.attempt_failed(i),
             Phase::RetryGap => {
-                self.nodes[i].mac.phase = Phase::Backoff;
-                let d = draw(&self.mac.initial_backoff, &mut self.nodes[i].rng_mac);
+                let n = &mut self.nodes[i];
+                n.mac.phase = Phase::Backoff;
+                let d = if self.mac.ieee802154_csma {
+                    if let Some(c) = n.mac.cur.as_mut() {
+                        c.nb = 0;
+                        c.be = self.mac.csma_min_be;
+                    }
+                    draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
+                } else {
+                    draw(&self.mac.initial_backoff, &mut n.rng_mac)
+                };
                 self.schedule_mac(i, now + d);
             }
             Phase::Idle | Phase::Tx => {}
@@ -912,6 +945,8 @@ impl Network {
             first_tx: now,
             ack_coming: false,
             loaded: false,
+            nb: 0,
+            be: self.mac.csma_min_be,
         });
         true
     }
@@ -919,8 +954,22 @@ impl Network {
     fn cca_step(&mut self, i: usize, after_guard: bool) {
         let now = self.now;
         if !self.cca_clear(i) {
-            self.nodes[i].mac.phase = Phase::Backoff;
-            let d = draw(&self.mac.congestion_backoff, &mut self.nodes[i].rng_mac);
+            let mac = &self.mac;
+            let n = &mut self.nodes[i];
+            n.mac.phase = Phase::Backoff;
+            let d = if mac.ieee802154_csma {
+                let c = n.mac.cur.as_mut().expect("a frame is bound before CCA");
+                c.nb += 1;
+                c.be = (c.be + 1).min(mac.csma_max_be);
+                if c.nb > mac.csma_max_backoffs {
+                    // Channel-access failure: the frame is dropped [LIT: 802.15.4 §7.5.1.4].
+                    self.complete(i, false);
+                    return;
+                }
+                draw_be(c.be, mac.initial_backoff.unit_ns, &mut n.rng_mac)
+            } else {
+                draw(&mac.congestion_backoff, &mut n.rng_mac)
+            };
             self.schedule_mac(i, now + d);
             return;
         }
@@ -970,9 +1019,9 @@ impl Network {
         // R2 at every neighbour.
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend(self.links.out[i].iter().zip(&self.rx_power[i]).map(|(l, &(d, m))| (l.to, d, m)));
-        for &(to, p_dbm, p_mw) in &scratch {
-            self.arrival_start(to as usize, i as u32, p_dbm, p_mw, len, now);
+        scratch.extend(self.links.out[i].iter().zip(&self.rx_power[i]).map(|(l, &(d, m, h))| (l.to, d, m, h)));
+        for &(to, p_dbm, p_mw, hopeless) in &scratch {
+            self.arrival_start(to as usize, i as u32, p_dbm, p_mw, hopeless, len, now);
         }
         self.scratch = scratch;
         self.q.push(now + air, Ev::TxEnd { node: i as u32 });
@@ -980,12 +1029,14 @@ impl Network {
 
 
     /// Reception rule R2 (spec §4.2) at receiver `r`.
-    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, p_mw: f64, len: usize, now: Instant) {
-        let noise = self.nodes[r].noise.sample(&self.noise_model, now);
+    #[allow(clippy::too_many_arguments)]
+    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, p_mw: f64, hopeless: bool, len: usize, now: Instant) {
+        // A frame that cannot be decoded even over the lowest noise needs no noise sample.
+        let noise = if hopeless { f64::NEG_INFINITY } else { self.nodes[r].noise.sample(&self.noise_model, now) };
         let n = &mut self.nodes[r];
-        let n0_mw = n.radio.energy_mw(noise);
-        // Hopeless arrivals (SINR < 2 dB) skip the logarithm and the coin.
-        let pass = if p_mw < n0_mw * self.sinr_floor {
+        let n0_mw = if hopeless { 0.0 } else { n.radio.energy_mw(noise) };
+        // Hopeless arrivals (SINR below the curve's floor) skip the logarithm and the coin.
+        let pass = if hopeless || p_mw < n0_mw * self.sinr_floor {
             false
         } else {
             let p = frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - mw_to_dbm(n0_mw), len);
@@ -1000,7 +1051,7 @@ impl Network {
         // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
         for b in n.radio.active.iter_mut() {
             if !b.lost {
-                let p = prr::prr(b.p_dbm as f64 - p_dbm);
+                let p = frame_prr(&self.chan, self.mac.overhead_bytes, b.p_dbm as f64 - p_dbm, len);
                 if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
                     b.lost = true;
                 }
@@ -1018,9 +1069,9 @@ impl Network {
         self.nodes[i].radio.transmitting = false;
         let mut scratch = std::mem::take(&mut self.scratch);
         scratch.clear();
-        scratch.extend(self.links.out[i].iter().map(|l| (l.to, 0.0, 0.0)));
+        scratch.extend(self.links.out[i].iter().map(|l| (l.to, 0.0, 0.0, false)));
         let mut dst_decoded = false;
-        for &(to, _, _) in &scratch {
+        for &(to, _, _, _) in &scratch {
             let r = to as usize;
             if let Some(ok) = self.arrival_end(r, i, len, now) {
                 if NodeId(to as u16) == dst {
