@@ -233,8 +233,10 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.nodes
     );
     println!(
-        "routing   depth max {} (max seen {}), mean {:.2}; parent changes {} ({} during traffic); unrouted {}",
-        s.routing.max_depth,
+        "routing   tree depth while traffic flows: median {} (p10 {}, p90 {}, max {}); mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}",
+        s.routing.median_max_depth,
+        s.routing.max_depth_p10_p90[0],
+        s.routing.max_depth_p10_p90[1],
         s.routing.max_depth_seen,
         s.routing.mean_depth,
         s.routing.parent_changes,

@@ -72,6 +72,10 @@ pub struct RoutingSummary {
     pub mean_depth: f64,
     /// Deepest node seen at any sample during the run.
     pub max_depth_seen: u32,
+    /// Median over the samples taken while traffic flows of the tree depth (deepest node).
+    pub median_max_depth: u32,
+    /// 10th and 90th percentiles of the same.
+    pub max_depth_p10_p90: [u32; 2],
     /// Parent changes, all nodes, all trees.
     pub parent_changes: u64,
     /// Parent changes after the first flow started.
@@ -350,7 +354,13 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     }
     let wall_seconds = wall.elapsed().as_secs_f64();
     let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
-    let summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, changes_at_traffic_start.unwrap_or(0));
+    let mut depths_during: Vec<u32> =
+        series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
+    depths_during.sort_unstable();
+    let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
+    let mut summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, changes_at_traffic_start.unwrap_or(0));
+    summary.routing.median_max_depth = pct(50);
+    summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin })
 }
 
@@ -456,6 +466,8 @@ fn summarize(
             max_depth,
             mean_depth,
             max_depth_seen,
+            median_max_depth: 0,
+            max_depth_p10_p90: [0, 0],
             parent_changes,
             parent_changes_during_traffic: parent_changes - changes_before_traffic.min(parent_changes),
             unrouted_nodes: net.len().saturating_sub(net.sinks().len()) * net.sinks().len() - routed,

@@ -8,7 +8,8 @@ fn office40_trees_are_deep_and_parents_change() {
     let r = go(&load("office40.toml", &["duration_s=1800", "output.plots=false"]));
     let rt = &r.summary.routing;
     eprintln!("{rt:?}");
-    assert!((6..=10).contains(&rt.max_depth_seen), "{rt:?}");
+    // RCRT testbed: MultiHopLQI trees 6–8 hops deep in every experiment.
+    assert!((6..=8).contains(&rt.median_max_depth), "{rt:?}");
     assert!(rt.parent_changes_during_traffic > 0, "{rt:?}");
     assert_eq!(rt.unrouted_nodes, 0, "{rt:?}");
 }

@@ -21,6 +21,7 @@ pub mod collection;
 pub mod ieee802154;
 pub mod mhlqi;
 pub mod besteffort;
+pub mod rcrt;
 
 use core::fmt;
 
