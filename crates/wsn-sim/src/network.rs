@@ -27,10 +27,7 @@ use crate::trace::{TraceEvent, Tracer};
 
 /// Transport protocol number of the best-effort source. [AMBIG → chosen]
 pub const PROTO_BEST_EFFORT: u8 = 0x01;
-/// AM type of data frames. [AMBIG → chosen]
-pub const AM_DATA: u8 = 0x10;
-/// AM type of MultiHopLQI beacons. [AMBIG → chosen]
-pub const AM_BEACON: u8 = 0x11;
+pub use wsn_wire::ieee802154::{AM_BEACON, AM_DATA};
 
 /// Radio options of the channel.
 #[derive(Clone, Debug)]

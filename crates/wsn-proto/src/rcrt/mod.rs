@@ -1,0 +1,111 @@
+//! RCRT: rate-controlled reliable transport (Paek and Govindan, SenSys 2007).
+//!
+//! A [`Source`] on a sensor opens a connection to a [`Sink`] with its demand, paces new packets
+//! with a token bucket at the rate the sink assigns, keeps them in a bounded retransmit buffer
+//! and retransmits what the sink NACKs. The sink does everything else: in-order exactly-once
+//! delivery, loss detection (missing list), RTT and loss-rate (ALI) estimation, the congestion
+//! level C_i of every flow, AIMD on the *total* rate R with M(t) = p/(2 − p), and the split of R
+//! among flows by a pluggable [`Policy`]. Feedback (rate, RTT, cumulative ACK, NACKs) is
+//! self-contained and sent only on the paper's triggers, at most about once per RTO.
+//!
+//! Both endpoints are sans-IO: they run on top of the collection forwarder
+//! ([`crate::forwarder`]) with [`PROTO_RCRT`] in the collection header. The driver
+//! passes each datagram it delivers to `handle_datagram`, sends what `poll_transmit` returns
+//! (sources to their sink, the sink to the node it names), calls `handle_timeout` at or after
+//! `poll_timeout`, and drains `poll_event` after every call. Time only comes in as
+//! [`Instant`](crate::time::Instant) arguments; the only randomness (the reference code's
+//! coin flips, [`Profile::ReferenceCode`] only) comes from a seed in [`SinkConfig`].
+//!
+//! Two behaviour profiles (spec §6): [`Profile::Paper`] (the default) follows the paper and
+//! fills its gaps with the reference code's rules; [`Profile::ReferenceCode`] switches on every
+//! difference D1–D28 the spec lists for the authors' TinyOS-1 code. The wire format
+//! ([`wsn_wire::rcrt`]) is this project's modern framing in both profiles.
+//!
+//! Provenance tags in the docs follow the spec (`/work/shared/specs/rcrt.md`): `[PAPER §x]`,
+//! `[CODE file]`, `[DERIVED]`, `[CODE-FILL]` (paper silent, code rule used) and
+//! `[AMBIG-n → chosen …]`.
+//!
+//! **Scope and limitations.** Implemented: everything of spec §2 and §3 for both profiles,
+//! except the application-requested flow deletion with its 60 s × 5 liveness timer (§2.18.4;
+//! the paper profile has an idle timeout instead), the shared recovery list of several
+//! connections on one mote (one [`Source`] is one connection), and flash latency (retransmissions
+//! are spaced by [`SourceConfig::retx_spacing`] instead). DATA carries no end-to-end checksum
+//! (see [`wsn_wire::rcrt`]).
+
+pub mod estimators;
+pub mod policy;
+pub mod sink;
+pub mod source;
+
+#[cfg(test)]
+mod tests;
+
+use core::fmt;
+
+pub use policy::{
+    DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted,
+};
+pub use sink::{FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats};
+pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, SourceStats};
+
+/// Transport protocol number of RCRT in the collection header.
+/// [AMBIG → chosen: 0x02; the reference code's routing header uses 0x50 with direction bits,
+/// spec §4.2, and this project's collection header keeps direction separately]
+pub const PROTO_RCRT: u8 = 0x02;
+
+/// Which behaviour an endpoint follows (spec §6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// The paper's algorithm and constants; gaps filled with the code's rules ([CODE-FILL]).
+    #[default]
+    Paper,
+    /// Every difference D1–D28 of spec §6: the authors' TinyOS-1 reference code.
+    ReferenceCode,
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Profile::Paper => "paper",
+            Profile::ReferenceCode => "reference-code",
+        })
+    }
+}
+
+/// Unwrap a 16-bit wire sequence number to the 32-bit sequence nearest `reference`
+/// (RFC 1982 serial arithmetic over 2^16, spec §4.11 item 5). Values that would fall before 0
+/// give 0, which every endpoint treats as already acknowledged (the initial sequence number).
+pub(crate) fn unwrap_seq(reference: u32, wire: u16) -> u32 {
+    let delta = i64::from(wire.wrapping_sub(reference as u16) as i16);
+    let value = i64::from(reference) + delta;
+    value.clamp(0, i64::from(u32::MAX)) as u32
+}
+
+/// |x| without `std`.
+pub(crate) fn abs(x: f64) -> f64 {
+    if x < 0.0 {
+        -x
+    } else {
+        x
+    }
+}
+
+/// True if `x` is a finite number.
+pub(crate) fn finite(x: f64) -> bool {
+    x == x && x != f64::INFINITY && x != f64::NEG_INFINITY
+}
+
+#[cfg(test)]
+mod unit {
+    use super::*;
+
+    #[test]
+    fn sequence_unwrap_is_serial_arithmetic() {
+        assert_eq!(unwrap_seq(0, 1), 1);
+        assert_eq!(unwrap_seq(65_535, 0), 65_536);
+        assert_eq!(unwrap_seq(65_536, 65_530), 65_530);
+        assert_eq!(unwrap_seq(70_000, 70_000u32 as u16), 70_000);
+        assert_eq!(unwrap_seq(5, 65_530), 0, "before the initial sequence number");
+        assert_eq!(unwrap_seq(100, 3), 3);
+    }
+}
