@@ -24,7 +24,7 @@ fn office40_best_effort_knee_lies_between_0_6_and_1_6() {
         r.summary.totals.clone()
     };
     let low = at("flows.0.rate_pps=0.6");
-    assert!(low.delivery_ratio >= 0.95 && low.min_goodput_pps >= 0.9 * low.mean_goodput_pps, "{low:?}");
+    assert!(low.delivery_ratio >= 0.95 && low.min_goodput_pps >= 0.8 * low.mean_goodput_pps, "{low:?}");
     let high = at("flows.0.rate_pps=1.6");
     assert!(high.delivery_ratio < 0.95, "{high:?}");
 }

@@ -1,0 +1,2064 @@
+//! The RCRT sink: reliability, congestion detection, rate adaptation and allocation for every
+//! flow of one application (spec §2).
+//!
+//! Call order (quinn style): after [`Sink::handle_datagram`] or [`Sink::handle_timeout`], drain
+//! [`Sink::poll_transmit`] (each datagram goes down the reverse path to the node it names),
+//! then [`Sink::poll_event`], then re-read [`Sink::poll_timeout`]. Time must not go backwards;
+//! a spurious `handle_timeout` is harmless.
+//!
+//! Per flow the sink keeps the missing list (losses not yet repaired, ascending = detection
+//! order) and the out-of-order list (packets held behind a gap), delivers every packet to the
+//! application exactly once and in order, estimates RTT (T…T‴ with feedback ids), loss (ALI)
+//! and the congestion level C_i. Globally it keeps R, D, N and the adaptation clocks; one
+//! `Sink` is one (sink, application) pair with its own policy [spec §2.19, D24].
+
+use alloc::boxed::Box;
+use alloc::collections::{BTreeMap, BTreeSet, VecDeque};
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use wsn_wire::rcrt::{NackList, NackRange, Rate, Repr, MAX_NACK_RANGES, SINCE_FEEDBACK_UNIT_MS};
+
+use super::estimators::{
+    decrease_factor, decrease_factor_code, level_code, level_paper, Ali, FidRing, LevelInput,
+    RttEstimator, RttOrder, ALI_WEIGHTS,
+};
+use super::policy::{Fair, FlowDemand, Policy};
+use super::{finite, unwrap_seq, Profile};
+use crate::time::{Duration, Instant};
+use crate::NodeId;
+
+/// Every constant of the sink (spec §5), with defaults per profile.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SinkConfig {
+    /// Behaviour profile; also selects the rules that are not constants (spec §6).
+    pub profile: Profile,
+    /// Lower congestion threshold L: increase only while every C_j is below it.
+    /// [PAPER §3.4: 1; CODE rcrtmaster.h CONGESTION_L_THRESH: 0.2 (D1)]
+    pub lower_threshold: f64,
+    /// Upper congestion threshold U: a flow with C_i above it triggers a decrease.
+    /// [PAPER §3.4: 4; CODE rcrtmaster.h CONGESTION_H_THRESH: 2.0, compared with ≥ (D1)]
+    pub upper_threshold: f64,
+    /// Additive increase A of R. Unit: pkt/s. [PAPER §3.5 footnote 1: 0.5;
+    /// CODE R_ADDITIVE_INCREMENT: 1.0 (D7)]
+    pub additive_increase_pps: f64,
+    /// Add 2A per increase until the first decrease, and again whenever N returns to 0.
+    /// [AMBIG-9 → paper: off; CODE increase_all_rate: on (D7)]
+    pub slow_start: bool,
+    /// Gain of the C_i EWMA. [AMBIG-7 → 0.5, CODE-FILL]
+    pub congestion_gain: f64,
+    /// Floor of r_i·RTT_i in the C_i normalisation. [CODE-FILL update_congestion_level: 0.1]
+    pub congestion_norm_floor: f64,
+    /// Cap on RTT_i in the C_i normalisation. [CODE-FILL: 5 s]
+    pub congestion_rtt_cap: Duration,
+    /// RTT mean gain α. [AMBIG-4 → 1/8, CODE]
+    pub rtt_alpha: f64,
+    /// RTT deviation gain β. [AMBIG-4 → 1/4, CODE]
+    pub rtt_beta: f64,
+    /// k in RTO = RTT + k·RTTVAR (+ extra). [PAPER §3.7: 2; CODE feedback_timeout: 4 (D11)]
+    pub rto_rttvar_factor: u64,
+    /// Constant added to the RTO. [PAPER: 0; CODE feedback_timeout: 100 ms (D11)]
+    pub rto_extra: Duration,
+    /// RTT, RTO and adaptation-wait basis before a flow's first RTT sample.
+    /// [AMBIG-5 → 5000 ms, CODE RCRT_FEEDBACK_TIMEOUT]
+    pub default_rtt: Duration,
+    /// RTT samples above this are discarded (a clock wrap in the code). [CODE: 30 s]
+    pub max_rtt_sample: Duration,
+    /// Freeze RTT updates while any flow has C ≥ L. [D12: paper off; CODE on]
+    pub freeze_rtt_when_congested: bool,
+    /// ALI weights, most recent first. [PAPER §3.5]
+    pub ali_weights: [f64; 8],
+    /// Clamp ALI loss intervals (first ≤ 10 or 2, later [2, 20]). [D16: paper off; CODE on]
+    pub ali_clamps: bool,
+    /// Floor of R per active flow: R ≥ N × this. Unit: pkt/s. [CODE-FILL: 1/30, "one packet
+    /// per 30 s per flow" (D9)]
+    pub min_rate_per_flow_pps: f64,
+    /// A joining flow adds min(d_i, this) to R while R = 0, N = 0 or (slow start and R ≤
+    /// [`SinkConfig::join_slow_start_limit_pps`]). Unit: pkt/s. [CODE-FILL RCRT_INIT_RATE 0.5]
+    pub join_rate_pps: f64,
+    /// Limit on R under which joins still add to R during slow start. Unit: pkt/s.
+    /// [CODE-FILL adjust_rates_at_node_join: 25]
+    pub join_slow_start_limit_pps: f64,
+    /// Demand assumed for a SYN that states none. Unit: pkt/s. [CODE: 20 ms interval = 50]
+    pub default_demand_pps: f64,
+    /// Quantise allocated rates to integer-millisecond intervals, ⌊1000/r⌋.
+    /// [D22: paper exact rates; CODE rate2interval]
+    pub quantize_to_ms: bool,
+    /// Longest interval a quantised rate may have. [CODE: 65534 ms]
+    pub max_interval: Duration,
+    /// Feedback (fid, time) records kept per flow. [CODE: 5]
+    pub fid_ring_len: usize,
+    /// An echoed fid advances "the source has seen feedback fid" only within this many ids.
+    /// [CODE: 20]
+    pub fid_seen_window: u8,
+    /// DATA more than this many sequence numbers beyond the highest seen is dropped as bogus.
+    /// [CODE: 100; AMBIG → chosen paper 1000: an honest source stays within its window of the
+    /// cumulative ACK, and the bound keeps a corrupt datagram from flooding the missing list]
+    pub max_seq_jump: u32,
+    /// Give up on holes this far behind the highest sequence number (force delivery, drop the
+    /// NACK). [D21: paper never (`None`); CODE 200]
+    pub give_up_distance: Option<u32>,
+    /// Most NACK ranges per feedback. [CODE-FILL: 10 entries; AMBIG → chosen: ranges, spec
+    /// §4.11 item 6]
+    pub max_nack_ranges: usize,
+    /// Most NACKed sequence numbers per feedback. [AMBIG → paper: no limit beyond the ranges;
+    /// CODE send_FEEDBACK: the oldest 10]
+    pub max_nack_seqnos: usize,
+    /// Cap on the reference code's adaptation wait. [CODE is_all_connection_update_time_ok:
+    /// 20 s]
+    pub adaptation_wait_cap: Duration,
+    /// After a decrease, queue feedback to every flow whose rate changed (each limited by its
+    /// RTO). [D15, AMBIG-15: paper yes; CODE only the triggering flow]
+    pub decrease_notifies_all: bool,
+    /// Probability that the "rate differs" and "ACK requested" triggers send (they are
+    /// rate-limited either way). [CODE drand48() > 0.5: 0.5; paper 1]
+    pub feedback_probability: f64,
+    /// Seed of the generator behind [`SinkConfig::feedback_probability`] (used only when it is
+    /// below 1).
+    pub rng_seed: u64,
+    /// Most concurrent flows; a SYN beyond it gets a SYN-NACK. [AMBIG → chosen 1024; the code's
+    /// limit is memory]
+    pub max_flows: usize,
+    /// Delete a flow after this long without any datagram from it. [D28: paper 300 s, the
+    /// spec's recommendation (5 × 60 s); CODE none]
+    pub idle_timeout: Option<Duration>,
+    /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
+    pub default_weight: f64,
+}
+
+impl SinkConfig {
+    /// The paper profile (the default).
+    pub fn paper() -> SinkConfig {
+        SinkConfig {
+            profile: Profile::Paper,
+            lower_threshold: 1.0,
+            upper_threshold: 4.0,
+            additive_increase_pps: 0.5,
+            slow_start: false,
+            congestion_gain: 0.5,
+            congestion_norm_floor: 0.1,
+            congestion_rtt_cap: Duration::from_secs(5),
+            rtt_alpha: 0.125,
+            rtt_beta: 0.25,
+            rto_rttvar_factor: 2,
+            rto_extra: Duration::ZERO,
+            default_rtt: Duration::from_millis(5_000),
+            max_rtt_sample: Duration::from_secs(30),
+            freeze_rtt_when_congested: false,
+            ali_weights: ALI_WEIGHTS,
+            ali_clamps: false,
+            min_rate_per_flow_pps: 1.0 / 30.0,
+            join_rate_pps: 0.5,
+            join_slow_start_limit_pps: 25.0,
+            default_demand_pps: 50.0,
+            quantize_to_ms: false,
+            max_interval: Duration::from_millis(65_534),
+            fid_ring_len: 5,
+            fid_seen_window: 20,
+            max_seq_jump: 1_000,
+            give_up_distance: None,
+            max_nack_ranges: 10,
+            max_nack_seqnos: usize::MAX,
+            adaptation_wait_cap: Duration::from_secs(20),
+            decrease_notifies_all: true,
+            feedback_probability: 1.0,
+            rng_seed: 0x5eed_0001,
+            max_flows: 1_024,
+            idle_timeout: Some(Duration::from_secs(300)),
+            default_weight: 1.0,
+        }
+    }
+
+    /// The reference-code profile: every difference of spec §6.
+    pub fn reference_code() -> SinkConfig {
+        SinkConfig {
+            profile: Profile::ReferenceCode,
+            lower_threshold: 0.2,
+            upper_threshold: 2.0,
+            additive_increase_pps: 1.0,
+            slow_start: true,
+            rto_rttvar_factor: 4,
+            rto_extra: Duration::from_millis(100),
+            freeze_rtt_when_congested: true,
+            ali_clamps: true,
+            quantize_to_ms: true,
+            max_seq_jump: 100,
+            give_up_distance: Some(200),
+            max_nack_seqnos: 10,
+            decrease_notifies_all: false,
+            feedback_probability: 0.5,
+            idle_timeout: None,
+            ..SinkConfig::paper()
+        }
+    }
+
+    /// The defaults of `profile`.
+    pub fn for_profile(profile: Profile) -> SinkConfig {
+        match profile {
+            Profile::Paper => SinkConfig::paper(),
+            Profile::ReferenceCode => SinkConfig::reference_code(),
+        }
+    }
+}
+
+impl Default for SinkConfig {
+    fn default() -> Self {
+        SinkConfig::paper()
+    }
+}
+
+/// Something the sink reports to its application or driver.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SinkEvent {
+    /// The next packet of a flow, in order and exactly once. [PAPER §3.3]
+    Delivered {
+        /// The flow's source.
+        source: NodeId,
+        /// Sequence number (1 for the first packet of a connection, unwrapped).
+        seq: u32,
+        /// Application data.
+        data: Vec<u8>,
+    },
+    /// The total rate R changed (increase, decrease, join or leave).
+    RateChanged {
+        /// New R, pkt/s.
+        total_pps: f64,
+    },
+    /// A flow's assigned rate changed (its source learns it with the next feedback).
+    Allocated {
+        /// The flow's source.
+        source: NodeId,
+        /// New r_i, pkt/s.
+        rate_pps: f64,
+    },
+    /// A flow was set up by a SYN.
+    FlowOpened {
+        /// The flow's source.
+        source: NodeId,
+        /// Its demand d_i, pkt/s.
+        demand_pps: f64,
+    },
+    /// A flow finished: FIN received and everything delivered; FIN-ACK sent.
+    FlowClosed {
+        /// The flow's source.
+        source: NodeId,
+    },
+    /// A flow was deleted after [`SinkConfig::idle_timeout`] of silence.
+    FlowExpired {
+        /// The flow's source.
+        source: NodeId,
+    },
+    /// A flow was abandoned because its source opened a new incarnation (new SYN nonce).
+    FlowAborted {
+        /// The flow's source.
+        source: NodeId,
+    },
+    /// A SYN was refused (SYN-NACK) because [`SinkConfig::max_flows`] flows are active.
+    FlowRefused {
+        /// The refused source.
+        source: NodeId,
+    },
+    /// A flow's congestion level triggered a decrease of R.
+    Congestion {
+        /// The triggering flow's source.
+        source: NodeId,
+        /// Its congestion level C_i at that moment.
+        level: f64,
+    },
+}
+
+/// State of one flow at the sink. [CODE rcrtransport.c]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FlowState {
+    /// Connected, no repair outstanding.
+    Active,
+    /// Missing packets outstanding; the RTO timer re-sends NACKs.
+    NackWait,
+    /// FIN received while packets were missing; FIN-ACK once they are repaired.
+    FinRetxWait,
+}
+
+impl fmt::Display for FlowState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            FlowState::Active => "ACTIVE",
+            FlowState::NackWait => "NACK_WAIT",
+            FlowState::FinRetxWait => "FIN_RETX_WAIT",
+        })
+    }
+}
+
+/// Counters of one flow (kept after the flow ends, summed over incarnations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FlowStats {
+    /// DATA packets received (duplicates and retransmissions included).
+    pub data_received: u64,
+    /// DATA packets seen for the first time.
+    pub unique: u64,
+    /// DATA packets already received or delivered.
+    pub duplicates: u64,
+    /// DATA packets flagged as retransmissions.
+    pub retransmissions: u64,
+    /// Packets recovered end to end (unique retransmissions). [PAPER §4.2.1 Fig. 6]
+    pub recovered: u64,
+    /// Packets delivered to the application.
+    pub delivered: u64,
+    /// Sequence numbers detected as lost (missing-list insertions).
+    pub losses_detected: u64,
+    /// FEEDBACK packets sent.
+    pub feedback_sent: u64,
+    /// Sequence numbers NACKed (summed over feedbacks).
+    pub nacks_sent: u64,
+}
+
+/// Counters of the sink.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SinkStats {
+    /// Datagrams handed to [`Sink::handle_datagram`].
+    pub datagrams: u64,
+    /// Datagrams that did not parse (dropped).
+    pub malformed: u64,
+    /// Parsed datagrams of a sink → source type (dropped).
+    pub unexpected: u64,
+    /// DATA for no known flow (dropped silently, as the code). [CODE]
+    pub unknown_flow: u64,
+    /// DATA or FIN too far ahead of the highest sequence number (dropped).
+    pub bogus: u64,
+    /// DATA packets received.
+    pub data_received: u64,
+    /// Duplicate DATA packets.
+    pub duplicates: u64,
+    /// Unique retransmissions (end-to-end repairs).
+    pub recovered: u64,
+    /// Packets delivered to the application.
+    pub delivered: u64,
+    /// FEEDBACK packets sent (SYN-ACKs not included).
+    pub feedback_sent: u64,
+    /// NACK ranges sent.
+    pub nack_ranges_sent: u64,
+    /// Sequence numbers NACKed.
+    pub nacks_sent: u64,
+    /// SYN-ACKs sent.
+    pub syn_acks_sent: u64,
+    /// SYN-NACKs sent.
+    pub syn_nacks_sent: u64,
+    /// FIN-ACKs sent.
+    pub fin_acks_sent: u64,
+    /// Additive increases of R.
+    pub increases: u64,
+    /// Multiplicative decreases of R.
+    pub decreases: u64,
+    /// Flows opened.
+    pub flows_opened: u64,
+    /// Flows completed (FIN-ACK).
+    pub flows_closed: u64,
+    /// Flows deleted by the idle timeout or replaced by a new incarnation.
+    pub flows_expired: u64,
+    /// Holes given up (reference-code profile only).
+    pub given_up: u64,
+    /// Per-flow counters, by source.
+    pub per_flow: BTreeMap<NodeId, FlowStats>,
+}
+
+/// A snapshot of one flow, for tests and reports.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FlowInfo {
+    /// Flow state.
+    pub state: FlowState,
+    /// Demand d_i, pkt/s.
+    pub demand_pps: f64,
+    /// Assigned rate r_i, pkt/s.
+    pub rate_pps: f64,
+    /// Congestion level C_i.
+    pub congestion: f64,
+    /// ALI delivery ratio p_i.
+    pub delivery_ratio: f64,
+    /// Smoothed RTT, if sampled.
+    pub rtt: Option<Duration>,
+    /// Current RTO.
+    pub rto: Duration,
+    /// Cumulative ACK (last sequence number delivered in order).
+    pub cack: u32,
+    /// Highest sequence number seen.
+    pub last_recv: u32,
+    /// Length of the missing list.
+    pub missing: usize,
+    /// Length of the out-of-order list.
+    pub out_of_order: usize,
+    /// Cumulative goodput, pkt/s.
+    pub goodput_pps: f64,
+}
+
+/// Outcome of one rate-control decision.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Adapt {
+    Hold,
+    Increased,
+    Decreased,
+}
+
+/// Why a flow leaves.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Leave {
+    Completed,
+    Expired,
+    Replaced,
+}
+
+/// Per-flow state (spec §2.2).
+#[derive(Debug)]
+struct Flow {
+    nonce: u16,
+    state: FlowState,
+    last_recv: u32,
+    next_expected: u32,
+    last_sent_cack: u32,
+    ooo: BTreeMap<u32, Vec<u8>>,
+    missing: BTreeSet<u32>,
+    demand: f64,
+    assigned: f64,
+    assigned_code: Rate,
+    congestion: f64,
+    timeouts: u32,
+    fid: u8,
+    fids: FidRing,
+    fid_seen: u8,
+    last_fb: Option<Instant>,
+    rtt: RttEstimator,
+    ali: Ali,
+    first_at: Option<Instant>,
+    unique: u64,
+    goodput: f64,
+    /// The feedback/RTO timer. [CODE-FILL §2.17.5]
+    timer: Option<Instant>,
+    /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
+    fb_due: Option<Instant>,
+    last_heard: Instant,
+    fin_last: Option<u16>,
+}
+
+impl Flow {
+    fn cack(&self) -> u32 {
+        self.next_expected - 1
+    }
+}
+
+/// The RCRT sink of one application (see the module docs for the call order).
+pub struct Sink {
+    me: NodeId,
+    cfg: SinkConfig,
+    policy: Box<dyn Policy>,
+    flows: BTreeMap<NodeId, Flow>,
+    weights: BTreeMap<NodeId, f64>,
+    /// R, pkt/s.
+    total: f64,
+    /// D = Σ d_i, pkt/s.
+    demand: f64,
+    slow_start: bool,
+    t_inc: Option<Instant>,
+    t_dec: Option<Instant>,
+    t_adapt: Option<Instant>,
+    c_last: f64,
+    p_last: f64,
+    rng: u64,
+    outbox: VecDeque<(NodeId, Vec<u8>)>,
+    events: VecDeque<SinkEvent>,
+    stats: SinkStats,
+}
+
+impl fmt::Debug for Sink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sink")
+            .field("me", &self.me)
+            .field("policy", &self.policy.name())
+            .field("flows", &self.flows.len())
+            .field("total_pps", &self.total)
+            .finish()
+    }
+}
+
+impl Sink {
+    /// A sink at node `me` allocating with `policy`.
+    pub fn new(me: NodeId, cfg: SinkConfig, policy: Box<dyn Policy>) -> Sink {
+        let rng = cfg.rng_seed | 1;
+        Sink {
+            me,
+            slow_start: cfg.slow_start,
+            cfg,
+            policy,
+            flows: BTreeMap::new(),
+            weights: BTreeMap::new(),
+            total: 0.0,
+            demand: 0.0,
+            t_inc: None,
+            t_dec: None,
+            t_adapt: None,
+            c_last: 0.0,
+            p_last: 1.0,
+            rng,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SinkStats::default(),
+        }
+    }
+
+    /// A datagram from source `from` arrived (the collection header's origin). Malformed or
+    /// unexpected datagrams are counted and dropped; nothing panics.
+    pub fn handle_datagram(&mut self, now: Instant, from: NodeId, bytes: &[u8]) {
+        self.stats.datagrams += 1;
+        let repr = match Repr::parse(bytes) {
+            Ok(repr) => repr,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        match repr {
+            // [PAPER §3.7] SYN with the demand → set up or refresh the flow.
+            Repr::Syn { demand, nonce } => self.on_syn(now, from, demand, nonce),
+            // [PAPER §3.3–3.7] data → reliability, estimators, rate control, feedback.
+            Repr::Data {
+                seq,
+                rate,
+                fid,
+                since_feedback_2ms,
+                ack_request,
+                retransmission,
+                payload,
+            } => self.on_data(
+                now,
+                from,
+                DataIn {
+                    seq,
+                    rate,
+                    fid,
+                    since: Duration::from_millis(
+                        u64::from(since_feedback_2ms) * u64::from(SINCE_FEEDBACK_UNIT_MS),
+                    ),
+                    ack_request,
+                    retransmission,
+                },
+                payload,
+            ),
+            // [PAPER §3.8] FIN with the last sequence number → teardown, trailing repair.
+            Repr::Fin { last } => self.on_fin(now, from, last),
+            // Sink → source types never come to a sink.
+            Repr::SynAck { .. } | Repr::SynNack { .. } | Repr::Feedback { .. } | Repr::FinAck { .. } => {
+                self.stats.unexpected += 1
+            }
+        }
+    }
+
+    /// Run every timer due at `now`: idle expiry, deferred feedback, and the per-flow RTO
+    /// timer that re-sends NACKs (spec §2.17.5, §2.18.2).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        let sources: Vec<NodeId> = self.flows.keys().copied().collect();
+        for source in sources {
+            let Some(flow) = self.flows.get(&source) else {
+                continue;
+            };
+            if let Some(idle) = self.cfg.idle_timeout {
+                if now >= flow.last_heard + idle {
+                    // [D28 → paper] nothing heard for the idle timeout: the flow leaves.
+                    self.leave(now, source, Leave::Expired);
+                    continue;
+                }
+            }
+            if flow.fb_due.is_some_and(|due| due <= now) {
+                // [AMBIG-14 → paper] a held-back trigger: send with the current content.
+                self.send_feedback(now, source);
+            }
+            let Some(flow) = self.flows.get_mut(&source) else {
+                continue;
+            };
+            if flow.timer.is_some_and(|at| at <= now) {
+                flow.timer = None;
+                self.on_flow_timer(now, source);
+            }
+        }
+    }
+
+    /// The next datagram to send: (destination source node, RCRT bytes).
+    #[must_use]
+    pub fn poll_transmit(&mut self, _now: Instant) -> Option<(NodeId, Vec<u8>)> {
+        self.outbox.pop_front()
+    }
+
+    /// Earliest time [`Sink::handle_timeout`] has work.
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.flows
+            .values()
+            .flat_map(|f| {
+                [
+                    f.timer,
+                    f.fb_due,
+                    self.cfg.idle_timeout.map(|idle| f.last_heard + idle),
+                ]
+            })
+            .flatten()
+            .min()
+    }
+
+    /// The next event for the application or driver.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<SinkEvent> {
+        self.events.pop_front()
+    }
+
+    /// Replace the allocation policy at run time and re-allocate at once; sources learn their
+    /// new rates through the usual feedback. [PAPER §3.6: no change at the sources]
+    pub fn set_policy(&mut self, policy: Box<dyn Policy>) {
+        self.policy = policy;
+        if self.flows.is_empty() {
+            return;
+        }
+        if self.policy.caps_at_demand() && self.demand > 0.0 {
+            self.set_total(self.total.min(self.demand));
+        }
+        self.reallocate();
+    }
+
+    /// Configure the weight w_i of `source` for the weighted policy (default
+    /// [`SinkConfig::default_weight`]); re-allocates when the flow exists.
+    pub fn set_weight(&mut self, source: NodeId, weight: f64) {
+        self.weights.insert(source, weight);
+        if self.flows.contains_key(&source) {
+            self.reallocate();
+        }
+    }
+
+    /// Total allocated rate R, pkt/s.
+    pub fn total_rate(&self) -> f64 {
+        self.total
+    }
+
+    /// Sum of the active flows' demands D, pkt/s.
+    pub fn total_demand(&self) -> f64 {
+        self.demand
+    }
+
+    /// Rate assigned to the flow from `source`, pkt/s (the source uses its UQ8.8 encoding).
+    pub fn flow_rate(&self, source: NodeId) -> Option<f64> {
+        self.flows.get(&source).map(|f| f.assigned)
+    }
+
+    /// A snapshot of the flow from `source`.
+    pub fn flow_info(&self, source: NodeId) -> Option<FlowInfo> {
+        let flow = self.flows.get(&source)?;
+        Some(FlowInfo {
+            state: flow.state,
+            demand_pps: flow.demand,
+            rate_pps: flow.assigned,
+            congestion: flow.congestion,
+            delivery_ratio: flow.ali.delivery_ratio(),
+            rtt: flow.rtt.srtt(),
+            rto: self.rto(flow),
+            cack: flow.cack(),
+            last_recv: flow.last_recv,
+            missing: flow.missing.len(),
+            out_of_order: flow.ooo.len(),
+            goodput_pps: flow.goodput,
+        })
+    }
+
+    /// Number of active flows N.
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
+    }
+
+    /// Sources of the active flows, ascending.
+    pub fn flows(&self) -> impl Iterator<Item = NodeId> + '_ {
+        self.flows.keys().copied()
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SinkStats {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SinkConfig {
+        &self.cfg
+    }
+
+    /// Name of the current policy.
+    pub fn policy_name(&self) -> &'static str {
+        self.policy.name()
+    }
+
+    /// This sink's node.
+    pub fn node(&self) -> NodeId {
+        self.me
+    }
+
+    // ---------------------------------------------------------------- connection management
+
+    /// SYN (spec §2.18.1).
+    fn on_syn(&mut self, now: Instant, from: NodeId, demand: Rate, nonce: u16) {
+        match self.flows.get_mut(&from) {
+            Some(flow) if flow.nonce == nonce => {
+                // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
+                flow.last_heard = now;
+                self.send_syn_ack(now, from);
+                return;
+            }
+            Some(_) => {
+                // [AMBIG-21 → chosen] a new incarnation: the old flow leaves, a new one joins.
+                self.leave(now, from, Leave::Replaced);
+            }
+            None => {}
+        }
+        if self.flows.len() >= self.cfg.max_flows {
+            // [CODE] no room: SYN-NACK.
+            self.stats.syn_nacks_sent += 1;
+            self.events.push_back(SinkEvent::FlowRefused { source: from });
+            self.push(from, &Repr::SynNack { nonce });
+            return;
+        }
+        let demand_pps = if demand.is_zero() {
+            self.cfg.default_demand_pps
+        } else {
+            demand.pps()
+        };
+        self.join(now, from, demand_pps, nonce);
+        self.send_syn_ack(now, from);
+    }
+
+    /// A flow joins (spec §2.16) [CODE-FILL adjust_rates_at_node_join].
+    fn join(&mut self, now: Instant, source: NodeId, demand_pps: f64, nonce: u16) {
+        let n = self.flows.len();
+        let initial = demand_pps.min(self.cfg.join_rate_pps);
+        let old_total = self.total;
+        if self.total <= 0.0
+            || n == 0
+            || (self.slow_start && self.total <= self.cfg.join_slow_start_limit_pps)
+        {
+            self.total += initial;
+        }
+        self.demand += demand_pps;
+        let flow = Flow {
+            nonce,
+            state: FlowState::Active,
+            last_recv: 0,
+            next_expected: 1,
+            last_sent_cack: 0,
+            ooo: BTreeMap::new(),
+            missing: BTreeSet::new(),
+            demand: demand_pps,
+            assigned: initial,
+            assigned_code: Rate::ZERO,
+            congestion: 0.0,
+            timeouts: 0,
+            fid: 0,
+            fids: FidRing::new(self.cfg.fid_ring_len),
+            fid_seen: 0,
+            last_fb: None,
+            rtt: RttEstimator::new(
+                self.cfg.rtt_alpha,
+                self.cfg.rtt_beta,
+                match self.cfg.profile {
+                    Profile::Paper => RttOrder::Rfc6298,
+                    Profile::ReferenceCode => RttOrder::MeanFirst,
+                },
+            ),
+            ali: Ali::new(self.cfg.ali_weights, self.cfg.ali_clamps),
+            first_at: None,
+            unique: 0,
+            goodput: 0.0,
+            timer: None,
+            fb_due: None,
+            last_heard: now,
+            fin_last: None,
+        };
+        self.flows.insert(source, flow);
+        // [D9; AMBIG → chosen: the floor R ≥ N/30 is kept as an invariant, so a join under a
+        // floored R raises R too]
+        self.total = self.total.max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
+        self.stats.flows_opened += 1;
+        self.stats.per_flow.entry(source).or_default();
+        self.events.push_back(SinkEvent::FlowOpened { source, demand_pps });
+        self.reallocate();
+        // [D10] a join restarts the increase clock (and, in the paper profile, the wait).
+        self.t_inc = Some(now);
+        self.t_adapt = Some(now);
+        if self.total != old_total {
+            self.events.push_back(SinkEvent::RateChanged {
+                total_pps: self.total,
+            });
+        }
+    }
+
+    /// A flow leaves (spec §2.16): R −= r_i, D −= d_i, no re-allocation [AMBIG-13 → code].
+    fn leave(&mut self, now: Instant, source: NodeId, why: Leave) {
+        let Some(flow) = self.flows.remove(&source) else {
+            return;
+        };
+        let old_total = self.total;
+        self.total -= flow.assigned;
+        // [AMBIG-26] the code's policy id 2 (demand-limited) never reduces D.
+        let keep_demand =
+            self.cfg.profile == Profile::ReferenceCode && self.policy.name() == "demand-limited";
+        if !keep_demand {
+            self.demand -= flow.demand;
+            self.total = self.total.min(self.demand);
+        }
+        if self.flows.is_empty() {
+            // [CODE] clear rounding residue; slow start again.
+            self.slow_start = self.cfg.slow_start;
+            self.total = 0.0;
+            self.demand = 0.0;
+        }
+        // [D9; AMBIG → chosen] keep R ≥ N/30 after a leave too.
+        self.total = self
+            .total
+            .max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
+        self.demand = self.demand.max(0.0);
+        // [D10] a leave restarts the decrease clock (and, in the paper profile, the wait).
+        self.t_dec = Some(now);
+        self.t_adapt = Some(now);
+        match why {
+            Leave::Completed => {
+                self.stats.flows_closed += 1;
+                self.events.push_back(SinkEvent::FlowClosed { source });
+            }
+            Leave::Expired => {
+                self.stats.flows_expired += 1;
+                self.events.push_back(SinkEvent::FlowExpired { source });
+            }
+            Leave::Replaced => {
+                self.stats.flows_expired += 1;
+                self.events.push_back(SinkEvent::FlowAborted { source });
+            }
+        }
+        if self.total != old_total {
+            self.events.push_back(SinkEvent::RateChanged {
+                total_pps: self.total,
+            });
+        }
+    }
+
+    /// FIN (spec §2.18.3): synchronise the last sequence number and repair trailing losses.
+    fn on_fin(&mut self, now: Instant, from: NodeId, last: u16) {
+        let Some(flow) = self.flows.get_mut(&from) else {
+            // [CODE] unknown flow (already closed, FIN-ACK lost): idempotent FIN-ACK.
+            self.send_fin_ack(from, last);
+            return;
+        };
+        flow.last_heard = now;
+        let last32 = unwrap_seq(flow.last_recv, last);
+        if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
+            self.stats.bogus += 1;
+            return;
+        }
+        flow.fin_last = Some(last);
+        if last32 > flow.last_recv {
+            // [PAPER §3.8] trailing losses become visible now; ALI is not updated.
+            let fstats = self.stats.per_flow.entry(from).or_default();
+            for seq in flow.last_recv + 1..=last32 {
+                flow.missing.insert(seq);
+                fstats.losses_detected += 1;
+            }
+            flow.last_recv = last32;
+        }
+        match (flow.state, flow.missing.is_empty()) {
+            // [CODE] nothing missing: FIN-ACK and the flow leaves.
+            (_, true) => {
+                self.send_fin_ack(from, last);
+                self.leave(now, from, Leave::Completed);
+            }
+            // [CODE] repairs pending: FIN_RETX_WAIT, NACK them, arm the timer.
+            (state, false) => {
+                if state != FlowState::FinRetxWait {
+                    flow.state = FlowState::FinRetxWait;
+                    flow.timeouts = 0;
+                }
+                let rto = self.rto(&self.flows[&from]);
+                match self.cfg.profile {
+                    Profile::Paper => self.send_or_defer(now, from),
+                    Profile::ReferenceCode => self.send_feedback(now, from),
+                }
+                if let Some(flow) = self.flows.get_mut(&from) {
+                    flow.timer = Some(now + rto);
+                }
+            }
+        }
+    }
+
+    // ----------------------------------------------------------------------------- data path
+
+    /// DATA (spec §2.4, in the code's order; paper deltas per §2.20).
+    fn on_data(&mut self, now: Instant, from: NodeId, d: DataIn, payload: &[u8]) {
+        let any_congested = self
+            .flows
+            .values()
+            .any(|f| f.congestion >= self.cfg.lower_threshold);
+        let Some(flow) = self.flows.get_mut(&from) else {
+            // [CODE] data on an unknown flow gets no reply.
+            self.stats.unknown_flow += 1;
+            return;
+        };
+        flow.last_heard = now;
+        self.stats.data_received += 1;
+        let fstats = self.stats.per_flow.entry(from).or_default();
+        fstats.data_received += 1;
+        if d.retransmission {
+            fstats.retransmissions += 1;
+        }
+        let seq = unwrap_seq(flow.last_recv, d.seq);
+        // Step 3: sanity jump. [CODE: 100; paper AMBIG → 1000]
+        if seq > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
+            self.stats.bogus += 1;
+            return;
+        }
+        // Step 4: uniqueness.
+        let unique = seq >= flow.next_expected && !flow.ooo.contains_key(&seq);
+        // Step 5: repair bookkeeping. [AMBIG → chosen: any arrival removes its seqno, which
+        // also covers an original that arrives after a FIN already declared it missing]
+        flow.missing.remove(&seq);
+        // Step 6: a new highest sequence number reveals gaps and feeds ALI.
+        let mut new_loss = 0;
+        if seq > flow.last_recv {
+            for lost in flow.last_recv + 1..seq {
+                flow.missing.insert(lost);
+                new_loss += 1;
+            }
+            fstats.losses_detected += new_loss;
+            flow.ali.on_advance(seq, flow.last_recv);
+            flow.last_recv = seq;
+        }
+        let mut adapt = Adapt::Hold;
+        if unique {
+            fstats.unique += 1;
+            // 7a: liveness.
+            flow.timeouts = 0;
+            // 7b: RTT sample from (fid, T″ − T′). [PAPER §3.7]
+            let freeze = self.cfg.freeze_rtt_when_congested && any_congested;
+            rtt_sample(&self.cfg, flow, now, d.fid, d.since, freeze);
+            // 7c: in-order delivery. [PAPER §3.3]
+            let delivered = deliver_in_order(
+                flow,
+                seq,
+                payload,
+                self.cfg.give_up_distance,
+                from,
+                &mut self.events,
+            );
+            fstats.delivered += delivered.delivered;
+            self.stats.delivered += delivered.delivered;
+            self.stats.given_up += delivered.given_up;
+            // 7d: goodput; end-to-end repairs.
+            flow.unique += 1;
+            let first = *flow.first_at.get_or_insert(now);
+            let elapsed = (now - first).as_secs_f64();
+            if flow.unique > 5 && elapsed > 0.0 {
+                flow.goodput = (flow.unique - 1) as f64 / elapsed;
+            }
+            if d.retransmission {
+                fstats.recovered += 1;
+                self.stats.recovered += 1;
+            }
+            // 7e: congestion level. [PAPER §3.4; AMBIG-1 → unique packets only]
+            update_congestion(&self.cfg, flow);
+            // 7f: only original packets drive rate control. [CODE; AMBIG-24]
+            if !d.retransmission {
+                adapt = self.rate_control(now, from, d.rate);
+            }
+        } else {
+            fstats.duplicates += 1;
+            self.stats.duplicates += 1;
+        }
+
+        // Step 8: feedback decision (spec §2.17.2).
+        let Some(flow) = self.flows.get(&from) else {
+            return;
+        };
+        let duplicate_acked = seq <= flow.last_sent_cack;
+        let rate_differs = d.rate != flow.assigned_code;
+        let feedback = match self.cfg.profile {
+            // [PAPER §3.7] the four triggers (all rate-limited, deferred).
+            Profile::Paper => new_loss > 0 || rate_differs || duplicate_acked || d.ack_request,
+            // [CODE rcrtransport_receive] reasons 1–5 in order; 1 and 2 bypass the limit.
+            Profile::ReferenceCode => {
+                new_loss > 0
+                    || adapt == Adapt::Decreased
+                    || (self.feedback_time_ok_code(flow, now)
+                        && (duplicate_acked
+                            || (rate_differs && self.coin())
+                            || (d.ack_request && self.coin())))
+            }
+        };
+
+        // Step 9: state machine.
+        let Some(flow) = self.flows.get_mut(&from) else {
+            return;
+        };
+        match (flow.state, flow.missing.is_empty()) {
+            // [CODE] the last repair after a FIN: FIN-ACK, leave, no feedback.
+            (FlowState::FinRetxWait, true) => {
+                let last = flow.fin_last.unwrap_or(flow.last_recv as u16);
+                self.send_fin_ack(from, last);
+                self.leave(now, from, Leave::Completed);
+                return;
+            }
+            // [CODE] every loss repaired: back to ACTIVE.
+            (FlowState::NackWait, true) => flow.state = FlowState::Active,
+            // [CODE] a loss is outstanding: NACK_WAIT.
+            (FlowState::Active, false) => flow.state = FlowState::NackWait,
+            (FlowState::Active, true)
+            | (FlowState::NackWait, false)
+            | (FlowState::FinRetxWait, false) => {}
+        }
+        // Step 10: send (or defer) the feedback; sending arms the RTO timer.
+        if feedback {
+            match self.cfg.profile {
+                Profile::Paper => self.send_or_defer(now, from),
+                Profile::ReferenceCode => self.send_feedback(now, from),
+            }
+        }
+    }
+
+    /// Expiry of a flow's RTO timer (spec §2.18.2).
+    fn on_flow_timer(&mut self, now: Instant, source: NodeId) {
+        let Some(flow) = self.flows.get_mut(&source) else {
+            return;
+        };
+        match flow.state {
+            // [CODE] ACTIVE: nothing to repair, the timer stays off.
+            FlowState::Active => return,
+            // [CODE-FILL] repair pending: count the timeout and re-send the NACKs.
+            FlowState::NackWait | FlowState::FinRetxWait => flow.timeouts += 1,
+        }
+        match self.cfg.profile {
+            // [PAPER] no timeout-driven congestion signal (D3, D5); the re-send is limited.
+            Profile::Paper => self.send_or_defer(now, source),
+            // [CODE RCRT_Timer_fired] C += timeouts; after ≥ 2, a decrease without the
+            // rate-match check; then feedback reason 8, not limited.
+            Profile::ReferenceCode => {
+                update_congestion(&self.cfg, flow);
+                let timeouts = flow.timeouts;
+                if timeouts >= 2 && self.decrease_time_ok_code(now) && self.should_decrease_code(source) {
+                    if self.decrease(now, source) {
+                        self.c_last = self.flows.get(&source).map_or(0.0, |f| f.congestion);
+                    }
+                    if let Some(flow) = self.flows.get_mut(&source) {
+                        flow.timeouts = 0;
+                    }
+                }
+                self.send_feedback(now, source);
+            }
+        }
+        if let Some(flow) = self.flows.get(&source) {
+            let rto = self.rto(flow);
+            if let Some(flow) = self.flows.get_mut(&source) {
+                flow.timer = Some(now + rto);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------- rate adaptation
+
+    /// Rate control for an original unique packet reporting rate `used` (spec §2.12–§2.14).
+    fn rate_control(&mut self, now: Instant, source: NodeId, used: Rate) -> Adapt {
+        let Some(flow) = self.flows.get(&source) else {
+            return Adapt::Hold;
+        };
+        // [PAPER §3.5; CODE do_rate_control] only a flow using its latest rate may trigger.
+        if used != flow.assigned_code {
+            return Adapt::Hold;
+        }
+        let congestion = flow.congestion;
+        match self.cfg.profile {
+            Profile::Paper => {
+                // [PAPER §3.5] wait 2 × max RTT after any adaptation (AMBIG-10).
+                if let Some(at) = self.t_adapt {
+                    if now < at + self.paper_wait() {
+                        return Adapt::Hold;
+                    }
+                }
+                if congestion > self.cfg.upper_threshold {
+                    // [PAPER §3.4–3.5] C_i > U: congested → decrease.
+                    if self.decrease(now, source) {
+                        return Adapt::Decreased;
+                    }
+                    return Adapt::Hold;
+                }
+                if self.flows.values().all(|f| f.congestion < self.cfg.lower_threshold) {
+                    // [PAPER §3.4–3.5] every C_j < L: uncongested → increase.
+                    if self.increase(now) {
+                        return Adapt::Increased;
+                    }
+                }
+                Adapt::Hold
+            }
+            Profile::ReferenceCode => {
+                if self.decrease_time_ok_code(now) && self.should_decrease_code(source) {
+                    // [CODE] a decrease attempt; a skipped cut does not fall through.
+                    if self.decrease(now, source) {
+                        self.c_last = congestion;
+                        return Adapt::Decreased;
+                    }
+                    return Adapt::Hold;
+                }
+                let calm = self.flows.values().all(|f| {
+                    f.congestion < self.cfg.lower_threshold && f.missing.len() <= 1
+                });
+                if self.increase_time_ok_code(now) && calm && self.increase(now) {
+                    return Adapt::Increased;
+                }
+                Adapt::Hold
+            }
+        }
+    }
+
+    /// R ← max(M·R, N·floor) and re-allocate; false when R did not fall (spec §2.12.2–3).
+    fn decrease(&mut self, now: Instant, trigger: NodeId) -> bool {
+        let Some(flow) = self.flows.get(&trigger) else {
+            return false;
+        };
+        let p = flow.ali.delivery_ratio();
+        let level = flow.congestion;
+        let factor = match self.cfg.profile {
+            Profile::Paper => decrease_factor(p),
+            Profile::ReferenceCode => {
+                let (factor, p_last) = decrease_factor_code(p, self.p_last);
+                self.p_last = p_last;
+                factor
+            }
+        };
+        let floor = self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps;
+        let new_total = (factor * self.total).max(floor);
+        if !(new_total < self.total) {
+            return false;
+        }
+        self.set_total(new_total);
+        let changed = self.reallocate();
+        self.slow_start = false;
+        self.t_dec = Some(now);
+        self.t_adapt = Some(now);
+        self.stats.decreases += 1;
+        self.events.push_back(SinkEvent::Congestion {
+            source: trigger,
+            level,
+        });
+        if self.cfg.decrease_notifies_all {
+            // [PAPER §3.5, AMBIG-15] send each flow its new rate (each RTO-limited).
+            for source in changed {
+                self.send_or_defer(now, source);
+            }
+        }
+        true
+    }
+
+    /// R ← min(R + A, D) (2A in slow start) and re-allocate; false when R did not grow.
+    fn increase(&mut self, now: Instant) -> bool {
+        let step = if self.slow_start {
+            2.0 * self.cfg.additive_increase_pps
+        } else {
+            self.cfg.additive_increase_pps
+        };
+        let mut new_total = self.total + step;
+        if self.policy.caps_at_demand() && self.demand > 0.0 {
+            // [CODE-FILL] R ≤ D.
+            new_total = new_total.min(self.demand);
+        }
+        if !(new_total > self.total) {
+            return false;
+        }
+        self.set_total(new_total);
+        self.reallocate();
+        self.p_last = 1.0;
+        self.c_last = 0.0;
+        self.t_inc = Some(now);
+        self.t_adapt = Some(now);
+        self.stats.increases += 1;
+        true
+    }
+
+    fn set_total(&mut self, total: f64) {
+        if total != self.total {
+            self.total = total;
+            self.events.push_back(SinkEvent::RateChanged { total_pps: total });
+        }
+    }
+
+    /// Ask the policy for every r_i; returns the sources whose (encoded) rate changed.
+    fn reallocate(&mut self) -> Vec<NodeId> {
+        let demands: Vec<FlowDemand> = self
+            .flows
+            .iter()
+            .map(|(source, f)| FlowDemand {
+                source: *source,
+                demand_pps: f.demand,
+                weight: self
+                    .weights
+                    .get(source)
+                    .copied()
+                    .unwrap_or(self.cfg.default_weight),
+                goodput_pps: f.goodput,
+                current_pps: f.assigned,
+            })
+            .collect();
+        let mut rates = self.policy.allocate(self.total, &demands);
+        if rates.len() != demands.len() {
+            // A policy bug must not take the sink down: fall back to fair.
+            rates = Fair.allocate(self.total, &demands);
+        }
+        let mut changed = Vec::new();
+        for ((source, flow), rate) in self.flows.iter_mut().zip(rates) {
+            let mut rate = if finite(rate) && rate > 0.0 {
+                rate
+            } else {
+                self.cfg.min_rate_per_flow_pps
+            };
+            if self.cfg.quantize_to_ms {
+                // [CODE rate2interval] interval = ⌊1000/r⌋ ms, capped.
+                let max_ms = (self.cfg.max_interval.as_nanos() / 1_000_000).max(1);
+                let interval_ms = ((1_000.0 / rate) as u64).clamp(1, max_ms);
+                rate = 1_000.0 / interval_ms as f64;
+            }
+            let code = Rate::from_pps(rate);
+            flow.assigned = rate;
+            if code != flow.assigned_code {
+                flow.assigned_code = code;
+                changed.push(*source);
+                self.events.push_back(SinkEvent::Allocated {
+                    source: *source,
+                    rate_pps: rate,
+                });
+            }
+        }
+        changed
+    }
+
+    /// [PAPER §3.5] W = 2 × max_j RTT_j (default RTT before a sample).
+    fn paper_wait(&self) -> Duration {
+        let max_rtt = self
+            .flows
+            .values()
+            .map(|f| f.rtt.rtt_or(self.cfg.default_rtt))
+            .max()
+            .unwrap_or(self.cfg.default_rtt);
+        max_rtt.saturating_mul(2)
+    }
+
+    /// [CODE is_all_connection_update_time_ok] W = min(max_j (2·RTO_j + 3/r_j
+    /// [+ 3·RTO_j + 2/r_j with losses pending]), 20 s).
+    fn code_wait(&self) -> Duration {
+        let wait = self
+            .flows
+            .values()
+            .map(|f| {
+                let rto = self.rto(f);
+                let interval = Duration::from_secs_f64(1.0 / f.assigned.max(1e-6));
+                let base = rto.saturating_mul(2) + interval.saturating_mul(3);
+                if f.missing.is_empty() {
+                    base
+                } else {
+                    base + rto.saturating_mul(3) + interval.saturating_mul(2)
+                }
+            })
+            .max()
+            .unwrap_or(Duration::ZERO);
+        wait.min(self.cfg.adaptation_wait_cap)
+    }
+
+    fn decrease_time_ok_code(&self, now: Instant) -> bool {
+        self.t_dec.is_none_or(|at| now >= at + self.code_wait())
+    }
+
+    fn increase_time_ok_code(&self, now: Instant) -> bool {
+        let last = match (self.t_inc, self.t_dec) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
+        last.is_none_or(|at| now >= at + self.code_wait())
+    }
+
+    /// [CODE] "should decrease": losses pending, C_i ≥ U and worse than at the last decrease.
+    fn should_decrease_code(&self, source: NodeId) -> bool {
+        self.flows.get(&source).is_some_and(|f| {
+            !f.missing.is_empty()
+                && f.congestion >= self.cfg.upper_threshold
+                && f.congestion > self.c_last
+        })
+    }
+
+    // ------------------------------------------------------------------------------ feedback
+
+    /// The flow's RTO.
+    fn rto(&self, flow: &Flow) -> Duration {
+        flow.rtt.rto(
+            self.cfg.rto_rttvar_factor,
+            self.cfg.rto_extra,
+            self.cfg.default_rtt,
+        )
+    }
+
+    /// [PAPER §3.7; AMBIG-14 → defer] send now if RTO_i has passed since the last feedback to
+    /// the flow, otherwise send at `tLastFb + RTO_i` with the then-current content.
+    fn send_or_defer(&mut self, now: Instant, source: NodeId) {
+        let Some(flow) = self.flows.get(&source) else {
+            return;
+        };
+        let rto = self.rto(flow);
+        match flow.last_fb {
+            Some(at) if now < at + rto => {
+                let due = at + rto;
+                if let Some(flow) = self.flows.get_mut(&source) {
+                    flow.fb_due = Some(flow.fb_due.map_or(due, |d| d.min(due)));
+                }
+            }
+            _ => self.send_feedback(now, source),
+        }
+    }
+
+    /// [CODE is_feedback_time_ok] the source echoed the newest fid, or none was sent, or
+    /// 2·RTO + 2/r has passed.
+    fn feedback_time_ok_code(&self, flow: &Flow, now: Instant) -> bool {
+        let Some(at) = flow.last_fb else {
+            return true;
+        };
+        let interval = Duration::from_secs_f64(1.0 / flow.assigned.max(1e-6));
+        flow.fid_seen == flow.fid
+            || now >= at + self.rto(flow).saturating_mul(2) + interval.saturating_mul(2)
+    }
+
+    /// Build and queue a FEEDBACK (spec §2.17.1); arms the RTO timer when none runs.
+    fn send_feedback(&mut self, now: Instant, source: NodeId) {
+        let Some(flow) = self.flows.get(&source) else {
+            return;
+        };
+        let rto = self.rto(flow);
+        let Some(flow) = self.flows.get_mut(&source) else {
+            return;
+        };
+        if let Some(distance) = self.cfg.give_up_distance {
+            // [CODE send_FEEDBACK] NACKs this far behind are deleted unrepaired.
+            let last = flow.last_recv;
+            let before = flow.missing.len();
+            flow.missing.retain(|&seq| last < seq.saturating_add(distance));
+            self.stats.given_up += (before - flow.missing.len()) as u64;
+        }
+        let nacks = build_nacks(
+            &flow.missing,
+            self.cfg.max_nack_ranges,
+            self.cfg.max_nack_seqnos,
+        );
+        flow.fid = next_fid(flow.fid);
+        flow.fids.record(flow.fid, now);
+        flow.last_fb = Some(now);
+        flow.fb_due = None;
+        flow.last_sent_cack = flow.cack();
+        if flow.timer.is_none() {
+            flow.timer = Some(now + rto);
+        }
+        let repr = Repr::Feedback {
+            fid: flow.fid,
+            rate: flow.assigned_code,
+            rtt_ms: rtt_field(&flow.rtt),
+            cack: flow.cack() as u16,
+            nacks,
+        };
+        let fstats = self.stats.per_flow.entry(source).or_default();
+        fstats.feedback_sent += 1;
+        fstats.nacks_sent += nacks.seqno_count() as u64;
+        self.stats.feedback_sent += 1;
+        self.stats.nack_ranges_sent += nacks.len() as u64;
+        self.stats.nacks_sent += nacks.seqno_count() as u64;
+        self.push(source, &repr);
+    }
+
+    /// SYN-ACK: a feedback with the assigned rate and no ACK or NACKs. [CODE]
+    fn send_syn_ack(&mut self, now: Instant, source: NodeId) {
+        let Some(flow) = self.flows.get_mut(&source) else {
+            return;
+        };
+        flow.fid = next_fid(flow.fid);
+        flow.fids.record(flow.fid, now);
+        flow.last_fb = Some(now);
+        let repr = Repr::SynAck {
+            fid: flow.fid,
+            rate: flow.assigned_code,
+            rtt_ms: rtt_field(&flow.rtt),
+            nonce: flow.nonce,
+        };
+        self.stats.syn_acks_sent += 1;
+        self.push(source, &repr);
+    }
+
+    fn send_fin_ack(&mut self, source: NodeId, last: u16) {
+        self.stats.fin_acks_sent += 1;
+        self.push(source, &Repr::FinAck { last });
+    }
+
+    fn push(&mut self, destination: NodeId, repr: &Repr<'_>) {
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut bytes);
+        self.outbox.push_back((destination, bytes));
+    }
+
+    /// A Bernoulli draw with [`SinkConfig::feedback_probability`] (xorshift64*, seeded).
+    fn coin(&mut self) -> bool {
+        if self.cfg.feedback_probability >= 1.0 {
+            return true;
+        }
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let draw = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        (draw as f64 / (1u64 << 53) as f64) < self.cfg.feedback_probability
+    }
+}
+
+/// DATA fields the sink uses.
+#[derive(Clone, Copy, Debug)]
+struct DataIn {
+    seq: u16,
+    rate: Rate,
+    fid: u8,
+    since: Duration,
+    ack_request: bool,
+    retransmission: bool,
+}
+
+/// Counts from one delivery round.
+struct Delivery {
+    delivered: u64,
+    given_up: u64,
+}
+
+/// [CODE update_rtt_estimate] take an RTT sample from the echoed fid, if valid.
+fn rtt_sample(
+    cfg: &SinkConfig,
+    flow: &mut Flow,
+    now: Instant,
+    fid: u8,
+    since: Duration,
+    freeze: bool,
+) {
+    let Some(sent_at) = flow.fids.sent_at(fid) else {
+        return; // unknown or no fid: no sample
+    };
+    let elapsed = now - sent_at;
+    if since > elapsed {
+        // Impossible timing: forget the record. [CODE]
+        flow.fids.clear(fid);
+        return;
+    }
+    let ahead = fid.wrapping_sub(flow.fid_seen);
+    if ahead > 0 && ahead < cfg.fid_seen_window {
+        // The source has seen feedback `fid`.
+        flow.fid_seen = fid;
+    }
+    let sample = Duration(elapsed.as_nanos() - since.as_nanos());
+    if sample > cfg.max_rtt_sample {
+        return;
+    }
+    if freeze && flow.rtt.has_sample() {
+        return; // [D12 code] frozen while any flow is congested
+    }
+    flow.rtt.sample(sample);
+}
+
+/// [PAPER §3.3; CODE receive_rtr_msg] deliver `seq` (or hold it) and drain the out-of-order
+/// list; with a give-up distance, force holes that far behind (reference code only).
+fn deliver_in_order(
+    flow: &mut Flow,
+    seq: u32,
+    payload: &[u8],
+    give_up: Option<u32>,
+    source: NodeId,
+    events: &mut VecDeque<SinkEvent>,
+) -> Delivery {
+    let mut out = Delivery {
+        delivered: 0,
+        given_up: 0,
+    };
+    if seq == flow.next_expected {
+        events.push_back(SinkEvent::Delivered {
+            source,
+            seq,
+            data: payload.to_vec(),
+        });
+        flow.next_expected += 1;
+        out.delivered += 1;
+    } else if seq > flow.next_expected {
+        flow.ooo.insert(seq, payload.to_vec());
+    }
+    while let Some((&head, _)) = flow.ooo.first_key_value() {
+        if head < flow.next_expected {
+            flow.ooo.pop_first(); // stale
+        } else if head == flow.next_expected
+            || give_up.is_some_and(|d| seq >= head.saturating_add(d))
+        {
+            if head != flow.next_expected {
+                // [CODE, D21] skip the hole.
+                out.given_up += u64::from(head - flow.next_expected);
+                for lost in flow.next_expected..head {
+                    flow.missing.remove(&lost);
+                }
+            }
+            let Some((head, data)) = flow.ooo.pop_first() else {
+                break;
+            };
+            events.push_back(SinkEvent::Delivered {
+                source,
+                seq: head,
+                data,
+            });
+            flow.next_expected = head + 1;
+            out.delivered += 1;
+        } else {
+            break;
+        }
+    }
+    out
+}
+
+/// C_i ← g·level + (1 − g)·C_i with the profile's level formula (spec §2.10).
+fn update_congestion(cfg: &SinkConfig, flow: &mut Flow) {
+    let input = LevelInput {
+        ooo: flow.ooo.len(),
+        missing: flow.missing.len(),
+        rate_pps: flow.assigned,
+        rtt: flow.rtt.srtt(),
+        default_rtt: cfg.default_rtt,
+        rtt_cap: cfg.congestion_rtt_cap,
+        norm_floor: cfg.congestion_norm_floor,
+        timeouts: flow.timeouts,
+    };
+    let level = match cfg.profile {
+        Profile::Paper => level_paper(&input),
+        Profile::ReferenceCode => level_code(&input),
+    };
+    flow.congestion = cfg.congestion_gain * level + (1.0 - cfg.congestion_gain) * flow.congestion;
+}
+
+/// The oldest missing sequence numbers as runs, within both limits.
+fn build_nacks(missing: &BTreeSet<u32>, max_ranges: usize, max_seqnos: usize) -> NackList {
+    let mut list = NackList::new();
+    let max_ranges = max_ranges.min(MAX_NACK_RANGES);
+    if max_ranges == 0 {
+        return list;
+    }
+    let mut pending: Option<(u32, u32)> = None;
+    let mut count = 0usize;
+    for &seq in missing {
+        if count >= max_seqnos {
+            break;
+        }
+        match pending {
+            Some((first, run)) if seq == first + run && run < u32::from(u8::MAX) => {
+                pending = Some((first, run + 1));
+            }
+            Some((first, run)) => {
+                if list.len() + 1 >= max_ranges {
+                    break;
+                }
+                list.push(NackRange {
+                    first: first as u16,
+                    run: run as u8,
+                });
+                pending = Some((seq, 1));
+            }
+            None => pending = Some((seq, 1)),
+        }
+        count += 1;
+    }
+    if let Some((first, run)) = pending {
+        list.push(NackRange {
+            first: first as u16,
+            run: run as u8,
+        });
+    }
+    list
+}
+
+/// The next feedback id; 0 is skipped. [CODE update_feedback_send_info]
+fn next_fid(fid: u8) -> u8 {
+    match fid.wrapping_add(1) {
+        0 => 1,
+        next => next,
+    }
+}
+
+/// The RTT field of a feedback: ms, at least 1 when known, 0 when unknown.
+fn rtt_field(rtt: &RttEstimator) -> u16 {
+    rtt.srtt()
+        .map_or(0, |d| (d.as_nanos() / 1_000_000).clamp(1, u64::from(u16::MAX)) as u16)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rcrt::policy::{DemandLimited, DemandProportional};
+    use std::vec::Vec;
+
+    const SRC: NodeId = NodeId(7);
+
+    fn ms(v: u64) -> Instant {
+        Instant::from_millis(v)
+    }
+
+    fn sink(profile: Profile) -> Sink {
+        Sink::new(NodeId(0), SinkConfig::for_profile(profile), Box::new(Fair))
+    }
+
+    fn bytes(repr: &Repr<'_>) -> Vec<u8> {
+        let mut b = vec![0; repr.buffer_len()];
+        repr.emit(&mut b);
+        b
+    }
+
+    fn syn(demand: f64, nonce: u16) -> Vec<u8> {
+        bytes(&Repr::Syn {
+            demand: Rate::from_pps(demand),
+            nonce,
+        })
+    }
+
+    /// DATA with the given rate, fid echo and time since that feedback (ms).
+    fn data(seq: u16, rate: Rate, fid: u8, since_ms: u64, retx: bool) -> Vec<u8> {
+        bytes(&Repr::Data {
+            seq,
+            rate,
+            fid,
+            since_feedback_2ms: (since_ms / 2) as u16,
+            ack_request: false,
+            retransmission: retx,
+            payload: &[seq as u8],
+        })
+    }
+
+    /// Everything the sink sent, parsed: (destination, kind, fid, rate, cack, nacks).
+    fn sent(s: &mut Sink) -> Vec<(NodeId, std::vec::Vec<u8>)> {
+        core::iter::from_fn(|| s.poll_transmit(Instant::ZERO)).collect()
+    }
+
+    fn delivered(s: &mut Sink) -> Vec<u32> {
+        core::iter::from_fn(|| s.poll_event())
+            .filter_map(|e| match e {
+                SinkEvent::Delivered { seq, data, .. } => {
+                    assert_eq!(data, vec![seq as u8]);
+                    Some(seq)
+                }
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// A sink with one open flow from SRC (demand `demand`); the SYN-ACK has been taken.
+    fn open(profile: Profile, demand: f64) -> (Sink, Rate) {
+        let mut s = sink(profile);
+        s.handle_datagram(ms(0), SRC, &syn(demand, 1));
+        let out = sent(&mut s);
+        assert_eq!(out.len(), 1);
+        let Ok(Repr::SynAck { fid: 1, rate, .. }) = Repr::parse(&out[0].1) else {
+            panic!("expected SYN-ACK, got {:?}", Repr::parse(&out[0].1));
+        };
+        (s, rate)
+    }
+
+    fn feedback(bytes: &[u8]) -> (u8, Rate, u16, u16, Vec<u16>) {
+        match Repr::parse(bytes) {
+            Ok(Repr::Feedback {
+                fid,
+                rate,
+                rtt_ms,
+                cack,
+                nacks,
+            }) => (fid, rate, rtt_ms, cack, nacks.seqnos().collect()),
+            other => panic!("expected FEEDBACK, got {other:?}"),
+        }
+    }
+
+    // ------------------------------------------------------------- tests for connection setup
+
+    #[test]
+    fn syn_opens_flow_with_join_rate() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        // [CODE-FILL] first join: R += min(d, 0.5); fair: r = 0.5.
+        assert_eq!(rate, Rate::from_pps(0.5));
+        assert_eq!(s.total_rate(), 0.5);
+        assert_eq!(s.flow_rate(SRC), Some(0.5));
+        let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
+        assert!(events.contains(&SinkEvent::FlowOpened {
+            source: SRC,
+            demand_pps: 1.0
+        }));
+        // A duplicate SYN gets a fresh SYN-ACK with the next fid; nothing else changes.
+        s.handle_datagram(ms(100), SRC, &syn(1.0, 1));
+        let out = sent(&mut s);
+        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::SynAck { fid: 2, .. })));
+        assert_eq!(s.flow_count(), 1);
+        // An unstated demand is 50 pkt/s.
+        s.handle_datagram(ms(200), NodeId(8), &syn(0.0, 1));
+        assert_eq!(s.flow_info(NodeId(8)).unwrap().demand_pps, 50.0);
+    }
+
+    #[test]
+    fn new_incarnation_replaces_flow() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 50, false));
+        assert_eq!(s.flow_info(SRC).unwrap().cack, 1);
+        s.handle_datagram(ms(200), SRC, &syn(1.0, 2));
+        assert_eq!(s.flow_info(SRC).unwrap().cack, 0);
+        assert!(core::iter::from_fn(|| s.poll_event())
+            .any(|e| e == SinkEvent::FlowAborted { source: SRC }));
+    }
+
+    #[test]
+    fn syn_beyond_capacity_is_refused() {
+        let cfg = SinkConfig {
+            max_flows: 1,
+            ..SinkConfig::paper()
+        };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
+        s.handle_datagram(ms(0), NodeId(9), &syn(1.0, 5));
+        let out = sent(&mut s);
+        assert_eq!(out[1].0, NodeId(9));
+        assert_eq!(Repr::parse(&out[1].1), Ok(Repr::SynNack { nonce: 5 }));
+    }
+
+    #[test]
+    fn garbage_and_unknown_flows_are_counted_and_dropped() {
+        let mut s = sink(Profile::Paper);
+        s.handle_datagram(ms(0), SRC, &[0xff, 0x00]);
+        s.handle_datagram(ms(0), SRC, &data(1, Rate(128), 0, 0, false));
+        assert_eq!(s.stats().malformed, 1);
+        assert_eq!(s.stats().unknown_flow, 1);
+        assert!(sent(&mut s).is_empty());
+        assert_eq!(s.poll_timeout(), None);
+    }
+
+    // ---------------------------------------------------- tests for the ACTIVE / NACK_WAIT states
+
+    #[test]
+    fn in_order_delivery_with_gap_then_repair() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for (t, seq) in [(100, 1), (200, 2), (300, 4), (400, 5)] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, 10, false));
+        }
+        assert_eq!(delivered(&mut s), vec![1, 2]);
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.state, info.missing, info.out_of_order), (FlowState::NackWait, 1, 2));
+        // The new-loss feedback is held back until SYN-ACK + RTO (RTT sample 90 ms, var 0).
+        assert!(sent(&mut s).is_empty());
+        let due = s.poll_timeout().unwrap();
+        assert_eq!(due, ms(90));
+        // ...which has passed already: the sample came in at 100 ms. Sent at the next timeout.
+        s.handle_timeout(ms(400));
+        let out = sent(&mut s);
+        let (fid, _, rtt, cack, nacks) = feedback(&out[0].1);
+        assert_eq!((fid, rtt, cack, nacks), (2, 90, 2, vec![3]));
+        // The retransmission repairs the gap: 3, 4, 5 delivered in order, back to ACTIVE.
+        s.handle_datagram(ms(500), SRC, &data(3, rate, 2, 10, true));
+        assert_eq!(delivered(&mut s), vec![3, 4, 5]);
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.state, info.cack, info.missing), (FlowState::Active, 5, 0));
+        assert_eq!(s.stats().recovered, 1);
+    }
+
+    #[test]
+    fn duplicates_are_suppressed() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 10, false));
+        s.handle_datagram(ms(150), SRC, &data(1, rate, 1, 10, false));
+        s.handle_datagram(ms(300), SRC, &data(3, rate, 1, 10, false));
+        s.handle_datagram(ms(350), SRC, &data(3, rate, 1, 10, false));
+        s.handle_datagram(ms(400), SRC, &data(2, rate, 1, 10, true));
+        s.handle_datagram(ms(450), SRC, &data(2, rate, 1, 10, false));
+        assert_eq!(delivered(&mut s), vec![1, 2, 3]);
+        assert_eq!(s.stats().duplicates, 3);
+        assert_eq!(s.stats().per_flow[&SRC].unique, 3);
+    }
+
+    #[test]
+    fn duplicate_of_acknowledged_packet_triggers_feedback() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 10, false));
+        s.handle_datagram(ms(200), SRC, &data(3, rate, 1, 10, false)); // loss → feedback, cack 1
+        let out = sent(&mut s);
+        assert_eq!(feedback(&out[0].1).3, 1);
+        // A probe of seqno 1 (≤ the cumulative ACK sent): feedback again after one RTO.
+        s.handle_datagram(ms(250), SRC, &data(1, rate, 2, 10, true));
+        assert!(sent(&mut s).is_empty(), "rate-limited");
+        s.handle_timeout(s.poll_timeout().unwrap());
+        assert_eq!(sent(&mut s).len(), 1);
+    }
+
+    #[test]
+    fn nack_list_lists_oldest_losses_as_ranges() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for seq in [1, 2, 4, 8, 9, 11] {
+            s.handle_datagram(ms(6_000), SRC, &data(seq, rate, 0, 0, false));
+        }
+        s.handle_timeout(s.poll_timeout().unwrap());
+        let out = sent(&mut s);
+        let (_, _, _, cack, nacks) = feedback(&out.last().unwrap().1);
+        assert_eq!(cack, 2);
+        assert_eq!(nacks, vec![3, 5, 6, 7, 10]);
+        let Ok(Repr::Feedback { nacks: list, .. }) = Repr::parse(&out.last().unwrap().1) else {
+            unreachable!()
+        };
+        assert_eq!(list.len(), 3);
+
+        // Reference code: at most the 10 oldest seqnos.
+        let (mut s, rate) = open(Profile::ReferenceCode, 1.0);
+        s.handle_datagram(ms(100), SRC, &data(1, rate, 0, 0, false));
+        s.handle_datagram(ms(200), SRC, &data(14, rate, 0, 0, false));
+        let out = sent(&mut s);
+        let (_, _, _, _, nacks) = feedback(&out[0].1);
+        assert_eq!(nacks, (2..=11).collect::<Vec<u16>>());
+    }
+
+    #[test]
+    fn build_nacks_limits() {
+        let missing: BTreeSet<u32> = [1, 2, 3, 5, 7, 8].into_iter().collect();
+        let seqs = |l: NackList| l.seqnos().collect::<Vec<u16>>();
+        assert_eq!(seqs(build_nacks(&missing, 10, usize::MAX)), vec![1, 2, 3, 5, 7, 8]);
+        assert_eq!(seqs(build_nacks(&missing, 2, usize::MAX)), vec![1, 2, 3, 5]);
+        assert_eq!(seqs(build_nacks(&missing, 10, 4)), vec![1, 2, 3, 5]);
+        assert!(build_nacks(&missing, 0, 4).is_empty());
+        let long: BTreeSet<u32> = (1..=300).collect();
+        let list = build_nacks(&long, 10, usize::MAX);
+        assert_eq!(list.as_slice()[0], NackRange { first: 1, run: 255 });
+        assert_eq!(list.seqno_count(), 300);
+    }
+
+    #[test]
+    fn rto_timer_resends_nacks_until_repaired() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(6_000), SRC, &data(1, rate, 0, 0, false));
+        s.handle_datagram(ms(6_100), SRC, &data(3, rate, 0, 0, false));
+        assert_eq!(sent(&mut s).len(), 1);
+        // No RTT sample (fid 0): RTO = 5 s. Re-sent at every expiry while 2 is missing.
+        assert_eq!(s.poll_timeout(), Some(ms(11_100)));
+        s.handle_timeout(ms(11_100));
+        assert_eq!(feedback(&sent(&mut s)[0].1).4, vec![2]);
+        assert_eq!(s.poll_timeout(), Some(ms(16_100)));
+        s.handle_datagram(ms(12_000), SRC, &data(2, rate, 0, 0, true));
+        s.handle_timeout(ms(16_100));
+        assert!(sent(&mut s).is_empty(), "ACTIVE: the timer stays off");
+        assert_eq!(s.flow_info(SRC).unwrap().state, FlowState::Active);
+    }
+
+    /// [PAPER §3.5] ALI through the sink: 1–10, 12 → p = 1 − 1/11.
+    #[test]
+    fn ali_from_a_loss_pattern() {
+        for (profile, p) in [(Profile::Paper, 1.0 - 1.0 / 11.0), (Profile::ReferenceCode, 0.9)] {
+            let (mut s, rate) = open(profile, 1.0);
+            for seq in (1..=10).chain([12]) {
+                s.handle_datagram(ms(100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
+            }
+            let got = s.flow_info(SRC).unwrap().delivery_ratio;
+            assert!(crate::rcrt::abs(got - p) < 1e-9, "{profile}: {got}");
+        }
+    }
+
+    /// [PAPER §3.7; spec §10 test 7] RTT by T…T‴ and the RTO.
+    #[test]
+    fn rtt_and_rto_update() {
+        let mut s = sink(Profile::Paper);
+        s.handle_datagram(ms(1_000), SRC, &syn(1.0, 1)); // SYN-ACK fid 1 at 1000 ms
+        let rate = Rate::from_pps(0.5);
+        // Unknown fid: no sample. Interval longer than elapsed: no sample, slot cleared.
+        s.handle_datagram(ms(1_500), SRC, &data(1, rate, 9, 100, false));
+        s.handle_datagram(ms(1_600), SRC, &data(2, rate, 1, 800, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, None);
+        s.handle_datagram(ms(2_500), SRC, &data(3, rate, 1, 300, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, None, "slot 1 was cleared");
+        // A feedback at 3000 ms (fid 2, rate-differs trigger), echoed at 4500 with 300 ms.
+        s.handle_datagram(ms(3_000), SRC, &data(4, Rate(1), 0, 0, false));
+        let out = sent(&mut s);
+        assert!(matches!(Repr::parse(&out.last().unwrap().1), Ok(Repr::Feedback { fid: 2, .. })));
+        s.handle_datagram(ms(4_500), SRC, &data(5, rate, 2, 300, false));
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!(info.rtt, Some(Duration::from_millis(1_200)));
+        assert_eq!(info.rto, Duration::from_millis(1_200), "RTO = RTT + 2·0");
+        // Second sample 2000 ms: srtt 1300, rttvar |2000 − 1200| / 4 = 200 → RTO 1700 ms.
+        s.handle_datagram(ms(5_000), SRC, &data(6, rate, 2, 0, false));
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!(info.rtt, Some(Duration::from_millis(1_300)));
+        assert_eq!(info.rto, Duration::from_millis(1_700));
+    }
+
+    // --------------------------------------------------------------- tests for rate adaptation
+
+    /// [PAPER §3.5] R += A after 2 × max RTT, with every C below L and a matching rate.
+    #[test]
+    fn additive_increase() {
+        let (mut s, rate) = open(Profile::Paper, 5.0);
+        assert_eq!(s.total_rate(), 0.5);
+        // Before 2 × RTT (default 5 s) since the join: no change.
+        s.handle_datagram(ms(9_000), SRC, &data(1, rate, 0, 0, false));
+        assert_eq!(s.total_rate(), 0.5);
+        s.handle_datagram(ms(10_000), SRC, &data(2, rate, 0, 0, false));
+        assert_eq!(s.total_rate(), 1.0);
+        assert_eq!(s.stats().increases, 1);
+        // The packet still reports 0.5: the rate differs, so the next packet triggers nothing
+        // (rate-match gate) but asks for feedback (lazy propagation).
+        s.handle_datagram(ms(30_000), SRC, &data(3, rate, 0, 0, false));
+        assert_eq!(s.total_rate(), 1.0);
+        let out = sent(&mut s);
+        assert_eq!(feedback(&out.last().unwrap().1).1, Rate::from_pps(1.0));
+        // Reporting the new rate after the wait: +0.5 again, then the R ≤ D cap.
+        s.handle_datagram(ms(40_000), SRC, &data(4, Rate::from_pps(1.0), 0, 0, false));
+        assert_eq!(s.total_rate(), 1.5);
+
+        // Reference code: slow start adds 2A = 2.
+        let (mut s, rate) = open(Profile::ReferenceCode, 5.0);
+        s.handle_datagram(ms(30_000), SRC, &data(1, rate, 0, 0, false));
+        assert_eq!(s.total_rate(), 2.5);
+    }
+
+    /// Drive a flow with demand 0.5 (so R = D = 0.5 cannot grow) into congestion: 1 arrives,
+    /// 2 is lost, 3, 4, 5 pile up in the out-of-order list. RTT 1 s from fid 1's echo, so
+    /// r·RTT = 0.5 and each held packet adds 2 to the level.
+    fn congest(profile: Profile) -> Sink {
+        let (mut s, rate) = open(profile, 0.5);
+        let mut t = 11_000;
+        for seq in [1, 3, 4, 5, 6] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+            t += 100;
+        }
+        s
+    }
+
+    /// [PAPER §3.5] R ← M·R with M = p/(2 − p) once C > U.
+    #[test]
+    fn multiplicative_decrease_paper() {
+        let mut s = congest(Profile::Paper);
+        // C after 3, 4, 5: 1, 2.5, 4.25 > 4 → decrease with p = 1 − 1/2 (interval 2): M = 1/3.
+        assert_eq!(s.stats().decreases, 1);
+        assert!(crate::rcrt::abs(s.total_rate() - 0.5 / 3.0) < 1e-9);
+        let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
+        assert!(events
+            .iter()
+            .any(|e| matches!(e, SinkEvent::Congestion { source: SRC, level } if *level > 4.0)));
+        // The triggering packet is 5; 6 came within the 2 × RTT wait: no second cut.
+        assert_eq!(s.stats().decreases, 1);
+    }
+
+    /// [CODE decrease_all_rate] the same pattern with the code's rules: ll = (|ooo| − 1) +
+    /// (|missing| − 1), U = 2, clamp M ≥ 0.5.
+    #[test]
+    fn multiplicative_decrease_code() {
+        let s = congest(Profile::ReferenceCode);
+        // Levels: 3 → 0, 4 → 2, 5 → 4, C = 0, 1, 2.5 ≥ 2 → p = 1/2 → M clamped to 0.5.
+        assert_eq!(s.stats().decreases, 1);
+        assert!(crate::rcrt::abs(s.total_rate() - 0.25) < 1e-9);
+    }
+
+    /// [PAPER §3.5; spec §10 test 12] a packet reporting a stale rate never adapts.
+    #[test]
+    fn stale_rate_never_triggers_adaptation() {
+        let (mut s, _) = open(Profile::Paper, 0.5);
+        let stale = Rate(200);
+        let mut t = 11_000;
+        for seq in [1, 3, 4, 5, 6, 7, 8] {
+            s.handle_datagram(ms(t), SRC, &data(seq, stale, 1, t - 1_000, false));
+            t += 100;
+        }
+        assert!(s.flow_info(SRC).unwrap().congestion > 4.0);
+        assert_eq!(s.stats().decreases, 0);
+        assert_eq!(s.total_rate(), 0.5);
+    }
+
+    /// [PAPER §3.7; spec §10 test 13] a second trigger within RTO is deferred, not lost.
+    #[test]
+    fn feedback_limiter_defers() {
+        let (mut s, _) = open(Profile::Paper, 1.0);
+        let stale = Rate(200);
+        s.handle_datagram(ms(6_000), SRC, &data(1, stale, 0, 0, false));
+        assert_eq!(sent(&mut s).len(), 1, "rate differs: feedback");
+        s.handle_datagram(ms(7_000), SRC, &data(2, stale, 0, 0, false));
+        assert!(sent(&mut s).is_empty());
+        assert_eq!(s.poll_timeout(), Some(ms(11_000)), "deferred to tLastFb + RTO");
+        s.handle_timeout(ms(11_000));
+        assert_eq!(sent(&mut s).len(), 1);
+    }
+
+    #[test]
+    fn leave_subtracts_share_without_reallocation() {
+        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(DemandProportional));
+        s.handle_datagram(ms(0), NodeId(1), &syn(1.0, 1));
+        s.handle_datagram(ms(0), NodeId(2), &syn(3.0, 1));
+        // R = 0.5 (first join) then unchanged (N > 0, no slow start); ρ = 0.5 / 4.
+        assert_eq!(s.total_rate(), 0.5);
+        assert!(crate::rcrt::abs(s.flow_rate(NodeId(2)).unwrap() - 0.375) < 1e-9);
+        let fin = bytes(&Repr::Fin { last: 0 });
+        s.handle_datagram(ms(10), NodeId(2), &fin);
+        assert!(crate::rcrt::abs(s.total_rate() - 0.125) < 1e-9);
+        assert!(crate::rcrt::abs(s.flow_rate(NodeId(1)).unwrap() - 0.125) < 1e-9);
+        assert_eq!(s.total_demand(), 1.0);
+        s.handle_datagram(ms(20), NodeId(1), &fin);
+        assert_eq!((s.total_rate(), s.total_demand(), s.flow_count()), (0.0, 0.0, 0));
+    }
+
+    #[test]
+    fn set_policy_reallocates_at_once() {
+        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(DemandProportional));
+        s.handle_datagram(ms(0), NodeId(1), &syn(0.5, 1));
+        s.handle_datagram(ms(0), NodeId(2), &syn(4.0, 1));
+        s.total = 3.0;
+        s.set_policy(Box::new(DemandLimited));
+        assert_eq!(s.policy_name(), "demand-limited");
+        assert_eq!(s.flow_rate(NodeId(1)), Some(0.5));
+        assert_eq!(s.flow_rate(NodeId(2)), Some(2.5));
+    }
+
+    #[test]
+    fn code_profile_quantizes_to_ms_intervals() {
+        let mut s = Sink::new(NodeId(0), SinkConfig::reference_code(), Box::new(Fair));
+        for n in 1..=3 {
+            s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
+        }
+        // Slow start: R = 1.5, fair 0.5 each → 2000 ms exactly; then R = 1.0 → 1/3 → 3333 ms.
+        assert_eq!(s.flow_rate(NodeId(1)), Some(0.5));
+        s.total = 1.0;
+        s.reallocate();
+        assert_eq!(s.flow_rate(NodeId(1)), Some(1_000.0 / 3_333.0));
+    }
+
+    // ------------------------------------------------------------ tests for FIN_RETX_WAIT
+
+    /// [PAPER §3.8; spec §10 test 10] trailing losses found at teardown, repaired, FIN-ACK.
+    #[test]
+    fn teardown_repairs_trailing_losses() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for seq in 1..=5 {
+            s.handle_datagram(ms(6_000 + 100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
+        }
+        s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: 8 }));
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.state, info.missing, info.last_recv), (FlowState::FinRetxWait, 3, 8));
+        let out = sent(&mut s);
+        assert_eq!(feedback(&out[0].1).4, vec![6, 7, 8]);
+        for seq in 6..=8 {
+            s.handle_datagram(ms(7_500), SRC, &data(seq, rate, 2, 0, true));
+        }
+        assert_eq!(delivered(&mut s), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+        assert_eq!(s.flow_count(), 0);
+        let out = sent(&mut s);
+        assert_eq!(Repr::parse(&out[0].1), Ok(Repr::FinAck { last: 8 }));
+        // A repeated FIN after the flow is gone: FIN-ACK again.
+        s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: 8 }));
+        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: 8 }));
+        assert_eq!(s.stats().flows_closed, 1);
+    }
+
+    #[test]
+    fn idle_flow_expires() {
+        let (mut s, _) = open(Profile::Paper, 1.0);
+        assert_eq!(s.poll_timeout(), Some(ms(300_000)));
+        s.handle_timeout(ms(300_000));
+        assert_eq!(s.flow_count(), 0);
+        assert_eq!(s.stats().flows_expired, 1);
+        let (s, _) = open(Profile::ReferenceCode, 1.0);
+        assert_eq!(s.poll_timeout(), None, "the code has no idle timeout");
+    }
+}

@@ -1,0 +1,1193 @@
+//! The RCRT source: the minimal sensor side (spec §3).
+//!
+//! A source opens a connection with its demand (SYN, retried), paces *new* packets with a
+//! depth-1 token bucket at the rate the sink assigns, keeps each sent packet in a bounded
+//! retransmit buffer until the cumulative ACK covers it, retransmits what the sink NACKs (not
+//! paced by the bucket), stalls when the buffer is full and then probes with the first
+//! unacknowledged packet about once per RTT, and tears down with a FIN carrying its last
+//! sequence number. No congestion logic runs here [PAPER §3.1, §3.7].
+//!
+//! Call order: after [`Source::open`], [`Source::send`], [`Source::close`],
+//! [`Source::handle_datagram`] or [`Source::handle_timeout`], drain [`Source::poll_transmit`]
+//! (each datagram goes to the sink), then [`Source::poll_event`], then re-read
+//! [`Source::poll_timeout`]. Paced packets leave from `poll_transmit`, so the driver calls it at
+//! (or after) `poll_timeout` too; `handle_timeout` followed by `poll_transmit` does that.
+
+use alloc::collections::VecDeque;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::fmt;
+
+use wsn_wire::rcrt::{NackList, Rate, Repr, SINCE_FEEDBACK_UNIT_MS};
+
+use super::{unwrap_seq, Profile};
+use crate::time::{Duration, Instant};
+use crate::NodeId;
+
+/// Settings of a source, with defaults per profile (spec §5, mote rows).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceConfig {
+    /// Behaviour profile (here it only selects the stall-probe period, D19, and NACK
+    /// processing details).
+    pub profile: Profile,
+    /// Retransmit buffer bound = most packets outstanding beyond the cumulative ACK.
+    /// [CODE-FILL RCRT_MAX_WINDOW: 50 (D20); AMBIG-17: ≫ 2·r·RTT]
+    pub buffer_packets: usize,
+    /// Set ACK-request on every packet while more than this many are outstanding.
+    /// [PAPER §3.7 "more than half full"; CODE window/2 = 25]
+    pub ack_request_above: usize,
+    /// Most NACKed packets queued for retransmission. [CODE recovery list: 10; AMBIG → chosen
+    /// paper: the buffer size, so that one feedback can repair every loss it lists]
+    pub recovery_capacity: usize,
+    /// Time before a SYN is repeated. [CODE RCRT_SYN_TIMEOUT: 2000 ms]
+    pub syn_timeout: Duration,
+    /// SYN repetitions before giving up. [CODE RCRT_MAX_NUM_RETX: 10]
+    pub syn_retries: u32,
+    /// Time before a FIN is repeated. [CODE RCRT_FIN_TIMEOUT: 20 000 ms]
+    pub fin_timeout: Duration,
+    /// FIN repetitions before giving up. [CODE: 10]
+    pub fin_retries: u32,
+    /// RTT assumed until a feedback reports one. [AMBIG-23; CODE RCRT_FEEDBACK_TIMEOUT 5000 ms]
+    pub default_rtt: Duration,
+    /// A feedback's RTT is accepted only when 0 < rtt < this. [CODE RCRT_MAX_RTT: 10 000 ms]
+    pub max_rtt: Duration,
+    /// After this long without feedback the source stops reporting the time since it (fid 0).
+    /// [CODE: 120 000 ms]
+    pub feedback_age_limit: Duration,
+    /// A feedback whose fid is the newest accepted one or up to this many − 1 older is
+    /// ignored. [CODE: 10]
+    pub fid_dup_window: u8,
+    /// Gap between consecutive retransmissions. [AMBIG → chosen 10 ms: the mote sends one
+    /// retransmission per flash read and radio send-done, spec §3.8; not a token-bucket limit]
+    pub retx_spacing: Duration,
+    /// Cap inside the reference code's stall-probe period 2·min(max(1/r, RTT), cap).
+    /// [CODE: 10 s]
+    pub stall_probe_cap: Duration,
+    /// NACK processing stops at an entry more than this far behind the last sequence number
+    /// sent (reference code only). [CODE: 200]
+    pub nack_stale_distance: u32,
+    /// Largest application payload. [PAPER §4.1: 64 bytes]
+    pub max_payload: usize,
+    /// Incarnation nonce carried by the SYN; give each connection (or reboot) a fresh value.
+    /// [AMBIG-21 → chosen, spec §4.11 item 5]
+    pub nonce: u16,
+}
+
+impl SourceConfig {
+    /// The paper profile (the default).
+    pub fn paper() -> SourceConfig {
+        SourceConfig {
+            profile: Profile::Paper,
+            buffer_packets: 50,
+            ack_request_above: 25,
+            recovery_capacity: 50,
+            syn_timeout: Duration::from_millis(2_000),
+            syn_retries: 10,
+            fin_timeout: Duration::from_millis(20_000),
+            fin_retries: 10,
+            default_rtt: Duration::from_millis(5_000),
+            max_rtt: Duration::from_millis(10_000),
+            feedback_age_limit: Duration::from_millis(120_000),
+            fid_dup_window: 10,
+            retx_spacing: Duration::from_millis(10),
+            stall_probe_cap: Duration::from_secs(10),
+            nack_stale_distance: 200,
+            max_payload: 64,
+            nonce: 1,
+        }
+    }
+
+    /// The reference-code profile.
+    pub fn reference_code() -> SourceConfig {
+        SourceConfig {
+            profile: Profile::ReferenceCode,
+            recovery_capacity: 10,
+            ..SourceConfig::paper()
+        }
+    }
+
+    /// The defaults of `profile`.
+    pub fn for_profile(profile: Profile) -> SourceConfig {
+        match profile {
+            Profile::Paper => SourceConfig::paper(),
+            Profile::ReferenceCode => SourceConfig::reference_code(),
+        }
+    }
+}
+
+impl Default for SourceConfig {
+    fn default() -> Self {
+        SourceConfig::paper()
+    }
+}
+
+/// Connection state of a source. [CODE RcrTransportM.nc: IDLE, SYN_ACK_WAIT, ACTIVE,
+/// FIN_ACK_WAIT; SYN_SEND and FIN_SEND collapse into the wait states because there is no
+/// send-done here]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SourceState {
+    /// Not opened yet.
+    Idle,
+    /// SYN sent, waiting for the SYN-ACK.
+    SynAckWait {
+        /// SYN repetitions so far.
+        retries: u32,
+        /// When the SYN is repeated.
+        deadline: Instant,
+    },
+    /// Connected: data flows.
+    Active,
+    /// FIN sent, waiting for the FIN-ACK (NACKs are still served).
+    FinAckWait {
+        /// FIN repetitions so far.
+        retries: u32,
+        /// When the FIN is repeated.
+        deadline: Instant,
+    },
+    /// Closed after a FIN-ACK: every packet was delivered.
+    Closed,
+    /// Opening was refused or timed out, or teardown timed out.
+    Failed,
+}
+
+impl fmt::Display for SourceState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SourceState::Idle => "IDLE",
+            SourceState::SynAckWait { .. } => "SYN_ACK_WAIT",
+            SourceState::Active => "ACTIVE",
+            SourceState::FinAckWait { .. } => "FIN_ACK_WAIT",
+            SourceState::Closed => "CLOSED",
+            SourceState::Failed => "FAILED",
+        })
+    }
+}
+
+/// Something a source reports to its application.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SourceEvent {
+    /// The SYN-ACK arrived: the application may send.
+    Opened,
+    /// A SYN-NACK arrived or the SYN retries ran out.
+    OpenFailed,
+    /// The sink assigned a new rate, pkt/s.
+    RateChanged(f64),
+    /// The cumulative ACK advanced: every packet up to this sequence number was delivered.
+    Acked(u32),
+    /// The retransmit buffer is full: no new packets until the sink acknowledges.
+    Stalled,
+    /// The buffer has room again.
+    Resumed,
+    /// The FIN-ACK arrived: every packet was delivered; the connection is closed.
+    Closed,
+    /// The FIN retries ran out; the connection was dropped.
+    Aborted,
+}
+
+/// Why [`Source::send`] refused a packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// The connection is not open (no SYN-ACK yet, or closed).
+    NotOpen,
+    /// A packet is already waiting for a token (see [`Source::can_send`]).
+    Busy,
+    /// The payload is longer than [`SourceConfig::max_payload`].
+    TooLong,
+    /// [`Source::close`] was called.
+    Closing,
+}
+
+impl fmt::Display for SendError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            SendError::NotOpen => "connection not open",
+            SendError::Busy => "a packet is already waiting to be sent",
+            SendError::TooLong => "payload too long",
+            SendError::Closing => "connection is closing",
+        })
+    }
+}
+
+impl core::error::Error for SendError {}
+
+/// Counters of a source.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SourceStats {
+    /// SYNs sent (repetitions included).
+    pub syn_sent: u64,
+    /// FINs sent (repetitions included).
+    pub fin_sent: u64,
+    /// Original DATA packets sent.
+    pub data_sent: u64,
+    /// Retransmissions sent (NACK-driven and probes).
+    pub retransmissions: u64,
+    /// Stall probes scheduled.
+    pub probes: u64,
+    /// Feedback packets accepted (SYN-ACK included).
+    pub feedback_accepted: u64,
+    /// Feedback packets ignored as duplicate or old.
+    pub feedback_stale: u64,
+    /// Sequence numbers NACKed to this source.
+    pub nacks_received: u64,
+    /// Times the buffer filled.
+    pub stalls: u64,
+    /// Datagrams that did not parse.
+    pub malformed: u64,
+    /// Datagrams that parsed but do not fit the state.
+    pub unexpected: u64,
+}
+
+/// One RCRT connection from a sensor to its sink (see the module docs for the call order).
+#[derive(Debug)]
+pub struct Source {
+    me: NodeId,
+    sink: NodeId,
+    cfg: SourceConfig,
+    state: SourceState,
+    demand: Rate,
+    /// Rate in use (the newest assigned); zero until the SYN-ACK.
+    rate: Rate,
+    token: i64,
+    next_tick: Instant,
+    last_sent: u32,
+    last_acked: u32,
+    staged: Option<Vec<u8>>,
+    /// Payloads of last_acked + 1 ..= last_sent.
+    buffer: VecDeque<Vec<u8>>,
+    recovery: VecDeque<u32>,
+    next_retx_at: Instant,
+    last_fid: u8,
+    fb_at: Option<Instant>,
+    rtt: Duration,
+    stall_at: Option<Instant>,
+    stalled: bool,
+    closing: bool,
+    now: Instant,
+    outbox: VecDeque<Vec<u8>>,
+    events: VecDeque<SourceEvent>,
+    stats: SourceStats,
+}
+
+impl Source {
+    /// Mote-relevant state of one connection, in bytes, as a packed C struct on a 16-bit mote
+    /// would hold it (the retransmit buffer lives in flash and the staged packet in the
+    /// application's buffer, so neither is counted) [DERIVED]:
+    /// state 1, retries 1, sink address 2, nonce 2, demand 2, rate 2, token 1, last sent 2,
+    /// last acked 2, last fid 1, feedback time 4, RTT 2, staged/closing/stalled flags 1,
+    /// pacing deadline 4, state (SYN/FIN) deadline 4, stall deadline 4, retransmission
+    /// deadline 4, recovery list 10 × 2 + head/length 2 = 61.
+    pub const STATE_BYTES: usize =
+        1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 4 + 4 + 4 + 4 + (10 * 2 + 2);
+
+    /// A source at node `me` for a connection to `sink`.
+    pub fn new(me: NodeId, sink: NodeId, cfg: SourceConfig) -> Source {
+        Source {
+            me,
+            sink,
+            rtt: cfg.default_rtt,
+            cfg,
+            state: SourceState::Idle,
+            demand: Rate::ZERO,
+            rate: Rate::ZERO,
+            token: 0,
+            next_tick: Instant::ZERO,
+            last_sent: 0,
+            last_acked: 0,
+            staged: None,
+            buffer: VecDeque::new(),
+            recovery: VecDeque::new(),
+            next_retx_at: Instant::ZERO,
+            last_fid: 0,
+            fb_at: None,
+            stall_at: None,
+            stalled: false,
+            closing: false,
+            now: Instant::ZERO,
+            outbox: VecDeque::new(),
+            events: VecDeque::new(),
+            stats: SourceStats::default(),
+        }
+    }
+
+    /// Open the connection with demand `demand_pps` (0 = let the sink choose): a SYN, repeated
+    /// every [`SourceConfig::syn_timeout`]. Does nothing unless the source is idle.
+    pub fn open(&mut self, now: Instant, demand_pps: f64) {
+        self.now = now;
+        if self.state != SourceState::Idle {
+            return;
+        }
+        self.demand = Rate::from_pps(demand_pps);
+        // [PAPER §3.7; CODE] IDLE → SYN_ACK_WAIT: SYN with the demand.
+        self.state = SourceState::SynAckWait {
+            retries: 0,
+            deadline: now + self.cfg.syn_timeout,
+        };
+        self.send_syn();
+    }
+
+    /// True when the application may hand over one more packet now.
+    pub fn can_send(&self) -> bool {
+        self.state == SourceState::Active && !self.closing && self.staged.is_none()
+    }
+
+    /// Stage one application packet; it leaves when the token bucket allows (and the buffer
+    /// has room). [CODE RcrtSend.send: one staged packet]
+    pub fn send(&mut self, now: Instant, data: &[u8]) -> Result<(), SendError> {
+        self.now = now;
+        if self.state != SourceState::Active {
+            return Err(SendError::NotOpen);
+        }
+        if self.closing {
+            return Err(SendError::Closing);
+        }
+        if data.len() > self.cfg.max_payload {
+            return Err(SendError::TooLong);
+        }
+        if self.staged.is_some() {
+            return Err(SendError::Busy);
+        }
+        self.staged = Some(data.to_vec());
+        Ok(())
+    }
+
+    /// Close: the staged packet (if any) is still sent, then a FIN with the last sequence
+    /// number; [`SourceEvent::Closed`] comes with the FIN-ACK, i.e. once the sink has every
+    /// packet. [PAPER §3.8]
+    pub fn close(&mut self, now: Instant) {
+        self.now = now;
+        match self.state {
+            // [PAPER §3.8] ACTIVE → FIN_ACK_WAIT once the last packet has left.
+            SourceState::Active => {
+                self.closing = true;
+                if self.staged.is_none() {
+                    self.send_fin(now);
+                }
+            }
+            // Not connected yet: tear down whatever the sink may have set up.
+            SourceState::SynAckWait { .. } => self.send_fin(now),
+            SourceState::Idle => {
+                self.state = SourceState::Closed;
+                self.events.push_back(SourceEvent::Closed);
+            }
+            SourceState::FinAckWait { .. } | SourceState::Closed | SourceState::Failed => {}
+        }
+    }
+
+    /// A datagram from the sink. Malformed or unexpected datagrams are counted and dropped.
+    pub fn handle_datagram(&mut self, now: Instant, bytes: &[u8]) {
+        self.now = now;
+        let repr = match Repr::parse(bytes) {
+            Ok(repr) => repr,
+            Err(_) => {
+                self.stats.malformed += 1;
+                return;
+            }
+        };
+        let own = self.cfg.nonce;
+        match (self.state, repr) {
+            // [CODE] SYN_ACK_WAIT + SYN-ACK → ACTIVE; the SYN-ACK is processed as a feedback.
+            (
+                SourceState::SynAckWait { .. },
+                Repr::SynAck {
+                    fid,
+                    rate,
+                    rtt_ms,
+                    nonce,
+                },
+            ) if nonce == own => {
+                self.state = SourceState::Active;
+                self.last_sent = 0;
+                self.last_acked = 0;
+                self.events.push_back(SourceEvent::Opened);
+                self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new());
+            }
+            // [CODE] SYN_ACK_WAIT + SYN-NACK → refused.
+            (SourceState::SynAckWait { .. }, Repr::SynNack { nonce }) if nonce == own => {
+                self.state = SourceState::Failed;
+                self.events.push_back(SourceEvent::OpenFailed);
+            }
+            // A late duplicate SYN-ACK: only its rate and RTT matter (the fid filter applies).
+            (
+                SourceState::Active | SourceState::FinAckWait { .. },
+                Repr::SynAck {
+                    fid,
+                    rate,
+                    rtt_ms,
+                    nonce,
+                },
+            ) if nonce == own => self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new()),
+            // [PAPER §3.7] ACTIVE + FEEDBACK → rate, cumulative ACK, NACK retransmissions.
+            (
+                SourceState::Active,
+                Repr::Feedback {
+                    fid,
+                    rate,
+                    rtt_ms,
+                    cack,
+                    nacks,
+                },
+            ) => self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks),
+            // [CODE] FIN_ACK_WAIT + FEEDBACK → repairs go on; the FIN timer and retries reset.
+            (
+                SourceState::FinAckWait { .. },
+                Repr::Feedback {
+                    fid,
+                    rate,
+                    rtt_ms,
+                    cack,
+                    nacks,
+                },
+            ) => {
+                self.state = SourceState::FinAckWait {
+                    retries: 0,
+                    deadline: now + self.cfg.fin_timeout,
+                };
+                self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks);
+            }
+            // [CODE; spec §4.11 item 7] FIN_ACK_WAIT + FIN-ACK echoing our last seqno → CLOSED.
+            (SourceState::FinAckWait { .. }, Repr::FinAck { last })
+                if last == self.last_sent as u16 =>
+            {
+                self.state = SourceState::Closed;
+                self.release();
+                self.events.push_back(SourceEvent::Closed);
+            }
+            _ => self.stats.unexpected += 1,
+        }
+    }
+
+    /// Run the timers due at `now` (SYN/FIN repetition, stall probe, paced sending).
+    pub fn handle_timeout(&mut self, now: Instant) {
+        self.advance(now);
+    }
+
+    /// The next datagram for the sink.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
+        self.advance(now);
+        self.outbox.pop_front()
+    }
+
+    /// Earliest time the source has work ([`Source::handle_timeout`] then
+    /// [`Source::poll_transmit`]).
+    #[must_use]
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        let state_deadline = match self.state {
+            SourceState::SynAckWait { deadline, .. } | SourceState::FinAckWait { deadline, .. } => {
+                Some(deadline)
+            }
+            _ => None,
+        };
+        let retx = match self.state {
+            SourceState::Active | SourceState::FinAckWait { .. } if !self.recovery.is_empty() => {
+                Some(self.next_retx_at.max(self.now))
+            }
+            _ => None,
+        };
+        let stall = match self.state {
+            SourceState::Active => self.stall_at,
+            _ => None,
+        };
+        [state_deadline, retx, stall, self.next_send_time()]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// The next event for the application.
+    #[must_use]
+    pub fn poll_event(&mut self) -> Option<SourceEvent> {
+        self.events.pop_front()
+    }
+
+    /// The rate in use, pkt/s (0 before the SYN-ACK).
+    pub fn rate(&self) -> f64 {
+        self.rate.pps()
+    }
+
+    /// Connection state.
+    pub fn state(&self) -> SourceState {
+        self.state
+    }
+
+    /// Sequence number of the newest original packet sent (0 = none).
+    pub fn last_sent(&self) -> u32 {
+        self.last_sent
+    }
+
+    /// Newest cumulative ACK accepted.
+    pub fn last_acked(&self) -> u32 {
+        self.last_acked
+    }
+
+    /// Packets in the retransmit buffer (sent, not yet covered by the cumulative ACK).
+    pub fn buffered(&self) -> usize {
+        self.buffer.len()
+    }
+
+    /// True while the buffer is full.
+    pub fn is_stalled(&self) -> bool {
+        self.stalled
+    }
+
+    /// The RTT the sink last reported (or the default).
+    pub fn rtt(&self) -> Duration {
+        self.rtt
+    }
+
+    /// This source's node.
+    pub fn node(&self) -> NodeId {
+        self.me
+    }
+
+    /// The sink this connection goes to.
+    pub fn sink(&self) -> NodeId {
+        self.sink
+    }
+
+    /// Counters.
+    pub fn stats(&self) -> &SourceStats {
+        &self.stats
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &SourceConfig {
+        &self.cfg
+    }
+
+    // ------------------------------------------------------------------------------- private
+
+    /// Everything time-driven, in order: SYN/FIN timers, stall probe, one retransmission,
+    /// one paced new packet.
+    fn advance(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        let now = self.now;
+        match self.state {
+            // [CODE] SYN timeout: repeat up to 10 times, then give up.
+            SourceState::SynAckWait { retries, deadline } if deadline <= now => {
+                if retries < self.cfg.syn_retries {
+                    self.state = SourceState::SynAckWait {
+                        retries: retries + 1,
+                        deadline: now + self.cfg.syn_timeout,
+                    };
+                    self.send_syn();
+                } else {
+                    self.state = SourceState::Failed;
+                    self.events.push_back(SourceEvent::OpenFailed);
+                }
+            }
+            // [CODE] FIN timeout: repeat up to 10 times, then drop the connection.
+            SourceState::FinAckWait { retries, deadline } if deadline <= now => {
+                if retries < self.cfg.fin_retries {
+                    self.state = SourceState::FinAckWait {
+                        retries: retries + 1,
+                        deadline: now + self.cfg.fin_timeout,
+                    };
+                    self.push(&Repr::Fin {
+                        last: self.last_sent as u16,
+                    });
+                    self.stats.fin_sent += 1;
+                } else {
+                    self.state = SourceState::Failed;
+                    self.release();
+                    self.events.push_back(SourceEvent::Aborted);
+                }
+            }
+            _ => {}
+        }
+        if self.state == SourceState::Active && self.stall_at.is_some_and(|at| at <= now) {
+            // [PAPER §3.7; CODE StateTimerFired] still full: probe with last_acked + 1.
+            self.stall_at = None;
+            if self.outstanding() >= self.cfg.buffer_packets {
+                self.stall_at = Some(now + self.probe_period());
+                if self.recovery.is_empty() {
+                    self.recovery.push_back(self.last_acked + 1);
+                }
+                self.stats.probes += 1;
+            }
+        }
+        if matches!(
+            self.state,
+            SourceState::Active | SourceState::FinAckWait { .. }
+        ) {
+            self.retransmit(now);
+        }
+        if self.state == SourceState::Active {
+            self.refill(now);
+            if self.staged.is_some() && self.token >= 1 {
+                self.send_staged(now);
+            }
+        }
+    }
+
+    /// Send retransmissions that are due (one per [`SourceConfig::retx_spacing`]); not paced
+    /// by the token bucket [PAPER §3.7].
+    fn retransmit(&mut self, now: Instant) {
+        while now >= self.next_retx_at {
+            let Some(seq) = self.recovery.pop_front() else {
+                return;
+            };
+            if seq <= self.last_acked || seq > self.last_sent {
+                continue; // [CODE] acknowledged meanwhile, or never sent
+            }
+            let index = (seq - self.last_acked - 1) as usize;
+            let Some(payload) = self.buffer.get(index).cloned() else {
+                continue;
+            };
+            let (fid, since) = self.echo(now);
+            self.push(&Repr::Data {
+                seq: seq as u16,
+                rate: self.rate,
+                fid,
+                since_feedback_2ms: since,
+                ack_request: self.outstanding() > self.cfg.ack_request_above,
+                retransmission: true,
+                payload: &payload,
+            });
+            self.stats.retransmissions += 1;
+            self.next_retx_at = now + self.cfg.retx_spacing;
+            if self.cfg.retx_spacing > Duration::ZERO {
+                return;
+            }
+        }
+    }
+
+    /// Send the staged packet if the buffer allows. [CODE trySendStaged]
+    fn send_staged(&mut self, now: Instant) {
+        let seq = self.last_sent + 1;
+        let out = (seq - self.last_acked) as usize;
+        if out > self.cfg.buffer_packets {
+            return; // [PAPER §3.7] buffer full: stalled until acknowledged
+        }
+        let Some(payload) = self.staged.take() else {
+            return;
+        };
+        if out == self.cfg.buffer_packets {
+            // [CODE] the last packet the buffer allows: arm the stall probe.
+            self.stall_at = Some(now + self.probe_period());
+            self.stalled = true;
+            self.stats.stalls += 1;
+            self.events.push_back(SourceEvent::Stalled);
+        }
+        let (fid, since) = self.echo(now);
+        self.push(&Repr::Data {
+            seq: seq as u16,
+            rate: self.rate,
+            fid,
+            since_feedback_2ms: since,
+            // [PAPER §3.7] more than half full: ask for feedback.
+            ack_request: out > self.cfg.ack_request_above,
+            retransmission: false,
+            payload: &payload,
+        });
+        self.buffer.push_back(payload);
+        self.last_sent = seq;
+        self.token -= 1;
+        self.stats.data_sent += 1;
+        if self.closing {
+            self.send_fin(now);
+        }
+    }
+
+    /// Process a feedback (or SYN-ACK). [CODE process_feedback_packet, spec §3.7]
+    fn on_feedback(
+        &mut self,
+        now: Instant,
+        fid: u8,
+        rate: Rate,
+        rtt_ms: u16,
+        cack: Option<u16>,
+        nacks: &NackList,
+    ) {
+        // 1. Duplicate or old feedback.
+        if self.last_fid != 0 && self.last_fid.wrapping_sub(fid) < self.cfg.fid_dup_window {
+            self.stats.feedback_stale += 1;
+            return;
+        }
+        self.stats.feedback_accepted += 1;
+        // 2. T′ of the RTT scheme.
+        self.fb_at = Some(now);
+        self.last_fid = fid;
+        // 3. The sink's RTT. [AMBIG-23]
+        let rtt = Duration::from_millis(u64::from(rtt_ms));
+        if rtt_ms > 0 && rtt < self.cfg.max_rtt {
+            self.rtt = rtt;
+        }
+        // 4. Rate. [CODE; AMBIG-16 → depth 1, one token dropped on a slow-down]
+        if rate != self.rate && !rate.is_zero() {
+            self.refill(now);
+            if self.rate.is_zero() || rate.pps() < self.rate.pps() {
+                self.next_tick = now + interval(rate);
+                self.token = (self.token - 1).max(-1);
+            }
+            self.rate = rate;
+            self.events.push_back(SourceEvent::RateChanged(rate.pps()));
+        }
+        // 5. Cumulative ACK frees the buffer.
+        if let Some(cack) = cack {
+            let cack = unwrap_seq(self.last_sent, cack);
+            if cack > self.last_acked && cack <= self.last_sent {
+                let freed = (cack - self.last_acked) as usize;
+                self.buffer.drain(..freed.min(self.buffer.len()));
+                self.last_acked = cack;
+                self.events.push_back(SourceEvent::Acked(cack));
+                if self.stalled && self.outstanding() < self.cfg.buffer_packets {
+                    self.stalled = false;
+                    self.events.push_back(SourceEvent::Resumed);
+                }
+            }
+        }
+        // 6. NACKs → recovery list.
+        for wire in nacks.seqnos() {
+            self.stats.nacks_received += 1;
+            let seq = unwrap_seq(self.last_sent, wire);
+            if self.cfg.profile == Profile::ReferenceCode
+                && (seq == 0 || seq.saturating_add(self.cfg.nack_stale_distance) < self.last_sent)
+            {
+                break; // [CODE] stop at an invalid or stale entry
+            }
+            if seq <= self.last_acked || seq > self.last_sent || self.recovery.contains(&seq) {
+                continue;
+            }
+            if self.recovery.len() >= self.cfg.recovery_capacity {
+                break; // [CODE] stop at the first entry that does not fit
+            }
+            self.recovery.push_back(seq);
+        }
+    }
+
+    /// Add the tokens of every pacing tick up to `now` (capacity 1). [CODE RateControlTimer]
+    fn refill(&mut self, now: Instant) {
+        if self.rate.is_zero() || now < self.next_tick {
+            return;
+        }
+        let step = interval(self.rate).as_nanos().max(1);
+        let ticks = (now - self.next_tick).as_nanos() / step + 1;
+        self.token = (self.token + ticks.min(2) as i64).min(1);
+        self.next_tick += Duration(step.saturating_mul(ticks));
+    }
+
+    /// When the staged packet can leave, if it is waiting for a token.
+    fn next_send_time(&self) -> Option<Instant> {
+        if self.state != SourceState::Active || self.staged.is_none() || self.rate.is_zero() {
+            return None;
+        }
+        if (self.last_sent + 1 - self.last_acked) as usize > self.cfg.buffer_packets {
+            return None; // stalled: the stall probe or a feedback moves things on
+        }
+        if self.token >= 1 {
+            return Some(self.now);
+        }
+        let missing = (1 - self.token) as u64;
+        Some(self.next_tick + interval(self.rate).saturating_mul(missing - 1))
+    }
+
+    /// Packets sent and not yet acknowledged.
+    fn outstanding(&self) -> usize {
+        (self.last_sent - self.last_acked) as usize
+    }
+
+    /// [PAPER §3.7, D19] max(2/r, RTT); [CODE] 2·min(max(1/r, RTT), 10 s).
+    fn probe_period(&self) -> Duration {
+        let per_packet = interval(self.rate);
+        match self.cfg.profile {
+            Profile::Paper => per_packet.saturating_mul(2).max(self.rtt),
+            Profile::ReferenceCode => per_packet
+                .max(self.rtt)
+                .min(self.cfg.stall_probe_cap)
+                .saturating_mul(2),
+        }
+    }
+
+    /// The (fid, time since that feedback) echo of a DATA packet. [PAPER §3.7 T″ − T′]
+    fn echo(&mut self, now: Instant) -> (u8, u16) {
+        let Some(at) = self.fb_at else {
+            return (0, 0);
+        };
+        let since = now - at;
+        if since >= self.cfg.feedback_age_limit {
+            // [CODE] too old to be useful: report "unknown" and forget the record.
+            self.fb_at = None;
+            return (0, 0);
+        }
+        let units = since.as_nanos() / (u64::from(SINCE_FEEDBACK_UNIT_MS) * 1_000_000);
+        (self.last_fid, units.min(u64::from(u16::MAX)) as u16)
+    }
+
+    fn send_syn(&mut self) {
+        self.stats.syn_sent += 1;
+        self.push(&Repr::Syn {
+            demand: self.demand,
+            nonce: self.cfg.nonce,
+        });
+    }
+
+    fn send_fin(&mut self, now: Instant) {
+        // [PAPER §3.8] FIN with the last sequence number sent.
+        self.state = SourceState::FinAckWait {
+            retries: 0,
+            deadline: now + self.cfg.fin_timeout,
+        };
+        self.stall_at = None;
+        self.stats.fin_sent += 1;
+        self.push(&Repr::Fin {
+            last: self.last_sent as u16,
+        });
+    }
+
+    /// Drop the buffer and pending work (connection over).
+    fn release(&mut self) {
+        self.buffer.clear();
+        self.recovery.clear();
+        self.staged = None;
+        self.stall_at = None;
+    }
+
+    fn push(&mut self, repr: &Repr<'_>) {
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut bytes);
+        self.outbox.push_back(bytes);
+    }
+}
+
+/// The inter-packet interval of `rate` (at least 1 ns).
+fn interval(rate: Rate) -> Duration {
+    if rate.is_zero() {
+        return Duration::from_secs(1_000);
+    }
+    Duration(((1e9 / rate.pps()) as u64).max(1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+
+    const SINK: NodeId = NodeId(0);
+
+    fn ms(v: u64) -> Instant {
+        Instant::from_millis(v)
+    }
+
+    fn bytes(repr: &Repr<'_>) -> Vec<u8> {
+        let mut b = vec![0; repr.buffer_len()];
+        repr.emit(&mut b);
+        b
+    }
+
+    fn syn_ack(fid: u8, rate: f64) -> Vec<u8> {
+        bytes(&Repr::SynAck {
+            fid,
+            rate: Rate::from_pps(rate),
+            rtt_ms: 0,
+            nonce: 1,
+        })
+    }
+
+    fn fb(fid: u8, rate: f64, rtt_ms: u16, cack: u16, nacks: &[u16]) -> Vec<u8> {
+        let mut list = NackList::new();
+        for &n in nacks {
+            list.push(wsn_wire::rcrt::NackRange { first: n, run: 1 });
+        }
+        bytes(&Repr::Feedback {
+            fid,
+            rate: Rate::from_pps(rate),
+            rtt_ms,
+            cack,
+            nacks: list,
+        })
+    }
+
+    /// A DATA packet in owned form.
+    #[derive(Debug, PartialEq)]
+    struct Data {
+        seq: u16,
+        fid: u8,
+        since_ms: u32,
+        ack_request: bool,
+        retx: bool,
+        payload: Vec<u8>,
+    }
+
+    fn parse_data(b: &[u8]) -> Data {
+        match Repr::parse(b) {
+            Ok(Repr::Data {
+                seq,
+                fid,
+                since_feedback_2ms,
+                ack_request,
+                retransmission,
+                payload,
+                ..
+            }) => Data {
+                seq,
+                fid,
+                since_ms: u32::from(since_feedback_2ms) * 2,
+                ack_request,
+                retx: retransmission,
+                payload: payload.to_vec(),
+            },
+            other => panic!("expected DATA, got {other:?}"),
+        }
+    }
+
+    fn drain(s: &mut Source, now: Instant) -> Vec<Vec<u8>> {
+        core::iter::from_fn(|| s.poll_transmit(now)).collect()
+    }
+
+    /// An open source at rate `rate` (SYN-ACK fid 1 at time 0).
+    fn active(cfg: SourceConfig, rate: f64) -> Source {
+        let mut s = Source::new(NodeId(7), SINK, cfg);
+        s.open(ms(0), 1.0);
+        drain(&mut s, ms(0));
+        s.handle_datagram(ms(0), &syn_ack(1, rate));
+        assert_eq!(s.state(), SourceState::Active);
+        s
+    }
+
+    /// Let the application always have a packet ready and run until `until`; returns the
+    /// emission times (ms) and packets.
+    fn run(s: &mut Source, from: u64, until: u64) -> Vec<(u64, Data)> {
+        let mut out = Vec::new();
+        let mut now = ms(from);
+        while now <= ms(until) {
+            if s.can_send() {
+                let seq = s.last_sent() as u8 + 1;
+                s.send(now, &[seq]).unwrap();
+            }
+            s.handle_timeout(now);
+            for b in drain(s, now) {
+                out.push((now.as_millis(), parse_data(&b)));
+            }
+            if s.can_send() {
+                continue;
+            }
+            match s.poll_timeout() {
+                Some(t) if t > now => now = t,
+                Some(_) => now += Duration::from_millis(1),
+                None => break,
+            }
+        }
+        out
+    }
+
+    // ---------------------------------------------------------- tests for SYN_ACK_WAIT
+
+    #[test]
+    fn open_sends_syn_and_retries() {
+        let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+        assert_eq!(s.send(ms(0), b"x"), Err(SendError::NotOpen));
+        s.open(ms(0), 2.0);
+        let out = drain(&mut s, ms(0));
+        assert_eq!(
+            Repr::parse(&out[0]),
+            Ok(Repr::Syn {
+                demand: Rate::from_pps(2.0),
+                nonce: 1
+            })
+        );
+        for k in 1..=10u64 {
+            assert_eq!(s.poll_timeout(), Some(ms(2_000 * k)));
+            assert_eq!(drain(&mut s, ms(2_000 * k)).len(), 1, "SYN repeat {k}");
+        }
+        s.handle_timeout(ms(22_000));
+        assert_eq!(s.state(), SourceState::Failed);
+        assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::OpenFailed));
+    }
+
+    #[test]
+    fn syn_ack_opens_and_syn_nack_refuses() {
+        let s = active(SourceConfig::paper(), 0.5);
+        assert_eq!(s.rate(), 0.5);
+        let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+        s.open(ms(0), 1.0);
+        s.handle_datagram(ms(10), &bytes(&Repr::SynNack { nonce: 2 }));
+        assert_eq!(s.stats().unexpected, 1, "another incarnation's SYN-NACK");
+        s.handle_datagram(ms(10), &bytes(&Repr::SynNack { nonce: 1 }));
+        assert_eq!(s.state(), SourceState::Failed);
+    }
+
+    // ---------------------------------------------------------------- tests for ACTIVE
+
+    /// [PAPER §3.7; CODE] token bucket at r: the first packet two intervals after the
+    /// SYN-ACK (token −1), then one per interval.
+    #[test]
+    fn token_bucket_paces_at_the_assigned_rate() {
+        let mut s = active(SourceConfig::paper(), 2.0);
+        let out = run(&mut s, 0, 3_000);
+        let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![1_000, 1_500, 2_000, 2_500, 3_000]);
+        let seqs: Vec<u16> = out.iter().map(|(_, d)| d.seq).collect();
+        assert_eq!(seqs, vec![1, 2, 3, 4, 5]);
+        // T″ − T′: the SYN-ACK (fid 1) came at 0.
+        assert_eq!((out[0].1.fid, out[0].1.since_ms), (1, 1_000));
+        assert!(out.iter().all(|(_, d)| !d.retx && !d.ack_request));
+    }
+
+    /// [CODE] a slow-down restarts the pacing timer and drops a token; a speed-up applies from
+    /// the next tick.
+    #[test]
+    fn rate_changes_follow_the_code() {
+        let mut s = active(SourceConfig::paper(), 2.0);
+        let out = run(&mut s, 0, 1_000);
+        assert_eq!(out.len(), 1);
+        // At 1200: slow down to 1 pkt/s → next tick 2200 with token −1 → next send 3200.
+        s.handle_datagram(ms(1_200), &fb(2, 1.0, 0, 0, &[]));
+        assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::RateChanged(1.0)));
+        let out = run(&mut s, 1_200, 4_300);
+        let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![3_200, 4_200]);
+        // At 4300: speed up to 4 pkt/s; the tick at 5200 stands, then every 250 ms.
+        s.handle_datagram(ms(4_300), &fb(3, 4.0, 0, 0, &[]));
+        let out = run(&mut s, 4_300, 5_700);
+        let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![5_200, 5_450, 5_700]);
+    }
+
+    /// [PAPER §3.7] buffer full: no new packets; probe with last_acked + 1 every max(2/r, RTT).
+    #[test]
+    fn full_buffer_stalls_and_probes() {
+        let cfg = SourceConfig {
+            buffer_packets: 4,
+            ack_request_above: 2,
+            ..SourceConfig::paper()
+        };
+        let mut s = active(cfg, 10.0);
+        let out = run(&mut s, 0, 2_000);
+        let sent: Vec<(u16, bool, bool)> =
+            out.iter().map(|(_, d)| (d.seq, d.ack_request, d.retx)).collect();
+        // Seqnos 1–4 (ACK-request above 2 outstanding), then the probe (RTT 5 s > 2/r) at
+        // 400 + 5000 ms is beyond the horizon.
+        assert_eq!(
+            sent,
+            vec![(1, false, false), (2, false, false), (3, true, false), (4, true, false)]
+        );
+        assert!(s.is_stalled());
+        assert!(!s.can_send(), "the fifth packet is staged and blocked");
+        let out = run(&mut s, 2_000, 11_000);
+        let probes: Vec<(u64, u16, bool, bool)> = out
+            .iter()
+            .map(|(t, d)| (*t, d.seq, d.ack_request, d.retx))
+            .collect();
+        assert_eq!(probes, vec![(5_400, 1, true, true), (10_400, 1, true, true)]);
+        // A cumulative ACK frees the buffer; sending resumes.
+        s.handle_datagram(ms(11_000), &fb(2, 10.0, 0, 4, &[]));
+        let events: Vec<SourceEvent> = core::iter::from_fn(|| s.poll_event()).collect();
+        assert!(events.contains(&SourceEvent::Acked(4)));
+        assert!(events.contains(&SourceEvent::Resumed));
+        assert_eq!(s.buffered(), 0);
+        let out = run(&mut s, 11_000, 11_000);
+        assert_eq!(out[0].1.seq, 5);
+    }
+
+    #[test]
+    fn code_probe_period() {
+        let cfg = SourceConfig {
+            buffer_packets: 1,
+            ..SourceConfig::reference_code()
+        };
+        let mut s = active(cfg, 0.25); // 1/r = 4 s, RTT 5 s → 2·5 s
+        let out = run(&mut s, 0, 30_000);
+        let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![8_000, 18_000, 28_000]);
+    }
+
+    /// [PAPER §3.7] NACK → retransmissions, not paced by the bucket.
+    #[test]
+    fn nack_triggers_retransmission() {
+        let mut s = active(SourceConfig::paper(), 10.0);
+        run(&mut s, 0, 700); // 1..6
+        assert_eq!(s.last_sent(), 6);
+        s.handle_datagram(ms(750), &fb(2, 10.0, 800, 1, &[2, 4, 9]));
+        assert_eq!(s.rtt(), Duration::from_millis(800));
+        let first = drain(&mut s, ms(750));
+        assert_eq!(first.len(), 1);
+        let d = parse_data(&first[0]);
+        assert_eq!((d.seq, d.retx, d.fid, d.since_ms, d.payload), (2, true, 2, 0, vec![2]));
+        assert_eq!(s.poll_timeout(), Some(ms(760)));
+        let second = drain(&mut s, ms(760));
+        assert_eq!(parse_data(&second[0]).seq, 4);
+        assert_eq!(s.stats().retransmissions, 2, "9 was never sent");
+        assert_eq!(s.buffered(), 5, "cack 1 freed one packet");
+    }
+
+    #[test]
+    fn duplicate_feedback_and_bad_rtt_are_ignored() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.handle_datagram(ms(10), &fb(5, 2.0, 20_000, 0, &[]));
+        assert_eq!(s.rtt(), Duration::from_millis(5_000), "RTT ≥ 10 s rejected");
+        s.handle_datagram(ms(20), &fb(5, 3.0, 100, 0, &[]));
+        s.handle_datagram(ms(20), &fb(1, 3.0, 100, 0, &[]));
+        assert_eq!(s.stats().feedback_stale, 2);
+        assert_eq!(s.rate(), 2.0);
+        s.handle_datagram(ms(30), &fb(6, 3.0, 100, 0, &[]));
+        assert_eq!(s.rate(), 3.0);
+        // Garbage is counted.
+        s.handle_datagram(ms(40), &[1, 2, 3]);
+        assert_eq!(s.stats().malformed, 1);
+    }
+
+    #[test]
+    fn feedback_time_ages_out() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.send(ms(0), b"a").unwrap();
+        assert_eq!(parse_data(&drain(&mut s, ms(2_000))[0]).since_ms, 2_000);
+        s.send(ms(130_000), b"b").unwrap();
+        let d = parse_data(&drain(&mut s, ms(130_000))[0]);
+        assert_eq!((d.fid, d.since_ms), (0, 0));
+    }
+
+    #[test]
+    fn send_errors() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        assert_eq!(s.send(ms(0), &[0; 65]), Err(SendError::TooLong));
+        s.send(ms(0), b"a").unwrap();
+        assert!(!s.can_send());
+        assert_eq!(s.send(ms(0), b"b"), Err(SendError::Busy));
+        s.close(ms(0));
+        assert_eq!(s.send(ms(0), b"b"), Err(SendError::Closing));
+    }
+
+    // ---------------------------------------------------------- tests for FIN_ACK_WAIT
+
+    #[test]
+    fn teardown_after_the_last_packet() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.send(ms(0), b"a").unwrap();
+        s.close(ms(0));
+        assert_eq!(s.state(), SourceState::Active, "FIN waits for the staged packet");
+        let out = drain(&mut s, ms(2_000));
+        assert_eq!(parse_data(&out[0]).seq, 1);
+        assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: 1 }));
+        assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+        // NACKs are still served; a feedback restarts the FIN timer.
+        s.handle_datagram(ms(3_000), &fb(2, 1.0, 0, 0, &[1]));
+        assert_eq!(parse_data(&drain(&mut s, ms(3_000))[0]).seq, 1);
+        assert_eq!(s.poll_timeout(), Some(ms(23_000)));
+        // A FIN-ACK for another sequence number is ignored; the right one closes.
+        s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: 9 }));
+        assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+        s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: 1 }));
+        assert_eq!(s.state(), SourceState::Closed);
+        assert_eq!(s.buffered(), 0);
+        assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::Closed));
+    }
+
+    #[test]
+    fn fin_retries_then_abort() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.close(ms(0));
+        assert_eq!(Repr::parse(&drain(&mut s, ms(0))[0]), Ok(Repr::Fin { last: 0 }));
+        for k in 1..=10u64 {
+            assert_eq!(drain(&mut s, ms(20_000 * k)).len(), 1, "FIN repeat {k}");
+        }
+        s.handle_timeout(ms(220_000));
+        assert_eq!(s.state(), SourceState::Failed);
+        assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::Aborted));
+    }
+
+    #[test]
+    fn state_size_is_small() {
+        assert_eq!(Source::STATE_BYTES, 61);
+    }
+}

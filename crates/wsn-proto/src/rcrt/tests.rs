@@ -1,0 +1,446 @@
+//! End-to-end tests: one [`Sink`] and N [`Source`]s over a deterministic lossy, reordering,
+//! duplicating link with delay, on virtual time.
+//!
+//! The key property: every packet a source hands over is delivered to the sink application
+//! exactly once and in order per flow, nothing is delivered that was never sent, every source
+//! ends `Closed` (FIN-ACK), and R never drops below N × the per-flow floor.
+
+use std::boxed::Box;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use std::vec;
+use std::vec::Vec;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::time::{Duration, Instant};
+use crate::NodeId;
+
+const SINK: NodeId = NodeId(0);
+
+/// splitmix64: the harness's only randomness, seeded by the proptest case.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+    fn unit(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// The link between the sink and every source (both directions alike).
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    loss: f64,
+    duplicate: f64,
+    delay: Duration,
+    jitter: Duration,
+}
+
+/// One datagram in flight: (arrival, id) orders the queue; `to` is None for the sink.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct InFlight {
+    at: Instant,
+    id: u64,
+    to: Option<usize>,
+    from: NodeId,
+    bytes: Vec<u8>,
+}
+
+struct Net {
+    link: Link,
+    rng: Rng,
+    queue: BinaryHeap<Reverse<InFlight>>,
+    next_id: u64,
+    sent: u64,
+    lost: u64,
+}
+
+impl Net {
+    fn schedule(&mut self, now: Instant, to: Option<usize>, from: NodeId, bytes: Vec<u8>) {
+        self.sent += 1;
+        if self.rng.unit() < self.link.loss {
+            self.lost += 1;
+            return;
+        }
+        let copies = if self.rng.unit() < self.link.duplicate {
+            2
+        } else {
+            1
+        };
+        for _ in 0..copies {
+            let jitter = (self.link.jitter.as_nanos() as f64 * self.rng.unit()) as u64;
+            self.queue.push(Reverse(InFlight {
+                at: now + self.link.delay + Duration(jitter),
+                id: self.next_id,
+                to,
+                from,
+                bytes: bytes.clone(),
+            }));
+            self.next_id += 1;
+        }
+    }
+}
+
+/// The application data of packet `seq` of source `i` (length varies with seq).
+fn payload(i: usize, seq: u32) -> Vec<u8> {
+    let len = 1 + (seq as usize * 7 + i) % 64;
+    (0..len)
+        .map(|k| (i as u8).wrapping_mul(31) ^ (seq as u8).wrapping_add(k as u8))
+        .collect()
+}
+
+/// One scenario.
+#[derive(Clone, Debug)]
+struct Scenario {
+    profile: Profile,
+    policy: usize,
+    demands: Vec<f64>,
+    packets: u32,
+    buffer: usize,
+    link: Link,
+    seed: u64,
+}
+
+/// What a run produced.
+#[derive(Debug)]
+struct Outcome {
+    end: Instant,
+    sink: SinkStats,
+    sources: Vec<SourceStats>,
+    max_total: f64,
+    link_sent: u64,
+    link_lost: u64,
+}
+
+fn policy(index: usize) -> Box<dyn Policy> {
+    match index % 5 {
+        0 => Box::new(Fair),
+        1 => Box::new(DemandLimited),
+        2 => Box::new(DemandProportional),
+        3 => Box::new(Weighted),
+        _ => Box::new(FairGoodput),
+    }
+}
+
+/// Run `sc` to completion; `Err` describes the first violated property.
+fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
+    let n = sc.demands.len();
+    let sink_cfg = SinkConfig {
+        rng_seed: sc.seed,
+        ..SinkConfig::for_profile(sc.profile)
+    };
+    let floor = sink_cfg.min_rate_per_flow_pps;
+    let mut sink = Sink::new(SINK, sink_cfg, policy(sc.policy));
+    let mut sources: Vec<Source> = (0..n)
+        .map(|i| {
+            let cfg = SourceConfig {
+                buffer_packets: sc.buffer,
+                ack_request_above: sc.buffer / 2,
+                nonce: (sc.seed as u16) ^ (i as u16),
+                ..SourceConfig::for_profile(sc.profile)
+            };
+            Source::new(NodeId(i as u16 + 1), SINK, cfg)
+        })
+        .collect();
+    let mut net = Net {
+        link: sc.link,
+        rng: Rng(sc.seed),
+        queue: BinaryHeap::new(),
+        next_id: 0,
+        sent: 0,
+        lost: 0,
+    };
+    let mut handed = vec![0u32; n];
+    let mut next_delivery = vec![1u32; n];
+    let mut closed = vec![false; n];
+    let mut closed_at_sink = vec![false; n];
+    let mut max_total: f64 = 0.0;
+    let limit = Instant::from_secs(20_000);
+    let mut now = Instant::ZERO;
+    for (i, source) in sources.iter_mut().enumerate() {
+        source.open(now, sc.demands[i]);
+    }
+    for step in 0.. {
+        if step > 2_000_000 {
+            return Err("no progress after 2M steps".into());
+        }
+        // The applications: hand over the next packet whenever allowed, then close.
+        for (i, source) in sources.iter_mut().enumerate() {
+            if source.can_send() && handed[i] < sc.packets {
+                handed[i] += 1;
+                source
+                    .send(now, &payload(i, handed[i]))
+                    .map_err(|e| std::format!("send refused: {e}"))?;
+            }
+            if handed[i] == sc.packets && source.state() == SourceState::Active {
+                source.close(now);
+            }
+        }
+        // Datagrams onto the link.
+        for (i, source) in sources.iter_mut().enumerate() {
+            while let Some(bytes) = source.poll_transmit(now) {
+                net.schedule(now, None, NodeId(i as u16 + 1), bytes);
+            }
+        }
+        while let Some((dst, bytes)) = sink.poll_transmit(now) {
+            let index = usize::from(dst.0).wrapping_sub(1);
+            if index >= n {
+                return Err(std::format!("sink sent to unknown node {dst:?}"));
+            }
+            net.schedule(now, Some(index), SINK, bytes);
+        }
+        // Events and invariants.
+        while let Some(event) = sink.poll_event() {
+            match event {
+                SinkEvent::Delivered { source, seq, data } => {
+                    let i = usize::from(source.0) - 1;
+                    if seq != next_delivery[i] {
+                        return Err(std::format!(
+                            "flow {i}: delivered {seq}, expected {}",
+                            next_delivery[i]
+                        ));
+                    }
+                    if seq > handed[i] {
+                        return Err(std::format!("flow {i}: delivered {seq}, never sent"));
+                    }
+                    if data != payload(i, seq) {
+                        return Err(std::format!("flow {i}: packet {seq} corrupted"));
+                    }
+                    next_delivery[i] += 1;
+                }
+                SinkEvent::FlowClosed { source } => closed_at_sink[usize::from(source.0) - 1] = true,
+                SinkEvent::FlowExpired { source } | SinkEvent::FlowAborted { source } => {
+                    return Err(std::format!("flow {source:?} expired or aborted"));
+                }
+                _ => {}
+            }
+        }
+        for (i, source) in sources.iter_mut().enumerate() {
+            while let Some(event) = source.poll_event() {
+                match event {
+                    SourceEvent::Closed => closed[i] = true,
+                    SourceEvent::OpenFailed | SourceEvent::Aborted => {
+                        return Err(std::format!("source {i}: {event:?}"));
+                    }
+                    _ => {}
+                }
+            }
+            if source.state() == SourceState::Active && !(source.rate() > 0.0) {
+                return Err(std::format!("source {i} active with rate 0"));
+            }
+        }
+        let flows = sink.flow_count() as f64;
+        let total = sink.total_rate();
+        if !super::finite(total) || total < flows * floor * (1.0 - 1e-9) {
+            return Err(std::format!("R = {total} below the floor for {flows} flows"));
+        }
+        for source in sink.flows() {
+            let rate = sink.flow_rate(source).unwrap_or(0.0);
+            if !(rate > 0.0) {
+                return Err(std::format!("flow {source:?} has rate {rate}"));
+            }
+        }
+        max_total = max_total.max(total);
+        if closed.iter().all(|&c| c) {
+            break;
+        }
+        // Advance virtual time to the next thing that happens.
+        let next = [
+            net.queue.peek().map(|Reverse(d)| d.at),
+            sink.poll_timeout(),
+        ]
+        .into_iter()
+        .chain(sources.iter().map(|s| s.poll_timeout()))
+        .flatten()
+        .min();
+        let Some(next) = next else {
+            return Err("nothing left to happen, but not every source closed".into());
+        };
+        if next > limit {
+            return Err(std::format!("not finished by {limit:?}"));
+        }
+        now = now.max(next);
+        while net.queue.peek().is_some_and(|Reverse(d)| d.at <= now) {
+            let Some(Reverse(d)) = net.queue.pop() else { break };
+            match d.to {
+                None => sink.handle_datagram(now, d.from, &d.bytes),
+                Some(i) => sources[i].handle_datagram(now, &d.bytes),
+            }
+        }
+        if sink.poll_timeout().is_some_and(|t| t <= now) {
+            sink.handle_timeout(now);
+        }
+        for source in sources.iter_mut() {
+            if source.poll_timeout().is_some_and(|t| t <= now) {
+                source.handle_timeout(now);
+            }
+        }
+    }
+    for i in 0..n {
+        if next_delivery[i] != sc.packets + 1 {
+            return Err(std::format!(
+                "flow {i}: {} of {} delivered",
+                next_delivery[i] - 1,
+                sc.packets
+            ));
+        }
+        if !closed_at_sink[i] {
+            return Err(std::format!("flow {i}: no FlowClosed at the sink"));
+        }
+    }
+    Ok(Outcome {
+        end: now,
+        sink: sink.stats().clone(),
+        sources: sources.iter().map(|s| *s.stats()).collect(),
+        max_total,
+        link_sent: net.sent,
+        link_lost: net.lost,
+    })
+}
+
+fn clean_link() -> Link {
+    Link {
+        loss: 0.0,
+        duplicate: 0.0,
+        delay: Duration::from_millis(50),
+        jitter: Duration::ZERO,
+    }
+}
+
+#[test]
+fn lossless_transfer_delivers_everything() {
+    for profile in [Profile::Paper, Profile::ReferenceCode] {
+        let sc = Scenario {
+            profile,
+            policy: 0,
+            demands: vec![2.0, 2.0, 2.0],
+            packets: 200,
+            buffer: 50,
+            link: clean_link(),
+            seed: 1,
+        };
+        let out = run(&sc).unwrap();
+        assert_eq!(out.sink.delivered, 600, "{profile}");
+        assert_eq!(out.sink.recovered, 0);
+        assert_eq!(out.sink.duplicates, 0);
+        // No congestion on a clean link: R grows to D = 6 by additive increases.
+        assert!(out.sink.increases > 0 && out.sink.decreases == 0, "{profile}: {out:?}");
+        assert!(out.max_total > 5.0, "{profile}: {}", out.max_total);
+    }
+}
+
+#[test]
+fn lossy_transfer_repairs_end_to_end() {
+    let sc = Scenario {
+        profile: Profile::Paper,
+        policy: 2,
+        demands: vec![1.0, 4.0],
+        packets: 150,
+        buffer: 50,
+        link: Link {
+            loss: 0.15,
+            duplicate: 0.05,
+            delay: Duration::from_millis(80),
+            jitter: Duration::from_millis(200),
+        },
+        seed: 42,
+    };
+    let out = run(&sc).unwrap();
+    assert_eq!(out.sink.delivered, 300);
+    assert!(out.sink.recovered > 0 && out.sink.nacks_sent > 0, "{out:?}");
+    assert!(out.sources.iter().all(|s| s.retransmissions > 0));
+    assert!(out.link_lost > 0 && out.link_sent > 300);
+    assert!(out.end > Instant::ZERO);
+}
+
+#[test]
+fn small_buffer_stalls_and_recovers() {
+    let sc = Scenario {
+        profile: Profile::Paper,
+        policy: 0,
+        demands: vec![5.0],
+        packets: 60,
+        buffer: 4,
+        link: Link {
+            loss: 0.3,
+            duplicate: 0.0,
+            delay: Duration::from_millis(300),
+            jitter: Duration::from_millis(100),
+        },
+        seed: 7,
+    };
+    let out = run(&sc).unwrap();
+    assert_eq!(out.sink.delivered, 60);
+    assert!(out.sources[0].stalls > 0);
+}
+
+fn link_strategy() -> impl Strategy<Value = Link> {
+    (0.0..0.2f64, 0.0..0.1f64, 1..300u64, 0..400u64).prop_map(|(loss, duplicate, d, j)| Link {
+        loss,
+        duplicate,
+        delay: Duration::from_millis(d),
+        jitter: Duration::from_millis(j),
+    })
+}
+
+fn scenario_strategy() -> impl Strategy<Value = Scenario> {
+    (
+        prop_oneof![Just(Profile::Paper), Just(Profile::ReferenceCode)],
+        0..5usize,
+        proptest::collection::vec(0.2..6.0f64, 1..=4),
+        1..=40u32,
+        2..=50usize,
+        link_strategy(),
+        any::<u64>(),
+    )
+        .prop_map(|(profile, policy, demands, packets, buffer, link, seed)| Scenario {
+            profile,
+            policy,
+            demands,
+            packets,
+            buffer,
+            link,
+            seed,
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+
+    /// Exactly-once in-order delivery over a hostile link, in both profiles, every policy.
+    #[test]
+    fn every_packet_delivered_exactly_once_in_order(sc in scenario_strategy()) {
+        if let Err(why) = run(&sc) {
+            prop_assert!(false, "{}: {:?}", why, sc);
+        }
+    }
+
+    /// Arbitrary datagrams never panic either endpoint.
+    #[test]
+    fn arbitrary_datagrams_never_panic(
+        inputs in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..48), 1..40),
+    ) {
+        let mut sink = Sink::new(SINK, SinkConfig::paper(), Box::new(Fair));
+        let mut source = Source::new(NodeId(1), SINK, SourceConfig::paper());
+        source.open(Instant::ZERO, 1.0);
+        for (k, bytes) in inputs.iter().enumerate() {
+            let now = Instant::from_millis(k as u64 * 100);
+            sink.handle_datagram(now, NodeId(1), bytes);
+            source.handle_datagram(now, bytes);
+            sink.handle_timeout(now);
+            source.handle_timeout(now);
+            while sink.poll_transmit(now).is_some() {}
+            while source.poll_transmit(now).is_some() {}
+            while sink.poll_event().is_some() {}
+            while source.poll_event().is_some() {}
+        }
+    }
+}
