@@ -211,6 +211,13 @@ impl NodeAgent for CollectionForwarder {
             return;
         }
         let body = packet.payload();
+        // Reverse-path learning happens at every node an upward packet reaches, the sink's own
+        // radio included, so that the sink can route its replies down [CODE tenet1:
+        // RoutingLayerM.nc, spec §6.3].
+        if repr.direction == Direction::Up && !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
+            self.drop_packet(DropReason::Loop, Some(repr.origin));
+            return;
+        }
         if repr.dst == self.me {
             self.deliver(&repr, body);
             return;
@@ -222,10 +229,6 @@ impl NodeAgent for CollectionForwarder {
         }
         if repr.ttl == 0 {
             self.drop_packet(DropReason::TtlExpired, Some(repr.origin));
-            return;
-        }
-        if repr.direction == Direction::Up && !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
-            self.drop_packet(DropReason::Loop, Some(repr.origin));
             return;
         }
         if self.enqueue(payload.to_vec()) {

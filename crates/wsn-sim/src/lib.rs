@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
+pub mod endpoints;
 pub mod engine;
 pub mod mac;
 pub mod network;

@@ -41,7 +41,7 @@ pub struct ChannelOptions {
 }
 
 #[derive(Clone, Copy, Debug)]
-enum Ev {
+pub(crate) enum Ev {
     /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`.
     Mac { node: u32, gen: u32 },
     /// End of `node`'s transmission.
@@ -58,6 +58,10 @@ enum Ev {
     Flow { flow: u32 },
     /// Freeze all routes.
     Freeze,
+    /// Timer of end-to-end endpoint `ep`.
+    Endpoint { ep: u32 },
+    /// Allocation-policy change number `change`.
+    Policy { change: u32 },
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,7 +163,7 @@ const SINR_FLOOR_LINEAR: f64 = 1.584_893_192_461_113_4;
 /// The same for the O-QPSK curve (−8 dB, where a 20-byte frame has PRR < 1e-9) [DERIVED].
 const SINR_FLOOR_LINEAR_OQPSK: f64 = 0.158_489_319_246_111_35;
 
-struct TreeState {
+pub(crate) struct TreeState {
     sink: NodeId,
     mhlqi: MhlqiNode,
     reverse: ReverseTable,
@@ -199,15 +203,15 @@ pub struct NodeStats {
 }
 
 pub(crate) struct Node {
-    id: NodeId,
+    pub(crate) id: NodeId,
     radio: Radio,
     noise: NodeNoise,
     rng_rx: SimRng,
     rng_mac: SimRng,
-    rng_agent: SimRng,
+    pub(crate) rng_agent: SimRng,
     mac: Mac,
-    trees: Vec<TreeState>,
-    agent: Box<dyn NodeAgent + Send>,
+    pub(crate) trees: Vec<TreeState>,
+    pub(crate) agent: Box<dyn NodeAgent + Send>,
     agent_timer: Option<Instant>,
     pub(crate) stats: NodeStats,
 }
@@ -246,26 +250,40 @@ pub struct Flow {
     /// Sum of hop counts of delivered packets.
     pub hops_sum: u64,
     /// Origination time per sequence number.
-    sent_at: Vec<Instant>,
+    pub(crate) sent_at: Vec<Instant>,
     /// Delivered flag per sequence number.
-    got: Vec<bool>,
+    pub(crate) got: Vec<bool>,
     /// Delivered packets per time-series bin.
     pub bins: Vec<u32>,
+    /// Packets the application generated (best effort: equal to `originated`).
+    pub generated: u64,
+    /// Demand declared to a rate-allocating sink, pkt/s.
+    pub demand_pps: f64,
+    /// Endpoint serving this flow (RCRT and the reliable baseline).
+    pub(crate) endpoint: Option<u32>,
+    /// RCRT traces of this flow.
+    pub rcrt: crate::endpoints::RcrtFlowTrace,
 }
 
 /// The simulated network.
 pub struct Network {
-    now: Instant,
+    pub(crate) now: Instant,
     end: Instant,
-    q: EventQueue<Ev>,
+    pub(crate) q: EventQueue<Ev>,
+    pub(crate) seed: u64,
+    pub(crate) eps: Vec<crate::endpoints::Endpoint>,
+    pub(crate) node_eps: Vec<Vec<u32>>,
+    pub(crate) policy_changes: Vec<(String, u32)>,
+    pub(crate) total_rate: Vec<(f64, u32, f64)>,
+    pub(crate) congestion_events: u64,
     pub(crate) nodes: Vec<Node>,
     links: Links,
     noise_model: NoiseModel,
     mac: MacConfig,
     chan: ChannelOptions,
-    sinks: Vec<NodeId>,
+    pub(crate) sinks: Vec<NodeId>,
     pub(crate) flows: Vec<Flow>,
-    bin: Duration,
+    pub(crate) bin: Duration,
     next_frame_id: u64,
     pub(crate) tracer: Tracer,
     freeze_at: Option<Instant>,
@@ -335,12 +353,14 @@ pub struct FlowSpec {
     pub payload_bytes: usize,
     /// Start at a random phase within the first interval (else exactly at `start`).
     pub random_phase: bool,
+    /// Demand declared to a rate-allocating sink (default: the rate).
+    pub demand_pps: Option<f64>,
 }
 
-struct Ctx<'a> {
-    me: NodeId,
-    trees: &'a mut [TreeState],
-    rng: &'a mut SimRng,
+pub(crate) struct Ctx<'a> {
+    pub(crate) me: NodeId,
+    pub(crate) trees: &'a mut [TreeState],
+    pub(crate) rng: &'a mut SimRng,
 }
 
 impl Ctx<'_> {
@@ -457,6 +477,12 @@ impl Network {
             now: Instant::ZERO,
             end,
             q: EventQueue::new(),
+            seed,
+            eps: Vec::new(),
+            node_eps: vec![Vec::new(); n],
+            policy_changes: Vec::new(),
+            total_rate: Vec::new(),
+            congestion_events: 0,
             nodes,
             links: spec.links,
             noise_model: spec.noise,
@@ -531,6 +557,10 @@ impl Network {
                 sent_at: Vec::new(),
                 got: Vec::new(),
                 bins: vec![0; bins],
+                generated: 0,
+                demand_pps: f.demand_pps.unwrap_or(f.rate_pps),
+                endpoint: None,
+                rcrt: Default::default(),
             });
             net.q.push(f.start + phase, Ev::Flow { flow: fi as u32 });
         }
@@ -657,6 +687,8 @@ impl Network {
                 }
             }
             Ev::Flow { flow } => self.flow_tick(flow as usize),
+            Ev::Endpoint { ep } => self.endpoint_timer(ep as usize),
+            Ev::Policy { change } => self.apply_policy_change(change as usize),
             Ev::Freeze => {
                 for n in &mut self.nodes {
                     for t in &mut n.trees {
@@ -672,7 +704,17 @@ impl Network {
     fn flow_tick(&mut self, fi: usize) {
         let now = self.now;
         let f = &mut self.flows[fi];
-        if now >= f.stop || f.count.is_some_and(|c| f.originated >= c) {
+        if now >= f.stop || f.count.is_some_and(|c| f.generated >= c) {
+            // The application is done; an endpoint may still have to close its connection.
+            if let Some(e) = f.endpoint {
+                self.after_endpoint(e as usize);
+            }
+            return;
+        }
+        f.generated += 1;
+        if let Some(e) = f.endpoint {
+            self.q.push(now + f.interval, Ev::Flow { flow: fi as u32 });
+            self.rcrt_flow_tick(fi, e);
             return;
         }
         let seq = f.originated;
@@ -731,7 +773,7 @@ impl Network {
     // ---------------------------------------------------------------- agent glue
 
     /// Drain the agent's events, re-arm its timer and wake the MAC.
-    fn after_agent(&mut self, i: usize) {
+    pub(crate) fn after_agent(&mut self, i: usize) {
         self.pending_agent.push_back(i as u32);
         while let Some(j) = self.pending_agent.pop_front() {
             let j = j as usize;
@@ -740,6 +782,8 @@ impl Network {
                     AgentEvent::Delivered { origin, protocol, hops, payload } => {
                         if protocol == PROTO_BEST_EFFORT {
                             self.sink_receive(j, origin, hops, &payload);
+                        } else if protocol == wsn_proto::rcrt::PROTO_RCRT {
+                            self.endpoint_datagram(j, origin, &payload);
                         }
                     }
                     AgentEvent::Dropped { reason, .. } => {

@@ -53,6 +53,34 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     }
     w.flush().map_err(io(dir, "network.csv"))?;
 
+    if !r.network.total_rate_series().is_empty() || r.network.flows().iter().any(|f| !f.rcrt.rates.is_empty()) {
+        let mut w = create(dir, "rates.csv")?;
+        let e = io(dir, "rates.csv");
+        writeln!(w, "t_s,flow,rate_pps").map_err(&e)?;
+        for f in r.network.flows() {
+            for (t, rate) in &f.rcrt.rates {
+                writeln!(w, "{t:.3},{},{rate:.4}", f.id).map_err(&e)?;
+            }
+        }
+        w.flush().map_err(&e)?;
+        let mut w = create(dir, "total_rate.csv")?;
+        let e = io(dir, "total_rate.csv");
+        writeln!(w, "t_s,sink,total_pps").map_err(&e)?;
+        for (t, sink, rate) in r.network.total_rate_series() {
+            writeln!(w, "{t:.3},{sink},{rate:.4}").map_err(&e)?;
+        }
+        w.flush().map_err(&e)?;
+        let mut w = create(dir, "deliveries.csv")?;
+        let e = io(dir, "deliveries.csv");
+        writeln!(w, "t_s,flow,seq").map_err(&e)?;
+        for f in r.network.flows() {
+            for (t, seq) in &f.rcrt.deliveries {
+                writeln!(w, "{t:.3},{},{seq}", f.id).map_err(&e)?;
+            }
+        }
+        w.flush().map_err(&e)?;
+    }
+
     let mut w = create(dir, "nodes.csv")?;
     let e = io(dir, "nodes.csv");
     writeln!(

@@ -11,7 +11,8 @@ use crate::network::{ChannelOptions, FlowSpec, Network, NetworkSpec};
 use crate::radio::noise::{NoiseConfig, NoiseModel};
 use crate::rng::{stream, Purpose};
 use crate::routing::static_tree::read_tree;
-use crate::scenario::{RoutingKind, Scenario, Sources};
+use crate::endpoints::EndpointSpec;
+use crate::scenario::{ProtocolConfig, RcrtConfig, RcrtProfile, RoutingKind, Scenario, Sources};
 use crate::topology::{generate_links, place, read_tossim_gains, Links, Position};
 use crate::trace::Tracer;
 
@@ -274,13 +275,22 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             Sources::One(s) => vec![*s],
             Sources::List(l) => l.clone(),
         };
-        let frame = wsn_wire::collection::HEADER_LEN + wsn_wire::besteffort::HEADER_LEN + f.payload_bytes;
+        // Best effort: collection + 6-byte header + payload. RCRT: collection + 8-byte DATA
+        // header + payload (whose first 6 bytes carry the simulator's flow/sequence check).
+        let (hdr, what) = match sc.protocol {
+            ProtocolConfig::BestEffort => (wsn_wire::besteffort::HEADER_LEN, "6-byte best-effort"),
+            _ => (wsn_wire::rcrt::DATA_HEADER_LEN, "8-byte RCRT DATA"),
+        };
+        let frame = wsn_wire::collection::HEADER_LEN + hdr + f.payload_bytes;
         if frame > mac.max_payload {
             return Err(RunError::Config(format!(
-                "flows[{k}].payload_bytes = {}: with the 14-byte collection and 6-byte best-effort headers \
+                "flows[{k}].payload_bytes = {}: with the 14-byte collection and {what} headers \
                  the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}",
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
+        }
+        if !matches!(sc.protocol, ProtocolConfig::BestEffort) && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN {
+            return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ 6 for RCRT flows")));
         }
         for s in sources {
             if s as usize >= n {
@@ -295,6 +305,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
                 count: f.count,
                 payload_bytes: f.payload_bytes,
                 random_phase: f.random_phase,
+                demand_pps: f.demand_pps,
             });
         }
     }
@@ -330,6 +341,11 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         tracer,
     };
     let mut net = Network::new(spec);
+    match &sc.protocol {
+        ProtocolConfig::BestEffort => {}
+        ProtocolConfig::Rcrt(c) => net.install_endpoints(&endpoint_spec(c, false)?).map_err(RunError::Config)?,
+        ProtocolConfig::Reliable(c) => net.install_endpoints(&endpoint_spec(c, true)?).map_err(RunError::Config)?,
+    }
     let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
     let wall = WallInstant::now();
     let mut series = Vec::new();
@@ -362,6 +378,36 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin })
+}
+
+fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunError> {
+    let profile = match c.profile {
+        RcrtProfile::Paper => wsn_proto::rcrt::Profile::Paper,
+        RcrtProfile::ReferenceCode => wsn_proto::rcrt::Profile::ReferenceCode,
+    };
+    let mut e = if reliable { EndpointSpec::reliable(profile) } else { EndpointSpec::rcrt(profile) };
+    let id = |k: &str, field: &str| {
+        k.parse::<u16>().map(NodeId).map_err(|_| RunError::Config(format!("{field}: `{k}` is not a node id")))
+    };
+    // Every sink gets `policy` unless sink_policies names it; the reliable baseline gives every
+    // flow its demand (demand-limited water-filling over R = Σ demands).
+    e.policies = c
+        .sink_policies
+        .iter()
+        .map(|(k, p)| Ok((id(k, "protocol.sink_policies")?, p.clone())))
+        .collect::<Result<_, RunError>>()?;
+    e.default_policy = if reliable { "demand_limited".into() } else { c.policy.clone() };
+    for (k, w) in &c.weights {
+        e.weights.insert(id(k, "protocol.weights")?, *w);
+    }
+    for pc in &c.policy_changes {
+        e.policy_changes.push((Instant::ZERO + Duration::from_secs_f64(pc.at_s), NodeId(pc.sink), pc.policy.clone()));
+    }
+    if let Some(b) = c.buffer_packets {
+        e.source.buffer_packets = b;
+        e.source.ack_request_above = b / 2;
+    }
+    Ok(e)
 }
 
 fn total_parent_changes(net: &Network) -> u64 {

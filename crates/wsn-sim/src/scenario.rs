@@ -176,6 +176,68 @@ impl Default for RoutingConfig {
 pub enum ProtocolConfig {
     /// Fixed-rate best-effort collection over the generic collection forwarder.
     BestEffort,
+    /// RCRT: end-to-end NACK recovery with congestion detection, AIMD on the total rate and a
+    /// per-sink allocation policy; every flow's `rate_pps` is its application's generation rate
+    /// and `demand_pps` (default: `rate_pps`) the demand declared in the SYN.
+    Rcrt(RcrtConfig),
+    /// Reliable without congestion control: RCRT's end-to-end recovery with every flow paced
+    /// at its offered load (`rate_pps`) and no rate adaptation (RCRT paper §4.2.2 baseline).
+    Reliable(RcrtConfig),
+}
+
+/// RCRT options.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RcrtConfig {
+    /// `paper` (default) or `reference_code` (every difference of the spec's §6).
+    pub profile: RcrtProfile,
+    /// Allocation policy of every sink: fair, demand_limited, demand_proportional, weighted,
+    /// fair_goodput.
+    pub policy: String,
+    /// Per-sink policy, by sink id (overrides `policy`).
+    pub sink_policies: std::collections::BTreeMap<String, String>,
+    /// Policy changes at run time (no change at the sources).
+    pub policy_changes: Vec<PolicyChange>,
+    /// Weights of sources for the weighted policy, by source id (default 1).
+    pub weights: std::collections::BTreeMap<String, f64>,
+    /// Retransmit-buffer bound of every source, packets (default: the profile's).
+    pub buffer_packets: Option<usize>,
+}
+
+impl Default for RcrtConfig {
+    fn default() -> Self {
+        RcrtConfig {
+            profile: RcrtProfile::Paper,
+            policy: "fair".into(),
+            sink_policies: Default::default(),
+            policy_changes: Vec::new(),
+            weights: Default::default(),
+            buffer_packets: None,
+        }
+    }
+}
+
+/// RCRT behaviour profile.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum RcrtProfile {
+    /// The paper's algorithm (default).
+    #[default]
+    Paper,
+    /// The authors' reference code.
+    ReferenceCode,
+}
+
+/// A policy switch at run time.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyChange {
+    /// When, seconds.
+    pub at_s: f64,
+    /// Which sink.
+    pub sink: u16,
+    /// The new policy.
+    pub policy: String,
 }
 
 impl Default for ProtocolConfig {
@@ -189,6 +251,11 @@ impl ProtocolConfig {
     pub fn name(&self) -> &'static str {
         match self {
             ProtocolConfig::BestEffort => "best_effort",
+            ProtocolConfig::Rcrt(c) => match c.profile {
+                RcrtProfile::Paper => "rcrt",
+                RcrtProfile::ReferenceCode => "rcrt_reference_code",
+            },
+            ProtocolConfig::Reliable(_) => "reliable_no_cc",
         }
     }
 }
@@ -386,6 +453,17 @@ impl Scenario {
             if let Some(s) = f.sink {
                 if !self.topology.sinks.contains(&s) {
                     return Err(format!("flows[{i}].sink: node {s} is not in topology.sinks"));
+                }
+            }
+        }
+        if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &self.protocol {
+            let known = crate::endpoints::POLICY_NAMES;
+            let mut names: Vec<(&str, &str)> = vec![("protocol.policy", c.policy.as_str())];
+            names.extend(c.sink_policies.values().map(|p| ("protocol.sink_policies", p.as_str())));
+            names.extend(c.policy_changes.iter().map(|p| ("protocol.policy_changes", p.policy.as_str())));
+            for (field, name) in names {
+                if !known.contains(&name) {
+                    return Err(format!("{field}: unknown policy `{name}` (known: {})", known.join(", ")));
                 }
             }
         }

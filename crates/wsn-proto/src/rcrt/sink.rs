@@ -120,8 +120,9 @@ pub struct SinkConfig {
     /// Most concurrent flows; a SYN beyond it gets a SYN-NACK. [AMBIG → chosen 1024; the code's
     /// limit is memory]
     pub max_flows: usize,
-    /// Delete a flow after this long without any datagram from it. [D28: paper 300 s, the
-    /// spec's recommendation (5 × 60 s); CODE none]
+    /// Delete a flow after this long without any datagram from it, or ten intervals of the
+    /// slowest rate it was told since, if longer. [D28: paper 300 s, the spec's recommendation
+    /// (5 × 60 s); CODE none]
     pub idle_timeout: Option<Duration>,
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
     pub default_weight: f64,
@@ -435,12 +436,28 @@ struct Flow {
     /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
     fb_due: Option<Instant>,
     last_heard: Instant,
+    /// The slowest rate told to the source since it was last heard from (the idle timeout
+    /// scales with it).
+    slowest_told: Rate,
     fin_last: Option<u16>,
 }
 
 impl Flow {
     fn cack(&self) -> u32 {
         self.next_expected - 1
+    }
+
+    /// A datagram from the source arrived.
+    fn heard(&mut self, now: Instant) {
+        self.last_heard = now;
+        self.slowest_told = self.assigned_code;
+    }
+
+    /// Record the rate carried by a feedback or SYN-ACK.
+    fn told(&mut self) {
+        if self.slowest_told.is_zero() || self.assigned_code < self.slowest_told {
+            self.slowest_told = self.assigned_code;
+        }
     }
 }
 
@@ -558,8 +575,8 @@ impl Sink {
             let Some(flow) = self.flows.get(&source) else {
                 continue;
             };
-            if let Some(idle) = self.cfg.idle_timeout {
-                if now >= flow.last_heard + idle {
+            if let Some(idle) = self.idle_deadline(flow) {
+                if now >= idle {
                     // [D28 → paper] nothing heard for the idle timeout: the flow leaves.
                     self.leave(now, source, Leave::Expired);
                     continue;
@@ -591,11 +608,7 @@ impl Sink {
         self.flows
             .values()
             .flat_map(|f| {
-                [
-                    f.timer,
-                    f.fb_due,
-                    self.cfg.idle_timeout.map(|idle| f.last_heard + idle),
-                ]
+                [f.timer, f.fb_due, self.idle_deadline(f)]
             })
             .flatten()
             .min()
@@ -700,7 +713,7 @@ impl Sink {
         match self.flows.get_mut(&from) {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
-                flow.last_heard = now;
+                flow.heard(now);
                 self.send_syn_ack(now, from);
                 return;
             }
@@ -770,6 +783,7 @@ impl Sink {
             timer: None,
             fb_due: None,
             last_heard: now,
+            slowest_told: Rate::ZERO,
             fin_last: None,
         };
         self.flows.insert(source, flow);
@@ -846,7 +860,7 @@ impl Sink {
             self.send_fin_ack(from, last);
             return;
         };
-        flow.last_heard = now;
+        flow.heard(now);
         let last32 = unwrap_seq(flow.last_recv, last);
         if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
@@ -899,7 +913,7 @@ impl Sink {
             self.stats.unknown_flow += 1;
             return;
         };
-        flow.last_heard = now;
+        flow.heard(now);
         self.stats.data_received += 1;
         let fstats = self.stats.per_flow.entry(from).or_default();
         fstats.data_received += 1;
@@ -1287,6 +1301,19 @@ impl Sink {
 
     // ------------------------------------------------------------------------------ feedback
 
+    /// When the flow expires for silence: [`SinkConfig::idle_timeout`], stretched to ten
+    /// intervals of the slowest rate the source may be using (a slow flow is not idle).
+    fn idle_deadline(&self, flow: &Flow) -> Option<Instant> {
+        let idle = self.cfg.idle_timeout?;
+        let slowest = if flow.slowest_told.is_zero() {
+            flow.assigned_code
+        } else {
+            flow.slowest_told
+        };
+        let interval = Duration::from_secs_f64(1.0 / slowest.pps().max(1e-6));
+        Some(flow.last_heard + idle.max(interval.saturating_mul(10)))
+    }
+
     /// The flow's RTO.
     fn rto(&self, flow: &Flow) -> Duration {
         flow.rtt.rto(
@@ -1349,6 +1376,7 @@ impl Sink {
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
+        flow.told();
         flow.fb_due = None;
         flow.last_sent_cack = flow.cack();
         if flow.timer.is_none() {
@@ -1378,6 +1406,7 @@ impl Sink {
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
+        flow.told();
         let repr = Repr::SynAck {
             fid: flow.fid,
             rate: flow.assigned_code,
@@ -1738,24 +1767,23 @@ mod tests {
 
     #[test]
     fn in_order_delivery_with_gap_then_repair() {
-        let (mut s, rate) = open(Profile::Paper, 1.0);
-        for (t, seq) in [(100, 1), (200, 2), (300, 4), (400, 5)] {
-            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, 10, false));
+        // Demand 0.5 = the join rate, so R = D and no increase changes the rate meanwhile.
+        let (mut s, rate) = open(Profile::Paper, 0.5);
+        for (t, seq) in [(1_100, 1), (1_200, 2), (1_300, 4), (1_400, 5)] {
+            // Every echo of the SYN-ACK (fid 1, sent at 0) gives an RTT sample of 1 s.
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
         }
         assert_eq!(delivered(&mut s), vec![1, 2]);
         let info = s.flow_info(SRC).unwrap();
         assert_eq!((info.state, info.missing, info.out_of_order), (FlowState::NackWait, 1, 2));
-        // The new-loss feedback is held back until SYN-ACK + RTO (RTT sample 90 ms, var 0).
-        assert!(sent(&mut s).is_empty());
-        let due = s.poll_timeout().unwrap();
-        assert_eq!(due, ms(90));
-        // ...which has passed already: the sample came in at 100 ms. Sent at the next timeout.
-        s.handle_timeout(ms(400));
+        // The gap was seen at 1300 ms, RTO = 1 s (var 0) after the SYN-ACK: the NACK went out at
+        // once; 5 triggered nothing (and C stays below U: 1, then 2.5).
         let out = sent(&mut s);
+        assert_eq!(out.len(), 1);
         let (fid, _, rtt, cack, nacks) = feedback(&out[0].1);
-        assert_eq!((fid, rtt, cack, nacks), (2, 90, 2, vec![3]));
+        assert_eq!((fid, rtt, cack, nacks), (2, 1_000, 2, vec![3]));
         // The retransmission repairs the gap: 3, 4, 5 delivered in order, back to ACTIVE.
-        s.handle_datagram(ms(500), SRC, &data(3, rate, 2, 10, true));
+        s.handle_datagram(ms(1_500), SRC, &data(3, rate, 2, 10, true));
         assert_eq!(delivered(&mut s), vec![3, 4, 5]);
         let info = s.flow_info(SRC).unwrap();
         assert_eq!((info.state, info.cack, info.missing), (FlowState::Active, 5, 0));
@@ -1864,6 +1892,7 @@ mod tests {
     fn rtt_and_rto_update() {
         let mut s = sink(Profile::Paper);
         s.handle_datagram(ms(1_000), SRC, &syn(1.0, 1)); // SYN-ACK fid 1 at 1000 ms
+        assert_eq!(sent(&mut s).len(), 1);
         let rate = Rate::from_pps(0.5);
         // Unknown fid: no sample. Interval longer than elapsed: no sample, slot cleared.
         s.handle_datagram(ms(1_500), SRC, &data(1, rate, 9, 100, false));
@@ -1871,16 +1900,20 @@ mod tests {
         assert_eq!(s.flow_info(SRC).unwrap().rtt, None);
         s.handle_datagram(ms(2_500), SRC, &data(3, rate, 1, 300, false));
         assert_eq!(s.flow_info(SRC).unwrap().rtt, None, "slot 1 was cleared");
-        // A feedback at 3000 ms (fid 2, rate-differs trigger), echoed at 4500 with 300 ms.
+        // A rate-differs trigger at 3000 ms is held back to SYN-ACK + RTO (5 s default).
         s.handle_datagram(ms(3_000), SRC, &data(4, Rate(1), 0, 0, false));
+        assert!(sent(&mut s).is_empty());
+        assert_eq!(s.poll_timeout(), Some(ms(6_000)));
+        s.handle_timeout(ms(6_000));
         let out = sent(&mut s);
-        assert!(matches!(Repr::parse(&out.last().unwrap().1), Ok(Repr::Feedback { fid: 2, .. })));
-        s.handle_datagram(ms(4_500), SRC, &data(5, rate, 2, 300, false));
+        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::Feedback { fid: 2, .. })));
+        // Echoed at 7500 after 300 ms at the source: sample 1200 ms.
+        s.handle_datagram(ms(7_500), SRC, &data(5, rate, 2, 300, false));
         let info = s.flow_info(SRC).unwrap();
         assert_eq!(info.rtt, Some(Duration::from_millis(1_200)));
         assert_eq!(info.rto, Duration::from_millis(1_200), "RTO = RTT + 2·0");
         // Second sample 2000 ms: srtt 1300, rttvar |2000 − 1200| / 4 = 200 → RTO 1700 ms.
-        s.handle_datagram(ms(5_000), SRC, &data(6, rate, 2, 0, false));
+        s.handle_datagram(ms(8_000), SRC, &data(6, rate, 2, 0, false));
         let info = s.flow_info(SRC).unwrap();
         assert_eq!(info.rtt, Some(Duration::from_millis(1_300)));
         assert_eq!(info.rto, Duration::from_millis(1_700));
@@ -2017,11 +2050,12 @@ mod tests {
         for n in 1..=3 {
             s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
         }
-        // Slow start: R = 1.5, fair 0.5 each → 2000 ms exactly; then R = 1.0 → 1/3 → 3333 ms.
+        // Slow start: R = 1.5, fair 0.5 each → 2000 ms exactly; then R = 1.1 → 0.3667 pkt/s
+        // → ⌊2727.3⌋ = 2727 ms.
         assert_eq!(s.flow_rate(NodeId(1)), Some(0.5));
-        s.total = 1.0;
+        s.total = 1.1;
         s.reallocate();
-        assert_eq!(s.flow_rate(NodeId(1)), Some(1_000.0 / 3_333.0));
+        assert_eq!(s.flow_rate(NodeId(1)), Some(1_000.0 / 2_727.0));
     }
 
     // ------------------------------------------------------------ tests for FIN_RETX_WAIT

@@ -1056,8 +1056,8 @@ mod tests {
         let out = run(&mut s, 0, 2_000);
         let sent: Vec<(u16, bool, bool)> =
             out.iter().map(|(_, d)| (d.seq, d.ack_request, d.retx)).collect();
-        // Seqnos 1–4 (ACK-request above 2 outstanding), then the probe (RTT 5 s > 2/r) at
-        // 400 + 5000 ms is beyond the horizon.
+        // Seqnos 1–4 at 200…500 ms (ACK-request above 2 outstanding); the probe (RTT 5 s >
+        // 2/r) at 500 + 5000 ms is beyond the horizon.
         assert_eq!(
             sent,
             vec![(1, false, false), (2, false, false), (3, true, false), (4, true, false)]
@@ -1069,7 +1069,7 @@ mod tests {
             .iter()
             .map(|(t, d)| (*t, d.seq, d.ack_request, d.retx))
             .collect();
-        assert_eq!(probes, vec![(5_400, 1, true, true), (10_400, 1, true, true)]);
+        assert_eq!(probes, vec![(5_500, 1, true, true), (10_500, 1, true, true)]);
         // A cumulative ACK frees the buffer; sending resumes.
         s.handle_datagram(ms(11_000), &fb(2, 10.0, 0, 4, &[]));
         let events: Vec<SourceEvent> = core::iter::from_fn(|| s.poll_event()).collect();

@@ -66,7 +66,13 @@ struct Net {
 impl Net {
     fn schedule(&mut self, now: Instant, to: Option<usize>, from: NodeId, bytes: Vec<u8>) {
         self.sent += 1;
+        if std::env::var("RCRT_DEBUG").is_ok() {
+            if let Ok(r) = wsn_wire::rcrt::Repr::parse(&bytes) {
+                std::println!("{now:?} {from:?}->{to:?} {r}");
+            }
+        }
         if self.rng.unit() < self.link.loss {
+            if std::env::var("RCRT_DEBUG").is_ok() { std::println!("   lost"); }
             self.lost += 1;
             return;
         }
@@ -199,6 +205,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         }
         // Events and invariants.
         while let Some(event) = sink.poll_event() {
+            if std::env::var("RCRT_DEBUG").is_ok() { std::println!("{now:?} SINK {event:?}"); }
             match event {
                 SinkEvent::Delivered { source, seq, data } => {
                     let i = usize::from(source.0) - 1;
@@ -316,6 +323,20 @@ fn clean_link() -> Link {
 }
 
 #[test]
+fn debug_case() {
+    let sc = Scenario {
+        profile: Profile::Paper,
+        policy: 2,
+        demands: vec![0.2, 4.786687650913657, 5.133396829545823],
+        packets: 4,
+        buffer: 3,
+        link: Link { loss: 0.18940463569137098, duplicate: 0.07576638693326455, delay: Duration::from_millis(1), jitter: Duration::ZERO },
+        seed: 17201014263470250213,
+    };
+    std::println!("{:?}", run(&sc));
+}
+
+#[test]
 fn lossless_transfer_delivers_everything() {
     for profile in [Profile::Paper, Profile::ReferenceCode] {
         let sc = Scenario {
@@ -396,7 +417,7 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
         prop_oneof![Just(Profile::Paper), Just(Profile::ReferenceCode)],
         0..5usize,
         proptest::collection::vec(0.2..6.0f64, 1..=4),
-        1..=40u32,
+        1..=120u32,
         2..=50usize,
         link_strategy(),
         any::<u64>(),
@@ -413,13 +434,23 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 96, ..ProptestConfig::default() })]
+    // 256 cases by default (well under a second in release); PROPTEST_CASES=n for a longer hunt.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(256),
+        ..ProptestConfig::default()
+    })]
 
     /// Exactly-once in-order delivery over a hostile link, in both profiles, every policy.
     #[test]
     fn every_packet_delivered_exactly_once_in_order(sc in scenario_strategy()) {
-        if let Err(why) = run(&sc) {
-            prop_assert!(false, "{}: {:?}", why, sc);
+        match run(&sc) {
+            Err(why) => prop_assert!(false, "{}: {:?}", why, sc),
+            Ok(out) => if std::env::var("RCRT_TRACE").is_ok() {
+                std::println!("n={} k={} buf={} loss={:.2} end={:?} deliv={} recov={} dup={} fb={} inc={} dec={} stalls={} lost={}/{}",
+                    sc.demands.len(), sc.packets, sc.buffer, sc.link.loss, out.end, out.sink.delivered, out.sink.recovered,
+                    out.sink.duplicates, out.sink.feedback_sent, out.sink.increases, out.sink.decreases,
+                    out.sources.iter().map(|s| s.stalls).sum::<u64>(), out.link_lost, out.link_sent);
+            }
         }
     }
 
