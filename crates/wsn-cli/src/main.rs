@@ -281,8 +281,18 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}; dups suppressed {}",
         t.data_frames, t.beacon_frames, t.ack_frames, t.queue_drops, t.mac_drops, t.no_route_drops, t.duplicates_suppressed
     );
+    if let Some(fb) = t.feedback_packets {
+        let unreliable = s.flows.iter().filter(|f| f.in_order_exactly_once == Some(false)).count();
+        println!(
+            "transport feedback {} ({:.1} % of data frames), congestion decreases {}; flows not (yet) complete in order: {}",
+            fb,
+            100.0 * fb as f64 / t.data_frames.max(1) as f64,
+            t.congestion_decreases.unwrap_or(0),
+            unreliable
+        );
+    }
     let inv = &t.invariant_violations;
-    let ok = inv.duplicate_deliveries + inv.phantom_deliveries + inv.queue_overflows + inv.send_done_mismatch == 0;
+    let ok = inv.duplicate_deliveries + inv.phantom_deliveries + inv.queue_overflows + inv.send_done_mismatch + inv.out_of_order_deliveries == 0;
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);
     println!("outputs   {}", dir.display());

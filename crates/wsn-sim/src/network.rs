@@ -260,7 +260,7 @@ pub struct Flow {
     /// Demand declared to a rate-allocating sink, pkt/s.
     pub demand_pps: f64,
     /// Endpoint serving this flow (RCRT and the reliable baseline).
-    pub(crate) endpoint: Option<u32>,
+    pub endpoint: Option<u32>,
     /// RCRT traces of this flow.
     pub rcrt: crate::endpoints::RcrtFlowTrace,
 }

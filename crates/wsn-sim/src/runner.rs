@@ -106,6 +106,16 @@ pub struct FlowSummary {
     pub mean_delay_ms: f64,
     /// Mean hops of delivered packets.
     pub mean_hops: f64,
+    /// RCRT: packets of this flow repaired end to end (unique retransmissions received).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub e2e_repaired: Option<u64>,
+    /// RCRT: every originated packet reached the sink application exactly once and in order
+    /// (checked by the simulator, not taken from the sink).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub in_order_exactly_once: Option<bool>,
+    /// RCRT: the last rate the sink allocated to this flow, pkt/s.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_rate_pps: Option<f64>,
 }
 
 /// Network-wide totals.
@@ -139,6 +149,12 @@ pub struct Totals {
     pub duplicates_suppressed: u64,
     /// Malformed frames dropped.
     pub malformed_frames: u64,
+    /// RCRT: feedback packets sent by all sinks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_packets: Option<u64>,
+    /// RCRT: decreases of the total rate triggered by congestion.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion_decreases: Option<u64>,
     /// Invariant checks (all must be 0).
     pub invariant_violations: Invariants,
 }
@@ -154,6 +170,8 @@ pub struct Invariants {
     pub queue_overflows: u64,
     /// Nodes whose accepted-frame and send_done counts differ by more than the one in flight.
     pub send_done_mismatch: u64,
+    /// Reliable transports: packets handed to the sink application out of order.
+    pub out_of_order_deliveries: u64,
 }
 
 /// One row of the network time series.
@@ -476,6 +494,18 @@ fn summarize(
                 delivery_ratio: ratio(f.delivered, f.originated),
                 mean_delay_ms: if f.delivered > 0 { f.delay_sum_ns as f64 / f.delivered as f64 / 1e6 } else { 0.0 },
                 mean_hops: if f.delivered > 0 { f.hops_sum as f64 / f.delivered as f64 } else { 0.0 },
+                e2e_repaired: f.endpoint.map(|_| {
+                    net.rcrt_sink(f.sink)
+                        .and_then(|s| s.stats().per_flow.get(&f.source).map(|fs| fs.recovered))
+                        .unwrap_or(0)
+                }),
+                in_order_exactly_once: f.endpoint.map(|_| {
+                    f.delivered == f.originated
+                        && f.rcrt.out_of_order == 0
+                        && f.duplicate_deliveries == 0
+                        && f.phantom_deliveries == 0
+                }),
+                last_rate_pps: f.rcrt.rates.last().map(|r| r.1),
             }
         })
         .collect();
@@ -487,6 +517,7 @@ fn summarize(
     for f in net.flows() {
         inv.duplicate_deliveries += f.duplicate_deliveries;
         inv.phantom_deliveries += f.phantom_deliveries;
+        inv.out_of_order_deliveries += f.rcrt.out_of_order;
     }
     for i in 0..net.len() {
         let s = net.node_stats(i);
@@ -533,6 +564,16 @@ fn summarize(
             no_route_drops: sum(|s| s.no_route_drops),
             duplicates_suppressed: sum(|s| s.duplicates),
             malformed_frames: sum(|s| s.malformed),
+            feedback_packets: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().feedback_sent).sum())
+            } else {
+                None
+            },
+            congestion_decreases: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().decreases).sum())
+            } else {
+                None
+            },
             invariant_violations: inv,
         },
         flows,

@@ -436,8 +436,8 @@ struct Flow {
     /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
     fb_due: Option<Instant>,
     last_heard: Instant,
-    /// The slowest rate told to the source since it was last heard from (the idle timeout
-    /// scales with it).
+    /// The slowest rate the source may be using: the one its last DATA reported or any told
+    /// to it since (the idle timeout scales with it).
     slowest_told: Rate,
     fin_last: Option<u16>,
 }
@@ -447,10 +447,14 @@ impl Flow {
         self.next_expected - 1
     }
 
-    /// A datagram from the source arrived.
-    fn heard(&mut self, now: Instant) {
+    /// A datagram from the source arrived; `reported` is the rate a DATA says it uses (it may
+    /// still be an older one when feedback was lost).
+    fn heard(&mut self, now: Instant, reported: Option<Rate>) {
         self.last_heard = now;
-        self.slowest_told = self.assigned_code;
+        self.slowest_told = match reported {
+            Some(rate) if !rate.is_zero() => rate.min(self.assigned_code),
+            _ => self.assigned_code,
+        };
     }
 
     /// Record the rate carried by a feedback or SYN-ACK.
@@ -713,7 +717,7 @@ impl Sink {
         match self.flows.get_mut(&from) {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
-                flow.heard(now);
+                flow.heard(now, None);
                 self.send_syn_ack(now, from);
                 return;
             }
@@ -860,7 +864,7 @@ impl Sink {
             self.send_fin_ack(from, last);
             return;
         };
-        flow.heard(now);
+        flow.heard(now, None);
         let last32 = unwrap_seq(flow.last_recv, last);
         if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
@@ -913,7 +917,7 @@ impl Sink {
             self.stats.unknown_flow += 1;
             return;
         };
-        flow.heard(now);
+        flow.heard(now, Some(d.rate));
         self.stats.data_received += 1;
         let fstats = self.stats.per_flow.entry(from).or_default();
         fstats.data_received += 1;
