@@ -327,11 +327,11 @@ fn debug_case() {
     let sc = Scenario {
         profile: Profile::Paper,
         policy: 2,
-        demands: vec![0.2, 4.786687650913657, 5.133396829545823],
-        packets: 4,
-        buffer: 3,
-        link: Link { loss: 0.18940463569137098, duplicate: 0.07576638693326455, delay: Duration::from_millis(1), jitter: Duration::ZERO },
-        seed: 17201014263470250213,
+        demands: vec![0.3174923621240502, 1.7062054190509657, 3.3819309975454677, 4.087126714221351],
+        packets: 15,
+        buffer: 2,
+        link: Link { loss: 0.14885462482925574, duplicate: 0.035310505556541326, delay: Duration::from_millis(1), jitter: Duration::from_millis(3) },
+        seed: 18331009167098572525,
     };
     std::println!("{:?}", run(&sc));
 }
