@@ -283,6 +283,12 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             }
             Some(vec![(0..n).map(|i| (tree.parent[i], tree.hops[i])).collect()])
         }
+        RoutingKind::Shortest => Some(
+            sinks
+                .iter()
+                .map(|&s| shortest_tree(&links, s, sc.radio.link.noise_floor_dbm + sc.routing.shortest_snr_db))
+                .collect(),
+        ),
     };
     let end = Instant::ZERO + Duration::from_secs_f64(sc.duration_s);
     let mut flows = Vec::new();
@@ -396,6 +402,45 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin })
+}
+
+/// Minimum-hop tree toward `sink` over links received at ≥ `min_rx_dbm` in both directions;
+/// among equal hop counts the strongest link wins. Unreachable nodes get no parent.
+fn shortest_tree(links: &Links, sink: NodeId, min_rx_dbm: f64) -> Vec<(Option<NodeId>, u8)> {
+    let n = links.n();
+    let rx = |a: usize, b: usize| links.gain(a, b).map(|g| links.tx_power_dbm[a] + g as f64);
+    let mut out = vec![(None, u8::MAX); n];
+    let mut hops = vec![u32::MAX; n];
+    let mut best = vec![f64::NEG_INFINITY; n];
+    hops[sink.index()] = 0;
+    out[sink.index()] = (None, 0);
+    let mut frontier = vec![sink.index()];
+    let mut h = 0;
+    while !frontier.is_empty() {
+        let mut next = Vec::new();
+        for &p in &frontier {
+            for l in &links.out[p] {
+                let c = l.to as usize;
+                let (Some(down), Some(up)) = (rx(p, c), rx(c, p)) else { continue };
+                let q = down.min(up);
+                if q < min_rx_dbm || hops[c] < h + 1 {
+                    continue;
+                }
+                if hops[c] == u32::MAX {
+                    hops[c] = h + 1;
+                    next.push(c);
+                }
+                if q > best[c] {
+                    best[c] = q;
+                    out[c] = (Some(NodeId(p as u16)), (h + 1).min(254) as u8);
+                }
+            }
+        }
+        next.sort_unstable();
+        frontier = next;
+        h += 1;
+    }
+    out
 }
 
 fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunError> {

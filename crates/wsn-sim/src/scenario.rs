@@ -140,6 +140,10 @@ pub enum RoutingKind {
     Mhlqi,
     /// A fixed tree read from `tree_file` (beacons are still sent, as frozen MultiHopLQI).
     Static,
+    /// A fixed minimum-hop tree computed from the link gains over links whose SNR above the
+    /// link model's noise floor is at least `shortest_snr_db` in both directions (ties: the
+    /// strongest link). For large networks where MultiHopLQI would need hours to converge.
+    Shortest,
 }
 
 /// Routing options.
@@ -152,6 +156,8 @@ pub struct RoutingConfig {
     pub tree_file: Option<String>,
     /// Freeze every parent at this time (seconds); beacons continue.
     pub freeze_after_s: Option<f64>,
+    /// Link SNR threshold of `kind = "shortest"`, dB.
+    pub shortest_snr_db: f64,
     /// MultiHopLQI parameters.
     pub mhlqi: MhlqiConfig,
     /// Reverse-path (children table) parameters.
@@ -164,6 +170,7 @@ impl Default for RoutingConfig {
             kind: RoutingKind::Mhlqi,
             tree_file: None,
             freeze_after_s: None,
+            shortest_snr_db: 10.0,
             mhlqi: MhlqiConfig::default(),
             reverse: ReverseConfig::default(),
         }

@@ -222,7 +222,7 @@ impl Rate {
     /// Encode `pps`, rounding to the nearest step. A positive rate never encodes as zero (it
     /// becomes one step); negative or non-finite input gives zero; large input saturates.
     pub fn from_pps(pps: f64) -> Rate {
-        if !(pps > 0.0) {
+        if pps.is_nan() || pps <= 0.0 {
             return Rate(0);
         }
         let scaled = pps * 256.0 + 0.5;

@@ -94,7 +94,7 @@ impl Ali {
             return None;
         }
         let norm: f64 = self.weights[..k].iter().sum();
-        if !(norm > 0.0) {
+        if norm.is_nan() || norm <= 0.0 {
             return None;
         }
         let history: f64 = (0..k)
@@ -245,7 +245,7 @@ impl FidRing {
             .map(|(_, at)| *at)
     }
 
-    /// Forget feedback `fid` (after an invalid sample). [CODE]
+    /// Forget feedback `fid` (after an invalid sample). [CODE update_rtt_estimate]
     pub fn clear(&mut self, fid: u8) {
         for slot in self.slots.iter_mut() {
             if matches!(slot, Some((f, _)) if *f == fid) {
@@ -484,7 +484,10 @@ mod tests {
         let unknown = LevelInput { rtt: None, ..input };
         assert!(close(level_code(&unknown), 50.0));
         assert!(close(level_paper(&unknown), 5.0 / 4.0));
-        let timeouts = LevelInput { timeouts: 2, ..input };
+        let timeouts = LevelInput {
+            timeouts: 2,
+            ..input
+        };
         assert!(close(level_code(&timeouts), 4.5));
     }
 

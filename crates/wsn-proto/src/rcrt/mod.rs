@@ -90,11 +90,6 @@ pub(crate) fn abs(x: f64) -> f64 {
     }
 }
 
-/// True if `x` is a finite number.
-pub(crate) fn finite(x: f64) -> bool {
-    x == x && x != f64::INFINITY && x != f64::NEG_INFINITY
-}
-
 #[cfg(test)]
 mod unit {
     use super::*;
@@ -105,7 +100,11 @@ mod unit {
         assert_eq!(unwrap_seq(65_535, 0), 65_536);
         assert_eq!(unwrap_seq(65_536, 65_530), 65_530);
         assert_eq!(unwrap_seq(70_000, 70_000u32 as u16), 70_000);
-        assert_eq!(unwrap_seq(5, 65_530), 0, "before the initial sequence number");
+        assert_eq!(
+            unwrap_seq(5, 65_530),
+            0,
+            "before the initial sequence number"
+        );
         assert_eq!(unwrap_seq(100, 3), 3);
     }
 }

@@ -133,7 +133,7 @@ impl Policy for Weighted {
 
     fn allocate(&self, total_pps: f64, flows: &[FlowDemand]) -> Vec<f64> {
         let sum: f64 = flows.iter().map(|f| f.weight.max(0.0)).sum();
-        if !(sum > 0.0) {
+        if sum.is_nan() || sum <= 0.0 {
             return Fair.allocate(total_pps, flows);
         }
         flows
@@ -161,7 +161,7 @@ impl Policy for FairGoodput {
         let increment = total_pps - current;
         let deficit = |f: &FlowDemand| (f.demand_pps - f.goodput_pps).max(0.0);
         let total_deficit: f64 = flows.iter().map(deficit).sum();
-        if !(total_deficit > 0.0) {
+        if total_deficit.is_nan() || total_deficit <= 0.0 {
             // Nobody lags: nothing changes. [CODE]
             return flows.iter().map(|f| f.current_pps).collect();
         }
@@ -258,16 +258,21 @@ mod tests {
     #[test]
     fn fair_goodput_gives_increase_to_lagging_flows() {
         let mut f = flows(&DEMANDS);
-        for (flow, (cur, good)) in f
-            .iter_mut()
-            .zip([(0.2, 0.2), (0.4, 0.1), (0.8, 0.8), (1.6, 1.0)])
+        for (flow, (cur, good)) in
+            f.iter_mut()
+                .zip([(0.2, 0.2), (0.4, 0.1), (0.8, 0.8), (1.6, 1.0)])
         {
             flow.current_pps = cur;
             flow.goodput_pps = good;
         }
         assert_rates(
             &FairGoodput.allocate(3.6, &f),
-            &[0.2 + 0.6 / 18.0, 0.4 + 0.1, 0.8 + 0.6 * 4.0 / 18.0, 1.6 + 0.6 * 10.0 / 18.0],
+            &[
+                0.2 + 0.6 / 18.0,
+                0.4 + 0.1,
+                0.8 + 0.6 * 4.0 / 18.0,
+                1.6 + 0.6 * 10.0 / 18.0,
+            ],
         );
         // A decrease is demand-proportional: ρ = 1.5 / 7.5.
         assert_rates(&FairGoodput.allocate(1.5, &f), &[0.1, 0.2, 0.4, 0.8]);
@@ -280,8 +285,13 @@ mod tests {
 
     #[test]
     fn names_are_distinct() {
-        let policies: [&dyn Policy; 5] =
-            [&Fair, &DemandLimited, &DemandProportional, &Weighted, &FairGoodput];
+        let policies: [&dyn Policy; 5] = [
+            &Fair,
+            &DemandLimited,
+            &DemandProportional,
+            &Weighted,
+            &FairGoodput,
+        ];
         let mut names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
         names.sort_unstable();
         names.dedup();

@@ -25,7 +25,7 @@ use super::estimators::{
     RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
-use super::{finite, unwrap_seq, Profile};
+use super::{unwrap_seq, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -43,8 +43,10 @@ pub struct SinkConfig {
     /// Additive increase A of R. Unit: pkt/s. [PAPER §3.5 footnote 1: 0.5;
     /// CODE R_ADDITIVE_INCREMENT: 1.0 (D7)]
     pub additive_increase_pps: f64,
-    /// Add 2A per increase until the first decrease, and again whenever N returns to 0.
-    /// [AMBIG-9 → paper: off; CODE increase_all_rate: on (D7)]
+    /// Add 2A per increase while in slow start (until the first decrease, and again whenever
+    /// N returns to 0). [AMBIG-9 → paper: off; CODE increase_all_rate: on (D7)]. The join rule
+    /// keys on the same "no decrease yet" phase in both profiles ([CODE-FILL], spec §5 "initial
+    /// rate at join: same"), whatever this switch says.
     pub slow_start: bool,
     /// Gain of the C_i EWMA. [AMBIG-7 → 0.5, CODE-FILL]
     pub congestion_gain: f64,
@@ -74,7 +76,7 @@ pub struct SinkConfig {
     /// Floor of R per active flow: R ≥ N × this. Unit: pkt/s. [CODE-FILL: 1/30, "one packet
     /// per 30 s per flow" (D9)]
     pub min_rate_per_flow_pps: f64,
-    /// A joining flow adds min(d_i, this) to R while R = 0, N = 0 or (slow start and R ≤
+    /// A joining flow adds min(d_i, this) to R while R = 0, N = 0 or (no decrease yet and R ≤
     /// [`SinkConfig::join_slow_start_limit_pps`]). Unit: pkt/s. [CODE-FILL RCRT_INIT_RATE 0.5]
     pub join_rate_pps: f64,
     /// Limit on R under which joins still add to R during slow start. Unit: pkt/s.
@@ -121,7 +123,7 @@ pub struct SinkConfig {
     /// limit is memory]
     pub max_flows: usize,
     /// Delete a flow after this long without any datagram from it, or ten intervals of the
-    /// slowest rate it was told since, if longer. [D28: paper 300 s, the spec's recommendation
+    /// slowest rate it ever had, if longer. [D28: paper 300 s, the spec's recommendation
     /// (5 × 60 s); CODE none]
     pub idle_timeout: Option<Duration>,
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
@@ -322,7 +324,7 @@ pub struct SinkStats {
     pub malformed: u64,
     /// Parsed datagrams of a sink → source type (dropped).
     pub unexpected: u64,
-    /// DATA for no known flow (dropped silently, as the code). [CODE]
+    /// DATA for no known flow (dropped silently). [CODE rcrtransport_receive]
     pub unknown_flow: u64,
     /// DATA or FIN too far ahead of the highest sequence number (dropped).
     pub bogus: u64,
@@ -436,8 +438,9 @@ struct Flow {
     /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
     fb_due: Option<Instant>,
     last_heard: Instant,
-    /// The slowest rate the source may be using: the one its last DATA reported or any told
-    /// to it since (the idle timeout scales with it).
+    /// The slowest rate the source was ever told or reported using (the idle timeout scales
+    /// with it: after a speed-up the code's pacing keeps one tick of the old interval, and
+    /// feedback may be lost, so a live source can stay silent for several slow intervals).
     slowest_told: Rate,
     fin_last: Option<u16>,
 }
@@ -451,16 +454,19 @@ impl Flow {
     /// still be an older one when feedback was lost).
     fn heard(&mut self, now: Instant, reported: Option<Rate>) {
         self.last_heard = now;
-        self.slowest_told = match reported {
-            Some(rate) if !rate.is_zero() => rate.min(self.assigned_code),
-            _ => self.assigned_code,
-        };
+        if let Some(rate) = reported {
+            self.slowest(rate);
+        }
     }
 
     /// Record the rate carried by a feedback or SYN-ACK.
     fn told(&mut self) {
-        if self.slowest_told.is_zero() || self.assigned_code < self.slowest_told {
-            self.slowest_told = self.assigned_code;
+        self.slowest(self.assigned_code);
+    }
+
+    fn slowest(&mut self, rate: Rate) {
+        if !rate.is_zero() && (self.slowest_told.is_zero() || rate < self.slowest_told) {
+            self.slowest_told = rate;
         }
     }
 }
@@ -476,6 +482,7 @@ pub struct Sink {
     total: f64,
     /// D = Σ d_i, pkt/s.
     demand: f64,
+    /// No decrease since N last returned to 0 (the code's `slowstart` flag). [CODE]
     slow_start: bool,
     t_inc: Option<Instant>,
     t_dec: Option<Instant>,
@@ -505,7 +512,7 @@ impl Sink {
         let rng = cfg.rng_seed | 1;
         Sink {
             me,
-            slow_start: cfg.slow_start,
+            slow_start: true,
             cfg,
             policy,
             flows: BTreeMap::new(),
@@ -565,9 +572,10 @@ impl Sink {
             // [PAPER §3.8] FIN with the last sequence number → teardown, trailing repair.
             Repr::Fin { last } => self.on_fin(now, from, last),
             // Sink → source types never come to a sink.
-            Repr::SynAck { .. } | Repr::SynNack { .. } | Repr::Feedback { .. } | Repr::FinAck { .. } => {
-                self.stats.unexpected += 1
-            }
+            Repr::SynAck { .. }
+            | Repr::SynNack { .. }
+            | Repr::Feedback { .. }
+            | Repr::FinAck { .. } => self.stats.unexpected += 1,
         }
     }
 
@@ -611,9 +619,7 @@ impl Sink {
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.flows
             .values()
-            .flat_map(|f| {
-                [f.timer, f.fb_due, self.idle_deadline(f)]
-            })
+            .flat_map(|f| [f.timer, f.fb_due, self.idle_deadline(f)])
             .flatten()
             .min()
     }
@@ -730,7 +736,8 @@ impl Sink {
         if self.flows.len() >= self.cfg.max_flows {
             // [CODE] no room: SYN-NACK.
             self.stats.syn_nacks_sent += 1;
-            self.events.push_back(SinkEvent::FlowRefused { source: from });
+            self.events
+                .push_back(SinkEvent::FlowRefused { source: from });
             self.push(from, &Repr::SynNack { nonce });
             return;
         }
@@ -793,10 +800,13 @@ impl Sink {
         self.flows.insert(source, flow);
         // [D9; AMBIG → chosen: the floor R ≥ N/30 is kept as an invariant, so a join under a
         // floored R raises R too]
-        self.total = self.total.max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
+        self.total = self
+            .total
+            .max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
         self.stats.flows_opened += 1;
         self.stats.per_flow.entry(source).or_default();
-        self.events.push_back(SinkEvent::FlowOpened { source, demand_pps });
+        self.events
+            .push_back(SinkEvent::FlowOpened { source, demand_pps });
         self.reallocate();
         // [D10] a join restarts the increase clock (and, in the paper profile, the wait).
         self.t_inc = Some(now);
@@ -824,7 +834,7 @@ impl Sink {
         }
         if self.flows.is_empty() {
             // [CODE] clear rounding residue; slow start again.
-            self.slow_start = self.cfg.slow_start;
+            self.slow_start = true;
             self.total = 0.0;
             self.demand = 0.0;
         }
@@ -1056,7 +1066,10 @@ impl Sink {
             Profile::ReferenceCode => {
                 update_congestion(&self.cfg, flow);
                 let timeouts = flow.timeouts;
-                if timeouts >= 2 && self.decrease_time_ok_code(now) && self.should_decrease_code(source) {
+                if timeouts >= 2
+                    && self.decrease_time_ok_code(now)
+                    && self.should_decrease_code(source)
+                {
                     if self.decrease(now, source) {
                         self.c_last = self.flows.get(&source).map_or(0.0, |f| f.congestion);
                     }
@@ -1102,7 +1115,11 @@ impl Sink {
                     }
                     return Adapt::Hold;
                 }
-                if self.flows.values().all(|f| f.congestion < self.cfg.lower_threshold) {
+                if self
+                    .flows
+                    .values()
+                    .all(|f| f.congestion < self.cfg.lower_threshold)
+                {
                     // [PAPER §3.4–3.5] every C_j < L: uncongested → increase.
                     if self.increase(now) {
                         return Adapt::Increased;
@@ -1119,9 +1136,10 @@ impl Sink {
                     }
                     return Adapt::Hold;
                 }
-                let calm = self.flows.values().all(|f| {
-                    f.congestion < self.cfg.lower_threshold && f.missing.len() <= 1
-                });
+                let calm = self
+                    .flows
+                    .values()
+                    .all(|f| f.congestion < self.cfg.lower_threshold && f.missing.len() <= 1);
                 if self.increase_time_ok_code(now) && calm && self.increase(now) {
                     return Adapt::Increased;
                 }
@@ -1147,7 +1165,7 @@ impl Sink {
         };
         let floor = self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps;
         let new_total = (factor * self.total).max(floor);
-        if !(new_total < self.total) {
+        if new_total.is_nan() || new_total >= self.total {
             return false;
         }
         self.set_total(new_total);
@@ -1171,7 +1189,7 @@ impl Sink {
 
     /// R ← min(R + A, D) (2A in slow start) and re-allocate; false when R did not grow.
     fn increase(&mut self, now: Instant) -> bool {
-        let step = if self.slow_start {
+        let step = if self.slow_start && self.cfg.slow_start {
             2.0 * self.cfg.additive_increase_pps
         } else {
             self.cfg.additive_increase_pps
@@ -1181,7 +1199,7 @@ impl Sink {
             // [CODE-FILL] R ≤ D.
             new_total = new_total.min(self.demand);
         }
-        if !(new_total > self.total) {
+        if new_total.is_nan() || new_total <= self.total {
             return false;
         }
         self.set_total(new_total);
@@ -1197,7 +1215,8 @@ impl Sink {
     fn set_total(&mut self, total: f64) {
         if total != self.total {
             self.total = total;
-            self.events.push_back(SinkEvent::RateChanged { total_pps: total });
+            self.events
+                .push_back(SinkEvent::RateChanged { total_pps: total });
         }
     }
 
@@ -1225,7 +1244,7 @@ impl Sink {
         }
         let mut changed = Vec::new();
         for ((source, flow), rate) in self.flows.iter_mut().zip(rates) {
-            let mut rate = if finite(rate) && rate > 0.0 {
+            let mut rate = if rate.is_finite() && rate > 0.0 {
                 rate
             } else {
                 self.cfg.min_rate_per_flow_pps
@@ -1306,7 +1325,7 @@ impl Sink {
     // ------------------------------------------------------------------------------ feedback
 
     /// When the flow expires for silence: [`SinkConfig::idle_timeout`], stretched to ten
-    /// intervals of the slowest rate the source may be using (a slow flow is not idle).
+    /// intervals of the slowest rate the flow ever had (a slow flow is not idle).
     fn idle_deadline(&self, flow: &Flow) -> Option<Instant> {
         let idle = self.cfg.idle_timeout?;
         let slowest = if flow.slowest_told.is_zero() {
@@ -1369,7 +1388,8 @@ impl Sink {
             // [CODE send_FEEDBACK] NACKs this far behind are deleted unrepaired.
             let last = flow.last_recv;
             let before = flow.missing.len();
-            flow.missing.retain(|&seq| last < seq.saturating_add(distance));
+            flow.missing
+                .retain(|&seq| last < seq.saturating_add(distance));
             self.stats.given_up += (before - flow.missing.len()) as u64;
         }
         let nacks = build_nacks(
@@ -1577,11 +1597,7 @@ fn build_nacks(missing: &BTreeSet<u32>, max_ranges: usize, max_seqnos: usize) ->
         return list;
     }
     let mut pending: Option<(u32, u32)> = None;
-    let mut count = 0usize;
-    for &seq in missing {
-        if count >= max_seqnos {
-            break;
-        }
+    for &seq in missing.iter().take(max_seqnos) {
         match pending {
             Some((first, run)) if seq == first + run && run < u32::from(u8::MAX) => {
                 pending = Some((first, run + 1));
@@ -1598,7 +1614,6 @@ fn build_nacks(missing: &BTreeSet<u32>, max_ranges: usize, max_seqnos: usize) ->
             }
             None => pending = Some((seq, 1)),
         }
-        count += 1;
     }
     if let Some((first, run)) = pending {
         list.push(NackRange {
@@ -1619,8 +1634,9 @@ fn next_fid(fid: u8) -> u8 {
 
 /// The RTT field of a feedback: ms, at least 1 when known, 0 when unknown.
 fn rtt_field(rtt: &RttEstimator) -> u16 {
-    rtt.srtt()
-        .map_or(0, |d| (d.as_nanos() / 1_000_000).clamp(1, u64::from(u16::MAX)) as u16)
+    rtt.srtt().map_or(0, |d| {
+        (d.as_nanos() / 1_000_000).clamp(1, u64::from(u16::MAX)) as u16
+    })
 }
 
 #[cfg(test)]
@@ -1724,7 +1740,10 @@ mod tests {
         // A duplicate SYN gets a fresh SYN-ACK with the next fid; nothing else changes.
         s.handle_datagram(ms(100), SRC, &syn(1.0, 1));
         let out = sent(&mut s);
-        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::SynAck { fid: 2, .. })));
+        assert!(matches!(
+            Repr::parse(&out[0].1),
+            Ok(Repr::SynAck { fid: 2, .. })
+        ));
         assert_eq!(s.flow_count(), 1);
         // An unstated demand is 50 pkt/s.
         s.handle_datagram(ms(200), NodeId(8), &syn(0.0, 1));
@@ -1779,7 +1798,10 @@ mod tests {
         }
         assert_eq!(delivered(&mut s), vec![1, 2]);
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!((info.state, info.missing, info.out_of_order), (FlowState::NackWait, 1, 2));
+        assert_eq!(
+            (info.state, info.missing, info.out_of_order),
+            (FlowState::NackWait, 1, 2)
+        );
         // The gap was seen at 1300 ms, RTO = 1 s (var 0) after the SYN-ACK: the NACK went out at
         // once; 5 triggered nothing (and C stays below U: 1, then 2.5).
         let out = sent(&mut s);
@@ -1790,7 +1812,10 @@ mod tests {
         s.handle_datagram(ms(1_500), SRC, &data(3, rate, 2, 10, true));
         assert_eq!(delivered(&mut s), vec![3, 4, 5]);
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!((info.state, info.cack, info.missing), (FlowState::Active, 5, 0));
+        assert_eq!(
+            (info.state, info.cack, info.missing),
+            (FlowState::Active, 5, 0)
+        );
         assert_eq!(s.stats().recovered, 1);
     }
 
@@ -1851,7 +1876,10 @@ mod tests {
     fn build_nacks_limits() {
         let missing: BTreeSet<u32> = [1, 2, 3, 5, 7, 8].into_iter().collect();
         let seqs = |l: NackList| l.seqnos().collect::<Vec<u16>>();
-        assert_eq!(seqs(build_nacks(&missing, 10, usize::MAX)), vec![1, 2, 3, 5, 7, 8]);
+        assert_eq!(
+            seqs(build_nacks(&missing, 10, usize::MAX)),
+            vec![1, 2, 3, 5, 7, 8]
+        );
         assert_eq!(seqs(build_nacks(&missing, 2, usize::MAX)), vec![1, 2, 3, 5]);
         assert_eq!(seqs(build_nacks(&missing, 10, 4)), vec![1, 2, 3, 5]);
         assert!(build_nacks(&missing, 0, 4).is_empty());
@@ -1881,7 +1909,10 @@ mod tests {
     /// [PAPER §3.5] ALI through the sink: 1–10, 12 → p = 1 − 1/11.
     #[test]
     fn ali_from_a_loss_pattern() {
-        for (profile, p) in [(Profile::Paper, 1.0 - 1.0 / 11.0), (Profile::ReferenceCode, 0.9)] {
+        for (profile, p) in [
+            (Profile::Paper, 1.0 - 1.0 / 11.0),
+            (Profile::ReferenceCode, 0.9),
+        ] {
             let (mut s, rate) = open(profile, 1.0);
             for seq in (1..=10).chain([12]) {
                 s.handle_datagram(ms(100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
@@ -1910,7 +1941,10 @@ mod tests {
         assert_eq!(s.poll_timeout(), Some(ms(6_000)));
         s.handle_timeout(ms(6_000));
         let out = sent(&mut s);
-        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::Feedback { fid: 2, .. })));
+        assert!(matches!(
+            Repr::parse(&out[0].1),
+            Ok(Repr::Feedback { fid: 2, .. })
+        ));
         // Echoed at 7500 after 300 ms at the source: sample 1200 ms.
         s.handle_datagram(ms(7_500), SRC, &data(5, rate, 2, 300, false));
         let info = s.flow_info(SRC).unwrap();
@@ -2014,7 +2048,11 @@ mod tests {
         assert_eq!(sent(&mut s).len(), 1, "rate differs: feedback");
         s.handle_datagram(ms(7_000), SRC, &data(2, stale, 0, 0, false));
         assert!(sent(&mut s).is_empty());
-        assert_eq!(s.poll_timeout(), Some(ms(11_000)), "deferred to tLastFb + RTO");
+        assert_eq!(
+            s.poll_timeout(),
+            Some(ms(11_000)),
+            "deferred to tLastFb + RTO"
+        );
         s.handle_timeout(ms(11_000));
         assert_eq!(sent(&mut s).len(), 1);
     }
@@ -2024,16 +2062,37 @@ mod tests {
         let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(DemandProportional));
         s.handle_datagram(ms(0), NodeId(1), &syn(1.0, 1));
         s.handle_datagram(ms(0), NodeId(2), &syn(3.0, 1));
-        // R = 0.5 (first join) then unchanged (N > 0, no slow start); ρ = 0.5 / 4.
-        assert_eq!(s.total_rate(), 0.5);
-        assert!(crate::rcrt::abs(s.flow_rate(NodeId(2)).unwrap() - 0.375) < 1e-9);
+        // Before any decrease each join adds min(d, 0.5): R = 1; ρ = 1 / 4.
+        assert_eq!(s.total_rate(), 1.0);
+        assert!(crate::rcrt::abs(s.flow_rate(NodeId(2)).unwrap() - 0.75) < 1e-9);
         let fin = bytes(&Repr::Fin { last: 0 });
         s.handle_datagram(ms(10), NodeId(2), &fin);
-        assert!(crate::rcrt::abs(s.total_rate() - 0.125) < 1e-9);
-        assert!(crate::rcrt::abs(s.flow_rate(NodeId(1)).unwrap() - 0.125) < 1e-9);
+        // R −= 0.75; flow 1 keeps its 0.25 (no re-allocation).
+        assert!(crate::rcrt::abs(s.total_rate() - 0.25) < 1e-9);
+        assert!(crate::rcrt::abs(s.flow_rate(NodeId(1)).unwrap() - 0.25) < 1e-9);
         assert_eq!(s.total_demand(), 1.0);
         s.handle_datagram(ms(20), NodeId(1), &fin);
-        assert_eq!((s.total_rate(), s.total_demand(), s.flow_count()), (0.0, 0.0, 0));
+        assert_eq!(
+            (s.total_rate(), s.total_demand(), s.flow_count()),
+            (0.0, 0.0, 0)
+        );
+    }
+
+    /// [CODE-FILL adjust_rates_at_node_join] joins add min(d, 0.5) until the first decrease
+    /// (while R ≤ 25); afterwards a newcomer's share comes out of the others'.
+    #[test]
+    fn joins_add_rate_until_the_first_decrease() {
+        let mut s = congest(Profile::Paper);
+        assert_eq!(s.stats().decreases, 1);
+        let before = s.total_rate();
+        s.handle_datagram(ms(20_000), NodeId(9), &syn(1.0, 1));
+        assert_eq!(s.total_rate(), before.max(2.0 / 30.0));
+        let mut s = sink(Profile::Paper);
+        for n in 1..=60 {
+            s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
+        }
+        // 51 joins bring R from 0 to 25.5; later ones add nothing.
+        assert_eq!(s.total_rate(), 25.5);
     }
 
     #[test]
@@ -2069,11 +2128,18 @@ mod tests {
     fn teardown_repairs_trailing_losses() {
         let (mut s, rate) = open(Profile::Paper, 1.0);
         for seq in 1..=5 {
-            s.handle_datagram(ms(6_000 + 100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
+            s.handle_datagram(
+                ms(6_000 + 100 * u64::from(seq)),
+                SRC,
+                &data(seq, rate, 0, 0, false),
+            );
         }
         s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: 8 }));
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!((info.state, info.missing, info.last_recv), (FlowState::FinRetxWait, 3, 8));
+        assert_eq!(
+            (info.state, info.missing, info.last_recv),
+            (FlowState::FinRetxWait, 3, 8)
+        );
         let out = sent(&mut s);
         assert_eq!(feedback(&out[0].1).4, vec![6, 7, 8]);
         for seq in 6..=8 {
@@ -2085,7 +2151,10 @@ mod tests {
         assert_eq!(Repr::parse(&out[0].1), Ok(Repr::FinAck { last: 8 }));
         // A repeated FIN after the flow is gone: FIN-ACK again.
         s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: 8 }));
-        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: 8 }));
+        assert_eq!(
+            Repr::parse(&sent(&mut s)[0].1),
+            Ok(Repr::FinAck { last: 8 })
+        );
         assert_eq!(s.stats().flows_closed, 1);
     }
 

@@ -231,6 +231,9 @@ pub struct SourceStats {
     pub nacks_received: u64,
     /// Times the buffer filled.
     pub stalls: u64,
+    /// Feedbacks after which 2·r·RTT exceeded half the buffer: the buffer is too small for the
+    /// rate and RTT. [AMBIG-17 → warn when 2·r_i·RTT_i > window/2]
+    pub small_buffer_warnings: u64,
     /// Datagrams that did not parse.
     pub malformed: u64,
     /// Datagrams that parsed but do not fit the state.
@@ -271,7 +274,7 @@ pub struct Source {
 impl Source {
     /// Mote-relevant state of one connection, in bytes, as a packed C struct on a 16-bit mote
     /// would hold it (the retransmit buffer lives in flash and the staged packet in the
-    /// application's buffer, so neither is counted) [DERIVED]:
+    /// application's buffer, so neither is counted) [DERIVED from the fields below]:
     /// state 1, retries 1, sink address 2, nonce 2, demand 2, rate 2, token 1, last sent 2,
     /// last acked 2, last fid 1, feedback time 4, RTT 2, staged/closing/stalled flags 1,
     /// pacing deadline 4, state (SYN/FIN) deadline 4, stall deadline 4, retransmission
@@ -723,6 +726,10 @@ impl Source {
             self.rate = rate;
             self.events.push_back(SourceEvent::RateChanged(rate.pps()));
         }
+        // [AMBIG-17] the buffer should be ≫ 2·r·RTT packets.
+        if 2.0 * self.rate.pps() * self.rtt.as_secs_f64() > (self.cfg.buffer_packets / 2) as f64 {
+            self.stats.small_buffer_warnings += 1;
+        }
         // 5. Cumulative ACK frees the buffer.
         if let Some(cack) = cack {
             let cack = unwrap_seq(self.last_sent, cack);
@@ -1054,13 +1061,20 @@ mod tests {
         };
         let mut s = active(cfg, 10.0);
         let out = run(&mut s, 0, 2_000);
-        let sent: Vec<(u16, bool, bool)> =
-            out.iter().map(|(_, d)| (d.seq, d.ack_request, d.retx)).collect();
+        let sent: Vec<(u16, bool, bool)> = out
+            .iter()
+            .map(|(_, d)| (d.seq, d.ack_request, d.retx))
+            .collect();
         // Seqnos 1–4 at 200…500 ms (ACK-request above 2 outstanding); the probe (RTT 5 s >
         // 2/r) at 500 + 5000 ms is beyond the horizon.
         assert_eq!(
             sent,
-            vec![(1, false, false), (2, false, false), (3, true, false), (4, true, false)]
+            vec![
+                (1, false, false),
+                (2, false, false),
+                (3, true, false),
+                (4, true, false)
+            ]
         );
         assert!(s.is_stalled());
         assert!(!s.can_send(), "the fifth packet is staged and blocked");
@@ -1069,7 +1083,10 @@ mod tests {
             .iter()
             .map(|(t, d)| (*t, d.seq, d.ack_request, d.retx))
             .collect();
-        assert_eq!(probes, vec![(5_500, 1, true, true), (10_500, 1, true, true)]);
+        assert_eq!(
+            probes,
+            vec![(5_500, 1, true, true), (10_500, 1, true, true)]
+        );
         // A cumulative ACK frees the buffer; sending resumes.
         s.handle_datagram(ms(11_000), &fb(2, 10.0, 0, 4, &[]));
         let events: Vec<SourceEvent> = core::iter::from_fn(|| s.poll_event()).collect();
@@ -1103,12 +1120,24 @@ mod tests {
         let first = drain(&mut s, ms(750));
         assert_eq!(first.len(), 1);
         let d = parse_data(&first[0]);
-        assert_eq!((d.seq, d.retx, d.fid, d.since_ms, d.payload), (2, true, 2, 0, vec![2]));
+        assert_eq!(
+            (d.seq, d.retx, d.fid, d.since_ms, d.payload),
+            (2, true, 2, 0, vec![2])
+        );
         assert_eq!(s.poll_timeout(), Some(ms(760)));
         let second = drain(&mut s, ms(760));
         assert_eq!(parse_data(&second[0]).seq, 4);
         assert_eq!(s.stats().retransmissions, 2, "9 was never sent");
         assert_eq!(s.buffered(), 5, "cack 1 freed one packet");
+    }
+
+    #[test]
+    fn small_buffer_is_flagged() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.handle_datagram(ms(10), &fb(2, 4.0, 4_000, 0, &[]));
+        assert_eq!(s.stats().small_buffer_warnings, 1, "2 · 4 · 4 = 32 > 25");
+        s.handle_datagram(ms(20), &fb(3, 1.0, 4_000, 0, &[]));
+        assert_eq!(s.stats().small_buffer_warnings, 1, "2 · 1 · 4 = 8");
     }
 
     #[test]
@@ -1155,7 +1184,11 @@ mod tests {
         let mut s = active(SourceConfig::paper(), 1.0);
         s.send(ms(0), b"a").unwrap();
         s.close(ms(0));
-        assert_eq!(s.state(), SourceState::Active, "FIN waits for the staged packet");
+        assert_eq!(
+            s.state(),
+            SourceState::Active,
+            "FIN waits for the staged packet"
+        );
         let out = drain(&mut s, ms(2_000));
         assert_eq!(parse_data(&out[0]).seq, 1);
         assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: 1 }));
@@ -1177,7 +1210,10 @@ mod tests {
     fn fin_retries_then_abort() {
         let mut s = active(SourceConfig::paper(), 1.0);
         s.close(ms(0));
-        assert_eq!(Repr::parse(&drain(&mut s, ms(0))[0]), Ok(Repr::Fin { last: 0 }));
+        assert_eq!(
+            Repr::parse(&drain(&mut s, ms(0))[0]),
+            Ok(Repr::Fin { last: 0 })
+        );
         for k in 1..=10u64 {
             assert_eq!(drain(&mut s, ms(20_000 * k)).len(), 1, "FIN repeat {k}");
         }

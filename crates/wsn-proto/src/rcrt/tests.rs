@@ -2,8 +2,11 @@
 //! duplicating link with delay, on virtual time.
 //!
 //! The key property: every packet a source hands over is delivered to the sink application
-//! exactly once and in order per flow, nothing is delivered that was never sent, every source
-//! ends `Closed` (FIN-ACK), and R never drops below N × the per-flow floor.
+//! exactly once and in order per flow, nothing is delivered that was never sent, and R never
+//! drops below N × the per-flow floor. Every source ends `Closed` (FIN-ACK), with exactly two
+//! tolerated exceptions, both the spec's retry limits meeting a run of losses: all 11 SYN
+//! round trips fail (`OpenFailed`, nothing was handed over), or all 11 FIN/FIN-ACK round trips
+//! fail after the sink already delivered everything and closed the flow (`Aborted`).
 
 use std::boxed::Box;
 use std::cmp::Reverse;
@@ -66,13 +69,7 @@ struct Net {
 impl Net {
     fn schedule(&mut self, now: Instant, to: Option<usize>, from: NodeId, bytes: Vec<u8>) {
         self.sent += 1;
-        if std::env::var("RCRT_DEBUG").is_ok() {
-            if let Ok(r) = wsn_wire::rcrt::Repr::parse(&bytes) {
-                std::println!("{now:?} {from:?}->{to:?} {r}");
-            }
-        }
         if self.rng.unit() < self.link.loss {
-            if std::env::var("RCRT_DEBUG").is_ok() { std::println!("   lost"); }
             self.lost += 1;
             return;
         }
@@ -167,6 +164,8 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
     let mut handed = vec![0u32; n];
     let mut next_delivery = vec![1u32; n];
     let mut closed = vec![false; n];
+    let mut failed_open = vec![false; n];
+    let mut aborted = vec![false; n];
     let mut closed_at_sink = vec![false; n];
     let mut max_total: f64 = 0.0;
     let limit = Instant::from_secs(20_000);
@@ -205,7 +204,6 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         }
         // Events and invariants.
         while let Some(event) = sink.poll_event() {
-            if std::env::var("RCRT_DEBUG").is_ok() { std::println!("{now:?} SINK {event:?}"); }
             match event {
                 SinkEvent::Delivered { source, seq, data } => {
                     let i = usize::from(source.0) - 1;
@@ -223,7 +221,10 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
                     }
                     next_delivery[i] += 1;
                 }
-                SinkEvent::FlowClosed { source } => closed_at_sink[usize::from(source.0) - 1] = true,
+                SinkEvent::FlowClosed { source } => {
+                    closed_at_sink[usize::from(source.0) - 1] = true
+                }
+                SinkEvent::FlowExpired { source } if failed_open[usize::from(source.0) - 1] => {}
                 SinkEvent::FlowExpired { source } | SinkEvent::FlowAborted { source } => {
                     return Err(std::format!("flow {source:?} expired or aborted"));
                 }
@@ -234,40 +235,40 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
             while let Some(event) = source.poll_event() {
                 match event {
                     SourceEvent::Closed => closed[i] = true,
-                    SourceEvent::OpenFailed | SourceEvent::Aborted => {
-                        return Err(std::format!("source {i}: {event:?}"));
-                    }
+                    SourceEvent::OpenFailed => failed_open[i] = true,
+                    SourceEvent::Aborted => aborted[i] = true,
                     _ => {}
                 }
             }
-            if source.state() == SourceState::Active && !(source.rate() > 0.0) {
+            if source.state() == SourceState::Active
+                && source.rate().partial_cmp(&0.0) != Some(core::cmp::Ordering::Greater)
+            {
                 return Err(std::format!("source {i} active with rate 0"));
             }
         }
         let flows = sink.flow_count() as f64;
         let total = sink.total_rate();
-        if !super::finite(total) || total < flows * floor * (1.0 - 1e-9) {
-            return Err(std::format!("R = {total} below the floor for {flows} flows"));
+        if !total.is_finite() || total < flows * floor * (1.0 - 1e-9) {
+            return Err(std::format!(
+                "R = {total} below the floor for {flows} flows"
+            ));
         }
         for source in sink.flows() {
             let rate = sink.flow_rate(source).unwrap_or(0.0);
-            if !(rate > 0.0) {
+            if rate.is_nan() || rate <= 0.0 {
                 return Err(std::format!("flow {source:?} has rate {rate}"));
             }
         }
         max_total = max_total.max(total);
-        if closed.iter().all(|&c| c) {
+        if (0..n).all(|i| closed[i] || failed_open[i] || aborted[i]) {
             break;
         }
         // Advance virtual time to the next thing that happens.
-        let next = [
-            net.queue.peek().map(|Reverse(d)| d.at),
-            sink.poll_timeout(),
-        ]
-        .into_iter()
-        .chain(sources.iter().map(|s| s.poll_timeout()))
-        .flatten()
-        .min();
+        let next = [net.queue.peek().map(|Reverse(d)| d.at), sink.poll_timeout()]
+            .into_iter()
+            .chain(sources.iter().map(|s| s.poll_timeout()))
+            .flatten()
+            .min();
         let Some(next) = next else {
             return Err("nothing left to happen, but not every source closed".into());
         };
@@ -276,7 +277,9 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         }
         now = now.max(next);
         while net.queue.peek().is_some_and(|Reverse(d)| d.at <= now) {
-            let Some(Reverse(d)) = net.queue.pop() else { break };
+            let Some(Reverse(d)) = net.queue.pop() else {
+                break;
+            };
             match d.to {
                 None => sink.handle_datagram(now, d.from, &d.bytes),
                 Some(i) => sources[i].handle_datagram(now, &d.bytes),
@@ -292,6 +295,17 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         }
     }
     for i in 0..n {
+        if failed_open[i] {
+            if handed[i] != 0 || next_delivery[i] != 1 {
+                return Err(std::format!("flow {i}: failed to open but carried data"));
+            }
+            continue;
+        }
+        if aborted[i] && !closed_at_sink[i] {
+            return Err(std::format!(
+                "flow {i}: aborted before the sink had everything"
+            ));
+        }
         if next_delivery[i] != sc.packets + 1 {
             return Err(std::format!(
                 "flow {i}: {} of {} delivered",
@@ -322,18 +336,90 @@ fn clean_link() -> Link {
     }
 }
 
+/// Regression: under demand-proportional allocation a small-demand flow gets far less than
+/// 1/30 pkt/s; the sink's idle timeout must not expire it (it scales with the flow's slowest
+/// rate, including one the source still reports because a feedback was lost).
 #[test]
-fn debug_case() {
+fn slow_flows_are_not_expired() {
+    let cases = [
+        (
+            vec![5.755823380856879, 0.2, 5.724711809506083],
+            2,
+            2,
+            0.0,
+            0.0,
+            1,
+            1,
+            66013623232337865,
+        ),
+        (
+            vec![0.2, 4.786687650913657, 5.133396829545823],
+            4,
+            3,
+            0.1894,
+            0.0758,
+            1,
+            0,
+            17201014263470250213,
+        ),
+        (
+            vec![
+                0.3174923621240502,
+                1.7062054190509657,
+                3.3819309975454677,
+                4.087126714221351,
+            ],
+            15,
+            2,
+            0.1489,
+            0.0353,
+            1,
+            3,
+            18331009167098572525,
+        ),
+    ];
+    for (demands, packets, buffer, loss, duplicate, delay, jitter, seed) in cases {
+        let sc = Scenario {
+            profile: Profile::Paper,
+            policy: 2,
+            demands,
+            packets,
+            buffer,
+            link: Link {
+                loss,
+                duplicate,
+                delay: Duration::from_millis(delay),
+                jitter: Duration::from_millis(jitter),
+            },
+            seed,
+        };
+        if let Err(why) = run(&sc) {
+            panic!("{why}: {sc:?}");
+        }
+    }
+}
+
+/// Regression: eleven lost FIN/FIN-ACK round trips after the sink delivered everything — the
+/// source gives up (`Aborted`), no data is lost.
+#[test]
+fn lost_fin_acks_lose_no_data() {
     let sc = Scenario {
-        profile: Profile::Paper,
-        policy: 2,
-        demands: vec![0.3174923621240502, 1.7062054190509657, 3.3819309975454677, 4.087126714221351],
-        packets: 15,
-        buffer: 2,
-        link: Link { loss: 0.14885462482925574, duplicate: 0.035310505556541326, delay: Duration::from_millis(1), jitter: Duration::from_millis(3) },
-        seed: 18331009167098572525,
+        profile: Profile::ReferenceCode,
+        policy: 3,
+        demands: vec![4.918013853558609, 1.4635139054898423, 4.394303138921706],
+        packets: 92,
+        buffer: 3,
+        link: Link {
+            loss: 0.18016274676685168,
+            duplicate: 0.07730477076223373,
+            delay: Duration::from_millis(57),
+            jitter: Duration::from_millis(322),
+        },
+        seed: 9835694630086605702,
     };
-    std::println!("{:?}", run(&sc));
+    let out = run(&sc).unwrap();
+    assert_eq!(out.sink.delivered, 3 * 92);
+    assert_eq!(out.sink.flows_closed, 3);
 }
 
 #[test]
@@ -353,7 +439,10 @@ fn lossless_transfer_delivers_everything() {
         assert_eq!(out.sink.recovered, 0);
         assert_eq!(out.sink.duplicates, 0);
         // No congestion on a clean link: R grows to D = 6 by additive increases.
-        assert!(out.sink.increases > 0 && out.sink.decreases == 0, "{profile}: {out:?}");
+        assert!(
+            out.sink.increases > 0 && out.sink.decreases == 0,
+            "{profile}: {out:?}"
+        );
         assert!(out.max_total > 5.0, "{profile}: {}", out.max_total);
     }
 }
@@ -422,15 +511,17 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
         link_strategy(),
         any::<u64>(),
     )
-        .prop_map(|(profile, policy, demands, packets, buffer, link, seed)| Scenario {
-            profile,
-            policy,
-            demands,
-            packets,
-            buffer,
-            link,
-            seed,
-        })
+        .prop_map(
+            |(profile, policy, demands, packets, buffer, link, seed)| Scenario {
+                profile,
+                policy,
+                demands,
+                packets,
+                buffer,
+                link,
+                seed,
+            },
+        )
 }
 
 proptest! {
@@ -443,14 +534,8 @@ proptest! {
     /// Exactly-once in-order delivery over a hostile link, in both profiles, every policy.
     #[test]
     fn every_packet_delivered_exactly_once_in_order(sc in scenario_strategy()) {
-        match run(&sc) {
-            Err(why) => prop_assert!(false, "{}: {:?}", why, sc),
-            Ok(out) => if std::env::var("RCRT_TRACE").is_ok() {
-                std::println!("n={} k={} buf={} loss={:.2} end={:?} deliv={} recov={} dup={} fb={} inc={} dec={} stalls={} lost={}/{}",
-                    sc.demands.len(), sc.packets, sc.buffer, sc.link.loss, out.end, out.sink.delivered, out.sink.recovered,
-                    out.sink.duplicates, out.sink.feedback_sent, out.sink.increases, out.sink.decreases,
-                    out.sources.iter().map(|s| s.stalls).sum::<u64>(), out.link_lost, out.link_sent);
-            }
+        if let Err(why) = run(&sc) {
+            prop_assert!(false, "{}: {:?}", why, sc);
         }
     }
 
