@@ -339,6 +339,7 @@ impl Network {
         }
         f.got[seq as usize] = true;
         f.delivered += 1;
+        f.last_delivery = now;
         f.delay_sum_ns += (now - f.sent_at[seq as usize]).as_nanos() as u128;
         let b = (now.as_nanos() / self.bin.as_nanos()) as usize;
         if let Some(slot) = f.bins.get_mut(b) {

@@ -257,6 +257,8 @@ pub struct Flow {
     pub bins: Vec<u32>,
     /// Packets the application generated (best effort: equal to `originated`).
     pub generated: u64,
+    /// Time of the latest delivery.
+    pub last_delivery: Instant,
     /// Demand declared to a rate-allocating sink, pkt/s.
     pub demand_pps: f64,
     /// Endpoint serving this flow (RCRT and the reliable baseline).
@@ -558,6 +560,7 @@ impl Network {
                 got: Vec::new(),
                 bins: vec![0; bins],
                 generated: 0,
+                last_delivery: Instant::ZERO,
                 demand_pps: f.demand_pps.unwrap_or(f.rate_pps),
                 endpoint: None,
                 rcrt: Default::default(),
@@ -761,6 +764,7 @@ impl Network {
         }
         f.got[seq as usize] = true;
         f.delivered += 1;
+        f.last_delivery = now;
         f.hops_sum += hops as u64;
         f.delay_sum_ns += (now - f.sent_at[seq as usize]).as_nanos() as u128;
         let b = (now.as_nanos() / self.bin.as_nanos()) as usize;

@@ -176,6 +176,8 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     };
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
         .disable_x_mesh()
         .x_labels(n.clamp(1, 50))
         .x_label_formatter(&label)
@@ -270,6 +272,9 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .x_desc("time (s)")
         .y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s)))
         .label_style(font(13.0))
@@ -306,7 +311,9 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
             });
     }
     for (k, f) in flows[..shown].iter().enumerate() {
-        let style = Palette99::pick(k).mix(0.45).stroke_width(1);
+        let style = FLOW_COLOURS[k % FLOW_COLOURS.len()]
+            .mix(0.5)
+            .stroke_width(1);
         let anno = chart
             .draw_series(LineSeries::new(
                 (0..bins.len()).map(|b| (bins[b].0, rate(f, b))),
@@ -337,6 +344,30 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .draw()
         .s()
 }
+
+/// An axis tick label: shortest exact form ("100", "0.25"), no "100.0".
+fn tick(v: &f64) -> String {
+    let r = (v * 1e9).round() / 1e9;
+    if r == 0.0 || !r.is_finite() {
+        "0".into()
+    } else {
+        format!("{r}")
+    }
+}
+
+/// Colours of the thin per-flow lines (dark enough to stay visible when translucent).
+const FLOW_COLOURS: [RGBColor; 10] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(90, 90, 90),
+    RGBColor(160, 160, 20),
+    RGBColor(23, 170, 190),
+];
 
 /// A number without useless decimals ("10", "2.5").
 fn trim(v: f64) -> String {
@@ -453,11 +484,13 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .x_desc("x (m)")
         .y_desc("y (m)")
         .label_style(font(13.0))
         .axis_desc_style(font(15.0))
-        .light_line_style(RGBColor(235, 235, 235))
         .bold_line_style(RGBColor(215, 215, 215))
         .draw()
         .s()?;
@@ -474,7 +507,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         let (dx, dy) = (b.0 - a.0, b.1 - a.1);
         let d = (dx * dx + dy * dy).sqrt();
         let gap = (radius(i) + radius(p) + 8.0) * mpp;
-        if !(d > gap) {
+        if d.is_nan() || d <= gap {
             chart
                 .draw_series(std::iter::once(PathElement::new(
                     vec![a, b],
@@ -507,17 +540,17 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
             .s()?;
     }
     let colour = |i: usize| hops[i].map_or(UNROUTED, |h| hop_colour(h, max_h));
-    for i in 0..n {
+    for (i, &at) in pos.iter().enumerate() {
         let c = colour(i);
         if is_sink(i) {
             let s = r_sink as i32;
-            let sq = EmptyElement::at(pos[i])
+            let sq = EmptyElement::at(at)
                 + Rectangle::new([(-s, -s), (s, s)], c.filled())
                 + Rectangle::new([(-s, -s), (s, s)], BLACK.stroke_width(2));
             chart.draw_series(std::iter::once(sq)).s()?;
         } else {
             let s = r_node as i32;
-            let dot = EmptyElement::at(pos[i])
+            let dot = EmptyElement::at(at)
                 + Circle::new((0, 0), s, c.filled())
                 + Circle::new((0, 0), s, BLACK.stroke_width(1));
             chart.draw_series(std::iter::once(dot)).s()?;
@@ -526,10 +559,21 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let label_style = font(12.0)
         .color(&BLACK)
         .pos(Pos::new(HPos::Left, VPos::Bottom));
-    for i in 0..n {
+    for (i, &at) in pos.iter().enumerate() {
         let off = radius(i) as i32 - 1;
-        let t =
-            EmptyElement::at(pos[i]) + Text::new(i.to_string(), (off, -off), label_style.clone());
+        let id = i.to_string();
+        // A translucent white box behind the id keeps it readable over arrows.
+        let (w, h) = chart
+            .plotting_area()
+            .estimate_text_size(&id, &label_style)
+            .unwrap_or((7 * id.len() as u32, 12));
+        let (w, h) = (w as i32, h as i32);
+        let t = EmptyElement::at(at)
+            + Rectangle::new(
+                [(off - 1, -off - h), (off + w + 1, -off + 1)],
+                WHITE.mix(0.8).filled(),
+            )
+            + Text::new(id, (off, -off), label_style.clone());
         chart.draw_series(std::iter::once(t)).s()?;
     }
     draw_tree_legend(&legend, &hops, max_h, has_tree)
@@ -546,7 +590,7 @@ fn draw_tree_legend<DB: DrawingBackend>(
         .color(&BLACK)
         .pos(Pos::new(HPos::Left, VPos::Center));
     let (x, mut y) = (12, 40);
-    area.draw_text("hop count", &head, (x, y - 10)).s()?;
+    area.draw_text("hops: nodes", &head, (x, y - 10)).s()?;
     y += 18;
     // One row per hop value present, thinned to at most 16 rows.
     let mut present: Vec<u32> = hops.iter().flatten().copied().collect();
@@ -566,9 +610,9 @@ fn draw_tree_legend<DB: DrawingBackend>(
             .s()?;
         let count = hops.iter().filter(|v| **v == Some(h)).count();
         let label = if h == 0 {
-            format!("0 (sink) ×{count}")
+            format!("0 (sink): {count}")
         } else {
-            format!("{h}  ×{count}")
+            format!("{h}: {count}")
         };
         area.draw_text(&label, &text, (x + 24, y)).s()?;
         y += 22;
@@ -579,7 +623,7 @@ fn draw_tree_legend<DB: DrawingBackend>(
             .s()?;
         area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1)))
             .s()?;
-        area.draw_text(&format!("no route ×{unrouted}"), &text, (x + 24, y))
+        area.draw_text(&format!("no route: {unrouted}"), &text, (x + 24, y))
             .s()?;
         y += 22;
     }
@@ -643,6 +687,9 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .y_desc("tree depth (hops)")
         .label_style(font(13.0))
         .axis_desc_style(font(15.0))
@@ -691,6 +738,9 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .x_desc("time (s)")
         .y_desc(format!(
             "delivered (pkt per {} s)",
@@ -811,6 +861,9 @@ fn draw_sweep<DB: DrawingBackend>(
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .y_desc("per-flow goodput (pkt/s)")
         .label_style(font(13.0))
         .axis_desc_style(font(15.0))
@@ -914,6 +967,9 @@ fn draw_sweep<DB: DrawingBackend>(
         .s()?;
     chart
         .configure_mesh()
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
         .x_desc(if x_label.is_empty() { "x" } else { x_label })
         .y_desc("delivery ratio")
         .y_labels(6)
@@ -953,6 +1009,13 @@ mod tests {
         d
     }
 
+    /// Remove a test's output unless `WSN_KEEP_TEST_PLOTS` is set (to look at the plots).
+    fn cleanup(d: &Path) {
+        if std::env::var_os("WSN_KEEP_TEST_PLOTS").is_none() {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+
     fn non_empty(p: &Path) -> bool {
         std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false)
     }
@@ -975,7 +1038,7 @@ mod tests {
         write_sweep(&d, "rate", "offered load per node (pkt/s)", &pts, true).unwrap();
         assert!(non_empty(&d.join("rate.png")));
         assert!(non_empty(&d.join("rate.svg")));
-        let _ = std::fs::remove_dir_all(&d);
+        cleanup(&d);
     }
 
     #[test]
@@ -1020,7 +1083,7 @@ mod tests {
             assert!(non_empty(&d.join(format!("case{k}.png"))));
             assert!(non_empty(&d.join(format!("case{k}.svg"))));
         }
-        let _ = std::fs::remove_dir_all(&d);
+        cleanup(&d);
     }
 
     fn tiny_run(nodes: usize, duration_s: f64, flows: bool) -> RunResult {
@@ -1057,7 +1120,7 @@ mod tests {
             assert!(non_empty(&d.join(format!("{name}.png"))), "{name}.png");
             assert!(non_empty(&d.join(format!("{name}.svg"))), "{name}.svg");
         }
-        let _ = std::fs::remove_dir_all(&d);
+        cleanup(&d);
     }
 
     #[test]
@@ -1072,6 +1135,6 @@ mod tests {
         r.summary.sim_seconds = f64::NAN;
         write_all(&d, &r).unwrap();
         assert!(non_empty(&d.join("tree.png")));
-        let _ = std::fs::remove_dir_all(&d);
+        cleanup(&d);
     }
 }

@@ -528,7 +528,11 @@ fn summarize(
         .flows()
         .iter()
         .map(|f| {
-            let active = (f.stop.min(end) - f.start).as_secs_f64();
+            // A flow with a packet count that delivered all of it was active until its last
+            // delivery; otherwise until it stopped (or the run ended).
+            let finished = f.count.is_some_and(|c| f.delivered >= c);
+            let until = if finished { f.last_delivery } else { f.stop.min(end) };
+            let active = (until - f.start).as_secs_f64();
             FlowSummary {
                 id: f.id,
                 source: f.source.0,

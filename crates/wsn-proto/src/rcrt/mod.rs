@@ -45,7 +45,9 @@ use core::fmt;
 pub use policy::{
     DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted,
 };
-pub use sink::{FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats};
+pub use sink::{
+    FeedbackTriggers, FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats,
+};
 pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, SourceStats};
 
 /// Transport protocol number of RCRT in the collection header.

@@ -128,6 +128,11 @@ pub struct SinkConfig {
     pub idle_timeout: Option<Duration>,
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
     pub default_weight: f64,
+    /// Least time between two datagrams [`Sink::poll_transmit`] hands out. [AMBIG → chosen
+    /// 20 ms: the base station feeds its gateway mote one packet at a time; handing a burst
+    /// (e.g. the rate notifications of a decrease to 39 flows) to a 16-deep radio queue at once
+    /// loses most of it] `Duration::ZERO` hands everything out at once.
+    pub tx_spacing: Duration,
 }
 
 impl SinkConfig {
@@ -170,6 +175,7 @@ impl SinkConfig {
             max_flows: 1_024,
             idle_timeout: Some(Duration::from_secs(300)),
             default_weight: 1.0,
+            tx_spacing: Duration::from_millis(20),
         }
     }
 
@@ -360,8 +366,31 @@ pub struct SinkStats {
     pub flows_expired: u64,
     /// Holes given up (reference-code profile only).
     pub given_up: u64,
+    /// How often each feedback trigger fired (several may fire for one packet; a fired
+    /// trigger may still be rate-limited away).
+    pub feedback_triggers: FeedbackTriggers,
     /// Per-flow counters, by source.
     pub per_flow: BTreeMap<NodeId, FlowStats>,
+}
+
+/// Counts of the feedback triggers of spec §2.17.2.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FeedbackTriggers {
+    /// New missing packets detected. [PAPER §3.7 trigger 1]
+    pub new_loss: u64,
+    /// The packet reported a rate other than the assigned one. [PAPER §3.7 trigger 2]
+    pub rate_differs: u64,
+    /// A duplicate of an already-acknowledged packet. [PAPER §3.7 trigger 3]
+    pub duplicate: u64,
+    /// The packet carried the ACK-request bit. [PAPER §3.7 trigger 4]
+    pub ack_request: u64,
+    /// A flow's rate changed in a decrease (sent to every such flow in the paper profile, to
+    /// the triggering flow in the code's). [PAPER §3.5; CODE reason 2]
+    pub decrease: u64,
+    /// A FIN arrived with packets missing. [CODE reason 7]
+    pub fin: u64,
+    /// The RTO timer expired with repair pending. [CODE reason 8]
+    pub timer: u64,
 }
 
 /// A snapshot of one flow, for tests and reports.
@@ -491,6 +520,8 @@ pub struct Sink {
     p_last: f64,
     rng: u64,
     outbox: VecDeque<(NodeId, Vec<u8>)>,
+    /// When the next datagram may be handed out ([`SinkConfig::tx_spacing`]).
+    next_tx: Instant,
     events: VecDeque<SinkEvent>,
     stats: SinkStats,
 }
@@ -526,6 +557,7 @@ impl Sink {
             p_last: 1.0,
             rng,
             outbox: VecDeque::new(),
+            next_tx: Instant::ZERO,
             events: VecDeque::new(),
             stats: SinkStats::default(),
         }
@@ -608,18 +640,27 @@ impl Sink {
         }
     }
 
-    /// The next datagram to send: (destination source node, RCRT bytes).
+    /// The next datagram to send: (destination source node, RCRT bytes). At most one per
+    /// [`SinkConfig::tx_spacing`]; [`Sink::poll_timeout`] says when the next one is ready.
     #[must_use]
-    pub fn poll_transmit(&mut self, _now: Instant) -> Option<(NodeId, Vec<u8>)> {
-        self.outbox.pop_front()
+    pub fn poll_transmit(&mut self, now: Instant) -> Option<(NodeId, Vec<u8>)> {
+        if now < self.next_tx {
+            return None;
+        }
+        let out = self.outbox.pop_front()?;
+        self.next_tx = now + self.cfg.tx_spacing;
+        Some(out)
     }
 
-    /// Earliest time [`Sink::handle_timeout`] has work.
+    /// Earliest time [`Sink::handle_timeout`] has work, or a held-back datagram can be taken
+    /// with [`Sink::poll_transmit`].
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
+        let pending = (!self.outbox.is_empty()).then_some(self.next_tx);
         self.flows
             .values()
             .flat_map(|f| [f.timer, f.fb_due, self.idle_deadline(f)])
+            .chain([pending])
             .flatten()
             .min()
     }
@@ -898,6 +939,7 @@ impl Sink {
             }
             // [CODE] repairs pending: FIN_RETX_WAIT, NACK them, arm the timer.
             (state, false) => {
+                self.stats.feedback_triggers.fin += 1;
                 if state != FlowState::FinRetxWait {
                     flow.state = FlowState::FinRetxWait;
                     flow.timeouts = 0;
@@ -1004,6 +1046,11 @@ impl Sink {
         };
         let duplicate_acked = seq <= flow.last_sent_cack;
         let rate_differs = d.rate != flow.assigned_code;
+        let triggers = &mut self.stats.feedback_triggers;
+        triggers.new_loss += u64::from(new_loss > 0);
+        triggers.rate_differs += u64::from(rate_differs);
+        triggers.duplicate += u64::from(duplicate_acked);
+        triggers.ack_request += u64::from(d.ack_request);
         let feedback = match self.cfg.profile {
             // [PAPER §3.7] the four triggers (all rate-limited, deferred).
             Profile::Paper => new_loss > 0 || rate_differs || duplicate_acked || d.ack_request,
@@ -1058,6 +1105,7 @@ impl Sink {
             // [CODE-FILL] repair pending: count the timeout and re-send the NACKs.
             FlowState::NackWait | FlowState::FinRetxWait => flow.timeouts += 1,
         }
+        self.stats.feedback_triggers.timer += 1;
         match self.cfg.profile {
             // [PAPER] no timeout-driven congestion signal (D3, D5); the re-send is limited.
             Profile::Paper => self.send_or_defer(now, source),
@@ -1132,6 +1180,7 @@ impl Sink {
                     // [CODE] a decrease attempt; a skipped cut does not fall through.
                     if self.decrease(now, source) {
                         self.c_last = congestion;
+                        self.stats.feedback_triggers.decrease += 1;
                         return Adapt::Decreased;
                     }
                     return Adapt::Hold;
@@ -1180,6 +1229,7 @@ impl Sink {
         });
         if self.cfg.decrease_notifies_all {
             // [PAPER §3.5, AMBIG-15] send each flow its new rate (each RTO-limited).
+            self.stats.feedback_triggers.decrease += changed.len() as u64;
             for source in changed {
                 self.send_or_defer(now, source);
             }
@@ -1651,8 +1701,16 @@ mod tests {
         Instant::from_millis(v)
     }
 
+    /// The profile's defaults without output pacing (these tests drain the outbox at once).
+    fn config(profile: Profile) -> SinkConfig {
+        SinkConfig {
+            tx_spacing: Duration::ZERO,
+            ..SinkConfig::for_profile(profile)
+        }
+    }
+
     fn sink(profile: Profile) -> Sink {
-        Sink::new(NodeId(0), SinkConfig::for_profile(profile), Box::new(Fair))
+        Sink::new(NodeId(0), config(profile), Box::new(Fair))
     }
 
     fn bytes(repr: &Repr<'_>) -> Vec<u8> {
@@ -1765,7 +1823,7 @@ mod tests {
     fn syn_beyond_capacity_is_refused() {
         let cfg = SinkConfig {
             max_flows: 1,
-            ..SinkConfig::paper()
+            ..config(Profile::Paper)
         };
         let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
         s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
@@ -1853,6 +1911,8 @@ mod tests {
         for seq in [1, 2, 4, 8, 9, 11] {
             s.handle_datagram(ms(6_000), SRC, &data(seq, rate, 0, 0, false));
         }
+        // The first gap was NACKed at once ([3]); the later ones wait for the RTO limit.
+        assert_eq!(feedback(&sent(&mut s)[0].1).4, vec![3]);
         s.handle_timeout(s.poll_timeout().unwrap());
         let out = sent(&mut s);
         let (_, _, _, cack, nacks) = feedback(&out.last().unwrap().1);
@@ -2059,7 +2119,11 @@ mod tests {
 
     #[test]
     fn leave_subtracts_share_without_reallocation() {
-        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(DemandProportional));
+        let mut s = Sink::new(
+            NodeId(0),
+            config(Profile::Paper),
+            Box::new(DemandProportional),
+        );
         s.handle_datagram(ms(0), NodeId(1), &syn(1.0, 1));
         s.handle_datagram(ms(0), NodeId(2), &syn(3.0, 1));
         // Before any decrease each join adds min(d, 0.5): R = 1; ρ = 1 / 4.
@@ -2097,7 +2161,11 @@ mod tests {
 
     #[test]
     fn set_policy_reallocates_at_once() {
-        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(DemandProportional));
+        let mut s = Sink::new(
+            NodeId(0),
+            config(Profile::Paper),
+            Box::new(DemandProportional),
+        );
         s.handle_datagram(ms(0), NodeId(1), &syn(0.5, 1));
         s.handle_datagram(ms(0), NodeId(2), &syn(4.0, 1));
         s.total = 3.0;
@@ -2109,7 +2177,7 @@ mod tests {
 
     #[test]
     fn code_profile_quantizes_to_ms_intervals() {
-        let mut s = Sink::new(NodeId(0), SinkConfig::reference_code(), Box::new(Fair));
+        let mut s = Sink::new(NodeId(0), config(Profile::ReferenceCode), Box::new(Fair));
         for n in 1..=3 {
             s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
         }
@@ -2156,6 +2224,20 @@ mod tests {
             Ok(Repr::FinAck { last: 8 })
         );
         assert_eq!(s.stats().flows_closed, 1);
+    }
+
+    #[test]
+    fn output_is_paced() {
+        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(Fair));
+        for n in 1..=3 {
+            s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
+        }
+        assert!(s.poll_transmit(ms(0)).is_some());
+        assert!(s.poll_transmit(ms(0)).is_none(), "20 ms apart");
+        assert_eq!(s.poll_timeout(), Some(ms(20)));
+        assert!(s.poll_transmit(ms(20)).is_some());
+        assert!(s.poll_transmit(ms(45)).is_some());
+        assert!(s.poll_transmit(ms(100)).is_none(), "empty");
     }
 
     #[test]
