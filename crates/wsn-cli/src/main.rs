@@ -9,6 +9,7 @@ use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
 
 mod bench;
+mod reproduce;
 
 #[derive(Parser)]
 #[command(name = "wsn", version, about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks")]
@@ -77,6 +78,18 @@ enum Cmd {
         #[arg(long, hide = true)]
         case: Option<String>,
     },
+    /// Run every experiment of a paper and write a report with its figures and numbers.
+    Reproduce {
+        /// Which paper: rcrt.
+        #[arg(value_parser = ["rcrt"])]
+        paper: String,
+        /// Shorter runs and fewer sweep points (minutes instead of tens of minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default: out/reproduce-<paper>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file.
     Gains {
         /// Scenario file or built-in name.
@@ -115,6 +128,10 @@ fn main() -> Result<()> {
         Cmd::Bench { quick, case } => match case {
             Some(c) => bench::one(&c)?,
             None => bench::all(quick)?,
+        },
+        Cmd::Reproduce { paper, quick, out } => match paper.as_str() {
+            "rcrt" => reproduce::rcrt(quick, out)?,
+            other => anyhow::bail!("unknown paper {other}"),
         },
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;

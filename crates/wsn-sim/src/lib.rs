@@ -15,6 +15,7 @@
 
 pub mod endpoints;
 pub mod engine;
+pub mod figures;
 pub mod mac;
 pub mod network;
 pub mod output;

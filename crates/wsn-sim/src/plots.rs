@@ -28,7 +28,7 @@ static FONT_ONCE: Once = Once::new();
 static FONT_OK: AtomicBool = AtomicBool::new(false);
 
 /// Register the embedded font once per process.
-fn ensure_font() -> Result<(), String> {
+pub(crate) fn ensure_font() -> Result<(), String> {
     FONT_ONCE.call_once(|| {
         let bytes: &'static [u8] = include_bytes!("../assets/DejaVuSans.ttf");
         let ok = plotters::style::register_font(FONT, FontStyle::Normal, bytes).is_ok();

@@ -466,6 +466,8 @@ struct Flow {
     timer: Option<Instant>,
     /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
     fb_due: Option<Instant>,
+    /// A feedback for this flow waits in the outbox.
+    queued: bool,
     last_heard: Instant,
     /// The slowest rate the source was ever told or reported using (the idle timeout scales
     /// with it: after a speed-up the code's pacing keeps one tick of the old interval, and
@@ -519,9 +521,12 @@ pub struct Sink {
     c_last: f64,
     p_last: f64,
     rng: u64,
-    outbox: VecDeque<(NodeId, Vec<u8>)>,
+    /// Datagrams waiting for [`Sink::poll_transmit`]; feedback is built when handed out.
+    outbox: VecDeque<Outgoing>,
     /// When the next datagram may be handed out ([`SinkConfig::tx_spacing`]).
     next_tx: Instant,
+    /// The latest time seen (time never goes backwards).
+    now: Instant,
     events: VecDeque<SinkEvent>,
     stats: SinkStats,
 }
@@ -558,6 +563,7 @@ impl Sink {
             rng,
             outbox: VecDeque::new(),
             next_tx: Instant::ZERO,
+            now: Instant::ZERO,
             events: VecDeque::new(),
             stats: SinkStats::default(),
         }
@@ -566,6 +572,7 @@ impl Sink {
     /// A datagram from source `from` arrived (the collection header's origin). Malformed or
     /// unexpected datagrams are counted and dropped; nothing panics.
     pub fn handle_datagram(&mut self, now: Instant, from: NodeId, bytes: &[u8]) {
+        let now = self.tick(now);
         self.stats.datagrams += 1;
         let repr = match Repr::parse(bytes) {
             Ok(repr) => repr,
@@ -614,6 +621,7 @@ impl Sink {
     /// Run every timer due at `now`: idle expiry, deferred feedback, and the per-flow RTO
     /// timer that re-sends NACKs (spec §2.17.5, §2.18.2).
     pub fn handle_timeout(&mut self, now: Instant) {
+        let now = self.tick(now);
         let sources: Vec<NodeId> = self.flows.keys().copied().collect();
         for source in sources {
             let Some(flow) = self.flows.get(&source) else {
@@ -642,14 +650,26 @@ impl Sink {
 
     /// The next datagram to send: (destination source node, RCRT bytes). At most one per
     /// [`SinkConfig::tx_spacing`]; [`Sink::poll_timeout`] says when the next one is ready.
+    /// A FEEDBACK is built now, with the flow's current rate, cumulative ACK and NACKs, and
+    /// `now` is its send time T of the RTT scheme; triggers that fire while a flow's feedback
+    /// waits here are merged into it.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(NodeId, Vec<u8>)> {
+        let now = self.tick(now);
         if now < self.next_tx {
             return None;
         }
-        let out = self.outbox.pop_front()?;
-        self.next_tx = now + self.cfg.tx_spacing;
-        Some(out)
+        loop {
+            let out = match self.outbox.pop_front()? {
+                Outgoing::Ready(destination, bytes) => (destination, bytes),
+                Outgoing::Feedback(source) => match self.build_feedback(now, source) {
+                    Some(bytes) => (source, bytes),
+                    None => continue, // the flow is gone
+                },
+            };
+            self.next_tx = now + self.cfg.tx_spacing;
+            return Some(out);
+        }
     }
 
     /// Earliest time [`Sink::handle_timeout`] has work, or a held-back datagram can be taken
@@ -834,6 +854,7 @@ impl Sink {
             goodput: 0.0,
             timer: None,
             fb_due: None,
+            queued: false,
             last_heard: now,
             slowest_told: Rate::ZERO,
             fin_last: None,
@@ -1425,15 +1446,23 @@ impl Sink {
             || now >= at + self.rto(flow).saturating_mul(2) + interval.saturating_mul(2)
     }
 
-    /// Build and queue a FEEDBACK (spec §2.17.1); arms the RTO timer when none runs.
-    fn send_feedback(&mut self, now: Instant, source: NodeId) {
-        let Some(flow) = self.flows.get(&source) else {
-            return;
-        };
-        let rto = self.rto(flow);
+    /// Queue a FEEDBACK for the flow (once: a flow already queued keeps its place).
+    fn send_feedback(&mut self, _now: Instant, source: NodeId) {
         let Some(flow) = self.flows.get_mut(&source) else {
             return;
         };
+        flow.fb_due = None;
+        if !flow.queued {
+            flow.queued = true;
+            self.outbox.push_back(Outgoing::Feedback(source));
+        }
+    }
+
+    /// Build the flow's FEEDBACK now (spec §2.17.1); arms the RTO timer when none runs.
+    fn build_feedback(&mut self, now: Instant, source: NodeId) -> Option<Vec<u8>> {
+        let rto = self.rto(self.flows.get(&source)?);
+        let flow = self.flows.get_mut(&source)?;
+        flow.queued = false;
         if let Some(distance) = self.cfg.give_up_distance {
             // [CODE send_FEEDBACK] NACKs this far behind are deleted unrepaired.
             let last = flow.last_recv;
@@ -1469,7 +1498,9 @@ impl Sink {
         self.stats.feedback_sent += 1;
         self.stats.nack_ranges_sent += nacks.len() as u64;
         self.stats.nacks_sent += nacks.seqno_count() as u64;
-        self.push(source, &repr);
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut bytes);
+        Some(bytes)
     }
 
     /// SYN-ACK: a feedback with the assigned rate and no ACK or NACKs. [CODE]
@@ -1499,7 +1530,13 @@ impl Sink {
     fn push(&mut self, destination: NodeId, repr: &Repr<'_>) {
         let mut bytes = vec![0u8; repr.buffer_len()];
         repr.emit(&mut bytes);
-        self.outbox.push_back((destination, bytes));
+        self.outbox.push_back(Outgoing::Ready(destination, bytes));
+    }
+
+    /// Advance the sink's clock to `now` (never backwards) and return it.
+    fn tick(&mut self, now: Instant) -> Instant {
+        self.now = self.now.max(now);
+        self.now
     }
 
     /// A Bernoulli draw with [`SinkConfig::feedback_probability`] (xorshift64*, seeded).
@@ -1513,6 +1550,15 @@ impl Sink {
         let draw = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
         (draw as f64 / (1u64 << 53) as f64) < self.cfg.feedback_probability
     }
+}
+
+/// One entry of the sink's outbox.
+#[derive(Debug)]
+enum Outgoing {
+    /// A datagram built already (SYN-ACK, SYN-NACK, FIN-ACK).
+    Ready(NodeId, Vec<u8>),
+    /// A FEEDBACK for this flow, built when handed out.
+    Feedback(NodeId),
 }
 
 /// DATA fields the sink uses.
@@ -1911,14 +1957,13 @@ mod tests {
         for seq in [1, 2, 4, 8, 9, 11] {
             s.handle_datagram(ms(6_000), SRC, &data(seq, rate, 0, 0, false));
         }
-        // The first gap was NACKed at once ([3]); the later ones wait for the RTO limit.
-        assert_eq!(feedback(&sent(&mut s)[0].1).4, vec![3]);
-        s.handle_timeout(s.poll_timeout().unwrap());
+        // Three new-loss triggers, one feedback: built when handed out, with every NACK.
         let out = sent(&mut s);
-        let (_, _, _, cack, nacks) = feedback(&out.last().unwrap().1);
+        assert_eq!(out.len(), 1);
+        let (_, _, _, cack, nacks) = feedback(&out[0].1);
         assert_eq!(cack, 2);
         assert_eq!(nacks, vec![3, 5, 6, 7, 10]);
-        let Ok(Repr::Feedback { nacks: list, .. }) = Repr::parse(&out.last().unwrap().1) else {
+        let Ok(Repr::Feedback { nacks: list, .. }) = Repr::parse(&out[0].1) else {
             unreachable!()
         };
         assert_eq!(list.len(), 3);

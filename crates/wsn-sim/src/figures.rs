@@ -1,0 +1,265 @@
+//! Generic figures for reports: line/scatter plots of several series and bar charts, written as
+//! PNG and SVG. The run plots of [`crate::plots`] are specific; these serve `wsn reproduce`.
+
+use std::path::Path;
+
+use plotters::coord::Shift;
+use plotters::prelude::*;
+
+const SIZE: (u32, u32) = (1000, 560);
+const FONT: &str = "sans-serif";
+
+/// One series of a line figure.
+pub struct Series {
+    /// Legend label (empty: no legend entry).
+    pub label: String,
+    /// Points (x, y).
+    pub points: Vec<(f64, f64)>,
+    /// Draw markers only (a scatter), not a line.
+    pub scatter: bool,
+    /// Draw as a step function (value held until the next point).
+    pub step: bool,
+}
+
+impl Series {
+    /// A line series.
+    pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { label: label.into(), points, scatter: false, step: false }
+    }
+    /// A step series (a rate held until it changes).
+    pub fn step(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { label: label.into(), points, scatter: false, step: true }
+    }
+    /// A scatter series.
+    pub fn scatter(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { label: label.into(), points, scatter: true, step: false }
+    }
+}
+
+fn colour(i: usize, n: usize) -> RGBColor {
+    // Evenly spaced hues, fixed saturation/value: readable for up to a few dozen series.
+    let h = (i as f64 / n.max(1) as f64) * 0.85;
+    let (r, g, b) = hsv(h, 0.75, 0.85);
+    RGBColor((r * 255.0) as u8, (g * 255.0) as u8, (b * 255.0) as u8)
+}
+
+fn hsv(h: f64, s: f64, v: f64) -> (f64, f64, f64) {
+    let i = (h * 6.0).floor();
+    let f = h * 6.0 - i;
+    let (p, q, t) = (v * (1.0 - s), v * (1.0 - f * s), v * (1.0 - (1.0 - f) * s));
+    match i as i32 % 6 {
+        0 => (v, t, p),
+        1 => (q, v, p),
+        2 => (p, v, t),
+        3 => (p, q, v),
+        4 => (t, p, v),
+        _ => (v, p, q),
+    }
+}
+
+fn bounds(series: &[Series], hline: Option<f64>) -> (f64, f64, f64, f64) {
+    let pts = series.iter().flat_map(|s| s.points.iter()).filter(|(x, y)| x.is_finite() && y.is_finite());
+    let (mut x0, mut x1, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, 0.0f64);
+    for &(x, y) in pts {
+        x0 = x0.min(x);
+        x1 = x1.max(x);
+        y1 = y1.max(y);
+    }
+    if let Some(h) = hline {
+        y1 = y1.max(h);
+    }
+    if !x0.is_finite() || x1 <= x0 {
+        x0 = 0.0;
+        x1 = x1.max(1.0);
+    }
+    (x0, x1, 0.0, if y1 > 0.0 { y1 * 1.08 } else { 1.0 })
+}
+
+fn draw_lines<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    hline: Option<(f64, &str)>,
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let (x0, x1, y0, y1) = bounds(series, hline.map(|h| h.0));
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(x0..x1, y0..y1)
+        .map_err(|e| e.to_string())?;
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .label_style((FONT, 13))
+        .axis_desc_style((FONT, 15))
+        .light_line_style(RGBColor(235, 235, 235))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let n = series.len();
+    let legend = n <= 12;
+    for (i, s) in series.iter().enumerate() {
+        let c = colour(i, n);
+        let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        if pts.is_empty() {
+            continue;
+        }
+        let anno = if s.scatter {
+            chart.draw_series(pts.iter().map(|&p| Circle::new(p, 1, c.filled()))).map_err(|e| e.to_string())?
+        } else {
+            let pts = if s.step {
+                let mut v = Vec::with_capacity(pts.len() * 2 + 1);
+                for w in pts.windows(2) {
+                    v.push(w[0]);
+                    v.push((w[1].0, w[0].1));
+                }
+                let last = *pts.last().expect("non-empty");
+                v.push(last);
+                v.push((x1, last.1));
+                v
+            } else {
+                pts
+            };
+            chart.draw_series(LineSeries::new(pts, c.stroke_width(if n > 12 { 1 } else { 2 }))).map_err(|e| e.to_string())?
+        };
+        if legend && !s.label.is_empty() {
+            anno.label(s.label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+        }
+    }
+    if let Some((h, label)) = hline {
+        let a = chart
+            .draw_series(LineSeries::new(vec![(x0, h), (x1, h)], BLACK.stroke_width(2)))
+            .map_err(|e| e.to_string())?;
+        a.label(label.to_string()).legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
+    }
+    if legend || hline.is_some() {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .position(SeriesLabelPosition::UpperRight)
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
+
+/// A line (or scatter/step) figure `name.png` / `name.svg` in `dir`, with an optional
+/// horizontal reference line.
+pub fn lines(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    hline: Option<(f64, &str)>,
+) -> Result<(), String> {
+    crate::plots::ensure_font()?;
+    let png = dir.join(format!("{name}.png"));
+    {
+        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+        draw_lines(&root, title, x_label, y_label, series, hline)?;
+        root.present().map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    let svg = dir.join(format!("{name}.svg"));
+    let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    draw_lines(&root, title, x_label, y_label, series, hline)?;
+    root.present().map_err(|e| format!("{}: {e}", svg.display()))
+}
+
+/// A bar chart `name.png` / `name.svg`: one bar per (label, value); bars of several stacked
+/// layers when `layers` has more than one entry (each layer: legend label and one value per
+/// category).
+pub fn bars(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    layers: &[(String, Vec<f64>)],
+) -> Result<(), String> {
+    crate::plots::ensure_font()?;
+    let draw = |root: &DrawingArea<_, Shift>| -> Result<(), String> { draw_bars(root, title, x_label, y_label, categories, layers) };
+    let png = dir.join(format!("{name}.png"));
+    {
+        let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+        draw(&root)?;
+        root.present().map_err(|e| format!("{}: {e}", png.display()))?;
+    }
+    let svg = dir.join(format!("{name}.svg"));
+    let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+    draw_bars(&root, title, x_label, y_label, categories, layers)?;
+    root.present().map_err(|e| format!("{}: {e}", svg.display()))
+}
+
+fn draw_bars<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    layers: &[(String, Vec<f64>)],
+) -> Result<(), String> {
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let n = categories.len().max(1);
+    let top = (0..n)
+        .map(|i| layers.iter().map(|(_, v)| v.get(i).copied().filter(|x| x.is_finite()).unwrap_or(0.0)).sum::<f64>())
+        .fold(0.0f64, f64::max);
+    let top = if top > 0.0 { top * 1.1 } else { 1.0 };
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, (FONT, 20))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(0f64..n as f64, 0f64..top)
+        .map_err(|e| e.to_string())?;
+    let cats = categories.to_vec();
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_labels(n.min(40))
+        .x_label_formatter(&|x| {
+            let i = x.floor() as usize;
+            if (x - x.floor() - 0.5).abs() < 0.26 { cats.get(i).cloned().unwrap_or_default() } else { String::new() }
+        })
+        .disable_x_mesh()
+        .label_style((FONT, 12))
+        .axis_desc_style((FONT, 15))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let mut base = vec![0.0; n];
+    for (li, (label, values)) in layers.iter().enumerate() {
+        let c = colour(li, layers.len().max(2));
+        let rects: Vec<Rectangle<(f64, f64)>> = (0..n)
+            .map(|i| {
+                let v = values.get(i).copied().filter(|x| x.is_finite()).unwrap_or(0.0);
+                let r = Rectangle::new([(i as f64 + 0.15, base[i]), (i as f64 + 0.85, base[i] + v)], c.filled());
+                base[i] += v;
+                r
+            })
+            .collect();
+        let a = chart.draw_series(rects).map_err(|e| e.to_string())?;
+        if layers.len() > 1 {
+            a.label(label.clone()).legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 14, y + 5)], c.filled()));
+        }
+    }
+    if layers.len() > 1 {
+        chart
+            .configure_series_labels()
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .label_font((FONT, 13))
+            .draw()
+            .map_err(|e| e.to_string())?;
+    }
+    Ok(())
+}
