@@ -116,6 +116,13 @@ pub struct FlowSummary {
     /// RCRT: the last rate the sink allocated to this flow, pkt/s.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub last_rate_pps: Option<f64>,
+    /// RCRT: the sink's smoothed RTT of this flow at the end of the run, ms (if the flow is
+    /// still known to the sink and has an RTT sample).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rtt_ms: Option<f64>,
+    /// RCRT: the sink's congestion level C_i at the end of the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub congestion: Option<f64>,
 }
 
 /// Network-wide totals.
@@ -555,6 +562,12 @@ fn summarize(
                         && f.phantom_deliveries == 0
                 }),
                 last_rate_pps: f.rcrt.rates.last().map(|r| r.1),
+                rtt_ms: net
+                    .rcrt_sink(f.sink)
+                    .and_then(|s| s.flow_info(f.source))
+                    .and_then(|i| i.rtt)
+                    .map(|d| d.as_secs_f64() * 1e3),
+                congestion: net.rcrt_sink(f.sink).and_then(|s| s.flow_info(f.source)).map(|i| i.congestion),
             }
         })
         .collect();

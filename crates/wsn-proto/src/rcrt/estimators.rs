@@ -276,6 +276,17 @@ pub struct LevelInput {
     pub timeouts: u32,
 }
 
+/// Which instantaneous congestion-level formula a sink uses (spec §2.10, D2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum LevelFormula {
+    /// [`level_paper`]: |ooo| / (r_i·RTT_i). [PAPER §3.4]
+    #[default]
+    Paper,
+    /// [`level_code`]: ((|ooo| − 1) + (|missing| − 1)) / (r_i·RTT_i) + timeouts.
+    /// [CODE update_congestion_level]
+    ReferenceCode,
+}
+
 /// Instantaneous congestion level, paper form: L_i / (r_i·RTT_i) with L_i = |ooo|.
 /// [PAPER §3.4; CODE-FILL the 0.1 floor and the 5 s RTT cap; AMBIG-6 → r_i = assigned rate]
 pub fn level_paper(input: &LevelInput) -> f64 {

@@ -42,6 +42,7 @@ mod tests;
 
 use core::fmt;
 
+pub use estimators::LevelFormula;
 pub use policy::{
     DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted,
 };

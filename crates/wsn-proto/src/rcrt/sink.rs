@@ -5,6 +5,8 @@
 //! [`Sink::poll_transmit`] (each datagram goes down the reverse path to the node it names),
 //! then [`Sink::poll_event`], then re-read [`Sink::poll_timeout`]. Time must not go backwards;
 //! a spurious `handle_timeout` is harmless.
+//! A FEEDBACK is queued per flow (several triggers merge into one) and built when
+//! `poll_transmit` hands it out, so it carries the newest state and its send time is exact.
 //!
 //! Per flow the sink keeps the missing list (losses not yet repaired, ascending = detection
 //! order) and the out-of-order list (packets held behind a gap), delivers every packet to the
@@ -21,8 +23,8 @@ use core::fmt;
 use wsn_wire::rcrt::{NackList, NackRange, Rate, Repr, MAX_NACK_RANGES, SINCE_FEEDBACK_UNIT_MS};
 
 use super::estimators::{
-    decrease_factor, decrease_factor_code, level_code, level_paper, Ali, FidRing, LevelInput,
-    RttEstimator, RttOrder, ALI_WEIGHTS,
+    decrease_factor, decrease_factor_code, level_code, level_paper, Ali, FidRing, LevelFormula,
+    LevelInput, RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
 use super::{unwrap_seq, Profile};
@@ -48,6 +50,11 @@ pub struct SinkConfig {
     /// keys on the same "no decrease yet" phase in both profiles ([CODE-FILL], spec §5 "initial
     /// rate at join: same"), whatever this switch says.
     pub slow_start: bool,
+    /// Instantaneous congestion-level formula. [D2: paper |ooo|/(r·RTT); CODE
+    /// ((|ooo| − 1) + (|missing| − 1))/(r·RTT) + timeouts]. Separate from the profile so that
+    /// the one difference that matters most at low r·RTT can be tried alone: with the paper's
+    /// form a single held packet exceeds U once r·RTT < 1/U.
+    pub level_formula: LevelFormula,
     /// Gain of the C_i EWMA. [AMBIG-7 → 0.5, CODE-FILL]
     pub congestion_gain: f64,
     /// Floor of r_i·RTT_i in the C_i normalisation. [CODE-FILL update_congestion_level: 0.1]
@@ -128,10 +135,10 @@ pub struct SinkConfig {
     pub idle_timeout: Option<Duration>,
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
     pub default_weight: f64,
-    /// Least time between two datagrams [`Sink::poll_transmit`] hands out. [AMBIG → chosen
-    /// 20 ms: the base station feeds its gateway mote one packet at a time; handing a burst
-    /// (e.g. the rate notifications of a decrease to 39 flows) to a 16-deep radio queue at once
-    /// loses most of it] `Duration::ZERO` hands everything out at once.
+    /// Least time between two datagrams [`Sink::poll_transmit`] hands out (a base station
+    /// feeding its gateway mote one packet at a time). [AMBIG → chosen 0 = hand everything out
+    /// at once and let the driver's radio queue pace; a burst such as the rate notifications of
+    /// a decrease to 39 flows can overflow a 16-deep queue, which a few ms here avoid]
     pub tx_spacing: Duration,
 }
 
@@ -144,6 +151,7 @@ impl SinkConfig {
             upper_threshold: 4.0,
             additive_increase_pps: 0.5,
             slow_start: false,
+            level_formula: LevelFormula::Paper,
             congestion_gain: 0.5,
             congestion_norm_floor: 0.1,
             congestion_rtt_cap: Duration::from_secs(5),
@@ -175,7 +183,7 @@ impl SinkConfig {
             max_flows: 1_024,
             idle_timeout: Some(Duration::from_secs(300)),
             default_weight: 1.0,
-            tx_spacing: Duration::from_millis(20),
+            tx_spacing: Duration::ZERO,
         }
     }
 
@@ -187,6 +195,7 @@ impl SinkConfig {
             upper_threshold: 2.0,
             additive_increase_pps: 1.0,
             slow_start: true,
+            level_formula: LevelFormula::ReferenceCode,
             rto_rttvar_factor: 4,
             rto_extra: Duration::from_millis(100),
             freeze_rtt_when_congested: true,
@@ -1678,9 +1687,9 @@ fn update_congestion(cfg: &SinkConfig, flow: &mut Flow) {
         norm_floor: cfg.congestion_norm_floor,
         timeouts: flow.timeouts,
     };
-    let level = match cfg.profile {
-        Profile::Paper => level_paper(&input),
-        Profile::ReferenceCode => level_code(&input),
+    let level = match cfg.level_formula {
+        LevelFormula::Paper => level_paper(&input),
+        LevelFormula::ReferenceCode => level_code(&input),
     };
     flow.congestion = cfg.congestion_gain * level + (1.0 - cfg.congestion_gain) * flow.congestion;
 }
@@ -2273,7 +2282,11 @@ mod tests {
 
     #[test]
     fn output_is_paced() {
-        let mut s = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(Fair));
+        let cfg = SinkConfig {
+            tx_spacing: Duration::from_millis(20),
+            ..SinkConfig::paper()
+        };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
         for n in 1..=3 {
             s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
         }
