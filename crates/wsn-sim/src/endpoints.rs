@@ -98,7 +98,17 @@ pub(crate) struct Endpoint {
     pub(crate) node: u32,
     pub(crate) timer: Option<Instant>,
     pub(crate) kind: EpKind,
+    /// Datagrams the node's full transmit queue refused, retried every
+    /// [`LOCAL_RETRY`] as the mote code does (bounded by [`LOCAL_PENDING`]).
+    pub(crate) pending: std::collections::VecDeque<(NodeId, NodeId, Vec<u8>)>,
 }
+
+/// Retry interval of a datagram the local queue refused. [CODE tenet1: the transport retries a
+/// failed send after 10 ms, per the RCRT core's notes]
+pub(crate) const LOCAL_RETRY: wsn_proto::time::Duration = wsn_proto::time::Duration::from_millis(10);
+/// Most refused datagrams an endpoint holds for retry; beyond it the oldest is dropped (RCRT
+/// recovers it end to end). [AMBIG → chosen 4]
+pub(crate) const LOCAL_PENDING: usize = 4;
 
 /// Per-flow RCRT figures kept by the simulator.
 #[derive(Clone, Debug, Default)]
@@ -126,7 +136,7 @@ impl Network {
             }
             sink_ep.insert(sink, self.eps.len() as u32);
             self.node_eps[sink.index()].push(self.eps.len() as u32);
-            self.eps.push(Endpoint { node: sink.0 as u32, timer: None, kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() } });
+            self.eps.push(Endpoint { node: sink.0 as u32, timer: None, pending: Default::default(), kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() } });
         }
         for fi in 0..self.flows.len() {
             let (src, sink) = (self.flows[fi].source, self.flows[fi].sink);
@@ -145,6 +155,7 @@ impl Network {
             self.eps.push(Endpoint {
                 node: src.0 as u32,
                 timer: None,
+                pending: Default::default(),
                 kind: EpKind::Source { flow: fi as u32, src: Box::new(Source::new(src, sink, cfg)), backlog: 0, opened: false, closing: false },
             });
         }
@@ -257,20 +268,44 @@ impl Network {
                 src.close(now);
             }
         }
-        // 2. Datagrams out.
+        // 2. Datagrams out: first those the queue refused before, then new ones. A refused
+        // datagram waits for a retry LOCAL_RETRY later.
+        let mut retry_at = None;
         loop {
-            let out = match &mut self.eps[e].kind {
-                EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
-                EpKind::Source { flow, src, .. } => {
-                    let sink = self.flows[*flow as usize].sink;
-                    src.poll_transmit(now).map(|b| (sink, sink, b))
+            let out = if let Some(p) = self.eps[e].pending.pop_front() {
+                Some(p)
+            } else {
+                match &mut self.eps[e].kind {
+                    EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
+                    EpKind::Source { flow, src, .. } => {
+                        let sink = self.flows[*flow as usize].sink;
+                        src.poll_transmit(now).map(|b| (sink, sink, b))
+                    }
                 }
             };
             let Some((tree, dst, bytes)) = out else { break };
             let n = &mut self.nodes[node];
             let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
             if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
-                n.stats.queue_drops += 1;
+                let ep = &mut self.eps[e];
+                ep.pending.push_front((tree, dst, bytes));
+                // Keep what the endpoint emits flowing into the bounded retry list.
+                let fresh = match &mut ep.kind {
+                    EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
+                    EpKind::Source { flow, src, .. } => {
+                        let sink = self.flows[*flow as usize].sink;
+                        src.poll_transmit(now).map(|b| (sink, sink, b))
+                    }
+                };
+                if let Some(f) = fresh {
+                    ep.pending.push_back(f);
+                }
+                while ep.pending.len() > LOCAL_PENDING {
+                    ep.pending.pop_front();
+                    self.nodes[node].stats.queue_drops += 1;
+                }
+                retry_at = Some(now + LOCAL_RETRY);
+                break;
             }
         }
         // 3. Events.
@@ -304,6 +339,10 @@ impl Network {
         let t = match &self.eps[e].kind {
             EpKind::Sink { sink, .. } => sink.poll_timeout(),
             EpKind::Source { src, .. } => src.poll_timeout(),
+        };
+        let t = match (t, retry_at) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         };
         if let Some(t) = t {
             if self.eps[e].timer.is_none_or(|s| t < s) {

@@ -107,21 +107,16 @@ pub struct FlowSummary {
     /// Mean hops of delivered packets.
     pub mean_hops: f64,
     /// RCRT: packets of this flow repaired end to end (unique retransmissions received).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub e2e_repaired: Option<u64>,
     /// RCRT: every originated packet reached the sink application exactly once and in order
     /// (checked by the simulator, not taken from the sink).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub in_order_exactly_once: Option<bool>,
     /// RCRT: the last rate the sink allocated to this flow, pkt/s.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_rate_pps: Option<f64>,
     /// RCRT: the sink's smoothed RTT of this flow at the end of the run, ms (if the flow is
     /// still known to the sink and has an RTT sample).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub rtt_ms: Option<f64>,
     /// RCRT: the sink's congestion level C_i at the end of the run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion: Option<f64>,
 }
 
