@@ -259,6 +259,9 @@ pub struct Flow {
     pub generated: u64,
     /// Time of the latest delivery.
     pub last_delivery: Instant,
+    /// Hops travelled by the latest datagram of this flow that reached its sink (end-to-end
+    /// transports deliver later, in order, so the hop count is taken at arrival).
+    pub(crate) last_hops: u8,
     /// Demand declared to a rate-allocating sink, pkt/s.
     pub demand_pps: f64,
     /// Endpoint serving this flow (RCRT and the reliable baseline).
@@ -561,6 +564,7 @@ impl Network {
                 bins: vec![0; bins],
                 generated: 0,
                 last_delivery: Instant::ZERO,
+                last_hops: 0,
                 demand_pps: f.demand_pps.unwrap_or(f.rate_pps),
                 endpoint: None,
                 rcrt: Default::default(),
@@ -743,24 +747,39 @@ impl Network {
         self.after_agent(src);
     }
 
-    fn sink_receive(&mut self, node: usize, origin: NodeId, hops: u8, payload: &[u8]) {
+    /// An application packet (its first six bytes: flow id and sequence number, the best-effort
+    /// header layout) reached the sink application at `node` from `origin`. The simulator's own
+    /// check: the packet must belong to a flow from `origin` to `node`, must have been originated,
+    /// and must not have been delivered before. `in_order` also counts out-of-order deliveries
+    /// (for the reliable transports). Returns the flow and sequence number of a valid delivery.
+    pub(crate) fn sink_receive(
+        &mut self,
+        node: usize,
+        origin: NodeId,
+        hops: u8,
+        payload: &[u8],
+        in_order: bool,
+    ) -> Option<(usize, u64)> {
         let now = self.now;
         let Ok(p) = wsn_wire::besteffort::Packet::new_checked(payload) else {
             self.nodes[node].stats.malformed += 1;
-            return;
+            return None;
         };
         let (fi, seq) = (p.flow() as usize, p.seq() as u64);
         let Some(f) = self.flows.get_mut(fi) else {
             self.nodes[node].stats.malformed += 1;
-            return;
+            return None;
         };
         if f.source != origin || f.sink.index() != node || seq >= f.originated {
             f.phantom_deliveries += 1;
-            return;
+            return None;
         }
         if f.got[seq as usize] {
             f.duplicate_deliveries += 1;
-            return;
+            return None;
+        }
+        if in_order && seq != f.delivered {
+            f.rcrt.out_of_order += 1;
         }
         f.got[seq as usize] = true;
         f.delivered += 1;
@@ -772,6 +791,7 @@ impl Network {
             *slot += 1;
         }
         self.tracer.record(&TraceEvent::Deliver { t: now, flow: fi as u32, seq, hops });
+        Some((fi, seq))
     }
 
     // ---------------------------------------------------------------- agent glue
@@ -785,9 +805,9 @@ impl Network {
                 match ev {
                     AgentEvent::Delivered { origin, protocol, hops, payload } => {
                         if protocol == PROTO_BEST_EFFORT {
-                            self.sink_receive(j, origin, hops, &payload);
+                            self.sink_receive(j, origin, hops, &payload, false);
                         } else if protocol == wsn_proto::rcrt::PROTO_RCRT {
-                            self.endpoint_datagram(j, origin, &payload);
+                            self.endpoint_datagram(j, origin, hops, &payload);
                         }
                     }
                     AgentEvent::Dropped { reason, .. } => {

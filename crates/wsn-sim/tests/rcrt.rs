@@ -49,3 +49,99 @@ fn reliable_baseline_is_reliable_at_light_load() {
         assert!((f.last_rate_pps.unwrap_or(0.0) - 0.2).abs() < 0.01, "{f:?}");
     }
 }
+
+/// The rate allocated to `f` at time `t` s (the latest allocation at or before `t`), if any.
+fn rate_at(f: &wsn_sim::network::Flow, t: f64) -> Option<f64> {
+    f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)
+}
+
+/// Median of the rates allocated to `flows` at time `t` s (flows without an allocation yet are
+/// left out).
+fn median_rate(flows: &[&wsn_sim::network::Flow], t: f64) -> Option<f64> {
+    let mut v: Vec<f64> = flows.iter().filter_map(|f| rate_at(f, t)).collect();
+    v.sort_by(f64::total_cmp);
+    v.get(v.len() / 2).copied()
+}
+
+/// RCRT paper §4.2.4 (Table 4), scaled down: two sinks, each running its own application with
+/// its own policy (18 demand-proportional, 21 demand-limited), every node a source of both.
+/// Every one of the 78 flows completes exactly once and in order, and at the demand-proportional
+/// sink the demand-1.0 set A1 gets twice the rate of the demand-0.5 set B1 while both are
+/// active: r_i = ρ·d_i with one ρ = R/D per sink ⇒ r_A1/r_B1 = 1.0/0.5 = 2 [PAPER §3.6].
+#[test]
+fn rcrt_two_sinks_two_policies() {
+    let r = go(&load(
+        "rcrt/two-sinks.toml",
+        &["flows.0.count=60", "flows.1.count=30", "flows.2.count=30", "flows.3.count=15", "duration_s=1500", "output.plots=false"],
+    ));
+    let s = &r.summary;
+    assert_eq!(s.flows.len(), 4 * 19);
+    assert_eq!(s.totals.invariant_violations, Default::default());
+    for f in &s.flows {
+        assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
+    }
+    let flows = r.network.flows();
+    let set = |sink: u16, demand: f64| -> Vec<&wsn_sim::network::Flow> {
+        flows.iter().filter(|f| f.sink.0 == sink && (f.demand_pps - demand).abs() < 1e-9).collect()
+    };
+    let (a1, b1) = (set(18, 1.0), set(18, 0.5));
+    assert_eq!((a1.len(), b1.len()), (19, 19));
+    // Both sets are active from the last start to the first set's last delivery.
+    let from = a1.iter().chain(&b1).map(|f| f.start.as_secs_f64()).fold(0.0, f64::max);
+    let until = |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max);
+    let to = until(&a1).min(until(&b1));
+    assert!(to > from + 60.0, "the two sets overlap for at least a minute: {from} .. {to}");
+    let mut ratios = Vec::new();
+    for k in 1..10 {
+        let t = from + (to - from) * k as f64 / 10.0;
+        if let (Some(ra), Some(rb)) = (median_rate(&a1, t), median_rate(&b1, t)) {
+            ratios.push((t, ra / rb));
+        }
+    }
+    assert!(!ratios.is_empty(), "A1 and B1 have allocations while both are active");
+    for (t, ratio) in &ratios {
+        assert!((ratio - 2.0).abs() <= 0.2, "A1/B1 at {t:.0} s = {ratio:.3}, expected 2 ± 10 %: {ratios:?}");
+    }
+}
+
+/// The allocation policy can change at run time with no change at the sources [PAPER §3.6]:
+/// 10 sources, half with demand 1.0 and half with 0.5, start under the fair policy (r_i = R/N,
+/// every rate equal) and switch at 600 s to demand-proportional (r_i = ρ·d_i ⇒ the demand-1.0
+/// flows get twice the rate of the demand-0.5 flows). Every flow still completes reliably.
+#[test]
+fn rcrt_policy_change_at_run_time() {
+    let text = std::fs::read_to_string(scenarios().join("rcrt/baseline.toml")).unwrap();
+    let text = text
+        .replace(
+            "[protocol]\nkind = \"rcrt\"\npolicy = \"fair\"",
+            "[protocol]\nkind = \"rcrt\"\npolicy = \"fair\"\npolicy_changes = [{ at_s = 600.0, sink = 0, policy = \"demand_proportional\" }]",
+        )
+        .replace(
+            "[[flows]]\nsources = \"all\"\nrate_pps = 4.0               # the application always has data (demand above what the network carries)\ndemand_pps = 4.0",
+            "[[flows]]\nsources = [5, 11, 17, 23, 29]\nrate_pps = 4.0\ndemand_pps = 0.5\ncount = 400\nstart_s = 300.0\npayload_bytes = 64\n\n[[flows]]\nsources = [3, 9, 15, 21, 27]\nrate_pps = 4.0\ndemand_pps = 1.0",
+        );
+    assert!(text.contains("policy_changes") && text.contains("demand_pps = 0.5"), "the scenario text was rewritten");
+    let r = go(&scenario(&text, &["flows.1.count=600", "duration_s=2400", "output.plots=false"]));
+    for f in &r.summary.flows {
+        assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
+    }
+    let flows = r.network.flows();
+    let set = |demand: f64| -> Vec<&wsn_sim::network::Flow> { flows.iter().filter(|f| (f.demand_pps - demand).abs() < 1e-9).collect() };
+    let (high, low) = (set(1.0), set(0.5));
+    assert_eq!((high.len(), low.len()), (5, 5));
+    // Before the change (every flow has joined by 310 s): fair, all rates equal.
+    for t in [400.0, 500.0, 599.0] {
+        let rates: Vec<f64> = high.iter().chain(&low).filter_map(|f| rate_at(f, t)).collect();
+        assert_eq!(rates.len(), 10, "every flow has a rate at {t} s");
+        let (mn, mx) = rates.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+        assert!(mx - mn <= 1e-9 * mx, "fair at {t} s: {rates:?}");
+    }
+    // After it (while both sets are still sending): demand-proportional, 1 : 2.
+    let until = |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| f.last_delivery.as_secs_f64()).fold(f64::INFINITY, f64::min);
+    let to = until(&high).min(until(&low));
+    assert!(to > 660.0, "both sets still active a minute after the change (first finish at {to} s)");
+    for t in [601.0, 630.0, 660.0] {
+        let (rh, rl) = (median_rate(&high, t).unwrap(), median_rate(&low, t).unwrap());
+        assert!((rh / rl - 2.0).abs() <= 0.02, "demand-proportional at {t} s: {rh} / {rl}");
+    }
+}
