@@ -211,19 +211,20 @@ impl NodeAgent for CollectionForwarder {
             return;
         }
         let body = packet.payload();
-        // Reverse-path learning happens at every node an upward packet reaches, the sink's own
-        // radio included, so that the sink can route its replies down [CODE tenet1:
-        // RoutingLayerM.nc, spec §6.3].
-        if repr.direction == Direction::Up && !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
-            self.drop_packet(DropReason::Loop, Some(repr.origin));
-            return;
-        }
-        if repr.dst == self.me {
+        let up = repr.direction == Direction::Up;
+        // Reverse-path learning from every upward packet this node accepts: delivered at the
+        // sink (its own radio learns too, so that it can route replies down) or accepted for
+        // forwarding [CODE tenet1: RoutingLayerM.nc, spec §6.3].
+        if up && (repr.dst == self.me || repr.sink == self.me) {
+            if !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
+                self.drop_packet(DropReason::Loop, Some(repr.origin));
+                return;
+            }
+            // A sink delivers everything that climbs its tree.
             self.deliver(&repr, body);
             return;
         }
-        if repr.direction == Direction::Up && repr.sink == self.me {
-            // A sink delivers everything that climbs its tree.
+        if repr.dst == self.me {
             self.deliver(&repr, body);
             return;
         }
@@ -231,11 +232,17 @@ impl NodeAgent for CollectionForwarder {
             self.drop_packet(DropReason::TtlExpired, Some(repr.origin));
             return;
         }
-        if self.enqueue(payload.to_vec()) {
-            self.stats.forwarded += 1;
-        } else {
+        if self.queue_len() >= self.cfg.queue_capacity {
             self.drop_packet(DropReason::QueueFull, Some(repr.origin));
+            return;
         }
+        if up && !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
+            self.drop_packet(DropReason::Loop, Some(repr.origin));
+            return;
+        }
+        let accepted = self.enqueue(payload.to_vec());
+        debug_assert!(accepted, "capacity was checked above");
+        self.stats.forwarded += 1;
     }
 
     fn handle_send_done(&mut self, _now: Instant, _ctx: &mut dyn LinkCtx, done: &SendDone) {

@@ -89,6 +89,10 @@ pub(crate) enum EpKind {
         backlog: u64,
         opened: bool,
         closing: bool,
+        /// Configuration, to open a new incarnation after a failed setup.
+        cfg: SourceConfig,
+        /// When the application tries again after its SYNs went unanswered.
+        reopen_at: Option<Instant>,
     },
     /// An RCRT sink; `flows` maps a source node to its flow id.
     Sink { sink: Box<Sink>, flows: BTreeMap<NodeId, u32> },
@@ -106,6 +110,9 @@ pub(crate) struct Endpoint {
 /// Retry interval of a datagram the local queue refused. [CODE tenet1: the transport retries a
 /// failed send after 10 ms, per the RCRT core's notes]
 pub(crate) const LOCAL_RETRY: wsn_proto::time::Duration = wsn_proto::time::Duration::from_millis(10);
+/// Wait before an application opens a new connection after a failed setup. [AMBIG → chosen
+/// 30 s: about one MultiHopLQI beacon period, time for routes to repair]
+pub(crate) const REOPEN_DELAY: wsn_proto::time::Duration = wsn_proto::time::Duration::from_secs(30);
 /// Most refused datagrams an endpoint holds for retry; beyond it the oldest is dropped (RCRT
 /// recovers it end to end). [AMBIG → chosen 4]
 pub(crate) const LOCAL_PENDING: usize = 4;
@@ -156,7 +163,15 @@ impl Network {
                 node: src.0 as u32,
                 timer: None,
                 pending: Default::default(),
-                kind: EpKind::Source { flow: fi as u32, src: Box::new(Source::new(src, sink, cfg)), backlog: 0, opened: false, closing: false },
+                kind: EpKind::Source {
+                    flow: fi as u32,
+                    src: Box::new(Source::new(src, sink, cfg.clone())),
+                    backlog: 0,
+                    opened: false,
+                    closing: false,
+                    cfg,
+                    reopen_at: None,
+                },
             });
         }
         for (t, sink, policy) in &spec.policy_changes {
@@ -176,23 +191,25 @@ impl Network {
         self.after_endpoint(e as usize);
     }
 
-    /// A datagram with the RCRT protocol number reached node `node`.
+    /// A datagram with the RCRT protocol number reached node `node`. Its type says its
+    /// direction: SYN, DATA and FIN go to the node's sink endpoint; SYN-ACK, SYN-NACK, FEEDBACK
+    /// and FIN-ACK go to the node's source endpoint whose sink is `origin` (a node may be a sink
+    /// and a source of another sink's flow at once).
     pub(crate) fn endpoint_datagram(&mut self, node: usize, origin: NodeId, hops: u8, payload: &[u8]) {
+        use wsn_wire::rcrt::Kind;
         let now = self.now;
-        let mut target = None;
-        for &e in &self.node_eps[node] {
-            match &self.eps[e as usize].kind {
-                EpKind::Sink { .. } => {
-                    target = Some(e);
-                    break;
-                }
-                EpKind::Source { flow, .. } if self.flows[*flow as usize].sink == origin => {
-                    target = Some(e);
-                    break;
-                }
-                _ => {}
+        let upstream = match wsn_wire::rcrt::Packet::new_checked(payload).ok().and_then(|p| p.kind()) {
+            Some(Kind::Syn | Kind::Data | Kind::Fin) => true,
+            Some(Kind::SynAck | Kind::SynNack | Kind::Feedback | Kind::FinAck) => false,
+            None => {
+                self.nodes[node].stats.malformed += 1;
+                return;
             }
-        }
+        };
+        let target = self.node_eps[node].iter().copied().find(|&e| match &self.eps[e as usize].kind {
+            EpKind::Sink { .. } => upstream,
+            EpKind::Source { flow, .. } => !upstream && self.flows[*flow as usize].sink == origin,
+        });
         let Some(e) = target else {
             self.nodes[node].stats.malformed += 1;
             return;
@@ -245,10 +262,18 @@ impl Network {
     pub(crate) fn after_endpoint(&mut self, e: usize) {
         let now = self.now;
         let node = self.eps[e].node as usize;
-        // 1. Application data into a source, as fast as it accepts it.
-        if let EpKind::Source { flow, src, backlog, closing, .. } = &mut self.eps[e].kind {
+        // 1. Application data into a source, as fast as it accepts it. A source whose setup
+        // failed (every SYN unanswered, e.g. while the reverse path is broken) is opened again
+        // as a new incarnation after REOPEN_DELAY, as an application would.
+        if let EpKind::Source { flow, src, backlog, closing, cfg, reopen_at, .. } = &mut self.eps[e].kind {
             let fi = *flow as usize;
             let f = &mut self.flows[fi];
+            if reopen_at.is_some_and(|t| t <= now) {
+                *reopen_at = None;
+                cfg.nonce = cfg.nonce.wrapping_add(1);
+                **src = Source::new(f.source, f.sink, cfg.clone());
+                src.open(now, f.demand_pps);
+            }
             while *backlog > 0 && src.can_send() {
                 let seq = f.originated;
                 let len = f.payload_bytes.max(wsn_wire::besteffort::HEADER_LEN);
@@ -318,8 +343,12 @@ impl Network {
         loop {
             let ev = match &mut self.eps[e].kind {
                 EpKind::Sink { sink, .. } => sink.poll_event(),
-                EpKind::Source { src, .. } => {
-                    while src.poll_event().is_some() {}
+                EpKind::Source { src, reopen_at, .. } => {
+                    while let Some(ev) = src.poll_event() {
+                        if ev == wsn_proto::rcrt::SourceEvent::OpenFailed {
+                            *reopen_at = Some(now + REOPEN_DELAY);
+                        }
+                    }
                     None
                 }
             };
@@ -343,7 +372,10 @@ impl Network {
         // 4. Timer.
         let t = match &self.eps[e].kind {
             EpKind::Sink { sink, .. } => sink.poll_timeout(),
-            EpKind::Source { src, .. } => src.poll_timeout(),
+            EpKind::Source { src, reopen_at, .. } => match (src.poll_timeout(), *reopen_at) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            },
         };
         let t = match (t, retry_at) {
             (Some(a), Some(b)) => Some(a.min(b)),

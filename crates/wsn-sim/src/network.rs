@@ -118,6 +118,8 @@ struct Arrival {
     lost: bool,
     /// Noise plus interference at the start, mW (for the RSSI of a delivered frame).
     n0_mw: f64,
+    /// Network payload bytes of the frame (for length-dependent PRR curves).
+    len: u16,
 }
 
 #[derive(Debug, Default)]
@@ -1116,13 +1118,13 @@ impl Network {
         // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
         for b in n.radio.active.iter_mut() {
             if !b.lost {
-                let p = frame_prr(&self.chan, self.mac.overhead_bytes, b.p_dbm as f64 - p_dbm, len);
+                let p = frame_prr(&self.chan, self.mac.overhead_bytes, b.p_dbm as f64 - p_dbm, b.len as usize);
                 if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
                     b.lost = true;
                 }
             }
         }
-        n.radio.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw });
+        n.radio.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw, len: len as u16 });
     }
 
     fn tx_end(&mut self, i: usize) {

@@ -81,7 +81,7 @@ pub struct RoutingSummary {
     pub parent_changes: u64,
     /// Parent changes after the first flow started.
     pub parent_changes_during_traffic: u64,
-    /// Non-sink nodes without a route at the end.
+    /// Non-sink nodes without a route in at least one tree at the end.
     pub unrouted_nodes: usize,
 }
 
@@ -94,7 +94,9 @@ pub struct FlowSummary {
     pub source: u16,
     /// Sink node.
     pub sink: u16,
-    /// Packets generated.
+    /// Packets the application generated.
+    pub generated: u64,
+    /// Packets generated and accepted by the transport (best effort: the source's queue).
     pub originated: u64,
     /// Unique packets delivered.
     pub delivered: u64,
@@ -322,6 +324,9 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             if s as usize >= n {
                 return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
             }
+            if s == sink.0 {
+                return Err(RunError::Config(format!("flows[{k}]: node {s} cannot send to itself (it is the flow's sink)")));
+            }
             flows.push(FlowSpec {
                 source: NodeId(s),
                 sink,
@@ -530,15 +535,17 @@ fn summarize(
         .flows()
         .iter()
         .map(|f| {
-            // A flow with a packet count that delivered all of it was active until its last
-            // delivery; otherwise until it stopped (or the run ended).
-            let finished = f.count.is_some_and(|c| f.delivered >= c);
-            let until = if finished { f.last_delivery } else { f.stop.min(end) };
+            // A flow whose application generated its whole packet count was active until its
+            // last delivery (whether or not every packet arrived); otherwise until it stopped
+            // (or the run ended).
+            let finished = f.count.is_some_and(|c| f.generated >= c) && f.delivered > 0;
+            let until = if finished { f.last_delivery.max(f.start) } else { f.stop.min(end) };
             let active = (until - f.start).as_secs_f64();
             FlowSummary {
                 id: f.id,
                 source: f.source.0,
                 sink: f.sink.0,
+                generated: f.generated,
                 originated: f.originated,
                 delivered: f.delivered,
                 goodput_pps: if active > 0.0 { f.delivered as f64 / active } else { 0.0 },
@@ -551,7 +558,9 @@ fn summarize(
                         .unwrap_or(0)
                 }),
                 in_order_exactly_once: f.endpoint.map(|_| {
-                    f.delivered == f.originated
+                    f.originated > 0
+                        && f.generated == f.originated
+                        && f.delivered == f.originated
                         && f.rcrt.out_of_order == 0
                         && f.duplicate_deliveries == 0
                         && f.phantom_deliveries == 0
@@ -583,7 +592,7 @@ fn summarize(
             inv.send_done_mismatch += 1;
         }
     }
-    let (max_depth, mean_depth, routed) = depths(net);
+    let (max_depth, mean_depth, _) = depths(net);
     let parent_changes = total_parent_changes(net);
     let (_, acks) = net.frames_on_air();
     Summary {
@@ -604,7 +613,10 @@ fn summarize(
             max_depth_p10_p90: [0, 0],
             parent_changes,
             parent_changes_during_traffic: parent_changes - changes_before_traffic.min(parent_changes),
-            unrouted_nodes: net.len().saturating_sub(net.sinks().len()) * net.sinks().len() - routed,
+            unrouted_nodes: (0..net.len())
+                .filter(|&i| !net.sinks().contains(&NodeId(i as u16)))
+                .filter(|&i| (0..net.sinks().len()).any(|t| net.parent(i, t).is_none()))
+                .count(),
         },
         totals: Totals {
             originated,

@@ -442,8 +442,8 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), String> {
-        if !(self.duration_s > 0.0 && self.duration_s.is_finite()) {
-            return Err("duration_s must be a positive number of seconds".into());
+        if !(self.duration_s > 0.0 && self.duration_s.is_finite() && self.duration_s <= 1.0e7) {
+            return Err("duration_s must be a positive number of seconds (at most 10^7)".into());
         }
         if self.topology.sinks.is_empty() {
             return Err("topology.sinks must name at least one sink".into());
@@ -474,8 +474,13 @@ impl Scenario {
                 }
             }
         }
-        if !(self.output.timeseries_bin_s > 0.0) {
-            return Err("output.timeseries_bin_s must be > 0".into());
+        let bin = self.output.timeseries_bin_s;
+        if !(bin.is_finite() && bin >= 0.001 && self.duration_s / bin <= 1.0e6) {
+            return Err(format!(
+                "output.timeseries_bin_s = {bin}: must be a finite number of seconds, at least \
+                 0.001 and giving at most 10^6 bins over duration_s ({} s)",
+                self.duration_s
+            ));
         }
         self.mac()?;
         Ok(())
