@@ -288,7 +288,11 @@ impl Network {
                 }
                 *backlog -= 1;
                 f.originated += 1;
-                f.sent_at.push(now);
+                // End-to-end delay counts from generation: the packet waited in the
+                // application's backlog while the source was paced. Packets are generated
+                // every `interval` from the flow's first tick, in order.
+                let generated_at = f.first_tick + f.interval.saturating_mul(seq);
+                f.sent_at.push(generated_at.min(now));
                 f.got.push(false);
                 self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
             }

@@ -261,6 +261,8 @@ pub struct Flow {
     pub generated: u64,
     /// Time of the latest delivery.
     pub last_delivery: Instant,
+    /// Time of the application's first packet.
+    pub(crate) first_tick: Instant,
     /// Hops travelled by the latest datagram of this flow that reached its sink (end-to-end
     /// transports deliver later, in order, so the hop count is taken at arrival).
     pub(crate) last_hops: u8,
@@ -566,6 +568,7 @@ impl Network {
                 bins: vec![0; bins],
                 generated: 0,
                 last_delivery: Instant::ZERO,
+                first_tick: Instant::ZERO,
                 last_hops: 0,
                 demand_pps: f.demand_pps.unwrap_or(f.rate_pps),
                 endpoint: None,
@@ -719,6 +722,9 @@ impl Network {
                 self.after_endpoint(e as usize);
             }
             return;
+        }
+        if f.generated == 0 {
+            f.first_tick = now;
         }
         f.generated += 1;
         if let Some(e) = f.endpoint {

@@ -473,6 +473,12 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunErro
     for pc in &c.policy_changes {
         e.policy_changes.push((Instant::ZERO + Duration::from_secs_f64(pc.at_s), NodeId(pc.sink), pc.policy.clone()));
     }
+    if let Some(f) = c.level_formula {
+        e.sink.level_formula = match f {
+            RcrtProfile::Paper => wsn_proto::rcrt::estimators::LevelFormula::Paper,
+            RcrtProfile::ReferenceCode => wsn_proto::rcrt::estimators::LevelFormula::ReferenceCode,
+        };
+    }
     if let Some(b) = c.buffer_packets {
         e.source.buffer_packets = b;
         e.source.ack_request_above = b / 2;

@@ -209,6 +209,10 @@ pub struct RcrtConfig {
     pub weights: std::collections::BTreeMap<String, f64>,
     /// Retransmit-buffer bound of every source, packets (default: the profile's).
     pub buffer_packets: Option<usize>,
+    /// Override the profile's congestion-level formula: `paper` (|ooo| / (r_i·RTT_i)) or
+    /// `reference_code` (((|ooo| − 1) + (|missing| − 1)) / max(r_i·RTT_i, 0.1) + timeouts).
+    /// See docs/rcrt.md: the paper's formula collapses when r_i·RTT_i ≪ 1.
+    pub level_formula: Option<RcrtProfile>,
 }
 
 impl Default for RcrtConfig {
@@ -220,6 +224,7 @@ impl Default for RcrtConfig {
             policy_changes: Vec::new(),
             weights: Default::default(),
             buffer_packets: None,
+            level_formula: None,
         }
     }
 }
