@@ -54,6 +54,9 @@ pub struct SendDone {
     pub transmissions: u8,
     /// Time from the first transmission attempt to the ACK, when acked (Flush's δ).
     pub time_to_ack: Option<Duration>,
+    /// The MAC gave up because the channel stayed busy (IEEE 802.15.4 channel-access failure),
+    /// so the frame never went on the air in its last attempt.
+    pub channel_access_failure: bool,
 }
 
 /// What the node's routing layer and environment offer an agent.
@@ -91,6 +94,8 @@ pub enum DropReason {
     Malformed,
     /// The MAC gave up after its retransmissions.
     RetriesExhausted,
+    /// The MAC found the channel busy too many times in a row.
+    ChannelAccess,
     /// The packet came back along a loop.
     Loop,
 }
@@ -105,6 +110,7 @@ impl DropReason {
             DropReason::NoRoute => "no_route",
             DropReason::Malformed => "malformed",
             DropReason::RetriesExhausted => "retries_exhausted",
+            DropReason::ChannelAccess => "channel_access",
             DropReason::Loop => "loop",
         }
     }

@@ -248,7 +248,9 @@ impl NodeAgent for CollectionForwarder {
     fn handle_send_done(&mut self, _now: Instant, _ctx: &mut dyn LinkCtx, done: &SendDone) {
         let Some(q) = self.in_flight.take() else { return };
         let origin = Packet::new_checked(&q.bytes[..]).ok().map(|p| p.origin());
-        if done.dst.is_broadcast() {
+        if done.channel_access_failure {
+            self.drop_packet(DropReason::ChannelAccess, origin);
+        } else if done.dst.is_broadcast() {
             // Sent without a route: no neighbour forwards a broadcast data frame.
             self.drop_packet(DropReason::NoRoute, origin);
         } else if self.cfg.link_ack && !done.acked {
@@ -456,7 +458,7 @@ mod tests {
         let mut c = ctx(5, 2);
         f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
         let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
-        let done = SendDone { frame_id: 1, dst: fr.dst, acked: false, transmissions: 5, time_to_ack: None };
+        let done = SendDone { frame_id: 1, dst: fr.dst, acked: false, transmissions: 5, time_to_ack: None, channel_access_failure: false };
         f.handle_send_done(Instant::ZERO, &mut c, &done);
         assert_eq!(f.queue_len(), 0);
         assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::RetriesExhausted, .. })));

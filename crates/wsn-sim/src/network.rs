@@ -99,6 +99,8 @@ struct CurFrame {
     /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
     nb: u8,
     be: u8,
+    /// The MAC gave up on a busy channel.
+    access_failed: bool,
 }
 
 #[derive(Debug)]
@@ -822,7 +824,7 @@ impl Network {
                         let s = &mut self.nodes[j].stats;
                         match reason {
                             DropReason::QueueFull => s.queue_drops += 1,
-                            DropReason::RetriesExhausted => s.mac_drops += 1,
+                            DropReason::RetriesExhausted | DropReason::ChannelAccess => s.mac_drops += 1,
                             DropReason::NoRoute => s.no_route_drops += 1,
                             DropReason::Duplicate => s.duplicates += 1,
                             DropReason::Malformed => s.malformed += 1,
@@ -1020,6 +1022,7 @@ impl Network {
             loaded: false,
             nb: 0,
             be: self.mac.csma_min_be,
+            access_failed: false,
         });
         true
     }
@@ -1036,6 +1039,7 @@ impl Network {
                 c.be = (c.be + 1).min(mac.csma_max_be);
                 if c.nb > mac.csma_max_backoffs {
                     // Channel-access failure: the frame is dropped [LIT: 802.15.4 §7.5.1.4].
+                    c.access_failed = true;
                     self.complete(i, false);
                     return;
                 }
@@ -1296,6 +1300,7 @@ impl Network {
                 acked,
                 transmissions: cur.attempts,
                 time_to_ack: if acked { Some(now - cur.first_tx) } else { None },
+                channel_access_failure: cur.access_failed,
             };
             let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
             n.agent.handle_send_done(now, &mut ctx, &done);
