@@ -692,6 +692,7 @@ impl NodeNoise {
     /// Noise at the node at time `t`, in dBm (including the node's offset). The same value is
     /// returned for every query inside the same 1-ms slot ([`slot_ms`]). A query for an earlier
     /// slot than the last generated one returns the last value.
+    #[inline]
     pub fn sample(&mut self, model: &NoiseModel, t: Instant) -> f64 {
         let m = slot_ms(t);
         if self.last_ms != NONE_MS && m <= self.last_ms {
@@ -712,8 +713,8 @@ impl NodeNoise {
                 }
             }
             (Kind::Replay { trace, .. }, NodeState::Replay { offset }) => {
-                let l = trace.len() as u64;
-                trace[((*offset as u64 + m % l) % l) as usize] as f64
+                // offset < len, so one modulo suffices (m < 2^63 ns-derived milliseconds).
+                trace[((*offset as u64 + m) % trace.len() as u64) as usize] as f64
             }
             (Kind::Constant { floor }, NodeState::Constant) => *floor,
             (Kind::Gaussian { floor, sigma }, NodeState::Gaussian { spare }) => {
