@@ -311,6 +311,9 @@ pub struct Network {
     pending_agent: VecDeque<u32>,
 }
 
+/// A fixed tree: (parent, hop count) of every node; `None` for the root or an unreachable node.
+pub type StaticParents = Vec<(Option<NodeId>, u8)>;
+
 /// Everything needed to build a [`Network`].
 pub struct NetworkSpec {
     /// Master seed.
@@ -334,7 +337,7 @@ pub struct NetworkSpec {
     /// Children-table parameters.
     pub reverse: ReverseConfig,
     /// Static parents per tree (`static_parents[tree][node]`), or `None` for dynamic routing.
-    pub static_parents: Option<Vec<Vec<(Option<NodeId>, u8)>>>,
+    pub static_parents: Option<Vec<StaticParents>>,
     /// Freeze routes at this time.
     pub freeze_at: Option<Instant>,
     /// Flows.

@@ -178,10 +178,11 @@ impl Default for RoutingConfig {
 }
 
 /// The protocol run on top of the MAC.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
 #[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum ProtocolConfig {
     /// Fixed-rate best-effort collection over the generic collection forwarder.
+    #[default]
     BestEffort,
     /// RCRT: end-to-end NACK recovery with congestion detection, AIMD on the total rate and a
     /// per-sink allocation policy; every flow's `rate_pps` is its application's generation rate
@@ -250,12 +251,6 @@ pub struct PolicyChange {
     pub sink: u16,
     /// The new policy.
     pub policy: String,
-}
-
-impl Default for ProtocolConfig {
-    fn default() -> Self {
-        ProtocolConfig::BestEffort
-    }
 }
 
 impl ProtocolConfig {
