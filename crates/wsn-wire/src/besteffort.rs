@@ -184,17 +184,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use std::vec;
-    use std::vec::Vec;
 
-    /// Decode a vector file: `#` lines are comments, the rest is hex with optional whitespace.
-    fn vector(text: &str) -> Vec<u8> {
-        let digits: std::string::String = text
-            .lines()
-            .filter(|line| !line.trim_start().starts_with('#'))
-            .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
-            .collect();
-        hex::decode(digits).expect("vector file is valid hex")
-    }
+    use crate::test_vector as vector;
 
     const BASIC: &str = include_str!("../../../testdata/vectors/besteffort/basic.hex");
     const HEADER_ONLY: &str = include_str!("../../../testdata/vectors/besteffort/header_only.hex");

@@ -596,15 +596,7 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    /// Decode a vector file: `#` lines are comments, the rest is hex with optional whitespace.
-    fn vector(text: &str) -> Vec<u8> {
-        let digits: std::string::String = text
-            .lines()
-            .filter(|line| !line.trim_start().starts_with('#'))
-            .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
-            .collect();
-        hex::decode(digits).expect("vector file is valid hex")
-    }
+    use crate::test_vector as vector;
 
     const DATA_ACKREQ: &str = include_str!("../../../testdata/vectors/ieee802154/data_ackreq.hex");
     const DATA_BCAST: &str = include_str!("../../../testdata/vectors/ieee802154/data_bcast.hex");

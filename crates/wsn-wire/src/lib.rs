@@ -83,3 +83,15 @@ impl core::error::Error for Error {}
 
 /// Result of a parse.
 pub type Result<T> = core::result::Result<T, Error>;
+
+/// Decode a test-vector file of `testdata/vectors/`: `#` lines are comments, the rest is hex
+/// with optional whitespace (shared by every format's tests).
+#[cfg(test)]
+pub(crate) fn test_vector(text: &str) -> std::vec::Vec<u8> {
+    let digits: std::string::String = text
+        .lines()
+        .filter(|line| !line.trim_start().starts_with('#'))
+        .flat_map(|line| line.chars().filter(|c| !c.is_whitespace()))
+        .collect();
+    hex::decode(digits).expect("vector file is valid hex")
+}
