@@ -117,7 +117,7 @@ impl DropReason {
 }
 
 /// Something an agent reports to its driver.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub enum AgentEvent {
     /// A datagram reached its end-to-end destination at this node.
     Delivered {
@@ -129,6 +129,20 @@ pub enum AgentEvent {
         hops: u8,
         /// Transport bytes.
         payload: Vec<u8>,
+    },
+    /// The node's rate controller lets the application originate one packet toward `sink` now
+    /// (rate-controlled agents such as IFRC). The driver answers with [`NodeAgent::send`] when
+    /// the application has data; otherwise the slot passes unused.
+    AppSlot {
+        /// Tree the packet would travel.
+        sink: NodeId,
+    },
+    /// The rate the agent's controller allows this node changed (for traces and plots).
+    RateChanged {
+        /// New rate, packets per second.
+        rate_pps: f64,
+        /// The controller's congestion signal at the time (IFRC: the EWMA queue length).
+        level: f64,
     },
     /// A packet was dropped at this node.
     Dropped {
@@ -193,6 +207,10 @@ pub trait NodeAgent {
     fn queue_len(&self) -> usize;
     /// Bound of the transmit queue.
     fn queue_capacity(&self) -> usize;
+    /// Protocol-specific counters for reports, as (name, value) pairs; none by default.
+    fn counters(&self) -> Vec<(&'static str, u64)> {
+        Vec::new()
+    }
     /// The application on this node sends `payload` to `dst` through tree `sink`.
     ///
     /// For upward traffic `dst == sink`; for downward traffic `sink` names the tree whose

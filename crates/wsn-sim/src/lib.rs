@@ -16,6 +16,7 @@
 pub mod endpoints;
 pub mod engine;
 pub mod figures;
+pub mod ifrc;
 pub mod mac;
 pub mod network;
 pub mod output;

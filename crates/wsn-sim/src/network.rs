@@ -309,6 +309,14 @@ pub struct Network {
     /// Linear SINR below which a frame is certainly lost.
     sinr_floor: f64,
     pending_agent: VecDeque<u32>,
+    /// Flows paced by the agents' rate controllers (see [`NetworkSpec::rate_controlled`]).
+    rate_controlled: bool,
+    /// Flow ids by source node (rate-controlled runs).
+    flows_by_node: Vec<Vec<u32>>,
+    /// Rate-controller trace per node: (time s, rate pkt/s, congestion signal).
+    pub(crate) rate_trace: Vec<Vec<(f64, f64, f64)>>,
+    /// Largest transmit-queue length per node per time-series bin.
+    pub(crate) queue_bins: Vec<Vec<u16>>,
 }
 
 /// A fixed tree: (parent, hop count) of every node; `None` for the root or an unreachable node.
@@ -346,7 +354,15 @@ pub struct NetworkSpec {
     pub bin: Duration,
     /// Trace sink.
     pub tracer: Tracer,
+    /// Builds each node's agent (`None`: the generic collection forwarder everywhere).
+    pub agent_factory: Option<AgentFactory>,
+    /// Flows are paced by the nodes' rate controllers ([`AgentEvent::AppSlot`]) instead of
+    /// their fixed `rate_pps` (IFRC): the application always has data while the flow is active.
+    pub rate_controlled: bool,
 }
+
+/// Builds the agent of node `id` (index `i`): `(i, id, forwarder settings of the MAC)`.
+pub type AgentFactory = Box<dyn Fn(usize, NodeId, &ForwarderConfig) -> Box<dyn NodeAgent + Send>>;
 
 /// One flow to create.
 #[derive(Clone, Debug)]
@@ -480,7 +496,10 @@ impl Network {
                 rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
                 mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn },
                 trees,
-                agent: Box::new(CollectionForwarder::new(id, fwd.clone())),
+                agent: match &spec.agent_factory {
+                    Some(make) => make(i, id, &fwd),
+                    None => Box::new(CollectionForwarder::new(id, fwd.clone())),
+                },
                 agent_timer: None,
                 stats: NodeStats::default(),
             });
@@ -514,6 +533,10 @@ impl Network {
             rx_power: Vec::new(),
             sinr_floor: SINR_FLOOR_LINEAR,
             pending_agent: VecDeque::new(),
+            rate_controlled: spec.rate_controlled,
+            flows_by_node: vec![Vec::new(); n],
+            rate_trace: vec![Vec::new(); n],
+            queue_bins: vec![vec![0; bins]; n],
         };
         if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
             net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
@@ -579,7 +602,11 @@ impl Network {
                 endpoint: None,
                 rcrt: Default::default(),
             });
-            net.q.push(f.start + phase, Ev::Flow { flow: fi as u32 });
+            if spec.rate_controlled {
+                net.flows_by_node[f.source.index()].push(fi as u32);
+            } else {
+                net.q.push(f.start + phase, Ev::Flow { flow: fi as u32 });
+            }
         }
         net
     }
@@ -737,12 +764,42 @@ impl Network {
             self.rcrt_flow_tick(fi, e);
             return;
         }
+        self.q.push(now + f.interval, Ev::Flow { flow: fi as u32 });
+        let src = self.originate(fi);
+        self.after_agent(src);
+    }
+
+    /// A rate controller let node `i` originate one packet toward `sink`: the first active flow
+    /// of that node to that sink generates one (the application always has data while active).
+    fn app_slot(&mut self, i: usize, sink: NodeId) {
+        if !self.rate_controlled {
+            return;
+        }
+        let now = self.now;
+        let active = self.flows_by_node[i].iter().copied().find(|&fi| {
+            let f = &self.flows[fi as usize];
+            f.sink == sink && now >= f.start && now < f.stop && f.count.is_none_or(|c| f.generated < c)
+        });
+        if let Some(fi) = active {
+            let f = &mut self.flows[fi as usize];
+            if f.generated == 0 {
+                f.first_tick = now;
+            }
+            f.generated += 1;
+            self.originate(fi as usize);
+        }
+    }
+
+    /// Originate the next best-effort packet of flow `fi` at its source (the caller drains the
+    /// agent afterwards). Returns the source's node index.
+    fn originate(&mut self, fi: usize) -> usize {
+        let now = self.now;
+        let f = &mut self.flows[fi];
         let seq = f.originated;
         f.originated += 1;
         f.sent_at.push(now);
         f.got.push(false);
         let (src, sink, len) = (f.source.index(), f.sink, f.payload_bytes);
-        self.q.push(now + f.interval, Ev::Flow { flow: fi as u32 });
         let mut payload = vec![0u8; wsn_wire::besteffort::HEADER_LEN + len];
         {
             let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut payload[..]);
@@ -757,7 +814,7 @@ impl Network {
             self.nodes[src].stats.queue_drops += 1;
             self.tracer.record(&TraceEvent::Drop { t: now, node: src as u32, reason: DropReason::QueueFull });
         }
-        self.after_agent(src);
+        src
     }
 
     /// An application packet (its first six bytes: flow id and sequence number, the best-effort
@@ -823,6 +880,10 @@ impl Network {
                             self.endpoint_datagram(j, origin, hops, &payload);
                         }
                     }
+                    AgentEvent::AppSlot { sink } => self.app_slot(j, sink),
+                    AgentEvent::RateChanged { rate_pps, level } => {
+                        self.rate_trace[j].push((self.now.as_secs_f64(), rate_pps, level));
+                    }
                     AgentEvent::Dropped { reason, .. } => {
                         let s = &mut self.nodes[j].stats;
                         match reason {
@@ -840,6 +901,10 @@ impl Network {
             let n = &mut self.nodes[j];
             let ql = n.agent.queue_len();
             n.stats.max_queue = n.stats.max_queue.max(ql);
+            let b = (self.now.as_nanos() / self.bin.as_nanos().max(1)) as usize;
+            if let Some(slot) = self.queue_bins[j].get_mut(b) {
+                *slot = (*slot).max(ql.min(u16::MAX as usize) as u16);
+            }
             if ql > n.agent.queue_capacity() {
                 n.stats.queue_overflows += 1;
             }

@@ -305,8 +305,13 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         };
         // Best effort: collection + 6-byte header + payload. RCRT: collection + 8-byte DATA
         // header + payload (whose first 6 bytes carry the simulator's flow/sequence check).
+        // IFRC: collection + 12-byte IFRC header + 6-byte flow/sequence header + payload.
         let (hdr, what) = match sc.protocol {
             ProtocolConfig::BestEffort => (wsn_wire::besteffort::HEADER_LEN, "6-byte best-effort"),
+            ProtocolConfig::Ifrc(_) => (
+                crate::ifrc::IFRC_HEADER_LEN + wsn_wire::besteffort::HEADER_LEN,
+                "12-byte IFRC and 6-byte flow/sequence",
+            ),
             _ => (wsn_wire::rcrt::DATA_HEADER_LEN, "8-byte RCRT DATA"),
         };
         let frame = wsn_wire::collection::HEADER_LEN + hdr + f.payload_bytes;
@@ -317,7 +322,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
         }
-        if !matches!(sc.protocol, ProtocolConfig::BestEffort) && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN {
+        if matches!(sc.protocol, ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_)) && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN {
             return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ 6 for RCRT flows")));
         }
         for s in sources {
@@ -330,7 +335,8 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             flows.push(FlowSpec {
                 source: NodeId(s),
                 sink,
-                rate_pps: f.rate_pps,
+                // Unused under IFRC (its rate controller paces the flow).
+                rate_pps: f.rate_pps.unwrap_or(1.0),
                 start: Instant::ZERO + Duration::from_secs_f64(f.start_s),
                 stop: f.stop_s.map_or(end, |s| Instant::ZERO + Duration::from_secs_f64(s)),
                 count: f.count,
@@ -354,6 +360,17 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         }
     }
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
+    let agent_factory = match &sc.protocol {
+        ProtocolConfig::Ifrc(c) => {
+            // Each node sends on the tree of its first flow's sink (the first sink if none).
+            let mut node_sink = vec![sinks[0]; n];
+            for f in flows.iter().rev() {
+                node_sink[f.source.index()] = f.sink;
+            }
+            Some(crate::ifrc::agent_factory(c, &mac, &node_sink, &sinks)?)
+        }
+        _ => None,
+    };
     let spec = NetworkSpec {
         seed,
         duration: end - Instant::ZERO,
@@ -370,10 +387,12 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         flows,
         bin,
         tracer,
+        agent_factory,
+        rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
     };
     let mut net = Network::new(spec);
     match &sc.protocol {
-        ProtocolConfig::BestEffort => {}
+        ProtocolConfig::BestEffort | ProtocolConfig::Ifrc(_) => {}
         ProtocolConfig::Rcrt(c) => net.install_endpoints(&endpoint_spec(c, false)?).map_err(RunError::Config)?,
         ProtocolConfig::Reliable(c) => net.install_endpoints(&endpoint_spec(c, true)?).map_err(RunError::Config)?,
     }

@@ -191,6 +191,46 @@ pub enum ProtocolConfig {
     /// Reliable without congestion control: RCRT's end-to-end recovery with every flow paced
     /// at its offered load (`rate_pps`) and no rate adaptation (RCRT paper §4.2.2 baseline).
     Reliable(RcrtConfig),
+    /// IFRC: hop-by-hop interference-aware rate control (Rangwala et al., SIGCOMM 2006). Every
+    /// node's rate controller paces its flows; a flow's `rate_pps` is ignored (its application
+    /// always has data while the flow is active).
+    Ifrc(IfrcScenario),
+}
+
+/// IFRC options. Unset numbers take the profile's values (the paper's Table 1 by default).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields, default)]
+pub struct IfrcScenario {
+    /// `paper` (default) or `reference_code` (the authors' TinyOS code where it differs).
+    pub profile: RcrtProfile,
+    /// Weights w_i by node id (default 1): node i originates at w_i·r_i [PAPER §4.2].
+    pub weights: std::collections::BTreeMap<String, f64>,
+    /// Additive-increase parameter ε, 1/packet.
+    pub epsilon: Option<f64>,
+    /// EWMA weight of the queue average.
+    pub w_q: Option<f64>,
+    /// Lower threshold L, packets.
+    pub lower: Option<f64>,
+    /// First upper threshold U(0), packets.
+    pub u0: Option<f64>,
+    /// Threshold increment I, packets.
+    pub increment: Option<f64>,
+    /// Initial rate r_init, pkt/s.
+    pub r_init: Option<f64>,
+    /// Slow-start increment φ, pkt/s (default r_init / 8 when r_init is set).
+    pub phi: Option<f64>,
+    /// Base-station pseudo-rate at start, pkt/s.
+    pub bs_initial_rate: Option<f64>,
+    /// How δ follows from ε: `per_decrease` (δ = ε·r² whenever r is lowered; default) or
+    /// `global` (one δ = ε·`global_r_min`²).
+    pub delta_rule: Option<String>,
+    /// r̂_min of `delta_rule = "global"`, pkt/s.
+    pub global_r_min: Option<f64>,
+    /// Slow-start exit: `recommended` (default; the spec's AMBIG-8 deviation) or `literal`.
+    pub slow_start_exit: Option<String>,
+    /// Congestion sharing: `crossing` (default; rule 2 fires on threshold crossings) or
+    /// `pinned` (any heard congested node with a lower rate constrains).
+    pub sharing: Option<String>,
 }
 
 /// RCRT options.
@@ -263,6 +303,10 @@ impl ProtocolConfig {
                 RcrtProfile::ReferenceCode => "rcrt_reference_code",
             },
             ProtocolConfig::Reliable(_) => "reliable_no_cc",
+            ProtocolConfig::Ifrc(c) => match c.profile {
+                RcrtProfile::Paper => "ifrc",
+                RcrtProfile::ReferenceCode => "ifrc_reference_code",
+            },
         }
     }
 }
@@ -288,8 +332,10 @@ pub struct FlowConfig {
     /// Destination sink (default: the first sink).
     #[serde(default)]
     pub sink: Option<u16>,
-    /// Offered rate, packets per second.
-    pub rate_pps: f64,
+    /// Offered rate, packets per second (required except under IFRC, whose rate controller
+    /// paces every flow).
+    #[serde(default)]
+    pub rate_pps: Option<f64>,
     /// Start time, s (each source starts at a random phase within one interval after it).
     #[serde(default)]
     pub start_s: f64,
@@ -449,8 +495,12 @@ impl Scenario {
             return Err("topology.sinks must name at least one sink".into());
         }
         for (i, f) in self.flows.iter().enumerate() {
-            if !(f.rate_pps > 0.0 && f.rate_pps.is_finite()) {
-                return Err(format!("flows[{i}].rate_pps must be > 0"));
+            match f.rate_pps {
+                Some(r) if !(r > 0.0 && r.is_finite()) => return Err(format!("flows[{i}].rate_pps must be > 0")),
+                None if !matches!(self.protocol, ProtocolConfig::Ifrc(_)) => {
+                    return Err(format!("flows[{i}].rate_pps is required (packets per second)"))
+                }
+                _ => {}
             }
             if let Sources::Keyword(k) = &f.sources {
                 if k != "all" {
