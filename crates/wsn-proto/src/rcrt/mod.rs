@@ -27,7 +27,8 @@
 //!
 //! **Scope and limitations.** Implemented: everything of spec §2 and §3 for both profiles,
 //! except the application-requested flow deletion with its 60 s × 5 liveness timer (§2.18.4;
-//! the paper profile has an idle timeout instead), the shared recovery list of several
+//! the paper profile has an idle timeout instead, whose expired flows come back with their
+//! sequence state when their source is heard again, [`SinkConfig::revive_expired`]), the shared recovery list of several
 //! connections on one mote (one [`Source`] is one connection), and flash latency (retransmissions
 //! are spaced by [`SourceConfig::retx_spacing`] instead). DATA carries no end-to-end checksum
 //! (see [`wsn_wire::rcrt`]).

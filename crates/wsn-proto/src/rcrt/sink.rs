@@ -133,6 +133,17 @@ pub struct SinkConfig {
     /// slowest rate it ever had, if longer. [D28: paper 300 s, the spec's recommendation
     /// (5 × 60 s); CODE none]
     pub idle_timeout: Option<Duration>,
+    /// Keep the sequence state of a flow the idle timeout released, and let DATA, a FIN or a
+    /// same-nonce SYN from its source bring it back (a re-join with that state) instead of
+    /// dropping them as "unknown flow". [AMBIG → chosen: on for the paper profile, the only one
+    /// with an idle timeout. The timeout is this re-implementation's addition (D28, spec §2.18.4
+    /// "recommended"); the code deletes only flows whose application has gone, whose data no
+    /// one wants, and so drops their DATA silently (§2.4 step 2). A sink-initiated expiry of a
+    /// source that is alive but cut off for longer than the timeout (a MultiHopLQI black hole)
+    /// would then lose its data for ever and stall the source, against PAPER §3.3 (reliable
+    /// "as long as the network is not partitioned"). Expiry still releases the flow's r_i, d_i
+    /// and its place in N.]
+    pub revive_expired: bool,
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
     pub default_weight: f64,
     /// Least time between two datagrams [`Sink::poll_transmit`] hands out (a base station
@@ -182,6 +193,7 @@ impl SinkConfig {
             rng_seed: 0x5eed_0001,
             max_flows: 1_024,
             idle_timeout: Some(Duration::from_secs(300)),
+            revive_expired: true,
             default_weight: 1.0,
             tx_spacing: Duration::ZERO,
         }
@@ -207,6 +219,7 @@ impl SinkConfig {
             decrease_notifies_all: false,
             feedback_probability: 0.5,
             idle_timeout: None,
+            revive_expired: false,
             ..SinkConfig::paper()
         }
     }
@@ -262,8 +275,15 @@ pub enum SinkEvent {
         /// The flow's source.
         source: NodeId,
     },
-    /// A flow was deleted after [`SinkConfig::idle_timeout`] of silence.
+    /// A flow was released after [`SinkConfig::idle_timeout`] of silence (its sequence state
+    /// is kept when [`SinkConfig::revive_expired`] is set).
     FlowExpired {
+        /// The flow's source.
+        source: NodeId,
+    },
+    /// A released flow's source was heard again: the flow re-joined with its sequence state
+    /// ([`SinkConfig::revive_expired`]).
+    FlowRevived {
         /// The flow's source.
         source: NodeId,
     },
@@ -373,11 +393,26 @@ pub struct SinkStats {
     pub flows_closed: u64,
     /// Flows deleted by the idle timeout or replaced by a new incarnation.
     pub flows_expired: u64,
+    /// Expired flows brought back by their source's DATA, FIN or SYN
+    /// ([`SinkConfig::revive_expired`]).
+    pub flows_revived: u64,
     /// Holes given up (reference-code profile only).
     pub given_up: u64,
     /// How often each feedback trigger fired (several may fire for one packet; a fired
     /// trigger may still be rate-limited away).
     pub feedback_triggers: FeedbackTriggers,
+    /// FEEDBACK packets sent, by the trigger that queued them (the first one when several
+    /// merged; a deferred feedback counts under the trigger that was held back).
+    pub feedback_sent_by: FeedbackTriggers,
+    /// FEEDBACK packets sent when a trigger held back by the RTO limit came due (paper
+    /// profile, AMBIG-14); also counted in [`SinkStats::feedback_sent_by`].
+    pub feedback_sent_deferred: u64,
+    /// Of [`SinkStats::feedback_sent_deferred`], those whose trigger no longer held when they
+    /// came due: nothing left to repair (new loss, timer, FIN), or the source's latest DATA
+    /// already reported the assigned rate (rate differs, decrease). They are still sent
+    /// (AMBIG-14 → "with the then-current content"); the count measures what a re-check would
+    /// save.
+    pub feedback_deferred_stale: u64,
     /// Per-flow counters, by source.
     pub per_flow: BTreeMap<NodeId, FlowStats>,
 }
@@ -400,6 +435,33 @@ pub struct FeedbackTriggers {
     pub fin: u64,
     /// The RTO timer expired with repair pending. [CODE reason 8]
     pub timer: u64,
+}
+
+impl FeedbackTriggers {
+    fn bump(&mut self, why: Why) {
+        let counter = match why {
+            Why::NewLoss => &mut self.new_loss,
+            Why::RateDiffers => &mut self.rate_differs,
+            Why::Duplicate => &mut self.duplicate,
+            Why::AckRequest => &mut self.ack_request,
+            Why::Decrease => &mut self.decrease,
+            Why::Fin => &mut self.fin,
+            Why::Timer => &mut self.timer,
+        };
+        *counter += 1;
+    }
+}
+
+/// Why a feedback was queued (one of the triggers of spec §2.17.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Why {
+    NewLoss,
+    RateDiffers,
+    Duplicate,
+    AckRequest,
+    Decrease,
+    Fin,
+    Timer,
 }
 
 /// A snapshot of one flow, for tests and reports.
@@ -475,8 +537,14 @@ struct Flow {
     timer: Option<Instant>,
     /// A feedback held back by the RTO limit. [AMBIG-14 → deferred]
     fb_due: Option<Instant>,
-    /// A feedback for this flow waits in the outbox.
-    queued: bool,
+    /// Why the held-back feedback was triggered (the first trigger).
+    fb_due_why: Option<Why>,
+    /// A feedback for this flow waits in the outbox, queued for this reason.
+    queued: Option<Why>,
+    /// The queued feedback was a held-back one that came due.
+    queued_deferred: bool,
+    /// The rate the source's latest DATA reported.
+    last_reported: Rate,
     last_heard: Instant,
     /// The slowest rate the source was ever told or reported using (the idle timeout scales
     /// with it: after a speed-up the code's pacing keeps one tick of the old interval, and
@@ -517,6 +585,8 @@ pub struct Sink {
     cfg: SinkConfig,
     policy: Box<dyn Policy>,
     flows: BTreeMap<NodeId, Flow>,
+    /// Flows released by the idle timeout, kept for [`SinkConfig::revive_expired`].
+    dormant: BTreeMap<NodeId, Flow>,
     weights: BTreeMap<NodeId, f64>,
     /// R, pkt/s.
     total: f64,
@@ -561,6 +631,7 @@ impl Sink {
             cfg,
             policy,
             flows: BTreeMap::new(),
+            dormant: BTreeMap::new(),
             weights: BTreeMap::new(),
             total: 0.0,
             demand: 0.0,
@@ -645,7 +716,7 @@ impl Sink {
             }
             if flow.fb_due.is_some_and(|due| due <= now) {
                 // [AMBIG-14 → paper] a held-back trigger: send with the current content.
-                self.send_feedback(now, source);
+                self.send_deferred(now, source);
             }
             let Some(flow) = self.flows.get_mut(&source) else {
                 continue;
@@ -790,6 +861,16 @@ impl Sink {
 
     /// SYN (spec §2.18.1).
     fn on_syn(&mut self, now: Instant, from: NodeId, demand: Rate, nonce: u16) {
+        if let Some(old) = self.dormant.remove(&from) {
+            if old.nonce == nonce && self.flows.len() < self.cfg.max_flows {
+                // [revive_expired] the same incarnation, released while cut off: re-join with
+                // its state and answer the SYN as a duplicate.
+                self.revive(now, from, old);
+                self.send_syn_ack(now, from);
+                return;
+            }
+            // A new incarnation (or no room): the released state is obsolete.
+        }
         match self.flows.get_mut(&from) {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
@@ -822,6 +903,28 @@ impl Sink {
 
     /// A flow joins (spec §2.16) [CODE-FILL adjust_rates_at_node_join].
     fn join(&mut self, now: Instant, source: NodeId, demand_pps: f64, nonce: u16) {
+        self.join_with(now, source, demand_pps, nonce, None);
+    }
+
+    /// A flow released by the idle timeout is heard again: it joins as a new flow would
+    /// (spec §2.16) but keeps its sequence state, estimators and fid ring.
+    /// [`SinkConfig::revive_expired`]
+    fn revive(&mut self, now: Instant, source: NodeId, old: Flow) {
+        self.stats.flows_revived += 1;
+        self.events.push_back(SinkEvent::FlowRevived { source });
+        let (demand, nonce) = (old.demand, old.nonce);
+        self.join_with(now, source, demand, nonce, Some(old));
+    }
+
+    fn join_with(
+        &mut self,
+        now: Instant,
+        source: NodeId,
+        demand_pps: f64,
+        nonce: u16,
+        old: Option<Flow>,
+    ) {
+        let revived = old.is_some();
         let n = self.flows.len();
         let initial = demand_pps.min(self.cfg.join_rate_pps);
         let old_total = self.total;
@@ -863,10 +966,29 @@ impl Sink {
             goodput: 0.0,
             timer: None,
             fb_due: None,
-            queued: false,
+            fb_due_why: None,
+            queued: None,
+            queued_deferred: false,
+            last_reported: Rate::ZERO,
             last_heard: now,
             slowest_told: Rate::ZERO,
             fin_last: None,
+        };
+        let flow = match old {
+            Some(old) => Flow {
+                assigned: flow.assigned,
+                assigned_code: flow.assigned_code,
+                congestion: 0.0,
+                timeouts: 0,
+                timer: None,
+                fb_due: None,
+                fb_due_why: None,
+                queued: None,
+                queued_deferred: false,
+                last_heard: now,
+                ..old
+            },
+            None => flow,
         };
         self.flows.insert(source, flow);
         // [D9; AMBIG → chosen: the floor R ≥ N/30 is kept as an invariant, so a join under a
@@ -874,10 +996,12 @@ impl Sink {
         self.total = self
             .total
             .max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
-        self.stats.flows_opened += 1;
-        self.stats.per_flow.entry(source).or_default();
-        self.events
-            .push_back(SinkEvent::FlowOpened { source, demand_pps });
+        if !revived {
+            self.stats.flows_opened += 1;
+            self.stats.per_flow.entry(source).or_default();
+            self.events
+                .push_back(SinkEvent::FlowOpened { source, demand_pps });
+        }
         self.reallocate();
         // [D10] a join restarts the increase clock (and, in the paper profile, the wait).
         self.t_inc = Some(now);
@@ -925,6 +1049,9 @@ impl Sink {
             Leave::Expired => {
                 self.stats.flows_expired += 1;
                 self.events.push_back(SinkEvent::FlowExpired { source });
+                if self.cfg.revive_expired {
+                    self.keep_dormant(source, flow);
+                }
             }
             Leave::Replaced => {
                 self.stats.flows_expired += 1;
@@ -938,8 +1065,43 @@ impl Sink {
         }
     }
 
+    /// Keep a released flow's state for [`SinkConfig::revive_expired`]; at most
+    /// [`SinkConfig::max_flows`] are kept, the longest silent one is forgotten first.
+    fn keep_dormant(&mut self, source: NodeId, mut flow: Flow) {
+        flow.timer = None;
+        flow.fb_due = None;
+        flow.fb_due_why = None;
+        flow.queued = None;
+        flow.queued_deferred = false;
+        self.dormant.insert(source, flow);
+        while self.dormant.len() > self.cfg.max_flows {
+            let oldest = self
+                .dormant
+                .iter()
+                .min_by_key(|(_, f)| f.last_heard)
+                .map(|(s, _)| *s);
+            match oldest {
+                Some(s) => {
+                    self.dormant.remove(&s);
+                }
+                None => break,
+            }
+        }
+    }
+
+    /// A released flow's source was heard (DATA or FIN): bring the flow back if there is room.
+    fn revive_if_dormant(&mut self, now: Instant, from: NodeId) {
+        if self.flows.contains_key(&from) || self.flows.len() >= self.cfg.max_flows {
+            return;
+        }
+        if let Some(old) = self.dormant.remove(&from) {
+            self.revive(now, from, old);
+        }
+    }
+
     /// FIN (spec §2.18.3): synchronise the last sequence number and repair trailing losses.
     fn on_fin(&mut self, now: Instant, from: NodeId, last: u16) {
+        self.revive_if_dormant(now, from);
         let Some(flow) = self.flows.get_mut(&from) else {
             // [CODE] unknown flow (already closed, FIN-ACK lost): idempotent FIN-ACK.
             self.send_fin_ack(from, last);
@@ -976,8 +1138,8 @@ impl Sink {
                 }
                 let rto = self.rto(&self.flows[&from]);
                 match self.cfg.profile {
-                    Profile::Paper => self.send_or_defer(now, from),
-                    Profile::ReferenceCode => self.send_feedback(now, from),
+                    Profile::Paper => self.send_or_defer(now, from, Why::Fin),
+                    Profile::ReferenceCode => self.send_feedback(now, from, Why::Fin),
                 }
                 if let Some(flow) = self.flows.get_mut(&from) {
                     flow.timer = Some(now + rto);
@@ -990,6 +1152,7 @@ impl Sink {
 
     /// DATA (spec §2.4, in the code's order; paper deltas per §2.20).
     fn on_data(&mut self, now: Instant, from: NodeId, d: DataIn, payload: &[u8]) {
+        self.revive_if_dormant(now, from);
         let any_congested = self
             .flows
             .values()
@@ -1000,6 +1163,7 @@ impl Sink {
             return;
         };
         flow.heard(now, Some(d.rate));
+        flow.last_reported = d.rate;
         self.stats.data_received += 1;
         let fstats = self.stats.per_flow.entry(from).or_default();
         fstats.data_received += 1;
@@ -1083,15 +1247,36 @@ impl Sink {
         triggers.ack_request += u64::from(d.ack_request);
         let feedback = match self.cfg.profile {
             // [PAPER §3.7] the four triggers (all rate-limited, deferred).
-            Profile::Paper => new_loss > 0 || rate_differs || duplicate_acked || d.ack_request,
+            Profile::Paper => {
+                if new_loss > 0 {
+                    Some(Why::NewLoss)
+                } else if rate_differs {
+                    Some(Why::RateDiffers)
+                } else if duplicate_acked {
+                    Some(Why::Duplicate)
+                } else if d.ack_request {
+                    Some(Why::AckRequest)
+                } else {
+                    None
+                }
+            }
             // [CODE rcrtransport_receive] reasons 1–5 in order; 1 and 2 bypass the limit.
             Profile::ReferenceCode => {
-                new_loss > 0
-                    || adapt == Adapt::Decreased
-                    || (self.feedback_time_ok_code(flow, now)
-                        && (duplicate_acked
-                            || (rate_differs && self.coin())
-                            || (d.ack_request && self.coin())))
+                if new_loss > 0 {
+                    Some(Why::NewLoss)
+                } else if adapt == Adapt::Decreased {
+                    Some(Why::Decrease)
+                } else if !self.feedback_time_ok_code(flow, now) {
+                    None
+                } else if duplicate_acked {
+                    Some(Why::Duplicate)
+                } else if rate_differs && self.coin() {
+                    Some(Why::RateDiffers)
+                } else if d.ack_request && self.coin() {
+                    Some(Why::AckRequest)
+                } else {
+                    None
+                }
             }
         };
 
@@ -1116,10 +1301,10 @@ impl Sink {
             | (FlowState::FinRetxWait, false) => {}
         }
         // Step 10: send (or defer) the feedback; sending arms the RTO timer.
-        if feedback {
+        if let Some(why) = feedback {
             match self.cfg.profile {
-                Profile::Paper => self.send_or_defer(now, from),
-                Profile::ReferenceCode => self.send_feedback(now, from),
+                Profile::Paper => self.send_or_defer(now, from, why),
+                Profile::ReferenceCode => self.send_feedback(now, from, why),
             }
         }
     }
@@ -1138,7 +1323,7 @@ impl Sink {
         self.stats.feedback_triggers.timer += 1;
         match self.cfg.profile {
             // [PAPER] no timeout-driven congestion signal (D3, D5); the re-send is limited.
-            Profile::Paper => self.send_or_defer(now, source),
+            Profile::Paper => self.send_or_defer(now, source, Why::Timer),
             // [CODE RCRT_Timer_fired] C += timeouts; after ≥ 2, a decrease without the
             // rate-match check; then feedback reason 8, not limited.
             Profile::ReferenceCode => {
@@ -1155,7 +1340,7 @@ impl Sink {
                         flow.timeouts = 0;
                     }
                 }
-                self.send_feedback(now, source);
+                self.send_feedback(now, source, Why::Timer);
             }
         }
         if let Some(flow) = self.flows.get(&source) {
@@ -1261,7 +1446,7 @@ impl Sink {
             // [PAPER §3.5, AMBIG-15] send each flow its new rate (each RTO-limited).
             self.stats.feedback_triggers.decrease += changed.len() as u64;
             for source in changed {
-                self.send_or_defer(now, source);
+                self.send_or_defer(now, source, Why::Decrease);
             }
         }
         true
@@ -1428,7 +1613,7 @@ impl Sink {
 
     /// [PAPER §3.7; AMBIG-14 → defer] send now if RTO_i has passed since the last feedback to
     /// the flow, otherwise send at `tLastFb + RTO_i` with the then-current content.
-    fn send_or_defer(&mut self, now: Instant, source: NodeId) {
+    fn send_or_defer(&mut self, now: Instant, source: NodeId, why: Why) {
         let Some(flow) = self.flows.get(&source) else {
             return;
         };
@@ -1438,9 +1623,30 @@ impl Sink {
                 let due = at + rto;
                 if let Some(flow) = self.flows.get_mut(&source) {
                     flow.fb_due = Some(flow.fb_due.map_or(due, |d| d.min(due)));
+                    flow.fb_due_why.get_or_insert(why);
                 }
             }
-            _ => self.send_feedback(now, source),
+            _ => self.send_feedback(now, source, why),
+        }
+    }
+
+    /// A held-back trigger came due (paper profile): send the feedback now.
+    fn send_deferred(&mut self, now: Instant, source: NodeId) {
+        let Some(flow) = self.flows.get_mut(&source) else {
+            return;
+        };
+        let why = flow.fb_due_why.take().unwrap_or(Why::Timer);
+        flow.fb_due = None;
+        let fresh = flow.queued.is_none();
+        let stale = match why {
+            Why::NewLoss | Why::Timer | Why::Fin => flow.missing.is_empty(),
+            Why::RateDiffers | Why::Decrease => flow.last_reported == flow.assigned_code,
+            Why::Duplicate | Why::AckRequest => false,
+        };
+        self.stats.feedback_deferred_stale += u64::from(fresh && stale);
+        self.send_feedback(now, source, why);
+        if let Some(flow) = self.flows.get_mut(&source) {
+            flow.queued_deferred |= fresh;
         }
     }
 
@@ -1456,13 +1662,15 @@ impl Sink {
     }
 
     /// Queue a FEEDBACK for the flow (once: a flow already queued keeps its place).
-    fn send_feedback(&mut self, _now: Instant, source: NodeId) {
+    fn send_feedback(&mut self, _now: Instant, source: NodeId, why: Why) {
         let Some(flow) = self.flows.get_mut(&source) else {
             return;
         };
         flow.fb_due = None;
-        if !flow.queued {
-            flow.queued = true;
+        flow.fb_due_why = None;
+        if flow.queued.is_none() {
+            flow.queued = Some(why);
+            flow.queued_deferred = false;
             self.outbox.push_back(Outgoing::Feedback(source));
         }
     }
@@ -1471,7 +1679,8 @@ impl Sink {
     fn build_feedback(&mut self, now: Instant, source: NodeId) -> Option<Vec<u8>> {
         let rto = self.rto(self.flows.get(&source)?);
         let flow = self.flows.get_mut(&source)?;
-        flow.queued = false;
+        let why = flow.queued.take().unwrap_or(Why::Timer);
+        let deferred = core::mem::take(&mut flow.queued_deferred);
         if let Some(distance) = self.cfg.give_up_distance {
             // [CODE send_FEEDBACK] NACKs this far behind are deleted unrepaired.
             let last = flow.last_recv;
@@ -1490,6 +1699,7 @@ impl Sink {
         flow.last_fb = Some(now);
         flow.told();
         flow.fb_due = None;
+        flow.fb_due_why = None;
         flow.last_sent_cack = flow.cack();
         if flow.timer.is_none() {
             flow.timer = Some(now + rto);
@@ -1505,6 +1715,8 @@ impl Sink {
         fstats.feedback_sent += 1;
         fstats.nacks_sent += nacks.seqno_count() as u64;
         self.stats.feedback_sent += 1;
+        self.stats.feedback_sent_by.bump(why);
+        self.stats.feedback_sent_deferred += u64::from(deferred);
         self.stats.nack_ranges_sent += nacks.len() as u64;
         self.stats.nacks_sent += nacks.seqno_count() as u64;
         let mut bytes = vec![0u8; repr.buffer_len()];
@@ -2307,5 +2519,82 @@ mod tests {
         assert_eq!(s.stats().flows_expired, 1);
         let (s, _) = open(Profile::ReferenceCode, 1.0);
         assert_eq!(s.poll_timeout(), None, "the code has no idle timeout");
+    }
+
+    /// Known problem 2 of docs/rcrt.md: a source cut off (route black hole) for longer than
+    /// the idle timeout is released, but its DATA is not then dropped for ever: the flow comes
+    /// back with its sequence state, delivers in order from where it stopped, NACKs what was
+    /// lost meanwhile, and gets a rate again. [SinkConfig::revive_expired]
+    #[test]
+    fn expired_flow_is_revived_by_its_data() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for seq in 1..=3u16 {
+            s.handle_datagram(
+                ms(u64::from(seq) * 2_000),
+                SRC,
+                &data(seq, rate, 1, 1_000, false),
+            );
+        }
+        assert_eq!(delivered(&mut s), vec![1, 2, 3]);
+        let _ = sent(&mut s);
+        // Silence (the source is cut off): the idle timeout releases the flow.
+        let mut idle_at = ms(6_000);
+        while s.flow_count() > 0 {
+            idle_at = s.poll_timeout().expect("idle deadline");
+            s.handle_timeout(idle_at);
+            let _ = sent(&mut s);
+        }
+        assert!(idle_at >= ms(306_000), "{idle_at:?}");
+        assert_eq!(s.total_rate(), 0.0, "its share of R is released");
+        assert_eq!(s.stats().flows_expired, 1);
+        // Its route comes back: packets 4 and 5 were lost in the black hole, 6 arrives.
+        let t = idle_at + Duration::from_secs(60);
+        s.handle_datagram(t, SRC, &data(6, rate, 1, 1_000, false));
+        assert_eq!(s.flow_count(), 1, "the flow is back");
+        assert_eq!(s.stats().flows_revived, 1);
+        assert_eq!(s.stats().unknown_flow, 0);
+        assert!(s.flow_rate(SRC).is_some_and(|r| r > 0.0));
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.cack, info.missing, info.out_of_order), (3, 2, 1));
+        let out = sent(&mut s);
+        assert_eq!(out.len(), 1, "new loss: a NACK");
+        let (_, _, _, cack, nacks) = feedback(&out[0].1);
+        assert_eq!((cack, nacks), (3, vec![4, 5]));
+        for seq in [4u16, 5] {
+            s.handle_datagram(
+                t + Duration::from_secs(1),
+                SRC,
+                &data(seq, rate, 2, 10, true),
+            );
+        }
+        assert_eq!(
+            delivered(&mut s),
+            vec![4, 5, 6],
+            "in order, exactly once, from where it stopped"
+        );
+        // Without the option, the same DATA is dropped as for an unknown flow (spec §2.4 step 2).
+        let cfg = SinkConfig {
+            revive_expired: false,
+            ..config(Profile::Paper)
+        };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
+        let _ = sent(&mut s);
+        let idle_at = s.poll_timeout().unwrap();
+        s.handle_timeout(idle_at);
+        s.handle_datagram(
+            idle_at + Duration::from_secs(1),
+            SRC,
+            &data(1, rate, 1, 1_000, false),
+        );
+        assert_eq!((s.flow_count(), s.stats().unknown_flow), (0, 1));
+        // A new incarnation (another nonce) replaces the released state instead of reviving it.
+        let (mut s, _) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(2_000), SRC, &data(1, rate, 1, 1_000, false));
+        let idle_at = s.poll_timeout().unwrap();
+        s.handle_timeout(idle_at);
+        s.handle_datagram(idle_at + Duration::from_secs(1), SRC, &syn(1.0, 2));
+        assert_eq!(s.stats().flows_revived, 0);
+        assert_eq!(s.flow_info(SRC).unwrap().cack, 0, "a fresh flow");
     }
 }
