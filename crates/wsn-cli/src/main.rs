@@ -9,7 +9,9 @@ use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
 
 mod bench;
+mod compare;
 mod reproduce;
+mod reproduce_ifrc;
 
 #[derive(Parser)]
 #[command(name = "wsn", version, about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks")]
@@ -80,13 +82,24 @@ enum Cmd {
     },
     /// Run every experiment of a paper and write a report with its figures and numbers.
     Reproduce {
-        /// Which paper: rcrt.
-        #[arg(value_parser = ["rcrt"])]
+        /// Which paper: rcrt (RCRT, SenSys 2007) or ifrc (IFRC, SIGCOMM 2006; includes the
+        /// RCRT-vs-IFRC comparison of `wsn compare`).
+        #[arg(value_parser = ["rcrt", "ifrc"])]
         paper: String,
         /// Shorter runs and fewer sweep points (minutes instead of tens of minutes).
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/reproduce-<paper>).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+    /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
+    /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
+    Compare {
+        /// Shorter runs and fewer sweep points.
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default: out/compare).
         #[arg(long)]
         out: Option<PathBuf>,
     },
@@ -131,8 +144,10 @@ fn main() -> Result<()> {
         },
         Cmd::Reproduce { paper, quick, out } => match paper.as_str() {
             "rcrt" => reproduce::rcrt(quick, out)?,
+            "ifrc" => reproduce_ifrc::ifrc(quick, out)?,
             other => anyhow::bail!("unknown paper {other}"),
         },
+        Cmd::Compare { quick, out } => compare::compare(quick, out)?,
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;

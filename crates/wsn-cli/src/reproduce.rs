@@ -16,15 +16,61 @@ use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
 
-/// One run of the reproduction.
-struct Job {
+/// One run of a reproduction.
+pub(crate) struct Job {
     key: String,
     scenario: &'static str,
     set: Vec<String>,
 }
 
-fn job(key: impl Into<String>, scenario: &'static str, set: &[String]) -> Job {
+/// A run keyed `key` of `scenario` (a path under the project's `scenarios/`) with overrides.
+pub(crate) fn job(key: impl Into<String>, scenario: &'static str, set: &[String]) -> Job {
     Job { key: key.into(), scenario, set: set.to_vec() }
+}
+
+/// Run every job in parallel (plots off) with a progress bar labelled `label`.
+pub(crate) fn run_jobs(label: &str, jobs: &[Job]) -> Result<std::collections::BTreeMap<String, RunResult>> {
+    let bar = ProgressBar::new(jobs.len() as u64);
+    let template = format!("{label} [{{bar:40}}] {{pos}}/{{len}} runs  {{elapsed}} eta {{eta}}");
+    bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
+    let base = wsn_sim::scenario::builtin_base();
+    let results: Vec<Result<(String, RunResult)>> = jobs
+        .par_iter()
+        .map(|j| {
+            let path = base.join(j.scenario);
+            let mut set = j.set.clone();
+            set.push("output.plots=false".into());
+            let sc = Scenario::load(path.to_str().unwrap_or_default(), &set).with_context(|| format!("{}: loading {}", j.key, j.scenario))?;
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
+            bar.inc(1);
+            Ok((j.key.clone(), r))
+        })
+        .collect();
+    bar.finish_and_clear();
+    let mut runs = std::collections::BTreeMap::new();
+    for r in results {
+        let (k, v) = r?;
+        runs.insert(k, v);
+    }
+    Ok(runs)
+}
+
+/// Write the "paper | ours" table into `md` and `dir/numbers.csv`, then `dir/report.md`, and
+/// print the rows.
+pub(crate) fn write_numbers(dir: &Path, mut md: String, rows: &[Row]) -> Result<()> {
+    writeln!(md, "## Numbers: paper | ours\n\n| key | paper | ours | unit | note |\n|---|---|---|---|---|")?;
+    let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
+    w.write_record(["key", "paper", "ours", "unit", "note"])?;
+    for r in rows {
+        writeln!(md, "| {} | {} | {} | {} | {} |", r.key, r.paper, r.ours, r.unit, r.note)?;
+        w.write_record([r.key.as_str(), r.paper.as_str(), r.ours.as_str(), r.unit, r.note.as_str()])?;
+    }
+    w.flush()?;
+    std::fs::write(dir.join("report.md"), md)?;
+    for r in rows {
+        println!("{:<32} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit);
+    }
+    Ok(())
 }
 
 /// The variants every experiment runs under: the two profiles, and the paper profile with only
@@ -83,51 +129,35 @@ pub fn rcrt(quick: bool, out: Option<PathBuf>) -> Result<()> {
             &[format!("flows.0.rate_pps={x}"), format!("flows.0.demand_pps={x}"), "flows.0.count=1000000".into(), format!("duration_s={sweep_s}")],
         ));
     }
-    let bar = ProgressBar::new(jobs.len() as u64);
-    bar.set_style(ProgressStyle::with_template("reproduce rcrt [{bar:40}] {pos}/{len} runs  {elapsed} eta {eta}").expect("static").progress_chars("=> "));
-    let base = wsn_sim::scenario::builtin_base();
-    let results: Vec<Result<(String, RunResult)>> = jobs
-        .par_iter()
-        .map(|j| {
-            let path = base.join(j.scenario);
-            let mut set = j.set.clone();
-            set.push("output.plots=false".into());
-            let sc = Scenario::load(path.to_str().unwrap_or_default(), &set).with_context(|| format!("{}: loading {}", j.key, j.scenario))?;
-            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
-            bar.inc(1);
-            Ok((j.key.clone(), r))
-        })
-        .collect();
-    bar.finish_and_clear();
-    let mut runs = std::collections::BTreeMap::new();
-    for r in results {
-        let (k, v) = r?;
-        runs.insert(k, v);
-    }
+    let runs = run_jobs("reproduce rcrt", &jobs)?;
     report(&dir, quick, &loads, &runs)?;
     println!("report    {}", dir.join("report.md").display());
     println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
 }
 
-struct Row {
-    key: String,
-    paper: String,
-    ours: String,
-    unit: &'static str,
-    note: String,
+/// One line of the "paper | ours" table.
+#[derive(Clone)]
+pub(crate) struct Row {
+    pub(crate) key: String,
+    pub(crate) paper: String,
+    pub(crate) ours: String,
+    pub(crate) unit: &'static str,
+    pub(crate) note: String,
 }
 
-fn row(key: &str, paper: impl ToString, ours: f64, unit: &'static str, note: impl Into<String>) -> Row {
+/// A table row; `ours` is printed with three decimals (`n/a` when not finite).
+pub(crate) fn row(key: &str, paper: impl ToString, ours: f64, unit: &'static str, note: impl Into<String>) -> Row {
     Row { key: key.into(), paper: paper.to_string(), ours: if ours.is_finite() { format!("{ours:.3}") } else { "n/a".into() }, unit, note: note.into() }
 }
 
-fn mean(v: &[f64]) -> f64 {
+/// Arithmetic mean (NaN for an empty slice).
+pub(crate) fn mean(v: &[f64]) -> f64 {
     if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
 }
 
 /// The knee: the largest x up to which the predicate holds at every point.
-fn knee(points: &[(f64, f64, f64, f64)], ok: impl Fn(&(f64, f64, f64, f64)) -> bool) -> f64 {
+pub(crate) fn knee(points: &[(f64, f64, f64, f64)], ok: impl Fn(&(f64, f64, f64, f64)) -> bool) -> f64 {
     let mut k = f64::NAN;
     for p in points {
         if ok(p) {
@@ -320,18 +350,5 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     }
     writeln!(md, "![Fig. 13](fig13-two-sinks-rates.png)\n![Fig. 14](fig14-two-sinks-goodput.png)\n")?;
 
-    // ------------------------------------------------------------------ numbers
-    writeln!(md, "## Numbers: paper | ours\n\n| key | paper | ours | unit | note |\n|---|---|---|---|---|")?;
-    let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
-    w.write_record(["key", "paper", "ours", "unit", "note"])?;
-    for r in &rows {
-        writeln!(md, "| {} | {} | {} | {} | {} |", r.key, r.paper, r.ours, r.unit, r.note)?;
-        w.write_record([r.key.as_str(), r.paper.as_str(), r.ours.as_str(), r.unit, r.note.as_str()])?;
-    }
-    w.flush()?;
-    std::fs::write(dir.join("report.md"), md)?;
-    for r in &rows {
-        println!("{:<32} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit);
-    }
-    Ok(())
+    write_numbers(dir, md, &rows)
 }

@@ -18,6 +18,7 @@ extern crate std;
 
 pub mod agent;
 pub mod forwarder;
+pub mod ifrc;
 pub mod rcrt;
 pub mod time;
 

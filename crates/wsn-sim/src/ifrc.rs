@@ -1,15 +1,127 @@
-//! IFRC glue (temporary placeholder while the IFRC core is written).
+//! IFRC on simulated nodes: builds every node's [`IfrcAgent`] from a scenario's `[protocol]`
+//! table, and the helpers reports use (stability bounds, burst tolerances).
+//!
+//! Sinks run the base-station role; every other node runs the node role on the tree of its
+//! first flow's sink (or the first sink when it sources nothing: it still forwards and adapts
+//! its rate, spec-ifrc §9.3). Flows are paced by the agents ([`wsn_proto::agent::AgentEvent::AppSlot`]).
+
+use wsn_proto::forwarder::ForwarderConfig;
+use wsn_proto::ifrc::{DeltaRule, IfrcAgent, IfrcConfig, Profile, Role, Sharing, SlowStartExit};
+use wsn_proto::time::Instant;
 use wsn_wire::NodeId;
 
 use crate::mac::MacConfig;
 use crate::network::AgentFactory;
 use crate::runner::RunError;
-use crate::scenario::IfrcScenario;
+use crate::scenario::{IfrcScenario, RcrtProfile};
 
 /// Bytes of the IFRC header carried after the collection header.
-pub const IFRC_HEADER_LEN: usize = 12;
+pub const IFRC_HEADER_LEN: usize = wsn_wire::ifrc::HEADER_LEN;
 
-/// Not yet available.
-pub fn agent_factory(_: &IfrcScenario, _: &MacConfig, _: &[NodeId], _: &[NodeId]) -> Result<AgentFactory, RunError> {
-    Err(RunError::Config("IFRC is not available in this build".into()))
+/// The IFRC configuration a scenario asks for (profile values, then the scenario's overrides).
+/// The queue bound follows the MAC preset's `queue_capacity`.
+pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError> {
+    let bad = |m: String| RunError::Config(m);
+    let mut cfg = IfrcConfig::for_profile(match c.profile {
+        RcrtProfile::Paper => Profile::Paper,
+        RcrtProfile::ReferenceCode => Profile::ReferenceCode,
+    });
+    cfg.queue_capacity = mac.queue_capacity;
+    let pos = |name: &str, v: f64| -> Result<f64, RunError> {
+        if v.is_finite() && v > 0.0 {
+            Ok(v)
+        } else {
+            Err(RunError::Config(format!("protocol.{name} = {v}: must be a positive number")))
+        }
+    };
+    if let Some(v) = c.epsilon {
+        cfg.epsilon = pos("epsilon", v)?;
+    }
+    if let Some(v) = c.w_q {
+        if !(v > 0.0 && v <= 1.0) {
+            return Err(bad(format!("protocol.w_q = {v}: must be within (0, 1]")));
+        }
+        cfg.ewma_weight = v;
+    }
+    if let Some(v) = c.lower {
+        cfg.lower_threshold = pos("lower", v)?;
+    }
+    if let Some(v) = c.u0 {
+        cfg.upper_threshold = pos("u0", v)?;
+    }
+    if let Some(v) = c.increment {
+        cfg.threshold_increment = pos("increment", v)?;
+    }
+    if cfg.lower_threshold >= cfg.upper_threshold {
+        return Err(bad(format!("protocol.lower ({}) must be below protocol.u0 ({})", cfg.lower_threshold, cfg.upper_threshold)));
+    }
+    if let Some(v) = c.r_init {
+        cfg.initial_rate_pps = pos("r_init", v)?;
+        // φ = r_init / 8 [PAPER §5] unless set explicitly.
+        cfg.slow_start_increment_pps = cfg.initial_rate_pps / 8.0;
+    }
+    if let Some(v) = c.phi {
+        cfg.slow_start_increment_pps = pos("phi", v)?;
+    }
+    if let Some(v) = c.bs_initial_rate {
+        cfg.bs_initial_rate_pps = pos("bs_initial_rate", v)?;
+    }
+    match c.delta_rule.as_deref() {
+        None => {}
+        Some("per_decrease") => cfg.delta_rule = DeltaRule::PerDecrease,
+        Some("global") => {
+            let r = c.global_r_min.ok_or_else(|| {
+                bad("protocol.global_r_min (pkt/s) is required with protocol.delta_rule = \"global\"".into())
+            })?;
+            cfg.delta_rule = DeltaRule::Global { r_min_pps: pos("global_r_min", r)? };
+        }
+        Some(o) => return Err(bad(format!("protocol.delta_rule: unknown rule `{o}` (known: per_decrease, global)"))),
+    }
+    match c.slow_start_exit.as_deref() {
+        None => {}
+        Some("recommended") => cfg.slow_start_exit = SlowStartExit::Recommended,
+        Some("literal") => cfg.slow_start_exit = SlowStartExit::Literal,
+        Some(o) => {
+            return Err(bad(format!("protocol.slow_start_exit: unknown rule `{o}` (known: recommended, literal)")))
+        }
+    }
+    match c.sharing.as_deref() {
+        None => {}
+        Some("crossing") => cfg.sharing = Sharing::Crossing,
+        Some("pinned") => cfg.sharing = Sharing::Pinned,
+        Some(o) => return Err(bad(format!("protocol.sharing: unknown rule `{o}` (known: crossing, pinned)"))),
+    }
+    Ok(cfg)
+}
+
+/// The agent factory of an IFRC run. `node_sink[i]` is the tree node `i` sends on.
+pub fn agent_factory(
+    c: &IfrcScenario,
+    mac: &MacConfig,
+    node_sink: &[NodeId],
+    sinks: &[NodeId],
+) -> Result<AgentFactory, RunError> {
+    let cfg = config(c, mac)?;
+    let n = node_sink.len();
+    let mut weights = vec![1.0; n];
+    for (k, &w) in &c.weights {
+        let i: usize = k
+            .parse()
+            .ok()
+            .filter(|&i: &usize| i < n)
+            .ok_or_else(|| RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology")))?;
+        if !(w.is_finite() && w >= 0.0) {
+            return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be ≥ 0")));
+        }
+        weights[i] = w;
+    }
+    let node_sink = node_sink.to_vec();
+    let sinks = sinks.to_vec();
+    Ok(Box::new(move |i, id, fwd: &ForwarderConfig| {
+        let role = if sinks.contains(&id) { Role::BaseStation } else { Role::Node { sink: node_sink[i] } };
+        let fwd = ForwarderConfig { queue_capacity: cfg.queue_capacity, ..fwd.clone() };
+        let mut a = IfrcAgent::new(id, role, cfg.clone(), fwd, Instant::ZERO);
+        a.set_weight(weights[i]);
+        Box::new(a)
+    }))
 }

@@ -608,6 +608,12 @@ impl Network {
                 net.q.push(f.start + phase, Ev::Flow { flow: fi as u32 });
             }
         }
+        // Agents with timers of their own from the start (rate controllers) get them armed.
+        for i in 0..n {
+            if net.nodes[i].agent.poll_timeout().is_some() {
+                net.after_agent(i);
+            }
+        }
         net
     }
 
@@ -654,6 +660,19 @@ impl Network {
     /// Hop count of node `i` in tree `tree` right now.
     pub fn hop_count(&self, i: usize, tree: usize) -> Option<u8> {
         self.nodes[i].trees[tree].mhlqi.hop_count()
+    }
+    /// Protocol-specific counters of node `i`'s agent.
+    pub fn agent_counters(&self, i: usize) -> Vec<(&'static str, u64)> {
+        self.nodes[i].agent.counters()
+    }
+    /// Rate-controller trace of node `i`: (time s, rate pkt/s, congestion signal), one entry per
+    /// change (empty unless the agent reports rates).
+    pub fn rate_trace(&self, i: usize) -> &[(f64, f64, f64)] {
+        &self.rate_trace[i]
+    }
+    /// Largest transmit-queue length of node `i` in each time-series bin.
+    pub fn queue_bins(&self, i: usize) -> &[u16] {
+        &self.queue_bins[i]
     }
     /// Agent queue length at node `i`.
     pub fn queue_len(&self, i: usize) -> usize {

@@ -81,6 +81,30 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         w.flush().map_err(&e)?;
     }
 
+    let net = &r.network;
+    if (0..net.len()).any(|i| !net.rate_trace(i).is_empty()) {
+        let mut w = create(dir, "node_rates.csv")?;
+        let e = io(dir, "node_rates.csv");
+        writeln!(w, "t_s,node,rate_pps,level").map_err(&e)?;
+        for i in 0..net.len() {
+            for &(t, rate, level) in net.rate_trace(i) {
+                writeln!(w, "{t:.3},{i},{rate:.6},{level:.3}").map_err(&e)?;
+            }
+        }
+        w.flush().map_err(&e)?;
+    }
+    let mut w = create(dir, "queues.csv")?;
+    let e = io(dir, "queues.csv");
+    writeln!(w, "t_s,node,max_queue").map_err(&e)?;
+    for i in 0..net.len() {
+        for (b, &q) in net.queue_bins(i).iter().enumerate() {
+            if q > 0 {
+                writeln!(w, "{:.3},{i},{q}", b as f64 * bin_s).map_err(&e)?;
+            }
+        }
+    }
+    w.flush().map_err(&e)?;
+
     let mut w = create(dir, "nodes.csv")?;
     let e = io(dir, "nodes.csv");
     writeln!(
@@ -88,7 +112,6 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         "node,x_m,y_m,parent,hops,data_tx,beacon_tx,acked,queue_drops,mac_drops,no_route_drops,duplicates,parent_changes,max_queue"
     )
     .map_err(&e)?;
-    let net = &r.network;
     for (i, p) in r.positions.iter().enumerate() {
         let s = net.node_stats(i);
         let parent = net.parent(i, 0).map_or(-1, |p| p.0 as i64);

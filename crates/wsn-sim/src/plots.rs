@@ -135,6 +135,45 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     render!(dir, "goodput_time", draw_goodput_time(r));
     render!(dir, "tree", draw_tree(r));
     render!(dir, "network_time", draw_network_time(r));
+    let net = &r.network;
+    let end = r.summary.sim_seconds;
+    if net.len() <= 200 && (0..net.len()).any(|i| !net.rate_trace(i).is_empty()) {
+        // One step line per node (the sink's pseudo-rate is left out: it starts near the
+        // channel's capacity and would flatten every other line).
+        let series: Vec<crate::figures::Series> = (0..net.len())
+            .filter(|&i| !net.sinks().contains(&wsn_wire::NodeId(i as u16)))
+            .filter(|&i| !net.rate_trace(i).is_empty())
+            .map(|i| {
+                let mut pts: Vec<(f64, f64)> = net.rate_trace(i).iter().map(|&(t, v, _)| (t, v)).collect();
+                if let Some(&(_, v)) = pts.last() {
+                    pts.push((end, v));
+                }
+                crate::figures::Series::step("", pts)
+            })
+            .collect();
+        crate::figures::lines(dir, "rates_time", &format!("Node rates r_i(t) — {}", run_title(r)), "time (s)", "rate (pkt/s)", &series, None)?;
+    }
+    let bin_s = r.bin.as_secs_f64();
+    let series: Vec<crate::figures::Series> = (0..net.len())
+        .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
+        .map(|i| {
+            let pts = net.queue_bins(i).iter().enumerate().map(|(b, &q)| (b as f64 * bin_s, q as f64)).collect();
+            crate::figures::Series::line("", pts)
+        })
+        .collect();
+    // Per-node lines stop being readable (and cheap) beyond a few hundred nodes.
+    if !series.is_empty() && series.len() <= 200 {
+        let cap = net.mac_config().queue_capacity as f64;
+        crate::figures::lines(
+            dir,
+            "queues_time",
+            &format!("Largest queue per node and {bin_s} s bin — {}", run_title(r)),
+            "time (s)",
+            "queue (packets)",
+            &series,
+            Some((cap, "queue capacity")),
+        )?;
+    }
     Ok(())
 }
 

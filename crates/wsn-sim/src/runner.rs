@@ -120,6 +120,9 @@ pub struct FlowSummary {
     pub rtt_ms: Option<f64>,
     /// RCRT: the sink's congestion level C_i at the end of the run.
     pub congestion: Option<f64>,
+    /// Rate-controlled agents (IFRC): time average of the source node's controller rate r_i
+    /// over the flow's active time, pkt/s (the origination rate is w_i·r_i).
+    pub mean_rate_pps: Option<f64>,
 }
 
 /// Network-wide totals.
@@ -159,6 +162,12 @@ pub struct Totals {
     /// RCRT: decreases of the total rate triggered by congestion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion_decreases: Option<u64>,
+    /// Jain's fairness index of the per-flow goodputs (1 = all equal).
+    pub goodput_jain_index: f64,
+    /// Protocol-specific counters summed over all nodes' agents (IFRC: halvings, sharing
+    /// constraints, base-station control packets, …).
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub protocol_counters: std::collections::BTreeMap<String, u64>,
     /// Invariant checks (all must be 0).
     pub invariant_violations: Invariants,
 }
@@ -597,6 +606,11 @@ fn summarize(
                     .and_then(|i| i.rtt)
                     .map(|d| d.as_secs_f64() * 1e3),
                 congestion: net.rcrt_sink(f.sink).and_then(|s| s.flow_info(f.source)).map(|i| i.congestion),
+                mean_rate_pps: step_average(
+                    net.rate_trace(f.source.index()),
+                    f.start.as_secs_f64(),
+                    f.stop.min(end).as_secs_f64(),
+                ),
             }
         })
         .collect();
@@ -668,10 +682,56 @@ fn summarize(
             } else {
                 None
             },
+            goodput_jain_index: jain(&gp),
+            protocol_counters: {
+                let mut m = std::collections::BTreeMap::new();
+                for i in 0..net.len() {
+                    for (k, v) in net.agent_counters(i) {
+                        *m.entry(k.to_string()).or_insert(0) += v;
+                    }
+                }
+                m
+            },
             invariant_violations: inv,
         },
         flows,
     }
+}
+
+/// Jain's fairness index (Σx)² / (n·Σx²); 1 for an empty or all-zero set.
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let q: f64 = x.iter().map(|v| v * v).sum();
+    if x.is_empty() || q <= 0.0 {
+        1.0
+    } else {
+        s * s / (x.len() as f64 * q)
+    }
+}
+
+/// Time average of a step trace `(t, value, _)` over `[from, to]` (value before the first
+/// change: the first value).
+pub fn step_average(trace: &[(f64, f64, f64)], from: f64, to: f64) -> Option<f64> {
+    if trace.is_empty() || to <= from {
+        return None;
+    }
+    let mut cur = trace[0].1;
+    let mut t = from;
+    let mut acc = 0.0;
+    for &(ti, v, _) in trace {
+        if ti <= from {
+            cur = v;
+            continue;
+        }
+        if ti >= to {
+            break;
+        }
+        acc += cur * (ti - t);
+        t = ti;
+        cur = v;
+    }
+    acc += cur * (to - t);
+    Some(acc / (to - from))
 }
 
 fn ratio(a: u64, b: u64) -> f64 {

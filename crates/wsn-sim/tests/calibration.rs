@@ -4,8 +4,8 @@ mod common;
 use common::*;
 
 /// Single-hop saturation throughput, unicast with ACK, clean channel (spec §8.3): each preset
-/// within 15 % of the table. Payload L = 28 bytes of TinyOS data (14 collection + 6 best-effort
-/// + 8 application bytes); the 1.x column of the table is the raw stack, without the SPI/RX
+/// within 15 % of the table. Payload L = 28 bytes of TinyOS data (14 collection, 6 best-effort
+/// and 8 application bytes); the 1.x column of the table is the raw stack, without the SPI/RX
 /// processing costs the `tinyos1_tenet` preset adds, so those are switched off here.
 #[test]
 fn single_hop_saturation_matches_spec_table() {

@@ -22,6 +22,7 @@ pub mod ieee802154;
 pub mod mhlqi;
 pub mod besteffort;
 pub mod rcrt;
+pub mod ifrc;
 
 use core::fmt;
 

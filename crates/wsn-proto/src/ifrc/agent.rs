@@ -1,0 +1,1139 @@
+//! The IFRC node agent: rate controller, queue monitor, neighbour table and base-station logic
+//! around a [`CollectionForwarder`].
+
+use alloc::collections::{BTreeMap, VecDeque};
+use alloc::vec;
+
+use wsn_wire::collection::{self, Direction};
+use wsn_wire::ifrc as wire;
+
+use super::config::{
+    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold,
+    MAX_THRESHOLDS,
+};
+use super::PROTO_IFRC;
+use crate::agent::{
+    AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError,
+};
+use crate::forwarder::{CollectionForwarder, ForwarderConfig, ForwarderStats};
+use crate::time::{Duration, Instant};
+use crate::NodeId;
+
+/// What the agent is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A sensor node that originates traffic toward `sink` and forwards its children's.
+    Node {
+        /// The base station whose tree the node uses.
+        sink: NodeId,
+    },
+    /// A base station: sources nothing, keeps the pseudo-rate r_b and broadcasts control
+    /// packets [PAPER §4.1.4].
+    BaseStation,
+}
+
+/// Rate-increase mode [PAPER §4.1.3].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// Add φ every 1/r.
+    SlowStart,
+    /// Add δ/r every 1/r.
+    Additive,
+}
+
+/// Counters of an IFRC agent.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct IfrcStats {
+    /// Own multiplicative decreases (one per newly crossed threshold).
+    pub halvings: u64,
+    /// Collapses to r_init at the top threshold ([`TopThreshold::Collapse`] only).
+    pub collapses: u64,
+    /// Own threshold crossings that did not halve ([`IfrcConfig::skip_halving_after_sharing`]).
+    pub skipped_halvings: u64,
+    /// Congestion epochs entered.
+    pub epochs: u64,
+    /// Rule 1: the rate was lowered on hearing the parent.
+    pub rule1_clamps: u64,
+    /// Rule 1: an own increase was cut back to the parent's last heard rate.
+    pub rule1_caps: u64,
+    /// Rule 2 signals seen (a neighbour or a neighbour's child crossed a new threshold; the
+    /// base station: one of its children did).
+    pub rule2_signals: u64,
+    /// Rule 2 signals that lowered the rate.
+    pub rule2_constraints: u64,
+    /// Control packets handed to the MAC (base station).
+    pub control_sent: u64,
+    /// Control packets received or overheard.
+    pub control_received: u64,
+    /// Data packets inserted into the queue (own and forwarded; each updates the EWMA).
+    pub insertions: u64,
+    /// Packets refused because the queue was full (from the forwarder).
+    pub queue_drops: u64,
+    /// Application slots offered.
+    pub app_slots: u64,
+    /// Rate-timer ticks.
+    pub ticks: u64,
+    /// Frames addressed to this node whose IFRC header did not parse.
+    pub malformed: u64,
+    /// Snooped frames for other nodes whose headers did not parse (ignored).
+    pub snoop_malformed: u64,
+    /// Largest EWMA queue length reached, packets.
+    pub max_avg_q: f64,
+}
+
+/// The threshold ladder and its comparisons.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Ladder {
+    u: [f64; MAX_THRESHOLDS],
+    n: usize,
+    lower: f64,
+    test: ThresholdTest,
+}
+
+impl Ladder {
+    pub(super) fn new(cfg: &IfrcConfig) -> Ladder {
+        let mut u = [f64::INFINITY; MAX_THRESHOLDS];
+        let n = cfg.threshold_count();
+        for (k, slot) in u.iter_mut().enumerate().take(n) {
+            *slot = cfg.threshold(k);
+        }
+        Ladder {
+            u,
+            n,
+            lower: cfg.lower_threshold,
+            test: cfg.threshold_test,
+        }
+    }
+
+    fn value(&self, x: f64) -> f64 {
+        match self.test {
+            ThresholdTest::Strict => x,
+            // avg is never negative, so truncation is the floor.
+            ThresholdTest::FlooredInclusive => (x as u64) as f64,
+        }
+    }
+
+    fn above(&self, x: f64, u: f64) -> bool {
+        match self.test {
+            ThresholdTest::Strict => x > u,
+            ThresholdTest::FlooredInclusive => self.value(x) >= u,
+        }
+    }
+
+    /// lvl(x): the largest k with x above U(k), or −1 (spec §6.3).
+    pub(super) fn level(&self, x: f64) -> i8 {
+        let mut l = -1i8;
+        for k in 0..self.n {
+            if self.above(x, self.u[k]) {
+                l = k as i8;
+            }
+        }
+        l
+    }
+
+    fn enters(&self, x: f64) -> bool {
+        self.n > 0 && self.above(x, self.u[0])
+    }
+
+    fn leaves(&self, x: f64) -> bool {
+        self.value(x) < self.lower
+    }
+}
+
+/// Congestion state with hysteresis and the highest level of the current epoch: the node's own
+/// (§4.4) and the one inferred for every neighbour (§6.3).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Epoch {
+    pub(super) congested: bool,
+    pub(super) maxlvl: i8,
+}
+
+impl Epoch {
+    pub(super) const IDLE: Epoch = Epoch {
+        congested: false,
+        maxlvl: -1,
+    };
+
+    /// Feed a new average; returns (previous max level, new max level) of the epoch, and
+    /// whether an epoch started.
+    pub(super) fn update(&mut self, ladder: &Ladder, avg: f64) -> (i8, i8, bool) {
+        let mut started = false;
+        if !self.congested && ladder.enters(avg) {
+            self.congested = true;
+            self.maxlvl = -1;
+            started = true;
+        }
+        if self.congested && ladder.leaves(avg) {
+            *self = Epoch::IDLE;
+        }
+        let old = self.maxlvl;
+        if self.congested {
+            self.maxlvl = self.maxlvl.max(ladder.level(avg));
+        }
+        (old, self.maxlvl, started)
+    }
+}
+
+/// One entry of the neighbour table [PAPER §4.1.2: "state proportional to the number of
+/// neighbours"; fields spec §3].
+#[derive(Clone, Copy, Debug)]
+struct Neighbour {
+    rate: f64,
+    avg_q: f64,
+    epoch: Epoch,
+    child_congested: bool,
+    child_rate: f64,
+    child_avg_q: f64,
+    child_maxlvl: i8,
+    is_child: bool,
+    last_heard: Instant,
+    /// Packets this neighbour originated that reached this base station since the last
+    /// periodic control packet.
+    originated: u32,
+}
+
+impl Neighbour {
+    fn new(now: Instant) -> Neighbour {
+        Neighbour {
+            rate: 0.0,
+            avg_q: 0.0,
+            epoch: Epoch::IDLE,
+            child_congested: false,
+            child_rate: 0.0,
+            child_avg_q: 0.0,
+            child_maxlvl: -1,
+            is_child: false,
+            last_heard: now,
+            originated: 0,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum InFlight {
+    None,
+    Data,
+    Control,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cause {
+    Rule1,
+    Rule2,
+}
+
+/// Most timer expiries one `handle_timeout` call processes (a late call catches up this far,
+/// then the timers restart from now).
+const MAX_CATCH_UP: u32 = 10_000;
+
+/// The IFRC node agent (see the module docs of [`crate::ifrc`]).
+#[derive(Debug)]
+pub struct IfrcAgent {
+    me: NodeId,
+    role: Role,
+    cfg: IfrcConfig,
+    ladder: Ladder,
+    fwd: CollectionForwarder,
+    // Rate controller.
+    rate: f64,
+    mode: Mode,
+    delta: f64,
+    last_tick: Instant,
+    next_tick: Instant,
+    shared_since_tick: bool,
+    // Queue monitor.
+    avg_q: f64,
+    own: Epoch,
+    // Parent (Rule 1).
+    parent: Option<NodeId>,
+    parent_rate: Option<f64>,
+    parent_decreased: bool,
+    neighbours: BTreeMap<NodeId, Neighbour>,
+    // Application slots.
+    weight: f64,
+    slot_credit: f64,
+    last_slot: Instant,
+    next_slot: Option<Instant>,
+    phase_pending: bool,
+    last_now: Instant,
+    // Base station.
+    pending_control: u8,
+    next_control: Option<Instant>,
+    control_seq: u16,
+    in_flight: InFlight,
+    events: VecDeque<AgentEvent>,
+    stats: IfrcStats,
+}
+
+/// 1/r as a duration (at least 1 ns).
+fn period(rate: f64) -> Duration {
+    let r = if rate.is_finite() && rate > 0.0 {
+        rate
+    } else {
+        1e-4
+    };
+    Duration::from_secs_f64(1.0 / r).max(Duration(1))
+}
+
+fn at_least(t: Instant, floor: Instant) -> Instant {
+    if t < floor {
+        floor
+    } else {
+        t
+    }
+}
+
+fn earlier(t: Instant, d: Duration) -> Instant {
+    Instant(t.0.saturating_sub(d.0))
+}
+
+impl IfrcAgent {
+    /// An agent for node `me` created at `now`. The forwarder's queue bound is replaced by
+    /// [`IfrcConfig::queue_capacity`].
+    pub fn new(
+        me: NodeId,
+        role: Role,
+        cfg: IfrcConfig,
+        fwd: ForwarderConfig,
+        now: Instant,
+    ) -> Self {
+        let fwd = CollectionForwarder::new(
+            me,
+            ForwarderConfig {
+                queue_capacity: cfg.queue_capacity,
+                ..fwd
+            },
+        );
+        let ladder = Ladder::new(&cfg);
+        let (rate, mode) = match role {
+            Role::Node { .. } => (cfg.initial_rate_pps, Mode::SlowStart),
+            // The base station always increases additively [PAPER §4.1.4].
+            Role::BaseStation => (
+                cfg.bs_initial_rate_pps.min(cfg.max_rate_pps),
+                Mode::Additive,
+            ),
+        };
+        let p = period(rate);
+        let (next_tick, last_tick, phase_pending) = if cfg.random_start_phase {
+            (now, now, true)
+        } else {
+            (now + p, now, false)
+        };
+        let is_node = matches!(role, Role::Node { .. });
+        let next_slot = match (is_node, cfg.generation) {
+            (true, Generation::SeparateTimer) => Some(next_tick),
+            _ => None,
+        };
+        let next_control = match (role, cfg.bs_trigger) {
+            // The first periodic control packet assumes a fastest child at 1 pkt/s.
+            // [CODE usc-ifrc: RateControlM.nc setBS]
+            (Role::BaseStation, BsTrigger::Timer) => {
+                Some(now + Duration::from_secs_f64(f64::from(cfg.bs_m)))
+            }
+            _ => None,
+        };
+        IfrcAgent {
+            me,
+            role,
+            delta: cfg.delta_for(cfg.initial_rate_pps),
+            ladder,
+            fwd,
+            rate,
+            mode,
+            last_tick,
+            next_tick,
+            shared_since_tick: false,
+            avg_q: 0.0,
+            own: Epoch::IDLE,
+            parent: None,
+            parent_rate: None,
+            parent_decreased: false,
+            neighbours: BTreeMap::new(),
+            weight: 1.0,
+            slot_credit: 0.0,
+            last_slot: last_tick,
+            next_slot,
+            phase_pending,
+            last_now: now,
+            pending_control: 0,
+            next_control,
+            control_seq: 0,
+            in_flight: InFlight::None,
+            events: VecDeque::new(),
+            stats: IfrcStats::default(),
+            cfg,
+        }
+    }
+
+    /// Current rate r_i (the base station: r_b), pkt/s.
+    pub fn rate_pps(&self) -> f64 {
+        self.rate
+    }
+    /// EWMA of the queue length, packets.
+    pub fn avg_queue(&self) -> f64 {
+        self.avg_q
+    }
+    /// True during an own congestion epoch.
+    pub fn is_congested(&self) -> bool {
+        self.own.congested
+    }
+    /// Highest threshold level crossed in the current epoch (−1 outside epochs).
+    pub fn congestion_level(&self) -> i8 {
+        self.own.maxlvl
+    }
+    /// True in slow start.
+    pub fn in_slow_start(&self) -> bool {
+        self.mode == Mode::SlowStart
+    }
+    /// Rate-increase mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+    /// Additive-increase constant δ, pkt/s².
+    pub fn delta(&self) -> f64 {
+        self.delta
+    }
+    /// The parent's last heard rate (None before the first packet from the current parent).
+    pub fn parent_rate(&self) -> Option<f64> {
+        self.parent_rate
+    }
+    /// Counters.
+    pub fn stats(&self) -> IfrcStats {
+        IfrcStats {
+            queue_drops: self.fwd.stats().queue_drops,
+            ..self.stats
+        }
+    }
+    /// Counters of the inner collection forwarder.
+    pub fn forwarder_stats(&self) -> &ForwarderStats {
+        self.fwd.stats()
+    }
+    /// Parameters.
+    pub fn config(&self) -> &IfrcConfig {
+        &self.cfg
+    }
+    /// Role.
+    pub fn role(&self) -> Role {
+        self.role
+    }
+    /// Weight w_i of weighted fairness [PAPER §4.2].
+    pub fn weight(&self) -> f64 {
+        self.weight
+    }
+    /// Number of neighbours in the table.
+    pub fn neighbour_count(&self) -> usize {
+        self.neighbours.len()
+    }
+
+    /// Set the weight w_i: application slots come at w·r [PAPER §4.2]; 0 means the node
+    /// originates nothing but still adapts its rate [PAPER §4.2, subset of senders; AMBIG-15].
+    /// Negative or non-finite weights count as 0.
+    pub fn set_weight(&mut self, w: f64) {
+        let w = if w.is_finite() && w > 0.0 { w } else { 0.0 };
+        self.weight = w;
+        if matches!(self.role, Role::Node { .. })
+            && self.cfg.generation == Generation::SeparateTimer
+        {
+            self.next_slot = if w > 0.0 {
+                let t = self.last_slot + period(w * self.rate);
+                Some(if self.phase_pending {
+                    t
+                } else {
+                    at_least(t, self.last_now)
+                })
+            } else {
+                None
+            };
+        }
+    }
+
+    /// The congested child with the smallest rate, as (rate, avg_q), if any fresh one
+    /// [PAPER §4.1.2 fields 3–5; AMBIG-5; AMBIG-6 expiry].
+    pub fn congested_child(&self, now: Instant) -> Option<(f64, f64)> {
+        let mut best: Option<(f64, f64)> = None;
+        for n in self.neighbours.values() {
+            if !n.is_child || !n.epoch.congested || n.rate <= 0.0 {
+                continue;
+            }
+            let silent = now.saturating_since(n.last_heard).as_secs_f64();
+            if silent * n.rate > self.cfg.child_expiry_intervals {
+                continue;
+            }
+            if best.is_none_or(|(r, _)| n.rate < r) {
+                best = Some((n.rate, n.avg_q));
+            }
+        }
+        best
+    }
+
+    /// The header a data packet carrying `protocol` would get if it were sent now
+    /// [PAPER §4.1.2].
+    pub fn header(&self, now: Instant, protocol: u8) -> wire::Repr {
+        self.build_header(now, protocol, false)
+    }
+
+    fn build_header(&self, now: Instant, protocol: u8, control: bool) -> wire::Repr {
+        let child = self.congested_child(now);
+        let bs = self.role == Role::BaseStation;
+        wire::Repr {
+            child_congested: child.is_some(),
+            control,
+            rate_pps: self.rate,
+            // The base station advertises an empty queue [AMBIG-12].
+            avg_q: if bs { 0.0 } else { self.avg_q },
+            // Multi-BS fix: the base station's own r_b [PAPER §4.2; AMBIG-13].
+            child_rate_pps: if bs && self.cfg.multi_bs_fix {
+                self.rate
+            } else {
+                child.map_or(0.0, |c| c.0)
+            },
+            child_avg_q: child.map_or(0.0, |c| c.1),
+            protocol,
+        }
+    }
+
+    // ----- rate controller -----
+
+    fn set_rate(&mut self, now: Instant, rate: f64) {
+        let rate = rate.max(self.cfg.min_rate_pps).min(self.cfg.max_rate_pps);
+        if rate == self.rate {
+            return;
+        }
+        self.rate = rate;
+        self.events.push_back(AgentEvent::RateChanged {
+            rate_pps: rate,
+            level: self.avg_q,
+        });
+        if self.next_tick == Instant::MAX {
+            // A parked base station timer restarts now that r_b can grow again.
+            self.last_tick = now;
+            self.next_tick = now + period(rate);
+            return;
+        }
+        // [AMBIG-9 → chosen: the pending tick moves to last_tick + 1/r_new]
+        if self.cfg.reschedule_on_rate_change && !self.phase_pending {
+            self.next_tick = at_least(self.last_tick + period(rate), now);
+            if self.next_slot.is_some() {
+                self.next_slot = Some(at_least(self.last_slot + period(self.weight * rate), now));
+            }
+        }
+    }
+
+    /// r ≤ r_init, up to one step of the header's rate encoding: a rate learned from a
+    /// neighbour's header went through [`wire::quantize_rate`], and a node clamped to its
+    /// parent's r_init must re-enter slow start as its parent did, not fall into additive
+    /// increase with δ = ε·r_init² (which leaves it stuck near r_init for hours).
+    fn at_or_below_initial(&self, r: f64) -> bool {
+        r <= self.cfg.initial_rate_pps + 1.0 / wire::RATE_SCALE
+    }
+
+    /// Enter slow start when r ≤ r_init, otherwise additive increase with a fresh δ.
+    fn after_decrease(&mut self) {
+        self.delta = self.cfg.delta_for(self.rate);
+        self.mode = if self.at_or_below_initial(self.rate) {
+            Mode::SlowStart
+        } else {
+            Mode::Additive
+        };
+    }
+
+    /// An own threshold U(k) was newly crossed [PAPER §4.1.1].
+    fn own_crossing(&mut self, now: Instant, k: i8) {
+        if self.role == Role::BaseStation {
+            return; // the base station never halves [PAPER §4.1.4]
+        }
+        let top = k as usize + 1 == self.ladder.n;
+        if top && self.cfg.top_threshold_action == TopThreshold::Collapse {
+            self.stats.collapses += 1;
+            let r = self.cfg.initial_rate_pps;
+            self.set_rate(now, r);
+            self.delta = self.cfg.delta_for(self.rate);
+            self.mode = Mode::SlowStart;
+            return;
+        }
+        if self.cfg.skip_halving_after_sharing && self.shared_since_tick {
+            self.stats.skipped_halvings += 1;
+            return;
+        }
+        self.stats.halvings += 1;
+        let r = self.rate / 2.0;
+        self.set_rate(now, r);
+        self.after_decrease();
+    }
+
+    /// Rule 1 or Rule 2 lowers the rate to `x` if it is lower [PAPER §4.1.2; AMBIG-22].
+    fn constrain(&mut self, now: Instant, x: f64, cause: Cause) {
+        let x = x.max(self.cfg.min_rate_pps);
+        if x >= self.rate {
+            return;
+        }
+        match cause {
+            Cause::Rule1 => self.stats.rule1_clamps += 1,
+            Cause::Rule2 => self.stats.rule2_constraints += 1,
+        }
+        self.shared_since_tick = true;
+        self.set_rate(now, x);
+        let stay = cause == Cause::Rule1
+            && self.mode == Mode::SlowStart
+            && !self.at_or_below_initial(self.rate)
+            && match self.cfg.slow_start_exit {
+                // [AMBIG-8 → chosen: cap only, unless the parent's rate fell]
+                SlowStartExit::Recommended => !self.parent_decreased,
+                SlowStartExit::Literal => false,
+            };
+        if !stay {
+            self.after_decrease();
+        }
+    }
+
+    /// One rate-timer expiry [PAPER §4.1.3; AMBIG-9].
+    fn tick(&mut self, t: Instant) {
+        self.stats.ticks += 1;
+        self.last_tick = t;
+        if let (Role::Node { sink }, Generation::PerTick) = (self.role, self.cfg.generation) {
+            self.slot_credit += self.weight;
+            while self.slot_credit >= 1.0 {
+                self.slot_credit -= 1.0;
+                self.stats.app_slots += 1;
+                self.events.push_back(AgentEvent::AppSlot { sink });
+            }
+        }
+        let old = self.rate;
+        let mut r = self.rate;
+        match self.role {
+            Role::BaseStation => r += self.cfg.bs_slope_factor * self.delta / r,
+            Role::Node { .. } => {
+                let may_grow =
+                    !self.cfg.grow_only_below_parent || self.parent_rate.is_some_and(|p| r < p);
+                if may_grow {
+                    r += match self.mode {
+                        Mode::SlowStart => self.cfg.slow_start_increment_pps,
+                        Mode::Additive => self.delta / r,
+                    };
+                }
+                // Rule 1 after an own increase, with the last known parent rate [AMBIG-10]:
+                // the cap only cancels the increase, so δ stays (spec §7.2 (a)).
+                if let Some(p) = self.parent_rate {
+                    let reached = r >= p;
+                    if r > p {
+                        self.stats.rule1_caps += 1;
+                        r = p;
+                    }
+                    if reached && self.mode == Mode::SlowStart {
+                        // Slow-start exit 2 [PAPER §4.1.3; AMBIG-8].
+                        let exit = match self.cfg.slow_start_exit {
+                            SlowStartExit::Recommended => self.parent_decreased,
+                            SlowStartExit::Literal => true,
+                        };
+                        if exit {
+                            self.mode = Mode::Additive;
+                            self.delta = self.cfg.delta_for(r.max(self.cfg.min_rate_pps));
+                        }
+                    }
+                }
+            }
+        }
+        r = r.max(self.cfg.min_rate_pps).min(self.cfg.max_rate_pps);
+        if self.role != Role::BaseStation && self.at_or_below_initial(r) {
+            self.mode = Mode::SlowStart; // re-entry [PAPER §4.1.3]
+        }
+        self.shared_since_tick = false;
+        if r != old {
+            self.rate = r;
+            self.events.push_back(AgentEvent::RateChanged {
+                rate_pps: r,
+                level: self.avg_q,
+            });
+        }
+        self.next_tick = if self.role == Role::BaseStation && self.rate >= self.cfg.max_rate_pps {
+            // Nothing can grow at the cap: park the base station's timer until r_b is lowered
+            // (saves the simulator a tick every 1/r_b).
+            Instant::MAX
+        } else {
+            t + period(self.rate)
+        };
+    }
+
+    fn slot(&mut self, t: Instant) {
+        self.last_slot = t;
+        if let Role::Node { sink } = self.role {
+            if self.weight > 0.0 {
+                self.stats.app_slots += 1;
+                self.events.push_back(AgentEvent::AppSlot { sink });
+                self.next_slot = Some(t + period(self.weight * self.rate));
+                return;
+            }
+        }
+        self.next_slot = None;
+    }
+
+    fn fastest_child(&self) -> Option<(NodeId, f64)> {
+        let mut best: Option<(NodeId, f64)> = None;
+        for (&id, n) in &self.neighbours {
+            if n.is_child && best.is_none_or(|(_, r)| n.rate > r) {
+                best = Some((id, n.rate));
+            }
+        }
+        best
+    }
+
+    /// The base station's periodic control timer [CODE usc-ifrc: RateControlM.nc].
+    fn control_timer(&mut self, t: Instant) {
+        self.pending_control = self.pending_control.max(1);
+        let rmax = self.fastest_child().map_or(1.0, |(_, r)| r);
+        let m = f64::from(self.cfg.bs_m.max(1));
+        let secs = if rmax / m < self.cfg.initial_rate_pps {
+            10.0
+        } else {
+            m / rmax
+        };
+        self.next_control = Some(t + Duration::from_secs_f64(secs).max(Duration(1)));
+    }
+
+    // ----- queue monitor -----
+
+    /// One EWMA update; `inserted` is false for the reference code's update on a refused
+    /// packet [PAPER §4.1.1; AMBIG-2: after insertion].
+    fn ewma(&mut self, now: Instant, inserted: bool) {
+        if inserted {
+            self.stats.insertions += 1;
+        }
+        let w = self.cfg.ewma_weight;
+        let inst = self.fwd.queue_len() as f64;
+        self.avg_q = (1.0 - w) * self.avg_q + w * inst;
+        if self.avg_q > self.stats.max_avg_q {
+            self.stats.max_avg_q = self.avg_q;
+        }
+        let (old, new, started) = self.own.update(&self.ladder, self.avg_q);
+        if started {
+            self.stats.epochs += 1;
+        }
+        // One decrease per newly crossed threshold [AMBIG-1].
+        for k in (old + 1)..=new {
+            self.own_crossing(now, k);
+        }
+    }
+
+    // ----- receive path -----
+
+    fn refresh_parent(&mut self, ctx: &mut dyn LinkCtx) {
+        if let Role::Node { sink } = self.role {
+            let p = ctx.parent(sink);
+            if p != self.parent {
+                // [AMBIG-21 → chosen: forget the old parent's rate]
+                self.parent = p;
+                self.parent_rate = None;
+                self.parent_decreased = false;
+            }
+        }
+    }
+
+    /// Update the neighbour table from a decoded header and apply Rules 1 and 2.
+    fn snoop(&mut self, now: Instant, rx: &RxInfo, c: &collection::Repr, h: &wire::Repr) {
+        let n = rx.link_src;
+        if n == self.me || n.is_broadcast() {
+            return;
+        }
+        let ladder = self.ladder;
+        let e = self
+            .neighbours
+            .entry(n)
+            .or_insert_with(|| Neighbour::new(now));
+        e.rate = h.rate_pps;
+        e.avg_q = h.avg_q;
+        e.last_heard = now;
+        if !h.control {
+            // Children are nodes whose upward data frames name this node [spec §6.5].
+            e.is_child = rx.link_dst == self.me && c.direction == Direction::Up;
+        }
+        let (old, new, _) = e.epoch.update(&ladder, h.avg_q);
+        let fire_a = new > old;
+        let fire_b = if h.child_congested {
+            let l = ladder.level(h.child_avg_q);
+            let f = l > e.child_maxlvl;
+            e.child_maxlvl = e.child_maxlvl.max(l);
+            f
+        } else {
+            e.child_maxlvl = -1;
+            false
+        };
+        e.child_congested = h.child_congested;
+        e.child_rate = h.child_rate_pps;
+        e.child_avg_q = h.child_avg_q;
+        let (congested, is_child) = (e.epoch.congested, e.is_child);
+
+        match self.role {
+            Role::BaseStation => {
+                // Only the base station's own children lower r_b [PAPER §4.1.4].
+                if is_child && fire_a {
+                    self.bs_child_crossing(now, h.rate_pps);
+                }
+            }
+            Role::Node { .. } => {
+                if Some(n) == self.parent {
+                    // Rule 1 [PAPER §4.1.2; AMBIG-10: on every packet heard from the parent].
+                    self.parent_decreased = self.parent_rate.is_some_and(|p| h.rate_pps < p);
+                    self.parent_rate = Some(h.rate_pps);
+                    self.constrain(now, h.rate_pps, Cause::Rule1);
+                }
+                let (a, b) = match self.cfg.sharing {
+                    Sharing::Crossing => (fire_a, fire_b),
+                    Sharing::Pinned => (congested, h.child_congested),
+                };
+                // Rule 2(a) and 2(b) [PAPER §4.1.2].
+                if a {
+                    self.stats.rule2_signals += 1;
+                    self.constrain(now, h.rate_pps, Cause::Rule2);
+                }
+                if b {
+                    self.stats.rule2_signals += 1;
+                    self.constrain(now, h.child_rate_pps, Cause::Rule2);
+                }
+            }
+        }
+    }
+
+    /// A child of the base station crossed a new threshold [PAPER §4.1.4].
+    fn bs_child_crossing(&mut self, now: Instant, r_child: f64) {
+        self.stats.rule2_signals += 1;
+        if r_child < self.rate {
+            self.stats.rule2_constraints += 1;
+            self.set_rate(now, r_child);
+            self.delta = self.cfg.delta_for(self.rate);
+        }
+        // Broadcast at once, back to back [PAPER §4.1.4; AMBIG-25].
+        self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
+        match self.cfg.bs_trigger {
+            BsTrigger::OriginatedPackets => {
+                self.neighbours.values_mut().for_each(|n| n.originated = 0)
+            }
+            // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] the timer re-arms at 1/r_b.
+            BsTrigger::Timer => self.next_control = Some(now + period(self.rate)),
+        }
+    }
+
+    /// Translate the inner forwarder's events (IFRC payloads become application payloads).
+    fn drain_forwarder(&mut self) {
+        while let Some(ev) = self.fwd.poll_event() {
+            let ev = match ev {
+                AgentEvent::Delivered {
+                    origin,
+                    protocol: PROTO_IFRC,
+                    hops,
+                    payload,
+                } => match wire::Repr::parse(&wire::Packet::new_unchecked(&payload[..])) {
+                    Ok(h) if !h.control => AgentEvent::Delivered {
+                        origin,
+                        protocol: h.protocol,
+                        hops,
+                        payload: payload[wire::HEADER_LEN..].to_vec(),
+                    },
+                    _ => {
+                        self.stats.malformed += 1;
+                        AgentEvent::Dropped {
+                            reason: DropReason::Malformed,
+                            origin: Some(origin),
+                        }
+                    }
+                },
+                other => other,
+            };
+            self.events.push_back(ev);
+        }
+    }
+
+    /// Hand a frame addressed to this node to the forwarder and watch what it did.
+    fn forward_in(
+        &mut self,
+        now: Instant,
+        ctx: &mut dyn LinkCtx,
+        rx: &RxInfo,
+        payload: &[u8],
+        origin: Option<NodeId>,
+    ) {
+        let before = *self.fwd.stats();
+        self.fwd.handle_frame(now, ctx, rx, payload);
+        self.drain_forwarder();
+        let after = *self.fwd.stats();
+        if after.forwarded > before.forwarded {
+            self.ewma(now, true);
+        } else if after.queue_drops > before.queue_drops && self.cfg.ewma_on_overflow {
+            self.ewma(now, false);
+        }
+        if self.role == Role::BaseStation
+            && self.cfg.bs_trigger == BsTrigger::OriginatedPackets
+            && after.delivered > before.delivered
+            && origin == Some(rx.link_src)
+        {
+            self.count_originated(rx.link_src);
+        }
+    }
+
+    /// A packet originated by `child` reached the base station [PAPER §4.1.4; AMBIG-12].
+    fn count_originated(&mut self, child: NodeId) {
+        if let Some(e) = self.neighbours.get_mut(&child) {
+            e.originated = e.originated.saturating_add(1);
+        }
+        let Some((fastest, _)) = self.fastest_child() else {
+            return;
+        };
+        let count = self.neighbours.get(&fastest).map_or(0, |e| e.originated);
+        if count >= self.cfg.bs_m {
+            self.pending_control = self.pending_control.max(1);
+            self.neighbours.values_mut().for_each(|n| n.originated = 0);
+        }
+    }
+
+    fn on_frame(
+        &mut self,
+        now: Instant,
+        ctx: &mut dyn LinkCtx,
+        rx: &RxInfo,
+        payload: &[u8],
+        addressed: bool,
+    ) {
+        self.last_now = now;
+        self.refresh_parent(ctx);
+        let packet = collection::Packet::new_unchecked(payload);
+        let Ok(c) = collection::Repr::parse(&packet) else {
+            if addressed {
+                // The forwarder counts and reports it.
+                self.fwd.handle_frame(now, ctx, rx, payload);
+                self.drain_forwarder();
+            } else {
+                self.stats.snoop_malformed += 1;
+            }
+            return;
+        };
+        if c.protocol != PROTO_IFRC {
+            // Not ours: forward untouched (it still occupies the queue).
+            if addressed {
+                self.forward_in(now, ctx, rx, payload, Some(c.origin));
+            }
+            return;
+        }
+        let body = packet.payload();
+        let h = match wire::Repr::parse(&wire::Packet::new_unchecked(body)) {
+            Ok(h) => h,
+            Err(_) => {
+                if addressed {
+                    self.stats.malformed += 1;
+                    self.events.push_back(AgentEvent::Dropped {
+                        reason: DropReason::Malformed,
+                        origin: Some(c.origin),
+                    });
+                } else {
+                    self.stats.snoop_malformed += 1;
+                }
+                return;
+            }
+        };
+        self.snoop(now, rx, &c, &h);
+        if h.control {
+            // Control packets never enter the queue and are never forwarded [AMBIG-27].
+            self.stats.control_received += 1;
+            return;
+        }
+        if addressed {
+            self.forward_in(now, ctx, rx, payload, Some(c.origin));
+        }
+    }
+
+    fn control_frame(&mut self, now: Instant) -> Frame {
+        let mut bytes = vec![0u8; collection::HEADER_LEN + wire::HEADER_LEN];
+        let mut p = collection::Packet::new_unchecked(&mut bytes[..]);
+        collection::Repr {
+            direction: Direction::Down,
+            protocol: PROTO_IFRC,
+            origin: self.me,
+            dst: NodeId::BROADCAST,
+            sink: self.me,
+            prev_hop: self.me,
+            ttl: 1,
+            seqno: self.control_seq,
+            hops: 0,
+        }
+        .emit(&mut p);
+        self.control_seq = self.control_seq.wrapping_add(1);
+        let h = self.build_header(now, 0, true);
+        h.emit(&mut wire::Packet::new_unchecked(p.payload_mut()));
+        Frame {
+            dst: NodeId::BROADCAST,
+            ack_request: false,
+            payload: bytes,
+        }
+    }
+
+    /// Write the current header into a data frame at transmission time [AMBIG-16].
+    fn stamp(&self, now: Instant, bytes: &mut [u8]) {
+        let mut c = collection::Packet::new_unchecked(bytes);
+        if c.check_len().is_err() || c.protocol() != PROTO_IFRC {
+            return;
+        }
+        let mut w = wire::Packet::new_unchecked(c.payload_mut());
+        if w.check_len().is_err() {
+            return;
+        }
+        let proto = w.protocol();
+        self.header(now, proto).emit(&mut w);
+    }
+}
+
+impl NodeAgent for IfrcAgent {
+    fn handle_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
+        self.on_frame(now, ctx, rx, payload, true);
+    }
+
+    fn handle_overheard(
+        &mut self,
+        now: Instant,
+        ctx: &mut dyn LinkCtx,
+        rx: &RxInfo,
+        payload: &[u8],
+    ) {
+        self.on_frame(now, ctx, rx, payload, false);
+    }
+
+    fn handle_send_done(&mut self, now: Instant, ctx: &mut dyn LinkCtx, done: &SendDone) {
+        self.last_now = now;
+        match core::mem::replace(&mut self.in_flight, InFlight::None) {
+            InFlight::Data => {
+                self.fwd.handle_send_done(now, ctx, done);
+                self.drain_forwarder();
+            }
+            InFlight::Control | InFlight::None => {}
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Instant, ctx: &mut dyn LinkCtx) {
+        self.last_now = now;
+        self.refresh_parent(ctx);
+        if self.phase_pending {
+            // Random phase within the first period [AMBIG-20].
+            self.phase_pending = false;
+            let u = f64::from(ctx.random_u32()) / 4_294_967_296.0;
+            let p = period(self.rate);
+            self.next_tick = now + Duration::from_secs_f64(u * p.as_secs_f64());
+            self.last_tick = earlier(self.next_tick, p);
+            if self.next_slot.is_some() {
+                let ps = period(self.weight * self.rate);
+                let t = now + Duration::from_secs_f64(u * ps.as_secs_f64());
+                self.next_slot = Some(t);
+                self.last_slot = earlier(t, ps);
+            }
+        }
+        for _ in 0..MAX_CATCH_UP {
+            // On a tie the rate tick runs first, so that with w = 1 the slot is rescheduled
+            // with the same new rate and both timers stay aligned.
+            let slot_due = self.next_slot.filter(|&t| t <= now && t < self.next_tick);
+            let control_due = self.next_control.filter(|&t| t <= now);
+            if self.next_tick <= now && slot_due.is_none() {
+                let t = self.next_tick;
+                self.tick(t);
+            } else if let Some(t) = slot_due {
+                self.slot(t);
+            } else if let Some(t) = control_due {
+                self.control_timer(t);
+            } else {
+                return;
+            }
+        }
+        // Far behind: restart the timers from now.
+        self.next_tick = at_least(self.next_tick, now + Duration(1));
+        if let Some(t) = self.next_slot {
+            self.next_slot = Some(at_least(t, now + Duration(1)));
+        }
+        if let Some(t) = self.next_control {
+            self.next_control = Some(at_least(t, now + Duration(1)));
+        }
+    }
+
+    fn wants_to_send(&self) -> bool {
+        self.in_flight == InFlight::None && (self.pending_control > 0 || self.fwd.wants_to_send())
+    }
+
+    fn poll_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx) -> Option<Frame> {
+        self.last_now = now;
+        if self.in_flight != InFlight::None {
+            return None;
+        }
+        if self.pending_control > 0 {
+            // Control packets bypass the data queue [AMBIG-27].
+            self.pending_control -= 1;
+            self.stats.control_sent += 1;
+            self.in_flight = InFlight::Control;
+            return Some(self.control_frame(now));
+        }
+        self.refresh_parent(ctx);
+        let frame = self.fwd.poll_frame(now, ctx);
+        self.drain_forwarder();
+        let mut frame = frame?;
+        self.stamp(now, &mut frame.payload);
+        self.in_flight = InFlight::Data;
+        Some(frame)
+    }
+
+    fn poll_timeout(&self) -> Option<Instant> {
+        let mut t = self.next_tick;
+        for x in [self.next_slot, self.next_control].into_iter().flatten() {
+            t = t.min(x);
+        }
+        (t != Instant::MAX).then_some(t)
+    }
+
+    fn poll_event(&mut self) -> Option<AgentEvent> {
+        self.events.pop_front()
+    }
+
+    fn queue_len(&self) -> usize {
+        self.fwd.queue_len()
+    }
+
+    fn queue_capacity(&self) -> usize {
+        self.fwd.queue_capacity()
+    }
+
+    fn counters(&self) -> alloc::vec::Vec<(&'static str, u64)> {
+        let s = self.stats();
+        alloc::vec![
+            ("halvings", s.halvings),
+            ("collapses", s.collapses),
+            ("skipped_halvings", s.skipped_halvings),
+            ("epochs", s.epochs),
+            ("rule1_clamps", s.rule1_clamps),
+            ("rule1_caps", s.rule1_caps),
+            ("rule2_signals", s.rule2_signals),
+            ("rule2_constraints", s.rule2_constraints),
+            ("control_sent", s.control_sent),
+            ("control_received", s.control_received),
+            ("app_slots", s.app_slots),
+        ]
+    }
+
+    fn send(
+        &mut self,
+        now: Instant,
+        ctx: &mut dyn LinkCtx,
+        sink: NodeId,
+        dst: NodeId,
+        protocol: u8,
+        payload: &[u8],
+    ) -> Result<(), SendError> {
+        self.last_now = now;
+        self.refresh_parent(ctx);
+        let mut bytes = vec![0u8; wire::HEADER_LEN + payload.len()];
+        let mut p = wire::Packet::new_unchecked(&mut bytes[..]);
+        self.header(now, protocol).emit(&mut p);
+        p.payload_mut().copy_from_slice(payload);
+        let before = *self.fwd.stats();
+        let result = self.fwd.send(now, ctx, sink, dst, PROTO_IFRC, &bytes);
+        self.drain_forwarder();
+        let after = *self.fwd.stats();
+        if after.originated > before.originated {
+            self.ewma(now, true);
+        } else if after.queue_drops > before.queue_drops && self.cfg.ewma_on_overflow {
+            self.ewma(now, false);
+        }
+        result
+    }
+}

@@ -1,0 +1,333 @@
+//! IFRC parameters, with the paper's values and the authors' code's values.
+
+use core::fmt;
+
+/// Most thresholds U(0) … U(K) the ladder may hold (K ≤ 15). The paper's ladder converges to
+/// U(0) + 2I, so more than a handful of rungs never differ. [DERIVED: U(k) tends to U(0) + 2I]
+pub const MAX_THRESHOLDS: usize = 16;
+
+/// Which behaviour the agent follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// The paper's algorithm and Table 1, gaps filled with the spec's recommendations.
+    #[default]
+    Paper,
+    /// The numbers and node-local rules of the authors' TinyOS-1 code (usc-ifrc), as far as the
+    /// paper's header can carry them (see the module docs of [`crate::ifrc`]).
+    ReferenceCode,
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Profile::Paper => "paper",
+            Profile::ReferenceCode => "reference-code",
+        })
+    }
+}
+
+/// How the additive-increase constant δ is obtained from ε at run time [AMBIG-7].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum DeltaRule {
+    /// δ = ε·r² recomputed whenever r is lowered (own halving, Rule 1, Rule 2) or slow start
+    /// ends, then kept during the ramp. [AMBIG-7 → chosen (a), spec §7.2]
+    PerDecrease,
+    /// One global δ = ε·r̂_min², with r̂_min a configured estimate of the sawtooth trough.
+    /// [AMBIG-7 option (b); spec §7.2 suggests r̂_min ≈ 0.147 pkt/s]
+    Global {
+        /// Estimate of the steady-state trough rate, pkt/s.
+        r_min_pps: f64,
+    },
+}
+
+/// When slow start ends because of the parent's rate [AMBIG-8].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStartExit {
+    /// In slow start Rule 1 only caps; slow start ends on an own halving, a Rule 2 constraint,
+    /// or when the parent's advertised rate *decreased*. [AMBIG-8 → chosen: spec §7.4
+    /// recommendation, a documented deviation from the literal text]
+    Recommended,
+    /// Literal [PAPER §4.1.3]: slow start ends as soon as r ≥ the parent's rate.
+    Literal,
+}
+
+/// How snooped congestion is shared (Rule 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sharing {
+    /// Rule 2 fires when a neighbour (or a neighbour's congested child) crosses a *new*
+    /// threshold, inferred from the advertised average queue. [PAPER §4.1.2; spec §6.3]
+    Crossing,
+    /// Simpler variant: every heard packet of a congested neighbour (or with a congested child)
+    /// with a lower rate pins the rate to it. [spec §6.3, sensitivity variant]
+    Pinned,
+}
+
+/// How a threshold comparison is made [AMBIG-3].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ThresholdTest {
+    /// avg > U(k) crosses upward, avg < L leaves congestion. [AMBIG-3 → chosen: spec §4.4]
+    Strict,
+    /// ⌊avg⌋ ≥ U(k) crosses upward, ⌊avg⌋ < L leaves congestion. [CODE usc-ifrc:
+    /// RateControlM.nc checkQueue, QueuedSendM.nc getOccupancy]
+    FlooredInclusive,
+}
+
+/// What crossing the top threshold U(K) does to the node's own rate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TopThreshold {
+    /// Halve, like every other threshold. [PAPER §4.1.1]
+    Halve,
+    /// Collapse to r_init and re-enter slow start. [CODE usc-ifrc: RateControlM.nc checkQueue,
+    /// the EIGHTH → START transition]
+    Collapse,
+}
+
+/// What makes the base station broadcast its periodic control packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BsTrigger {
+    /// After `bs_m` packets *originated* by the fastest child have arrived.
+    /// [PAPER §4.1.4; AMBIG-12 → chosen: originated packets only]
+    OriginatedPackets,
+    /// A timer of `bs_m` / (the fastest child's rate); 10 s while that rate / `bs_m` is below
+    /// r_init. [CODE usc-ifrc: RateControlM.nc beacon timer, BEACONFACTOR; calTimerVal]
+    Timer,
+}
+
+/// How application slots are produced for weighted fairness [AMBIG-14].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Generation {
+    /// A separate timer with period 1/(w·r). [AMBIG-14 → chosen: spec §9.2]
+    SeparateTimer,
+    /// w slots back to back on every rate tick (fractional weights accumulate).
+    /// [CODE usc-ifrc: RateControlM.nc SendTimer.fired, the `weight` loop]
+    PerTick,
+}
+
+/// Every IFRC parameter (spec §12), with its source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct IfrcConfig {
+    /// Which behaviour these numbers come from.
+    pub profile: Profile,
+    /// Lower threshold L, packets: leaving congestion. [PAPER Table 1: 4]
+    pub lower_threshold: f64,
+    /// First upper threshold U(0), packets. [PAPER Table 1: 8]
+    pub upper_threshold: f64,
+    /// Threshold increment I, packets; U(k) = U(k−1) + I/2^(k−1). [PAPER Table 1: 8; §4.1.1]
+    pub threshold_increment: f64,
+    /// Index K of the top threshold U(K) (thresholds U(0) … U(K)).
+    /// [AMBIG-1 → chosen K = 4: {8, 16, 20, 22, 23}; CODE usc-ifrc: RateControl.h, K = 3:
+    /// {8, 16, 20, 22}]
+    pub top_threshold_index: usize,
+    /// Comparison used for thresholds.
+    pub threshold_test: ThresholdTest,
+    /// What crossing the top threshold does.
+    pub top_threshold_action: TopThreshold,
+    /// EWMA weight w_q. [PAPER Table 1: 0.02; CODE usc-ifrc: Makefile ALPHA = 3 → 0.03]
+    pub ewma_weight: f64,
+    /// Additive-increase parameter ε, 1/packet. [PAPER Table 1: 0.025; CODE usc-ifrc: Makefile
+    /// EPSILON = 80 → 1/80 = 0.0125]
+    pub epsilon: f64,
+    /// Initial rate r_init, pkt/s; slow start runs whenever r ≤ r_init. [PAPER Table 1: 0.02]
+    pub initial_rate_pps: f64,
+    /// Slow-start increment φ per tick, pkt/s. [PAPER Table 1: 0.0025 = r_init/8]
+    pub slow_start_increment_pps: f64,
+    /// Transmit queue bound, packets (the frame held by the MAC included).
+    /// [PAPER Table 1: 64; CODE usc-ifrc: QueuedSendM.nc, 64 slots of which 63 usable]
+    pub queue_capacity: usize,
+    /// Also update the EWMA when a packet is refused by a full queue.
+    /// [CODE usc-ifrc: QueuedSendM.nc; the paper updates on insertion only, §4.1.1]
+    pub ewma_on_overflow: bool,
+    /// Smallest rate, pkt/s (keeps 1/r finite). [AMBIG-11 → chosen 10⁻⁴; CODE usc-ifrc:
+    /// RateControlM.nc floor at r_init]
+    pub min_rate_pps: f64,
+    /// Largest rate, pkt/s. [DERIVED: nothing can exceed the nominal channel rate, the base
+    /// station's initial rate; it also bounds the base station's 1/r timer]
+    pub max_rate_pps: f64,
+    /// A child's congested mark expires after this many of its inter-packet times without a
+    /// packet. [AMBIG-6 → chosen 10]
+    pub child_expiry_intervals: f64,
+    /// Base station's initial pseudo-rate r_b, pkt/s. [PAPER §4.1.4: the nominal rate; DERIVED
+    /// 85 from §6.2's 80–90 pkt/s; CODE usc-ifrc: Makefile BANDWIDTH → 60]
+    pub bs_initial_rate_pps: f64,
+    /// m: packets from the fastest child per periodic control packet.
+    /// [PAPER §4.1.4: 5; CODE usc-ifrc: Makefile BEACONFACTOR = 3, as a timer]
+    pub bs_m: u32,
+    /// What triggers the periodic control packet.
+    pub bs_trigger: BsTrigger,
+    /// Copies of the immediate control packet after a child crossing.
+    /// [PAPER §4.1.4: 2; CODE usc-ifrc: RateControlM.nc bsIFRCRules, 2 + 2 = 4]
+    pub bs_immediate_copies: u8,
+    /// Slope of the base station's additive increase, in units of δ.
+    /// [PAPER §4.1.4: 1; CODE usc-ifrc: RateControlM.nc incrementBSRLocal, 2]
+    pub bs_slope_factor: f64,
+    /// The base station puts r_b into the child-rate field of its control packets.
+    /// [PAPER §4.2: on in all experiments; AMBIG-13; CODE usc-ifrc: off, RateControlM.nc
+    /// UpdateHdr]
+    pub multi_bs_fix: bool,
+    /// δ from ε. [AMBIG-7]
+    pub delta_rule: DeltaRule,
+    /// Slow-start exit on the parent's rate. [AMBIG-8]
+    pub slow_start_exit: SlowStartExit,
+    /// Rule 2 variant.
+    pub sharing: Sharing,
+    /// An own threshold crossing does not halve when Rule 1 or 2 lowered the rate since the
+    /// last tick (the level still advances). [CODE usc-ifrc: RateControlM.nc decLastCycle]
+    pub skip_halving_after_sharing: bool,
+    /// On a rate change, move the pending tick to last_tick + 1/r_new.
+    /// [AMBIG-9 → chosen: yes; CODE usc-ifrc: RateControlM.nc, no (the next period only)]
+    pub reschedule_on_rate_change: bool,
+    /// Increase only while r is below the parent's last heard rate (no growth before the parent
+    /// is heard). [CODE usc-ifrc: RateControlM.nc updateRLocal; the paper has no such gate]
+    pub grow_only_below_parent: bool,
+    /// How application slots are produced. [AMBIG-14]
+    pub generation: Generation,
+    /// Start the timers at a random phase within their first period (drawn from
+    /// `ctx.random_u32()`), so nodes created together do not tick in lockstep.
+    /// [AMBIG-20 → chosen: motes boot at different times; CODE usc-ifrc: RateControlM.nc,
+    /// random first period]
+    pub random_start_phase: bool,
+}
+
+impl Default for IfrcConfig {
+    fn default() -> Self {
+        IfrcConfig::for_profile(Profile::Paper)
+    }
+}
+
+impl IfrcConfig {
+    /// The parameters of a profile.
+    pub fn for_profile(profile: Profile) -> IfrcConfig {
+        let paper = IfrcConfig {
+            profile,
+            lower_threshold: 4.0,
+            upper_threshold: 8.0,
+            threshold_increment: 8.0,
+            top_threshold_index: 4,
+            threshold_test: ThresholdTest::Strict,
+            top_threshold_action: TopThreshold::Halve,
+            ewma_weight: 0.02,
+            epsilon: 0.025,
+            initial_rate_pps: 0.02,
+            slow_start_increment_pps: 0.0025,
+            queue_capacity: 64,
+            ewma_on_overflow: false,
+            min_rate_pps: 1e-4,
+            max_rate_pps: 85.0,
+            child_expiry_intervals: 10.0,
+            bs_initial_rate_pps: 85.0,
+            bs_m: 5,
+            bs_trigger: BsTrigger::OriginatedPackets,
+            bs_immediate_copies: 2,
+            bs_slope_factor: 1.0,
+            multi_bs_fix: true,
+            delta_rule: DeltaRule::PerDecrease,
+            slow_start_exit: SlowStartExit::Recommended,
+            sharing: Sharing::Crossing,
+            skip_halving_after_sharing: false,
+            reschedule_on_rate_change: true,
+            grow_only_below_parent: false,
+            generation: Generation::SeparateTimer,
+            random_start_phase: true,
+        };
+        match profile {
+            Profile::Paper => paper,
+            Profile::ReferenceCode => IfrcConfig {
+                // [CODE usc-ifrc: RateControl.h] explicit ladder 8, 16, 20, 22.
+                top_threshold_index: 3,
+                // [CODE usc-ifrc: RateControlM.nc checkQueue] ⌊avg⌋ ≥ U, ⌊avg⌋ < L.
+                threshold_test: ThresholdTest::FlooredInclusive,
+                // [CODE usc-ifrc: RateControlM.nc checkQueue] EIGHTH at 22 → r_init, START.
+                top_threshold_action: TopThreshold::Collapse,
+                // [CODE usc-ifrc: Makefile ALPHA = 3 (percent)]
+                ewma_weight: 0.03,
+                // [CODE usc-ifrc: Makefile EPSILON = 80, δ = rThresh²/80]
+                epsilon: 1.0 / 80.0,
+                // [CODE usc-ifrc: QueuedSendM.nc] full when (next+1) % 64 == head.
+                queue_capacity: 63,
+                // [CODE usc-ifrc: QueuedSendM.nc] the EWMA also runs on a failed enqueue.
+                ewma_on_overflow: true,
+                // [CODE usc-ifrc: RateControlM.nc] floor: r ≤ r_init → r_init, START.
+                min_rate_pps: 0.02,
+                // [CODE usc-ifrc: Makefile BANDWIDTH = 600000 × 10⁻⁴ pkt/s]
+                max_rate_pps: 60.0,
+                bs_initial_rate_pps: 60.0,
+                // [CODE usc-ifrc: Makefile BEACONFACTOR = 3; RateControlM.nc beacon timer]
+                bs_m: 3,
+                bs_trigger: BsTrigger::Timer,
+                // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] sendBeacon(2) twice.
+                bs_immediate_copies: 4,
+                // [CODE usc-ifrc: RateControlM.nc incrementBSRLocal] "twice as fast".
+                bs_slope_factor: 2.0,
+                // [CODE usc-ifrc: RateControlM.nc UpdateHdr] the real child's rate.
+                multi_bs_fix: false,
+                // [CODE usc-ifrc: RateControlM.nc decLastCycle]
+                skip_halving_after_sharing: true,
+                // [CODE usc-ifrc: RateControlM.nc SendTimer] one-shot, re-armed at 1/r.
+                reschedule_on_rate_change: false,
+                // [CODE usc-ifrc: RateControlM.nc updateRLocal] only if rLocal < parentRLocal.
+                grow_only_below_parent: true,
+                // [CODE usc-ifrc: RateControlM.nc SendTimer.fired] `weight` sends per tick.
+                generation: Generation::PerTick,
+                ..paper
+            },
+        }
+    }
+
+    /// Threshold U(k), packets: U(0) and then U(k) = U(k−1) + I/2^(k−1) [PAPER §4.1.1].
+    pub fn threshold(&self, k: usize) -> f64 {
+        let mut u = self.upper_threshold;
+        let mut step = self.threshold_increment;
+        for _ in 0..k {
+            u += step;
+            step /= 2.0;
+        }
+        u
+    }
+
+    /// Number of thresholds in use, U(0) … U(K) (at most [`MAX_THRESHOLDS`]).
+    pub fn threshold_count(&self) -> usize {
+        (self.top_threshold_index + 1).min(MAX_THRESHOLDS)
+    }
+
+    /// The ladder U(0) … U(K).
+    pub fn thresholds(&self) -> alloc::vec::Vec<f64> {
+        (0..self.threshold_count())
+            .map(|k| self.threshold(k))
+            .collect()
+    }
+
+    /// δ right after the rate was lowered to `rate`, pkt/s² [AMBIG-7].
+    pub fn delta_for(&self, rate: f64) -> f64 {
+        match self.delta_rule {
+            DeltaRule::PerDecrease => self.epsilon * rate * rate,
+            DeltaRule::Global { r_min_pps } => self.epsilon * r_min_pps * r_min_pps,
+        }
+    }
+}
+
+/// The paper's closed-form bounds on ε for a congested node j [PAPER §5, eqs. (5) and (6)]:
+/// `(F_j / (8·U_0), 9·U_1 / (2·s̄²·F_j))`. ε must lie below both. `f_j` is the
+/// contention-weighted load (rule of thumb n·ln n), `u0` and `u1` the instantaneous queue
+/// lengths that lift the EWMA above U(0) and U(1) (see [`ewma_burst_tolerance`]), `s_bar` the
+/// mean feedback delay in rate updates. Pure arithmetic; degenerate inputs give ∞ or NaN.
+pub fn stability_bounds(f_j: f64, u0: f64, u1: f64, s_bar: f64) -> (f64, f64) {
+    (f_j / (8.0 * u0), 9.0 * u1 / (2.0 * s_bar * s_bar * f_j))
+}
+
+/// The burst tolerance of the EWMA (spec §11.5): the number of packets that must arrive back
+/// to back into an empty queue (avg = 0, the EWMA updated after each insertion with the queue
+/// length counting the new packet) before the average exceeds `threshold`. `u32::MAX` when
+/// the weight is not in (0, 1] or no burst of up to 10⁶ packets suffices.
+pub fn ewma_burst_tolerance(w_q: f64, threshold: f64) -> u32 {
+    if !(w_q > 0.0 && w_q <= 1.0) || threshold.is_nan() {
+        return u32::MAX;
+    }
+    let mut avg = 0.0;
+    for n in 1..=1_000_000u32 {
+        avg = (1.0 - w_q) * avg + w_q * f64::from(n);
+        if avg > threshold {
+            return n;
+        }
+    }
+    u32::MAX
+}

@@ -1,0 +1,1465 @@
+//! IFRC unit tests, state by state, plus the paper's Fig. 1 example on a tiny broadcast medium.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::vec;
+use std::vec::Vec;
+
+use proptest::prelude::*;
+use wsn_wire::collection::{self, Direction};
+use wsn_wire::ifrc as wire;
+
+use super::agent::{Epoch, Ladder};
+use super::*;
+use crate::agent::{AgentEvent, DropReason, LinkCtx, NodeAgent, RxInfo, SendDone};
+use crate::forwarder::ForwarderConfig;
+use crate::time::{Duration, Instant};
+use crate::NodeId;
+
+const SINK: NodeId = NodeId(0);
+const APP: u8 = 0x01;
+
+/// A routing context with a fixed parent.
+struct Ctx {
+    me: NodeId,
+    parent: Option<NodeId>,
+    rng: u32,
+}
+
+impl LinkCtx for Ctx {
+    fn node(&self) -> NodeId {
+        self.me
+    }
+    fn parent(&self, _: NodeId) -> Option<NodeId> {
+        self.parent
+    }
+    fn hop_count(&self, _: NodeId) -> Option<u8> {
+        Some(1)
+    }
+    fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
+        None
+    }
+    fn learn_reverse(&mut self, _: NodeId, _: NodeId, _: NodeId) -> bool {
+        true
+    }
+    fn own_packet_returned(&mut self, _: NodeId) {}
+    fn random_u32(&mut self) -> u32 {
+        self.rng = self.rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        self.rng
+    }
+}
+
+/// Paper parameters with a deterministic start (no random phase).
+fn cfg() -> IfrcConfig {
+    IfrcConfig {
+        random_start_phase: false,
+        ..IfrcConfig::default()
+    }
+}
+
+fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
+    let fwd = ForwarderConfig {
+        max_frame_payload: 120,
+        ..ForwarderConfig::default()
+    };
+    let a = IfrcAgent::new(
+        NodeId(me),
+        Role::Node { sink: SINK },
+        cfg,
+        fwd,
+        Instant::ZERO,
+    );
+    (
+        a,
+        Ctx {
+            me: NodeId(me),
+            parent: Some(NodeId(parent)),
+            rng: u32::from(me),
+        },
+    )
+}
+
+fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
+    node_with(me, parent, cfg())
+}
+
+fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
+    let a = IfrcAgent::new(
+        NodeId(me),
+        Role::BaseStation,
+        cfg,
+        ForwarderConfig::default(),
+        Instant::ZERO,
+    );
+    (
+        a,
+        Ctx {
+            me: NodeId(me),
+            parent: None,
+            rng: 7,
+        },
+    )
+}
+
+fn rx(from: u16, to: NodeId) -> RxInfo {
+    RxInfo {
+        link_src: NodeId(from),
+        link_dst: to,
+        rssi_dbm: -70,
+        lqi: 105,
+    }
+}
+
+/// A data header with the given rate and average queue (no congested child).
+fn hdr(rate: f64, avg_q: f64) -> wire::Repr {
+    wire::Repr {
+        child_congested: false,
+        control: false,
+        rate_pps: rate,
+        avg_q,
+        child_rate_pps: 0.0,
+        child_avg_q: 0.0,
+        protocol: APP,
+    }
+}
+
+/// A header reporting a congested child.
+fn hdr_child(rate: f64, avg_q: f64, child_rate: f64, child_avg_q: f64) -> wire::Repr {
+    wire::Repr {
+        child_congested: true,
+        child_rate_pps: child_rate,
+        child_avg_q,
+        ..hdr(rate, avg_q)
+    }
+}
+
+/// Collection header + IFRC header + "app".
+fn frame(origin: u16, seqno: u16, h: &wire::Repr) -> Vec<u8> {
+    let mut b = vec![0u8; collection::HEADER_LEN + wire::HEADER_LEN + 3];
+    let mut p = collection::Packet::new_unchecked(&mut b[..]);
+    collection::Repr {
+        direction: Direction::Up,
+        protocol: PROTO_IFRC,
+        origin: NodeId(origin),
+        dst: SINK,
+        sink: SINK,
+        prev_hop: NodeId(origin),
+        ttl: 20,
+        seqno,
+        hops: 0,
+    }
+    .emit(&mut p);
+    let mut w = wire::Packet::new_unchecked(p.payload_mut());
+    h.emit(&mut w);
+    w.payload_mut().copy_from_slice(b"app");
+    b
+}
+
+fn drain(a: &mut IfrcAgent) -> Vec<AgentEvent> {
+    let mut v = Vec::new();
+    while let Some(e) = a.poll_event() {
+        v.push(e);
+    }
+    v
+}
+
+/// The IFRC header of a frame's payload.
+fn header_of(payload: &[u8]) -> wire::Repr {
+    let c = collection::Packet::new_checked(payload).unwrap();
+    wire::Repr::parse(&wire::Packet::new_unchecked(c.payload())).unwrap()
+}
+
+fn done(dst: NodeId) -> SendDone {
+    SendDone {
+        frame_id: 1,
+        dst,
+        acked: !dst.is_broadcast(),
+        transmissions: 1,
+        time_to_ack: None,
+        channel_access_failure: false,
+    }
+}
+
+/// Run the agent's timers until `until` (ignoring application slots).
+fn run_timers(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) {
+    while let Some(t) = a.poll_timeout() {
+        if t > until {
+            break;
+        }
+        a.handle_timeout(t, c);
+    }
+}
+
+/// Tick until the rate reaches `target`; returns the time reached.
+fn tick_to(a: &mut IfrcAgent, c: &mut Ctx, target: f64) -> Instant {
+    let mut now = Instant::ZERO;
+    for _ in 0..100_000 {
+        if a.rate_pps() >= target {
+            return now;
+        }
+        now = a.poll_timeout().unwrap();
+        a.handle_timeout(now, c);
+    }
+    panic!("rate never reached {target}");
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * (1.0 + a.abs().max(b.abs()))
+}
+
+/// One wire step of tolerance.
+const STEP: f64 = 1.0 / wire::RATE_SCALE;
+
+// ----- configuration and analysis -----
+
+#[test]
+fn threshold_ladder_values() {
+    let p = IfrcConfig::default();
+    assert_eq!(p.thresholds(), vec![8.0, 16.0, 20.0, 22.0, 23.0]);
+    assert_eq!(p.threshold(5), 23.5);
+    assert_eq!(p.threshold(6), 23.75);
+    let code = IfrcConfig::for_profile(Profile::ReferenceCode);
+    assert_eq!(code.thresholds(), vec![8.0, 16.0, 20.0, 22.0]);
+}
+
+#[test]
+fn level_function() {
+    let l = Ladder::new(&IfrcConfig::default());
+    assert_eq!(l.level(0.0), -1);
+    assert_eq!(l.level(8.0), -1, "strict: avg must exceed U(0)");
+    assert_eq!(l.level(8.01), 0);
+    assert_eq!(l.level(16.0), 0);
+    assert_eq!(l.level(16.5), 1);
+    assert_eq!(l.level(21.0), 2);
+    assert_eq!(l.level(22.5), 3);
+    assert_eq!(l.level(23.5), 4);
+    assert_eq!(l.level(64.0), 4, "no level above K");
+    let f = Ladder::new(&IfrcConfig::for_profile(Profile::ReferenceCode));
+    assert_eq!(f.level(7.99), -1);
+    assert_eq!(f.level(8.0), 0, "code: ⌊avg⌋ ≥ U");
+    assert_eq!(f.level(15.9), 0);
+    assert_eq!(f.level(22.0), 3);
+}
+
+#[test]
+fn epoch_hysteresis_and_multi_crossing() {
+    let l = Ladder::new(&IfrcConfig::default());
+    let mut e = Epoch::IDLE;
+    assert_eq!(e.update(&l, 6.0), (-1, -1, false));
+    assert!(!e.congested, "between L and U(0) from idle: not congested");
+    // One update that crosses U(0), U(1) and U(2) at once: three newly crossed thresholds.
+    assert_eq!(e.update(&l, 20.5), (-1, 2, true));
+    // Dipping and re-crossing within the epoch crosses nothing new.
+    assert_eq!(e.update(&l, 5.0), (2, 2, false));
+    assert!(
+        e.congested,
+        "between L and U(0) while congested: still congested"
+    );
+    assert_eq!(e.update(&l, 21.0), (2, 2, false));
+    assert_eq!(e.update(&l, 22.5), (2, 3, false));
+    // Below L ends the epoch and clears the levels.
+    assert_eq!(e.update(&l, 3.9), (-1, -1, false));
+    assert!(!e.congested);
+    assert_eq!(e.update(&l, 9.0), (-1, 0, true));
+}
+
+#[test]
+fn stability_bounds_match_table_2() {
+    // 2-node network: F_j = 1, U_0 = 10, U_1 = 20 → (5) = 0.0125 binds.
+    let (b5, b6) = stability_bounds(1.0, 10.0, 20.0, 3.0);
+    assert!(close(b5, 0.0125));
+    assert!(b6 > b5);
+    // 30-node network: F_j = 30·ln 30, U_0 = 15, U_1 = 30, s̄ = 3 → (6) ≈ 0.147 binds.
+    let f = 30.0 * 30f64.ln();
+    let (b5, b6) = stability_bounds(f, 15.0, 30.0, 3.0);
+    assert!((b6 - 0.147).abs() < 5e-4, "{b6}");
+    assert!((b5 - 0.85).abs() < 5e-3, "{b5}");
+    // 40 nodes, rules of thumb: (6) ≈ 0.136.
+    let (_, b6) = stability_bounds(40.0 * 40f64.ln(), 20.0, 40.0, 3.0);
+    assert!((b6 - 0.136).abs() < 1e-3, "{b6}");
+}
+
+#[test]
+fn ewma_burst_tolerances_match_spec() {
+    assert_eq!(ewma_burst_tolerance(0.3, 8.0), 11);
+    assert_eq!(ewma_burst_tolerance(0.3, 16.0), 19);
+    assert_eq!(ewma_burst_tolerance(0.02, 8.0), 31);
+    assert_eq!(ewma_burst_tolerance(0.02, 16.0), 46);
+    // "w_q < 0.32": a 10-packet burst stays at or below U(0) = 8 just below 0.329.
+    assert!(ewma_burst_tolerance(0.32, 8.0) > 10);
+    assert!(ewma_burst_tolerance(0.34, 8.0) <= 10);
+    assert_eq!(ewma_burst_tolerance(0.0, 8.0), u32::MAX);
+    assert_eq!(ewma_burst_tolerance(f64::NAN, 8.0), u32::MAX);
+}
+
+#[test]
+fn reference_code_profile_differs_where_the_code_does() {
+    let p = IfrcConfig::for_profile(Profile::Paper);
+    let c = IfrcConfig::for_profile(Profile::ReferenceCode);
+    assert_eq!(p, IfrcConfig::default());
+    assert_eq!((p.epsilon, c.epsilon), (0.025, 0.0125));
+    assert_eq!((p.ewma_weight, c.ewma_weight), (0.02, 0.03));
+    assert_eq!((p.queue_capacity, c.queue_capacity), (64, 63));
+    assert_eq!((p.bs_initial_rate_pps, c.bs_initial_rate_pps), (85.0, 60.0));
+    assert_eq!((p.bs_m, c.bs_m), (5, 3));
+    assert_eq!((p.bs_immediate_copies, c.bs_immediate_copies), (2, 4));
+    assert!(p.multi_bs_fix && !c.multi_bs_fix);
+    // Shared values.
+    assert_eq!(
+        (c.initial_rate_pps, c.slow_start_increment_pps),
+        (0.02, 0.0025)
+    );
+    assert_eq!(
+        (c.lower_threshold, c.upper_threshold, c.threshold_increment),
+        (4.0, 8.0, 8.0)
+    );
+}
+
+// ----- queue monitor -----
+
+#[test]
+fn ewma_updates_on_insertion_only_with_queue_after_insertion() {
+    let (mut a, mut c) = node(5, 2);
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+        .unwrap();
+    assert!(close(a.avg_queue(), 0.02), "inst = 1 counts the new packet");
+    let f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+    a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+    assert_eq!(a.queue_len(), 0);
+    assert!(
+        close(a.avg_queue(), 0.02),
+        "dequeue does not update the EWMA"
+    );
+    // A forwarded packet is an insertion too; the held frame counts.
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+        .unwrap();
+    let _held = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+    let before = a.avg_queue();
+    a.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(9, NodeId(5)),
+        &frame(9, 1, &hdr(0.02, 0.0)),
+    );
+    assert_eq!(a.queue_len(), 2);
+    assert!(close(a.avg_queue(), 0.98 * before + 0.02 * 2.0));
+    // A duplicate, an overheard frame and a timer tick are not insertions.
+    let avg = a.avg_queue();
+    a.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(9, NodeId(5)),
+        &frame(9, 1, &hdr(0.02, 0.0)),
+    );
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(9, NodeId(7)),
+        &frame(9, 2, &hdr(0.02, 0.0)),
+    );
+    let t = a.poll_timeout().unwrap();
+    a.handle_timeout(t, &mut c);
+    assert_eq!(a.avg_queue(), avg);
+    assert_eq!(a.stats().insertions, 3);
+}
+
+#[test]
+fn one_halving_per_new_threshold_per_epoch() {
+    let cfg = IfrcConfig {
+        ewma_weight: 1.0,
+        ..cfg()
+    }; // avg = instantaneous queue
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 1.0);
+    let r0 = a.rate_pps();
+    let send =
+        |a: &mut IfrcAgent, c: &mut Ctx| a.send(Instant::ZERO, c, SINK, SINK, APP, b"x").unwrap();
+    for _ in 0..8 {
+        send(&mut a, &mut c);
+    }
+    assert!(!a.is_congested(), "avg = 8 does not exceed U(0)");
+    send(&mut a, &mut c); // 9 > 8
+    assert!(a.is_congested());
+    assert_eq!(a.stats().halvings, 1);
+    assert!(close(a.rate_pps(), r0 / 2.0));
+    assert!(!a.in_slow_start(), "halving leaves slow start");
+    assert!(
+        close(a.delta(), 0.025 * (r0 / 2.0) * (r0 / 2.0)),
+        "δ = ε·r² after the decrease"
+    );
+    for _ in 9..24 {
+        send(&mut a, &mut c);
+    }
+    // 17 > 16, 21 > 20, 23 > 22, 24 > 23: five thresholds, five halvings.
+    assert_eq!(a.stats().halvings, 5);
+    assert_eq!(a.congestion_level(), 4);
+    // Drain to 10 packets, insert (avg 11), refill to 24: no re-halving within the epoch.
+    for _ in 0..14 {
+        let f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+        a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+    }
+    for _ in 0..14 {
+        send(&mut a, &mut c);
+    }
+    assert_eq!(a.stats().halvings, 5);
+    // Drain completely; one insertion (avg 1 < L) ends the epoch.
+    while let Some(f) = a.poll_frame(Instant::ZERO, &mut c) {
+        a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+    }
+    send(&mut a, &mut c);
+    assert!(!a.is_congested());
+    assert_eq!(a.congestion_level(), -1);
+    for _ in 1..9 {
+        send(&mut a, &mut c);
+    }
+    assert_eq!(a.stats().halvings, 6, "a new epoch halves again");
+    assert_eq!(a.stats().epochs, 2);
+}
+
+#[test]
+fn halving_to_r_init_or_below_reenters_slow_start() {
+    let cfg = IfrcConfig {
+        ewma_weight: 1.0,
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 0.03);
+    for _ in 0..9 {
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+            .unwrap();
+    }
+    assert_eq!(a.stats().halvings, 1);
+    assert!(a.rate_pps() <= 0.02);
+    assert!(a.in_slow_start(), "fast recovery: r ≤ r_init → slow start");
+}
+
+// ----- rate controller -----
+
+#[test]
+fn slow_start_adds_phi_per_tick_and_additive_adds_delta_over_r() {
+    let (mut a, mut c) = node(5, 2);
+    let mut events = 0;
+    for n in 1..=10 {
+        let t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+        assert!(close(a.rate_pps(), 0.02 + n as f64 * 0.0025));
+        events += drain(&mut a)
+            .iter()
+            .filter(|e| matches!(e, AgentEvent::RateChanged { .. }))
+            .count();
+    }
+    assert_eq!(events, 10, "one RateChanged per change");
+    assert!(a.in_slow_start());
+    // Rule 2 constraint → additive with δ = ε·r².
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.04, 9.0)),
+    );
+    let r = wire::quantize_rate(0.04);
+    assert!(close(a.rate_pps(), r));
+    assert!(!a.in_slow_start());
+    let delta = a.delta();
+    assert!(close(delta, 0.025 * r * r));
+    let mut last = a.rate_pps();
+    for _ in 0..5 {
+        let t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+        assert!(close(a.rate_pps(), last + delta / last));
+        assert_eq!(a.delta(), delta, "δ stays fixed during the ramp");
+        last = a.rate_pps();
+    }
+}
+
+#[test]
+fn rate_timer_period_and_reschedule_on_decrease() {
+    let (mut a, mut c) = node(5, 2);
+    assert_eq!(
+        a.poll_timeout(),
+        Some(Instant::from_secs(50)),
+        "first tick at 1/r_init"
+    );
+    a.handle_timeout(Instant::from_secs(50), &mut c);
+    let r = a.rate_pps(); // 0.0225
+    let next = a.poll_timeout().unwrap();
+    assert_eq!(
+        next,
+        Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r)
+    );
+    // A constraint moves the pending tick to last_tick + 1/r_new [AMBIG-9].
+    a.handle_overheard(
+        Instant::from_secs(51),
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.01, 9.0)),
+    );
+    let r2 = a.rate_pps();
+    assert!(r2 < r);
+    assert_eq!(
+        a.poll_timeout(),
+        Some(Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r2))
+    );
+}
+
+#[test]
+fn global_delta_rule() {
+    let cfg = IfrcConfig {
+        delta_rule: DeltaRule::Global { r_min_pps: 0.147 },
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 0.2);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.1, 9.0)),
+    );
+    assert!(close(a.delta(), 0.025 * 0.147 * 0.147));
+    assert!(!a.in_slow_start());
+}
+
+#[test]
+fn random_start_phase_draws_within_first_period() {
+    let c0 = IfrcConfig::default();
+    assert!(c0.random_start_phase);
+    let (mut a, mut c) = node_with(5, 2, c0);
+    assert_eq!(a.poll_timeout(), Some(Instant::ZERO));
+    a.handle_timeout(Instant::ZERO, &mut c);
+    let t = a.poll_timeout().unwrap();
+    assert!(t < Instant::from_secs(50), "{t:?}");
+    assert_eq!(a.rate_pps(), 0.02);
+}
+
+// ----- Rule 1 -----
+
+#[test]
+fn rule1_clamps_on_hearing_parent_and_not_before() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.1);
+    assert_eq!(a.parent_rate(), None);
+    assert_eq!(
+        a.stats().rule1_caps + a.stats().rule1_clamps,
+        0,
+        "no cap before the parent is heard"
+    );
+    // A non-parent, non-congested neighbour at a lower rate changes nothing.
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(9, NodeId(3)),
+        &frame(9, 0, &hdr(0.03, 1.0)),
+    );
+    assert!(a.rate_pps() >= 0.1);
+    // Hearing the parent at a lower rate clamps (first time: slow start kept, AMBIG-8).
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 0, &hdr(0.05, 1.0)),
+    );
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
+    assert_eq!(a.stats().rule1_clamps, 1);
+    assert!(
+        a.in_slow_start(),
+        "Recommended: a first cap keeps slow start"
+    );
+    // Own increases are capped at the last heard parent rate.
+    let t = a.poll_timeout().unwrap();
+    a.handle_timeout(t, &mut c);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
+    assert_eq!(a.stats().rule1_caps, 1);
+    assert!(a.in_slow_start());
+    // The parent's rate falls: clamp and leave slow start.
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 1, &hdr(0.04, 1.0)),
+    );
+    let r = wire::quantize_rate(0.04);
+    assert!(close(a.rate_pps(), r));
+    assert!(!a.in_slow_start());
+    assert!(close(a.delta(), 0.025 * r * r));
+}
+
+#[test]
+fn literal_slow_start_exit_on_reaching_parent_rate() {
+    let cfg = IfrcConfig {
+        slow_start_exit: SlowStartExit::Literal,
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 0, &hdr(0.03, 1.0)),
+    );
+    assert!(a.in_slow_start());
+    let t = tick_to(&mut a, &mut c, 0.03 - STEP);
+    let _ = t;
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.03)));
+    assert!(
+        !a.in_slow_start(),
+        "literal: r ≥ parent rate ends slow start"
+    );
+}
+
+#[test]
+fn parent_change_forgets_parent_rate() {
+    let (mut a, mut c) = node(5, 2);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 0, &hdr(0.03, 1.0)),
+    );
+    assert!(a.parent_rate().is_some());
+    c.parent = Some(NodeId(4));
+    let t = a.poll_timeout().unwrap();
+    a.handle_timeout(t, &mut c);
+    assert_eq!(a.parent_rate(), None);
+}
+
+// ----- Rule 2 -----
+
+#[test]
+fn rule2a_fires_once_per_new_level() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.5);
+    let heard = |a: &mut IfrcAgent, c: &mut Ctx, rate: f64, q: f64| {
+        a.handle_overheard(
+            Instant::ZERO,
+            c,
+            &rx(7, NodeId(3)),
+            &frame(7, 0, &hdr(rate, q)),
+        );
+    };
+    heard(&mut a, &mut c, 0.3, 7.0);
+    assert_eq!(a.stats().rule2_signals, 0, "not congested");
+    heard(&mut a, &mut c, 0.3, 9.0);
+    assert_eq!(a.stats().rule2_signals, 1);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.3)));
+    assert!(!a.in_slow_start(), "a Rule 2 constraint ends slow start");
+    // Repeated packets at the same level: no new signal, even at a lower rate.
+    heard(&mut a, &mut c, 0.2, 10.0);
+    heard(&mut a, &mut c, 0.2, 6.0); // dips but stays congested (hysteresis)
+    heard(&mut a, &mut c, 0.2, 9.0); // back to level 0
+    assert_eq!(a.stats().rule2_signals, 1);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.3)));
+    // Level 1: a new crossing.
+    heard(&mut a, &mut c, 0.15, 16.5);
+    assert_eq!(a.stats().rule2_signals, 2);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.15)));
+    // A signal with a higher rate changes nothing (AMBIG-22).
+    heard(&mut a, &mut c, 0.9, 20.5);
+    assert_eq!(a.stats().rule2_signals, 3);
+    assert_eq!(a.stats().rule2_constraints, 2);
+    // The neighbour's epoch ends below L; the next crossing of U(0) fires again.
+    heard(&mut a, &mut c, 0.1, 3.0);
+    heard(&mut a, &mut c, 0.1, 9.0);
+    assert_eq!(a.stats().rule2_signals, 4);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
+    assert!(
+        !a.is_congested(),
+        "Rule 2 never changes the own congestion state"
+    );
+}
+
+#[test]
+fn rule2b_fires_on_reported_child_crossings() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.5);
+    let heard = |a: &mut IfrcAgent, c: &mut Ctx, h: wire::Repr| {
+        a.handle_overheard(Instant::ZERO, c, &rx(7, NodeId(3)), &frame(7, 0, &h));
+    };
+    heard(&mut a, &mut c, hdr_child(0.6, 1.0, 0.25, 9.0));
+    assert_eq!(a.stats().rule2_signals, 1);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.25)));
+    heard(&mut a, &mut c, hdr_child(0.6, 1.0, 0.2, 9.5));
+    assert_eq!(a.stats().rule2_signals, 1, "same level: no signal");
+    heard(&mut a, &mut c, hdr_child(0.6, 1.0, 0.2, 17.0));
+    assert_eq!(a.stats().rule2_signals, 2);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.2)));
+    // The child bit clears: the next report starts from level −1 again.
+    heard(&mut a, &mut c, hdr(0.6, 1.0));
+    heard(&mut a, &mut c, hdr_child(0.6, 1.0, 0.1, 9.0));
+    assert_eq!(a.stats().rule2_signals, 3);
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
+}
+
+#[test]
+fn pinned_sharing_fires_on_every_packet() {
+    let cfg = IfrcConfig {
+        sharing: Sharing::Pinned,
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 0.5);
+    for (i, rate) in [0.4, 0.3, 0.2].into_iter().enumerate() {
+        a.handle_overheard(
+            Instant::ZERO,
+            &mut c,
+            &rx(7, NodeId(3)),
+            &frame(7, i as u16, &hdr(rate, 9.0)),
+        );
+        assert!(close(a.rate_pps(), wire::quantize_rate(rate)));
+    }
+    assert_eq!(a.stats().rule2_constraints, 3);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(8, NodeId(3)),
+        &frame(8, 0, &hdr_child(0.9, 1.0, 0.1, 5.0)),
+    );
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
+}
+
+// ----- header -----
+
+#[test]
+fn header_is_stamped_at_transmission_time() {
+    let (mut a, mut c) = node(5, 2);
+    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload")
+        .unwrap();
+    let r_enqueue = a.rate_pps();
+    tick_to(&mut a, &mut c, 0.05);
+    let r_now = a.rate_pps();
+    assert!(r_now > r_enqueue);
+    let f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+    assert_eq!(f.dst, NodeId(2));
+    let h = header_of(&f.payload);
+    assert_eq!(h.rate_pps, wire::quantize_rate(r_now));
+    assert_eq!(h.avg_q, wire::quantize_queue(a.avg_queue()));
+    assert_eq!(
+        h.protocol, 0x42,
+        "the application's protocol survives stamping"
+    );
+    assert!(!h.control && !h.child_congested);
+    let cpkt = collection::Packet::new_checked(&f.payload[..]).unwrap();
+    assert_eq!(cpkt.protocol(), PROTO_IFRC);
+    assert_eq!(&cpkt.payload()[wire::HEADER_LEN..], b"payload");
+}
+
+#[test]
+fn header_reports_congested_child_with_smallest_rate_and_expires_it() {
+    let (mut a, mut c) = node(5, 2);
+    let t0 = Instant::from_secs(1);
+    // Two congested children, one non-congested child, one congested non-child.
+    a.handle_frame(t0, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.3, 9.0)));
+    a.handle_frame(t0, &mut c, &rx(9, NodeId(5)), &frame(9, 0, &hdr(0.2, 12.0)));
+    a.handle_frame(
+        t0,
+        &mut c,
+        &rx(10, NodeId(5)),
+        &frame(10, 0, &hdr(0.05, 1.0)),
+    );
+    a.handle_overheard(
+        t0,
+        &mut c,
+        &rx(11, NodeId(3)),
+        &frame(11, 0, &hdr(0.01, 12.0)),
+    );
+    let h = a.header(t0, APP);
+    assert!(h.child_congested);
+    assert_eq!(h.child_rate_pps, wire::quantize_rate(0.2));
+    assert_eq!(h.child_avg_q, 12.0);
+    // A child's mark expires after 10 of its intervals without a packet [AMBIG-6]: child 8
+    // (0.3 pkt/s) after 33.3 s, child 9 (0.2 pkt/s) after 50 s.
+    let h = a.header(t0 + Duration::from_secs(49), APP);
+    assert_eq!(h.child_rate_pps, wire::quantize_rate(0.2));
+    a.handle_frame(
+        t0 + Duration::from_secs(49),
+        &mut c,
+        &rx(8, NodeId(5)),
+        &frame(8, 1, &hdr(0.3, 9.0)),
+    );
+    let h = a.header(t0 + Duration::from_secs(51), APP);
+    assert!(h.child_congested);
+    assert_eq!(
+        h.child_rate_pps,
+        wire::quantize_rate(0.3),
+        "child 9 expired, child 8 refreshed"
+    );
+    let h = a.header(t0 + Duration::from_secs(100), APP);
+    assert!(!h.child_congested);
+    assert_eq!(h.child_rate_pps, 0.0);
+}
+
+// ----- base station -----
+
+#[test]
+fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    assert_eq!(b.rate_pps(), 85.0);
+    // At the cap the timer parks after its first tick.
+    run_timers(&mut b, &mut c, Instant::from_secs(1));
+    assert_eq!(b.poll_timeout(), None);
+    assert_eq!(b.stats().ticks, 1);
+    // A non-child neighbour crossing does not lower r_b.
+    b.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.1, 9.0)),
+    );
+    assert_eq!(b.rate_pps(), 85.0);
+    assert!(!b.wants_to_send());
+    // A child crossing does.
+    b.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(3, SINK),
+        &frame(3, 0, &hdr(0.2, 9.0)),
+    );
+    let rb = wire::quantize_rate(0.2);
+    assert_eq!(b.rate_pps(), rb);
+    assert!(close(b.delta(), 0.025 * rb * rb));
+    assert_eq!(
+        b.poll_timeout(),
+        Some(Instant::ZERO + Duration::from_secs_f64(1.0 / rb)),
+        "unparked"
+    );
+    let mut copies = 0;
+    while b.wants_to_send() {
+        let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert!(f.dst.is_broadcast() && !f.ack_request);
+        assert!(
+            b.poll_frame(Instant::ZERO, &mut c).is_none(),
+            "one frame in flight"
+        );
+        let h = header_of(&f.payload);
+        assert!(h.control && h.child_congested);
+        assert_eq!(h.rate_pps, rb);
+        assert_eq!(h.child_rate_pps, rb, "multi-BS fix: child_rate = r_b");
+        assert_eq!(h.avg_q, 0.0);
+        assert_eq!(h.child_avg_q, 9.0);
+        b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+        copies += 1;
+    }
+    assert_eq!(copies, 2);
+    assert_eq!(b.stats().control_sent, 2);
+    assert_eq!(
+        b.queue_len(),
+        0,
+        "control packets stay out of the data queue"
+    );
+    // The same level again: no new broadcast.
+    b.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(3, SINK),
+        &frame(3, 1, &hdr(0.1, 9.5)),
+    );
+    assert!(!b.wants_to_send());
+    assert_eq!(b.rate_pps(), rb);
+    // The delivery reached the application unchanged.
+    let delivered: Vec<_> = drain(&mut b)
+        .into_iter()
+        .filter_map(|e| match e {
+            AgentEvent::Delivered {
+                origin,
+                protocol,
+                payload,
+                ..
+            } => Some((origin, protocol, payload)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        delivered,
+        vec![
+            (NodeId(3), APP, b"app".to_vec()),
+            (NodeId(3), APP, b"app".to_vec())
+        ]
+    );
+    // r_b ramps additively and never halves.
+    let r = b.rate_pps();
+    run_timers(&mut b, &mut c, Instant::from_secs(100));
+    assert!(b.rate_pps() > r);
+    assert_eq!(b.stats().halvings, 0);
+}
+
+#[test]
+fn base_station_periodic_control_after_m_originated_packets_of_fastest_child() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    // Child 3 (0.5 pkt/s) is the fastest; child 4 is slower. Forwarded packets do not count.
+    b.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(4, SINK),
+        &frame(4, 0, &hdr(0.2, 1.0)),
+    );
+    for s in 0..10 {
+        b.handle_frame(
+            Instant::ZERO,
+            &mut c,
+            &rx(3, SINK),
+            &frame(30, s, &hdr(0.5, 1.0)),
+        );
+    }
+    assert!(
+        !b.wants_to_send(),
+        "packets forwarded by the fastest child do not count"
+    );
+    for s in 0..4 {
+        b.handle_frame(
+            Instant::ZERO,
+            &mut c,
+            &rx(3, SINK),
+            &frame(3, s, &hdr(0.5, 1.0)),
+        );
+        b.handle_frame(
+            Instant::ZERO,
+            &mut c,
+            &rx(4, SINK),
+            &frame(4, s + 1, &hdr(0.2, 1.0)),
+        );
+    }
+    assert!(!b.wants_to_send());
+    b.handle_frame(
+        Instant::ZERO,
+        &mut c,
+        &rx(3, SINK),
+        &frame(3, 4, &hdr(0.5, 1.0)),
+    );
+    assert!(
+        b.wants_to_send(),
+        "m = 5 originated packets of the fastest child"
+    );
+    let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
+    let h = header_of(&f.payload);
+    assert!(h.control && !h.child_congested);
+    assert_eq!(h.rate_pps, 85.0);
+    b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+    assert!(!b.wants_to_send(), "one periodic copy");
+}
+
+#[test]
+fn reference_code_base_station_uses_a_timer_and_four_copies() {
+    let cfg = IfrcConfig {
+        random_start_phase: false,
+        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+    };
+    let (mut b, mut c) = bs_with(0, cfg);
+    assert_eq!(b.rate_pps(), 60.0);
+    run_timers(&mut b, &mut c, Instant::from_secs(3));
+    assert!(b.wants_to_send(), "first beacon after 3 / (1 pkt/s)");
+    let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
+    assert_eq!(header_of(&f.payload).child_rate_pps, 0.0, "no multi-BS fix");
+    b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+    b.handle_frame(
+        Instant::from_secs(3),
+        &mut c,
+        &rx(3, SINK),
+        &frame(3, 0, &hdr(0.5, 9.0)),
+    );
+    let mut n = 0;
+    while let Some(f) = b.poll_frame(Instant::from_secs(3), &mut c) {
+        let h = header_of(&f.payload);
+        assert_eq!(
+            h.child_rate_pps,
+            wire::quantize_rate(0.5),
+            "the real child's rate"
+        );
+        b.handle_send_done(Instant::from_secs(3), &mut c, &done(f.dst));
+        n += 1;
+    }
+    assert_eq!(n, 4);
+}
+
+#[test]
+fn node_hears_base_station_control_as_parent() {
+    let (mut a, mut c) = node(5, 0);
+    tick_to(&mut a, &mut c, 0.3);
+    let (mut b, mut cb) = bs_with(0, cfg());
+    b.handle_frame(
+        Instant::ZERO,
+        &mut cb,
+        &rx(9, SINK),
+        &frame(9, 0, &hdr(0.1, 9.0)),
+    );
+    let f = b.poll_frame(Instant::ZERO, &mut cb).unwrap();
+    a.handle_frame(Instant::ZERO, &mut c, &rx(0, f.dst), &f.payload);
+    assert!(
+        close(a.rate_pps(), wire::quantize_rate(0.1)),
+        "Rule 1 from the BS, and 2(b) via the fix"
+    );
+    assert_eq!(a.stats().control_received, 1);
+    assert_eq!(
+        a.queue_len(),
+        0,
+        "control packets are consumed, not forwarded"
+    );
+    assert!(drain(&mut a)
+        .iter()
+        .all(|e| !matches!(e, AgentEvent::Delivered { .. })));
+}
+
+#[test]
+fn multi_bs_fix_reaches_nodes_of_another_tree() {
+    // Node 1 routes to BS 20 but hears BS 10, whose child 11 is congested (Fig. 2).
+    let (mut n1, mut c1) = node(1, 20);
+    tick_to(&mut n1, &mut c1, 0.5);
+    let (mut b10, mut cb) = bs_with(10, cfg());
+    b10.handle_frame(
+        Instant::ZERO,
+        &mut cb,
+        &rx(11, NodeId(10)),
+        &frame(11, 0, &hdr(0.12, 9.0)),
+    );
+    let f = b10.poll_frame(Instant::ZERO, &mut cb).unwrap();
+    n1.handle_frame(Instant::ZERO, &mut c1, &rx(10, f.dst), &f.payload);
+    assert!(close(n1.rate_pps(), wire::quantize_rate(0.12)));
+    assert_eq!(n1.stats().rule2_constraints, 1);
+}
+
+// ----- application slots and weights -----
+
+fn count_slots(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) -> (u64, u64) {
+    run_timers(a, c, until);
+    let slots = drain(a)
+        .iter()
+        .filter(|e| matches!(e, AgentEvent::AppSlot { sink } if *sink == SINK))
+        .count();
+    (slots as u64, a.stats().ticks)
+}
+
+#[test]
+fn weight_two_doubles_app_slots_and_weight_zero_gives_none() {
+    let (mut a1, mut c1) = node(5, 2);
+    let (s1, t1) = count_slots(&mut a1, &mut c1, Instant::from_secs(2000));
+    assert!(
+        s1 > 10 && s1.abs_diff(t1) <= 1,
+        "w = 1: one slot per rate tick ({s1}, {t1})"
+    );
+    let (mut a2, mut c2) = node(5, 2);
+    a2.set_weight(2.0);
+    let (s2, t2) = count_slots(&mut a2, &mut c2, Instant::from_secs(2000));
+    assert_eq!(t2, t1, "the weight does not change the rate ({t2} vs {t1})");
+    assert!(
+        s2.abs_diff(2 * s1) <= 2,
+        "w = 2 doubles the slots: {s2} vs {s1}"
+    );
+    let (mut a0, mut c0) = node(5, 2);
+    a0.set_weight(0.0);
+    let (s0, t0) = count_slots(&mut a0, &mut c0, Instant::from_secs(2000));
+    assert_eq!(s0, 0);
+    assert_eq!(t0, t1);
+    assert_eq!(a0.rate_pps(), a1.rate_pps(), "a silent node keeps adapting");
+    // Back to 1: slots resume.
+    a0.set_weight(1.0);
+    let (s, _) = count_slots(&mut a0, &mut c0, Instant::from_secs(2100));
+    assert!(s > 0);
+}
+
+#[test]
+fn per_tick_generation_gives_w_slots_per_tick() {
+    let cfg = IfrcConfig {
+        generation: Generation::PerTick,
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    a.set_weight(2.0);
+    let (s, t) = count_slots(&mut a, &mut c, Instant::from_secs(500));
+    assert_eq!(s, 2 * t);
+}
+
+// ----- reference-code behaviours -----
+
+#[test]
+fn reference_code_collapses_at_top_threshold_and_floors_at_r_init() {
+    let cfg = IfrcConfig {
+        ewma_weight: 1.0,
+        grow_only_below_parent: false,
+        random_start_phase: false,
+        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 1.0);
+    for _ in 0..21 {
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+            .unwrap();
+    }
+    assert_eq!(a.stats().halvings, 3, "8, 16, 20 halve (⌊avg⌋ ≥ U)");
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+        .unwrap();
+    assert_eq!(a.stats().collapses, 1, "22 collapses");
+    assert_eq!(a.rate_pps(), 0.02);
+    assert!(a.in_slow_start());
+}
+
+#[test]
+fn reference_code_grows_only_below_the_parent() {
+    let cfg = IfrcConfig {
+        random_start_phase: false,
+        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    run_timers(&mut a, &mut c, Instant::from_secs(500));
+    assert_eq!(a.rate_pps(), 0.02, "no growth before the parent is heard");
+    a.handle_overheard(
+        Instant::from_secs(500),
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 0, &hdr(0.05, 0.0)),
+    );
+    run_timers(&mut a, &mut c, Instant::from_secs(1000));
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
+}
+
+#[test]
+fn skip_halving_after_sharing() {
+    let cfg = IfrcConfig {
+        ewma_weight: 1.0,
+        skip_halving_after_sharing: true,
+        ..cfg()
+    };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 1.0);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.5, 9.0)),
+    );
+    for _ in 0..9 {
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
+            .unwrap();
+    }
+    assert_eq!(a.stats().halvings, 0);
+    assert_eq!(a.stats().skipped_halvings, 1);
+    assert_eq!(a.congestion_level(), 0, "the level still advances");
+}
+
+// ----- robustness -----
+
+#[test]
+fn malformed_ifrc_payload_is_a_counted_drop() {
+    let (mut a, mut c) = node(5, 2);
+    let mut f = frame(9, 0, &hdr(0.1, 1.0));
+    f.truncate(collection::HEADER_LEN + 5);
+    a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &f);
+    assert_eq!(
+        drain(&mut a),
+        vec![AgentEvent::Dropped {
+            reason: DropReason::Malformed,
+            origin: Some(NodeId(9))
+        }]
+    );
+    assert_eq!(a.stats().malformed, 1);
+    let mut g = frame(9, 1, &hdr(0.1, 1.0));
+    g[collection::HEADER_LEN] = 0x80; // version 2
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(9, NodeId(4)), &g);
+    assert_eq!(a.stats().snoop_malformed, 1);
+    a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &[1, 2, 3]);
+    assert!(matches!(
+        drain(&mut a)[..],
+        [AgentEvent::Dropped {
+            reason: DropReason::Malformed,
+            ..
+        }]
+    ));
+    assert_eq!(a.queue_len(), 0);
+}
+
+#[test]
+fn too_long_payload_is_refused() {
+    let (mut a, mut c) = node(5, 2);
+    let e = a.send(Instant::ZERO, &mut c, SINK, SINK, APP, &[0; 100]);
+    assert_eq!(e, Err(crate::agent::SendError::TooLong));
+    assert_eq!(a.stats().insertions, 0);
+}
+
+proptest! {
+    /// Arbitrary bytes, addressed or overheard, never panic, and every frame handed out gets
+    /// its send_done.
+    #[test]
+    fn arbitrary_frames_never_panic(
+        frames in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..60), 1..8),
+        overheard in any::<bool>(),
+        bs in any::<bool>(),
+    ) {
+        let (mut a, mut c) = if bs { bs_with(0, cfg()) } else { node(5, 2) };
+        let me = if bs { SINK } else { NodeId(5) };
+        for (i, mut bytes) in frames.into_iter().enumerate() {
+            // Half of the inputs get a valid collection header so that the IFRC parser runs.
+            if i % 2 == 0 && bytes.len() >= collection::HEADER_LEN {
+                bytes[0] = 0x01;
+                bytes[1] = PROTO_IFRC;
+            }
+            let r = rx(9, if overheard { NodeId(77) } else { me });
+            if overheard {
+                a.handle_overheard(Instant::ZERO, &mut c, &r, &bytes);
+            } else {
+                a.handle_frame(Instant::ZERO, &mut c, &r, &bytes);
+            }
+            while let Some(f) = a.poll_frame(Instant::ZERO, &mut c) {
+                a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+            }
+            drain(&mut a);
+        }
+        prop_assert!(a.rate_pps().is_finite() && a.rate_pps() > 0.0);
+        prop_assert_eq!(a.queue_len(), 0);
+    }
+}
+
+// ----- the paper's Fig. 1 example -----
+
+struct SimNode {
+    agent: IfrcAgent,
+    ctx: Ctx,
+}
+
+/// A loss-free broadcast medium: every frame reaches all radio neighbours of its sender at
+/// once (addressed → `handle_frame`, others → `handle_overheard`); a blocked node does not
+/// transmit.
+struct Medium {
+    nodes: BTreeMap<u16, SimNode>,
+    links: BTreeSet<(u16, u16)>,
+    blocked: BTreeSet<u16>,
+    now: Instant,
+    delivered: u64,
+}
+
+impl Medium {
+    fn new(
+        bs: u16,
+        parents: &[(u16, u16)],
+        extra_links: &[(u16, u16)],
+        cfg: &IfrcConfig,
+    ) -> Medium {
+        let mut nodes = BTreeMap::new();
+        let fwd = ForwarderConfig::default();
+        nodes.insert(
+            bs,
+            SimNode {
+                agent: IfrcAgent::new(
+                    NodeId(bs),
+                    Role::BaseStation,
+                    cfg.clone(),
+                    fwd.clone(),
+                    Instant::ZERO,
+                ),
+                ctx: Ctx {
+                    me: NodeId(bs),
+                    parent: None,
+                    rng: 1,
+                },
+            },
+        );
+        let mut links = BTreeSet::new();
+        for &(child, parent) in parents {
+            let agent = IfrcAgent::new(
+                NodeId(child),
+                Role::Node { sink: NodeId(bs) },
+                cfg.clone(),
+                fwd.clone(),
+                Instant::ZERO,
+            );
+            nodes.insert(
+                child,
+                SimNode {
+                    agent,
+                    ctx: Ctx {
+                        me: NodeId(child),
+                        parent: Some(NodeId(parent)),
+                        rng: u32::from(child),
+                    },
+                },
+            );
+            links.insert((child, parent));
+            links.insert((parent, child));
+        }
+        for &(x, y) in extra_links {
+            links.insert((x, y));
+            links.insert((y, x));
+        }
+        Medium {
+            nodes,
+            links,
+            blocked: BTreeSet::new(),
+            now: Instant::ZERO,
+            delivered: 0,
+        }
+    }
+
+    fn rate(&self, id: u16) -> f64 {
+        self.nodes[&id].agent.rate_pps()
+    }
+
+    fn events(&mut self, id: u16) {
+        let now = self.now;
+        let n = self.nodes.get_mut(&id).unwrap();
+        while let Some(e) = n.agent.poll_event() {
+            match e {
+                AgentEvent::AppSlot { sink } => {
+                    let _ = n.agent.send(now, &mut n.ctx, sink, sink, APP, b"app");
+                }
+                AgentEvent::Delivered {
+                    protocol, payload, ..
+                } => {
+                    assert_eq!((protocol, &payload[..]), (APP, &b"app"[..]));
+                    self.delivered += 1;
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn pump(&mut self) {
+        let ids: Vec<u16> = self.nodes.keys().copied().collect();
+        loop {
+            let mut any = false;
+            for &id in &ids {
+                if self.blocked.contains(&id) || !self.nodes[&id].agent.wants_to_send() {
+                    continue;
+                }
+                let now = self.now;
+                let n = self.nodes.get_mut(&id).unwrap();
+                let Some(f) = n.agent.poll_frame(now, &mut n.ctx) else {
+                    continue;
+                };
+                any = true;
+                let nbrs: Vec<u16> = self
+                    .links
+                    .iter()
+                    .filter(|l| l.0 == id)
+                    .map(|l| l.1)
+                    .collect();
+                for nb in nbrs {
+                    let r = rx(id, f.dst);
+                    let m = self.nodes.get_mut(&nb).unwrap();
+                    if f.dst == NodeId(nb) || f.dst.is_broadcast() {
+                        m.agent.handle_frame(now, &mut m.ctx, &r, &f.payload);
+                    } else {
+                        m.agent.handle_overheard(now, &mut m.ctx, &r, &f.payload);
+                    }
+                    self.events(nb);
+                }
+                let acked = !f.dst.is_broadcast() && self.links.contains(&(id, f.dst.0));
+                let n = self.nodes.get_mut(&id).unwrap();
+                n.agent.handle_send_done(
+                    now,
+                    &mut n.ctx,
+                    &SendDone {
+                        acked,
+                        ..done(f.dst)
+                    },
+                );
+                self.events(id);
+            }
+            if !any {
+                return;
+            }
+        }
+    }
+
+    fn run_until(&mut self, end: Instant) {
+        loop {
+            self.pump();
+            let next = self
+                .nodes
+                .values()
+                .filter_map(|n| n.agent.poll_timeout())
+                .min()
+                .unwrap();
+            if next > end {
+                self.now = end;
+                return;
+            }
+            self.now = next;
+            let ids: Vec<u16> = self.nodes.keys().copied().collect();
+            for id in ids {
+                let now = self.now;
+                let n = self.nodes.get_mut(&id).unwrap();
+                if n.agent.poll_timeout().is_some_and(|t| t <= now) {
+                    n.agent.handle_timeout(now, &mut n.ctx);
+                    self.events(id);
+                }
+            }
+        }
+    }
+}
+
+/// Fig. 1 of the paper (spec §2.3). Tree: 20→16, 21→16, 16→14, 17→14, 14→12, 12→10, 13→11 as
+/// in the text; our choices for the rest: 10 is the base station, 11→10, 15→12, 18→17, 19→17
+/// (so that the flows of 15, 18 and 19 traverse 12→10). Radio neighbours are the tree edges
+/// plus the non-tree pair 13–14. Node 16 is made congested by blocking its transmissions; then
+/// exactly its potential interferers {16, 20, 21, 14, 13, 17, 12, 15, 18, 19} end at ≤ r_16,
+/// and node 11 keeps a higher rate.
+#[test]
+fn fig1_congestion_at_16_reaches_exactly_its_potential_interferers() {
+    // Fast parameters so that the example runs in seconds of simulated time; ε tiny so that
+    // the rates stay where congestion sharing put them.
+    let cfg = IfrcConfig {
+        initial_rate_pps: 1.0,
+        slow_start_increment_pps: 0.125,
+        epsilon: 1e-4,
+        ewma_weight: 0.5,
+        random_start_phase: false,
+        ..IfrcConfig::default()
+    };
+    let parents = [
+        (11, 10),
+        (12, 10),
+        (13, 11),
+        (14, 12),
+        (15, 12),
+        (16, 14),
+        (17, 14),
+        (18, 17),
+        (19, 17),
+        (20, 16),
+        (21, 16),
+    ];
+    let mut m = Medium::new(10, &parents, &[(13, 14)], &cfg);
+    // Phase 1: slow start everywhere, no congestion on the loss-free medium.
+    m.run_until(Instant::from_secs(10));
+    assert!(m.nodes.values().all(|n| !n.agent.is_congested()));
+    assert!(m.rate(16) > 2.0, "slow start ran: {}", m.rate(16));
+    assert!(m.delivered > 50);
+    // Phase 2: 16 cannot transmit until it is congested.
+    m.blocked.insert(16);
+    let mut t = m.now;
+    while !m.nodes[&16].agent.is_congested() {
+        t += Duration::from_millis(50);
+        assert!(t < Instant::from_secs(30), "16 never congested");
+        m.run_until(t);
+    }
+    assert_eq!(m.nodes[&16].agent.stats().halvings, 1);
+    m.blocked.clear();
+    // Phase 3: let the sharing spread.
+    m.run_until(t + Duration::from_secs(10));
+    let r16 = m.rate(16);
+    let interferers = [16u16, 20, 21, 14, 13, 17, 12, 15, 18, 19];
+    for x in interferers {
+        assert!(
+            m.rate(x) <= r16 + 1e-3,
+            "node {x}: {} > r_16 = {r16}",
+            m.rate(x)
+        );
+    }
+    assert!(
+        m.rate(11) > 1.5 * r16,
+        "node 11 keeps its higher rate: {} vs {r16}",
+        m.rate(11)
+    );
+    assert_eq!(m.rate(10), 85.0, "the base station saw no child crossing");
+    // How each one learnt it.
+    let s = |x: u16| m.nodes[&x].agent.stats();
+    assert!(s(14).rule2_constraints >= 1, "14: Rule 2(a)");
+    for x in [12, 13] {
+        assert!(
+            s(x).rule2_constraints >= 1,
+            "{x}: Rule 2(b) via 14's header"
+        );
+    }
+    // 17 is 14's child: Rule 1 on 14's packets gets there first, then 2(b) is a no-op.
+    assert!(s(17).rule1_clamps + s(17).rule2_constraints >= 1);
+    for x in [15, 18, 19] {
+        assert!(s(x).rule1_clamps >= 1, "{x}: Rule 1");
+    }
+    assert_eq!(s(11).rule2_constraints, 0);
+}

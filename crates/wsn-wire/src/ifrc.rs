@@ -1,0 +1,502 @@
+//! The IFRC congestion-sharing header (Rangwala et al., SIGCOMM 2006).
+//!
+//! IFRC stamps five fields into every packet a node transmits, data it originates or forwards
+//! and the base station's control broadcasts [PAPER §4.1.2]: the sender's rate, its average
+//! queue length, whether one of its children is congested, and the rate and average queue of
+//! the congested child with the smallest rate. Receivers snoop these fields to share
+//! congestion (spec `ifrc.md` §5, §6.3).
+//!
+//! The paper gives no field widths [AMBIG-17 → chosen: this project's own fixed-point layout,
+//! 12 bytes]. The header sits in the collection packet's transport payload, right after the
+//! collection header, and is followed by the application bytes; `protocol` names those bytes.
+//!
+//! ```text
+//!  0        1..4        4..6     6..9          9..11          11
+//! +-------+-----------+--------+-------------+--------------+----------+
+//! | flags | rate u24  | avg_q  | child_rate  | child_avg_q  | protocol |
+//! +-------+-----------+--------+-------------+--------------+----------+
+//!
+//! flags:  7 6 | 5 4 3 2  | 1       | 0
+//!         ver | reserved | control | child_congested       ver = 1, reserved = 0
+//! ```
+//!
+//! - **Rates** are unsigned 24-bit big-endian in units of 2⁻¹⁶ pkt/s (UQ8.16): 0 … 255.99998
+//!   pkt/s in steps of 1.5·10⁻⁵ pkt/s. [AMBIG-17 → chosen: the smallest IFRC step the paper's
+//!   parameters produce is the additive increase ε·r at the 10⁻⁴ pkt/s floor (AMBIG-11), and the
+//!   largest rate is the base station's nominal channel rate, about 85 pkt/s (spec §8); 16 bits
+//!   cannot cover both, 24 bits do]
+//! - **Average queue lengths** are unsigned 16-bit big-endian in units of 1/256 packet (UQ8.8):
+//!   0 … 255.996 packets, above the 64-packet queue (Table 1) and fine enough for the EWMA with
+//!   w_q = 0.02 (one insertion moves it by at least 0.02 packets ≈ 5 steps).
+//! - **Version** 1 in the two top bits, as in [`crate::rcrt`], so an all-zero buffer never
+//!   parses; reserved bits must be zero (both are rejected as [`Error::Malformed`]).
+//! - The paper's 1-bit child flag and this project's control flag share the flags byte.
+//!
+//! Encoding rounds to the nearest step and **saturates**: negative, NaN or too large inputs
+//! never panic (NaN and negatives give 0, large values the maximum), and a positive rate never
+//! encodes as zero (it becomes one step), so a receiver never reads a positive sender as
+//! stopped.
+
+use crate::{Error, Result};
+
+/// Length of the IFRC header in bytes. [DERIVED: 1 + 3 + 2 + 3 + 2 + 1]
+pub const HEADER_LEN: usize = 12;
+
+/// Protocol version carried in the two top bits of the flags byte. [AMBIG-17 → chosen: 1; 0 is
+/// reserved so that an all-zero buffer never parses]
+pub const VERSION: u8 = 1;
+
+/// Flags bit: some child of the sender is in a congested epoch [PAPER §4.1.2, field 3].
+pub const FLAG_CHILD_CONGESTED: u8 = 0x01;
+
+/// Flags bit: a base station's control broadcast (no application payload follows)
+/// [PAPER §4.1.4].
+pub const FLAG_CONTROL: u8 = 0x02;
+
+const VERSION_SHIFT: u32 = 6;
+const RESERVED_MASK: u8 = 0x3c;
+
+/// Steps per packet/s of the rate fields (2¹⁶).
+pub const RATE_SCALE: f64 = 65_536.0;
+
+/// Largest raw value of a rate field (2²⁴ − 1).
+pub const RATE_RAW_MAX: u32 = 0x00ff_ffff;
+
+/// Steps per packet of the average-queue fields (2⁸).
+pub const QUEUE_SCALE: f64 = 256.0;
+
+mod field {
+    use core::ops::{Range, RangeFrom};
+    pub const FLAGS: usize = 0;
+    pub const RATE: Range<usize> = 1..4;
+    pub const AVG_Q: Range<usize> = 4..6;
+    pub const CHILD_RATE: Range<usize> = 6..9;
+    pub const CHILD_AVG_Q: Range<usize> = 9..11;
+    pub const PROTOCOL: usize = 11;
+    pub const PAYLOAD: RangeFrom<usize> = 12..;
+}
+
+/// Quantise a rate in pkt/s to the raw 24-bit field value (nearest step, saturating; a
+/// positive rate never becomes 0; NaN and negatives give 0).
+pub fn rate_to_raw(pps: f64) -> u32 {
+    if pps.is_nan() || pps <= 0.0 {
+        return 0;
+    }
+    let scaled = pps * RATE_SCALE + 0.5;
+    if scaled >= RATE_RAW_MAX as f64 {
+        RATE_RAW_MAX
+    } else {
+        (scaled as u32).max(1)
+    }
+}
+
+/// The rate in pkt/s of a raw 24-bit field value (bits above 24 are ignored).
+pub fn rate_from_raw(raw: u32) -> f64 {
+    f64::from(raw & RATE_RAW_MAX) / RATE_SCALE
+}
+
+/// Round a rate to the nearest value the header can carry.
+pub fn quantize_rate(pps: f64) -> f64 {
+    rate_from_raw(rate_to_raw(pps))
+}
+
+/// Quantise an average queue length in packets to the raw 16-bit field value (nearest step,
+/// saturating; NaN and negatives give 0).
+pub fn queue_to_raw(packets: f64) -> u16 {
+    if packets.is_nan() || packets <= 0.0 {
+        return 0;
+    }
+    let scaled = packets * QUEUE_SCALE + 0.5;
+    if scaled >= f64::from(u16::MAX) {
+        u16::MAX
+    } else {
+        scaled as u16
+    }
+}
+
+/// The average queue length in packets of a raw 16-bit field value.
+pub fn queue_from_raw(raw: u16) -> f64 {
+    f64::from(raw) / QUEUE_SCALE
+}
+
+/// Round an average queue length to the nearest value the header can carry.
+pub fn quantize_queue(packets: f64) -> f64 {
+    queue_from_raw(queue_to_raw(packets))
+}
+
+fn read_u24(b: &[u8], r: core::ops::Range<usize>) -> u32 {
+    u32::from_be_bytes([0, b[r.start], b[r.start + 1], b[r.start + 2]])
+}
+
+fn read_u16(b: &[u8], r: core::ops::Range<usize>) -> u16 {
+    u16::from_be_bytes([b[r.start], b[r.start + 1]])
+}
+
+/// A read/write view of an IFRC header and the bytes after it.
+#[derive(Debug, Clone)]
+pub struct Packet<T: AsRef<[u8]>> {
+    buffer: T,
+}
+
+impl<T: AsRef<[u8]>> Packet<T> {
+    /// Wrap a buffer without checking its length.
+    pub const fn new_unchecked(buffer: T) -> Packet<T> {
+        Packet { buffer }
+    }
+    /// Wrap a buffer and check that the header fits.
+    pub fn new_checked(buffer: T) -> Result<Packet<T>> {
+        let p = Self::new_unchecked(buffer);
+        p.check_len()?;
+        Ok(p)
+    }
+    /// Ensure that no accessor will panic.
+    pub fn check_len(&self) -> Result<()> {
+        if self.buffer.as_ref().len() < HEADER_LEN {
+            Err(Error::Truncated)
+        } else {
+            Ok(())
+        }
+    }
+    /// Return the underlying buffer.
+    pub fn into_inner(self) -> T {
+        self.buffer
+    }
+    /// Raw flags byte (version, reserved bits and the two flags).
+    pub fn flags(&self) -> u8 {
+        self.buffer.as_ref()[field::FLAGS]
+    }
+    /// Version bits of the flags byte.
+    pub fn version(&self) -> u8 {
+        self.flags() >> VERSION_SHIFT
+    }
+    /// Field 3: some child of the sender is congested.
+    pub fn child_congested(&self) -> bool {
+        self.flags() & FLAG_CHILD_CONGESTED != 0
+    }
+    /// A base station's control packet.
+    pub fn control(&self) -> bool {
+        self.flags() & FLAG_CONTROL != 0
+    }
+    /// Field 1, raw: the sender's rate in 2⁻¹⁶ pkt/s.
+    pub fn rate_raw(&self) -> u32 {
+        read_u24(self.buffer.as_ref(), field::RATE)
+    }
+    /// Field 2, raw: the sender's average queue in 1/256 packet.
+    pub fn avg_q_raw(&self) -> u16 {
+        read_u16(self.buffer.as_ref(), field::AVG_Q)
+    }
+    /// Field 4, raw: the congested child's rate in 2⁻¹⁶ pkt/s.
+    pub fn child_rate_raw(&self) -> u32 {
+        read_u24(self.buffer.as_ref(), field::CHILD_RATE)
+    }
+    /// Field 5, raw: the congested child's average queue in 1/256 packet.
+    pub fn child_avg_q_raw(&self) -> u16 {
+        read_u16(self.buffer.as_ref(), field::CHILD_AVG_Q)
+    }
+    /// Protocol number of the bytes after the header.
+    pub fn protocol(&self) -> u8 {
+        self.buffer.as_ref()[field::PROTOCOL]
+    }
+}
+
+impl<'a, T: AsRef<[u8]> + ?Sized> Packet<&'a T> {
+    /// The bytes after the header (the application payload).
+    pub fn payload(&self) -> &'a [u8] {
+        &self.buffer.as_ref()[field::PAYLOAD]
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
+    fn write_u24(&mut self, r: core::ops::Range<usize>, v: u32) {
+        let b = (v.min(RATE_RAW_MAX)).to_be_bytes();
+        self.buffer.as_mut()[r].copy_from_slice(&b[1..4]);
+    }
+    fn write_u16(&mut self, r: core::ops::Range<usize>, v: u16) {
+        self.buffer.as_mut()[r].copy_from_slice(&v.to_be_bytes());
+    }
+    /// Set the raw flags byte.
+    pub fn set_flags(&mut self, v: u8) {
+        self.buffer.as_mut()[field::FLAGS] = v;
+    }
+    /// Set field 1, raw (values above 2²⁴ − 1 saturate).
+    pub fn set_rate_raw(&mut self, v: u32) {
+        self.write_u24(field::RATE, v)
+    }
+    /// Set field 2, raw.
+    pub fn set_avg_q_raw(&mut self, v: u16) {
+        self.write_u16(field::AVG_Q, v)
+    }
+    /// Set field 4, raw (values above 2²⁴ − 1 saturate).
+    pub fn set_child_rate_raw(&mut self, v: u32) {
+        self.write_u24(field::CHILD_RATE, v)
+    }
+    /// Set field 5, raw.
+    pub fn set_child_avg_q_raw(&mut self, v: u16) {
+        self.write_u16(field::CHILD_AVG_Q, v)
+    }
+    /// Set the payload protocol number.
+    pub fn set_protocol(&mut self, v: u8) {
+        self.buffer.as_mut()[field::PROTOCOL] = v;
+    }
+    /// Mutable bytes after the header.
+    pub fn payload_mut(&mut self) -> &mut [u8] {
+        &mut self.buffer.as_mut()[field::PAYLOAD]
+    }
+}
+
+/// High-level representation of an IFRC header (values in pkt/s and packets).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Repr {
+    /// Field 3: some child of the sender is in a congested epoch.
+    pub child_congested: bool,
+    /// A base station's control broadcast.
+    pub control: bool,
+    /// Field 1: the sender's rate r_i (the base station's r_b), pkt/s.
+    pub rate_pps: f64,
+    /// Field 2: the sender's EWMA queue length, packets.
+    pub avg_q: f64,
+    /// Field 4: rate of the congested child with the smallest rate, pkt/s (a base station puts
+    /// its own r_b here, the multi-BS fix of [PAPER §4.2]).
+    pub child_rate_pps: f64,
+    /// Field 5: that child's average queue length, packets.
+    pub child_avg_q: f64,
+    /// Protocol number of the bytes after the header.
+    pub protocol: u8,
+}
+
+impl Repr {
+    /// Parse a header: [`Error::Truncated`] when shorter than [`HEADER_LEN`],
+    /// [`Error::Malformed`] for another version or a set reserved bit.
+    pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
+        packet.check_len()?;
+        if packet.version() != VERSION || packet.flags() & RESERVED_MASK != 0 {
+            return Err(Error::Malformed);
+        }
+        Ok(Repr {
+            child_congested: packet.child_congested(),
+            control: packet.control(),
+            rate_pps: rate_from_raw(packet.rate_raw()),
+            avg_q: queue_from_raw(packet.avg_q_raw()),
+            child_rate_pps: rate_from_raw(packet.child_rate_raw()),
+            child_avg_q: queue_from_raw(packet.child_avg_q_raw()),
+            protocol: packet.protocol(),
+        })
+    }
+
+    /// Length of the emitted header.
+    pub const fn buffer_len(&self) -> usize {
+        HEADER_LEN
+    }
+
+    /// Write the header into the first [`HEADER_LEN`] bytes of `packet` (the caller sizes the
+    /// buffer; values are quantised and saturate, see the module docs).
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
+        let mut flags = VERSION << VERSION_SHIFT;
+        if self.child_congested {
+            flags |= FLAG_CHILD_CONGESTED;
+        }
+        if self.control {
+            flags |= FLAG_CONTROL;
+        }
+        packet.set_flags(flags);
+        packet.set_rate_raw(rate_to_raw(self.rate_pps));
+        packet.set_avg_q_raw(queue_to_raw(self.avg_q));
+        packet.set_child_rate_raw(rate_to_raw(self.child_rate_pps));
+        packet.set_child_avg_q_raw(queue_to_raw(self.child_avg_q));
+        packet.set_protocol(self.protocol);
+    }
+
+    /// This header as it reads back after a round trip through the wire (every value quantised).
+    pub fn quantized(&self) -> Repr {
+        Repr {
+            rate_pps: quantize_rate(self.rate_pps),
+            avg_q: quantize_queue(self.avg_q),
+            child_rate_pps: quantize_rate(self.child_rate_pps),
+            child_avg_q: quantize_queue(self.child_avg_q),
+            ..*self
+        }
+    }
+}
+
+impl core::fmt::Display for Repr {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "IFRC{} rate={:.5} avg_q={:.3}",
+            if self.control { " CONTROL" } else { "" },
+            self.rate_pps,
+            self.avg_q
+        )?;
+        if self.child_congested {
+            write!(
+                f,
+                " cc rate={:.5} avg_q={:.3}",
+                self.child_rate_pps, self.child_avg_q
+            )?;
+        }
+        write!(f, " proto={:#04x}", self.protocol)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    use crate::test_vector as vector;
+
+    const DATA: &str = include_str!("../../../testdata/vectors/ifrc/data.hex");
+    const CHILD_CONGESTED: &str =
+        include_str!("../../../testdata/vectors/ifrc/child_congested.hex");
+    const CONTROL: &str = include_str!("../../../testdata/vectors/ifrc/control.hex");
+    const BAD_VERSION: &str = include_str!("../../../testdata/vectors/ifrc/bad_version.hex");
+    const BAD_RESERVED: &str = include_str!("../../../testdata/vectors/ifrc/bad_reserved.hex");
+
+    /// Every valid vector with the Repr it encodes and its payload.
+    fn cases() -> Vec<(&'static str, Repr, &'static [u8])> {
+        vec![
+            (
+                DATA,
+                Repr {
+                    child_congested: false,
+                    control: false,
+                    rate_pps: 0.25,
+                    avg_q: 2.5,
+                    child_rate_pps: 0.0,
+                    child_avg_q: 0.0,
+                    protocol: 0x01,
+                },
+                b"hi",
+            ),
+            (
+                CHILD_CONGESTED,
+                Repr {
+                    child_congested: true,
+                    control: false,
+                    rate_pps: 0.125,
+                    avg_q: 8.0,
+                    child_rate_pps: 0.0625,
+                    child_avg_q: 16.5,
+                    protocol: 0x01,
+                },
+                b"",
+            ),
+            (
+                CONTROL,
+                Repr {
+                    child_congested: true,
+                    control: true,
+                    rate_pps: 85.0,
+                    avg_q: 0.0,
+                    child_rate_pps: 85.0,
+                    child_avg_q: 9.0,
+                    protocol: 0x00,
+                },
+                b"",
+            ),
+        ]
+    }
+
+    #[test]
+    fn vectors_parse_and_emit() {
+        for (text, repr, payload) in cases() {
+            let bytes = vector(text);
+            let p = Packet::new_checked(&bytes[..]).unwrap();
+            assert_eq!(Repr::parse(&p).unwrap(), repr, "{text}");
+            assert_eq!(p.payload(), payload);
+            let mut out = vec![0xa5u8; HEADER_LEN + payload.len()];
+            let mut q = Packet::new_unchecked(&mut out[..]);
+            repr.emit(&mut q);
+            q.payload_mut().copy_from_slice(payload);
+            assert_eq!(out, bytes, "{text}");
+        }
+    }
+
+    #[test]
+    fn bad_version_and_reserved_bits_are_malformed() {
+        for text in [BAD_VERSION, BAD_RESERVED] {
+            let bytes = vector(text);
+            assert_eq!(
+                Repr::parse(&Packet::new_unchecked(&bytes[..])),
+                Err(Error::Malformed)
+            );
+        }
+        let zero = [0u8; HEADER_LEN];
+        assert_eq!(
+            Repr::parse(&Packet::new_unchecked(&zero[..])),
+            Err(Error::Malformed)
+        );
+    }
+
+    #[test]
+    fn truncated_input_is_rejected() {
+        let bytes = vector(DATA);
+        for len in 0..HEADER_LEN {
+            assert_eq!(
+                Packet::new_checked(&bytes[..len]).unwrap_err(),
+                Error::Truncated
+            );
+            assert_eq!(
+                Repr::parse(&Packet::new_unchecked(&bytes[..len])),
+                Err(Error::Truncated)
+            );
+        }
+        assert!(Packet::new_checked(&bytes[..HEADER_LEN]).is_ok());
+    }
+
+    #[test]
+    fn quantisation_rounds_and_saturates() {
+        assert_eq!(rate_to_raw(1.0), 65_536);
+        assert_eq!(
+            rate_to_raw(1e-9),
+            1,
+            "a positive rate never encodes as zero"
+        );
+        assert_eq!(rate_to_raw(-3.0), 0);
+        assert_eq!(rate_to_raw(f64::NAN), 0);
+        assert_eq!(rate_to_raw(1e12), RATE_RAW_MAX);
+        assert_eq!(rate_to_raw(f64::INFINITY), RATE_RAW_MAX);
+        assert!((rate_from_raw(RATE_RAW_MAX) - 255.999_984_7).abs() < 1e-6);
+        assert_eq!(queue_to_raw(64.0), 64 * 256);
+        assert_eq!(queue_to_raw(1e9), u16::MAX);
+        assert_eq!(queue_to_raw(-1.0), 0);
+        assert_eq!(quantize_rate(0.02), rate_from_raw(1311));
+        // Half a step or less of error.
+        for r in [1e-4, 0.0025, 0.02, 0.147, 0.22, 85.0] {
+            assert!((quantize_rate(r) - r).abs() <= 0.5 / RATE_SCALE);
+        }
+        let mut buf = [0u8; HEADER_LEN];
+        let mut p = Packet::new_unchecked(&mut buf[..]);
+        p.set_rate_raw(u32::MAX);
+        assert_eq!(p.rate_raw(), RATE_RAW_MAX);
+    }
+
+    proptest! {
+        /// Emit then parse gives the quantised Repr back, for any input including junk floats.
+        #[test]
+        fn round_trip(cc: bool, ctl: bool, r in any::<f64>(), q in any::<f64>(),
+                      cr in 0.0f64..300.0, cq in -1.0f64..300.0, proto: u8) {
+            let repr = Repr { child_congested: cc, control: ctl, rate_pps: r, avg_q: q,
+                              child_rate_pps: cr, child_avg_q: cq, protocol: proto };
+            let mut buf = [0u8; HEADER_LEN];
+            repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
+            let back = Repr::parse(&Packet::new_unchecked(&buf[..])).unwrap();
+            prop_assert_eq!(back, repr.quantized());
+            // Parsing is idempotent on the grid.
+            let mut buf2 = [0u8; HEADER_LEN];
+            back.emit(&mut Packet::new_unchecked(&mut buf2[..]));
+            prop_assert_eq!(buf, buf2);
+        }
+
+        /// Arbitrary bytes never panic.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..30)) {
+            if let Ok(r) = Repr::parse(&Packet::new_unchecked(&bytes[..])) {
+                prop_assert!(r.rate_pps >= 0.0 && r.rate_pps < 256.0);
+                prop_assert!(r.avg_q >= 0.0 && r.avg_q < 256.0);
+            }
+        }
+    }
+}
