@@ -33,9 +33,16 @@ pub(crate) fn jobs(quick: bool) -> (Vec<Job>, Vec<f64>) {
             "compare/rcrt.toml",
             &[prof.clone(), dur.into(), "mac.preset=\"ifrc2006\"".into(), "mac.max_payload=86".into()],
         ));
+        // RCRT with IFRC's packet size (14 + 8 + 10 = 32 bytes): separates the congestion
+        // control from the packet size (IFRC's 32-byte packets take half the air time of
+        // RCRT's 86-byte ones, and both papers count packets).
+        v.push(job(format!("cmp-rcrt-hw-small/{p}"), "compare/rcrt.toml", &[prof.clone(), dur.into(), "flows.0.payload_bytes=10".into()]));
+        // RCRT on IFRC's kind of tree (MultiHopLQI frozen at 600 s): separates the protocols
+        // from the routing dynamics IFRC is spared.
+        v.push(job(format!("cmp-rcrt-hw-frozen/{p}"), "compare/rcrt.toml", &[prof.clone(), dur.into(), "routing.freeze_after_s=600".into()]));
         v.push(job(format!("cmp-ifrc/{p}"), "compare/ifrc.toml", &[prof, dur.into()]));
     }
-    let rates: Vec<f64> = if quick { vec![0.2, 0.4, 0.6] } else { vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.8] };
+    let rates: Vec<f64> = if quick { vec![0.4, 0.7, 1.0] } else { vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.4] };
     for &x in &rates {
         v.push(job(
             format!("cmp-be/{x}"),
@@ -92,11 +99,12 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
     )?;
     writeln!(
         md,
-        "| run | MAC | mean goodput pkt/s | mean rate pkt/s | Jain (goodput) | delivery | queue drops | control pkt/s | rate oscillation (CV) |\n|---|---|---|---|---|---|---|---|---|"
+        "| run | MAC | mean goodput pkt/s | second-half goodput | mean rate pkt/s | Jain (goodput) | delivery | queue drops | control pkt/s | rate oscillation (CV) |\n|---|---|---|---|---|---|---|---|---|---|"
     )?;
     let mut goodput = BTreeMap::new();
+    let mut steady = BTreeMap::new();
     for p in PROFILES {
-        for (k, name) in [("cmp-rcrt-hw", "RCRT"), ("cmp-rcrt-sw", "RCRT"), ("cmp-ifrc", "IFRC")] {
+        for (k, name) in [("cmp-rcrt-hw", "RCRT"), ("cmp-rcrt-sw", "RCRT"), ("cmp-rcrt-hw-small", "RCRT 32-byte packets"), ("cmp-rcrt-hw-frozen", "RCRT frozen tree"), ("cmp-ifrc", "IFRC")] {
             let r = get(&format!("{k}/{p}"))?;
             let s = &r.summary;
             let t = &s.totals;
@@ -120,14 +128,16 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
                 / (end - start);
             writeln!(
                 md,
-                "| {name} {p} | {} | {:.3} | {mean_rate:.3} | {:.3} | {:.1} % | {} | {control:.3} | {osc:.2} |",
+                "| {name} {p} | {} | {:.3} | {:.3} | {mean_rate:.3} | {:.3} | {:.1} % | {} | {control:.3} | {osc:.2} |",
                 s.preset,
                 t.mean_goodput_pps,
+                crate::reproduce_ifrc::steady_goodput(r),
                 t.goodput_jain_index,
                 100.0 * t.delivery_ratio,
                 t.queue_drops
             )?;
             goodput.insert(format!("{k}/{p}"), (t.mean_goodput_pps, mean_rate, t.queue_drops));
+            steady.insert(format!("{k}/{p}"), crate::reproduce_ifrc::steady_goodput(r));
         }
     }
     let g = |k: &str| goodput.get(k).copied().unwrap_or((f64::NAN, f64::NAN, 0));
@@ -143,21 +153,48 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
     let (hw_c, _, _) = g("cmp-rcrt-hw/reference_code");
     let (sw_c, _, _) = g("cmp-rcrt-sw/reference_code");
     let (ifrc_c, _, _) = g("cmp-ifrc/reference_code");
+    let (small, _, _) = g("cmp-rcrt-hw-small/paper");
+    let (small_c, _, _) = g("cmp-rcrt-hw-small/reference_code");
+    let ifrc_min = runs.get("cmp-ifrc/paper").map_or(f64::NAN, |r| r.summary.totals.min_goodput_pps);
     writeln!(
         md,
         "\nGoodput ratio RCRT / IFRC (paper profiles): (a) same MAC **{:.2}** (paper ≈ 1.7), (b) paper's setting **{:.2}** \
          (paper 2.8); allocated-rate ratios {:.2} and {:.2}. Reference-code profiles: (a) {:.2}, (b) {:.2}. Best fixed fair \
-         best-effort rate on IFRC's tree: R = {best} (goodput {best_gp:.3}); IFRC reaches {:.0} % of it.\n",
+         best-effort rate on IFRC's tree: R = {best} (goodput {best_gp:.3}); IFRC's mean reaches {:.0} % of it, its slowest \
+         node {:.0} %. With IFRC's 32-byte packets RCRT (hardware ACKs) gets {small:.3} pkt/s (ratio {:.2}; reference-code \
+         profiles {:.2}).\n",
         sw / ifrc,
         hw / ifrc,
         sw_rate / ifrc_rate,
         hw_rate / ifrc_rate,
         sw_c / ifrc_c,
         hw_c / ifrc_c,
-        100.0 * ifrc / best_gp
+        100.0 * ifrc / best_gp,
+        100.0 * ifrc_min / best_gp,
+        small / ifrc,
+        small_c / ifrc_c
     )?;
     rows.push(row("rcrt_over_ifrc_same_mac", 1.7, sw / ifrc, "ratio", format!("mean per-node goodput, both with software ACKs (paper profiles; reference-code profiles {:.2})", sw_c / ifrc_c)));
     rows.push(row("rcrt_over_ifrc_paper_mac", 2.8, hw / ifrc, "ratio", format!("mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293; reference-code profiles {:.2})", hw_c / ifrc_c)));
+    let st = |k: &str| steady.get(k).copied().unwrap_or(f64::NAN);
+    writeln!(
+        md,
+        "Second half of the traffic period only (both protocols past their start-up): (a) {:.2}, (b) {:.2}; reference-code \
+         profiles (a) {:.2}, (b) {:.2}.\n",
+        st("cmp-rcrt-sw/paper") / st("cmp-ifrc/paper"),
+        st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"),
+        st("cmp-rcrt-sw/reference_code") / st("cmp-ifrc/reference_code"),
+        st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code")
+    )?;
+    rows.push(row("rcrt_over_ifrc_paper_mac_steady", 2.8, st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"), "ratio", format!("as rcrt_over_ifrc_paper_mac over the second half of the traffic period (reference-code profiles {:.2})", st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code"))));
+    rows.push(row(
+        "rcrt_frozen_tree_over_ifrc",
+        2.8,
+        g("cmp-rcrt-hw-frozen/paper").0 / ifrc,
+        "ratio",
+        format!("RCRT (hardware ACKs) on a tree frozen at 600 s, as IFRC's / IFRC (reference-code profiles {:.2})", g("cmp-rcrt-hw-frozen/reference_code").0 / ifrc_c),
+    ));
+    rows.push(row("rcrt_small_packets_over_ifrc", 2.8, small / ifrc, "ratio", format!("RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC (reference-code profiles {:.2})", small_c / ifrc_c)));
     rows.push(row("cmp_ifrc_mean_goodput_pps", 0.293, ifrc, "pkt/s", "IFRC mean per-node goodput on the 30-node network"));
     rows.push(row("cmp_rcrt_mean_goodput_pps", 0.824, hw, "pkt/s", "RCRT (hardware ACKs) mean per-node goodput on the 30-node network"));
     rows.push(row("cmp_ifrc_queue_overflows", 0, ifrc_drops as f64, "packets", "IFRC queue drops on the 30-node network"));

@@ -34,14 +34,21 @@ pub(crate) fn run_jobs(label: &str, jobs: &[Job]) -> Result<std::collections::BT
     let template = format!("{label} [{{bar:40}}] {{pos}}/{{len}} runs  {{elapsed}} eta {{eta}}");
     bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
     let base = wsn_sim::scenario::builtin_base();
-    let results: Vec<Result<(String, RunResult)>> = jobs
-        .par_iter()
+    // Load every scenario first, so that a bad file stops the batch before any run.
+    let scenarios: Vec<Scenario> = jobs
+        .iter()
         .map(|j| {
             let path = base.join(j.scenario);
             let mut set = j.set.clone();
             set.push("output.plots=false".into());
-            let sc = Scenario::load(path.to_str().unwrap_or_default(), &set).with_context(|| format!("{}: loading {}", j.key, j.scenario))?;
-            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
+            Scenario::load(path.to_str().unwrap_or_default(), &set).with_context(|| format!("{}: loading {}", j.key, j.scenario))
+        })
+        .collect::<Result<_>>()?;
+    let results: Vec<Result<(String, RunResult)>> = jobs
+        .par_iter()
+        .zip(scenarios.par_iter())
+        .map(|(j, sc)| {
+            let r = run(sc, RunOptions { seed: None, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
             bar.inc(1);
             Ok((j.key.clone(), r))
         })

@@ -85,7 +85,7 @@ impl Plan {
         if quick {
             Plan {
                 quick,
-                fixed_rates: vec![0.15, 0.25, 0.35, 0.5],
+                fixed_rates: vec![0.2, 0.4, 0.6, 0.8],
                 sweep_s: 1200.0,
                 eps_two: vec![0.005, 0.0125, 0.025, 0.05],
                 eps_thirty: vec![0.05, 0.2],
@@ -93,13 +93,32 @@ impl Plan {
         } else {
             Plan {
                 quick,
-                fixed_rates: vec![0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.5, 0.6],
+                fixed_rates: vec![0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2],
                 sweep_s: 1800.0,
                 eps_two: vec![0.0025, 0.005, 0.0083, 0.0125, 0.0167, 0.025, 0.05, 0.1],
                 eps_thirty: vec![0.025, 0.05, 0.1, 0.15, 0.2, 0.3, 0.5],
             }
         }
     }
+}
+
+/// Mean per-flow goodput over the second half of the traffic period (after IFRC's slow start:
+/// from r_init = 0.02 pkt/s it needs ~1,500 s to reach this network's rates), pkt/s.
+pub(crate) fn steady_goodput(r: &RunResult) -> f64 {
+    let bin_s = r.bin.as_secs_f64();
+    let end = r.summary.sim_seconds;
+    let v: Vec<f64> = r
+        .network
+        .flows()
+        .iter()
+        .map(|f| {
+            let from = (f.start.as_secs_f64() + f.stop.as_secs_f64().min(end)) / 2.0;
+            let to = f.stop.as_secs_f64().min(end);
+            let got: u64 = f.bins.iter().enumerate().filter(|(b, _)| (*b as f64 + 1.0) * bin_s > from).map(|(_, &d)| d as u64).sum();
+            if to > from { got as f64 / (to - from) } else { 0.0 }
+        })
+        .collect();
+    mean(&v)
 }
 
 fn counter(r: &RunResult, name: &str) -> u64 {
@@ -178,7 +197,7 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
     writeln!(md, "## E1: 40 nodes, one base station (Figs. 5–9)\n")?;
     writeln!(
         md,
-        "| profile | mean goodput pkt/s | min / max goodput | Jain index | end-to-end loss | queue overflows | largest queue | BS control pkt/s | halvings | median rate CV |\n|---|---|---|---|---|---|---|---|---|---|"
+        "| profile | mean goodput pkt/s | second-half goodput | min / max goodput | Jain index | end-to-end loss | queue overflows | largest queue | BS control pkt/s | halvings | median rate CV |\n|---|---|---|---|---|---|---|---|---|---|---|"
     )?;
     let mut e1_goodput = BTreeMap::new();
     for p in PROFILES {
@@ -189,10 +208,11 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         let bs_pps = counter(r, "control_sent") as f64 / s.sim_seconds;
         let loss = 1.0 - t.delivery_ratio;
         let cv = rate_spread(r, s.sim_seconds / 2.0, s.sim_seconds, 10.0);
-        e1_goodput.insert(p, t.mean_goodput_pps);
+        let steady = steady_goodput(r);
+        e1_goodput.insert(p, (t.mean_goodput_pps, steady));
         writeln!(
             md,
-            "| {p} | {:.3} | {:.3} / {:.3} | {:.3} | {:.1} % | {} | {maxq} | {bs_pps:.3} | {} | {cv:.2} |",
+            "| {p} | {:.3} | {steady:.3} | {:.3} / {:.3} | {:.3} | {:.1} % | {} | {maxq} | {bs_pps:.3} | {} | {cv:.2} |",
             t.mean_goodput_pps,
             t.min_goodput_pps,
             t.max_goodput_pps,
@@ -203,7 +223,8 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         )?;
         if p == "paper" {
             rows.push(row("queue_overflows", 0, t.queue_drops as f64, "packets", "packets dropped at a full queue, all nodes, E1"));
-            rows.push(row("ifrc_mean_goodput_pps", 0.22, t.mean_goodput_pps, "pkt/s", "E1 mean per-node goodput (paper: 8.8 pkt/s over 40 nodes; our network's capacity differs)"));
+            rows.push(row("ifrc_mean_goodput_pps", 0.22, t.mean_goodput_pps, "pkt/s", "E1 mean per-node goodput over the whole hour, slow start included (paper: 8.8 pkt/s over 40 nodes; our network carries more, see best_fixed_fair_pps)"));
+            rows.push(row("ifrc_steady_goodput_pps", 0.22, steady, "pkt/s", "E1 mean per-node goodput over the second half of the hour (after slow start)"));
             rows.push(row("e2e_loss", 0.08, loss, "ratio", "E1 end-to-end loss with link retransmissions (paper: below 8 %)"));
             rows.push(row("bs_overhead_pps", 0.1, bs_pps, "pkt/s", "base-station control packets per second (paper: below 1 per 10 s)"));
             rows.push(row("largest_queue", 20, maxq as f64, "packets", "largest instantaneous queue at any node (paper: never above 20 of 64)"));
@@ -263,18 +284,22 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         .last()
         .copied()
         .unwrap_or(f64::NAN);
-    let ifrc_gp = e1_goodput.get("paper").copied().unwrap_or(f64::NAN);
+    let (ifrc_all, ifrc_gp) = e1_goodput.get("paper").copied().unwrap_or((f64::NAN, f64::NAN));
     writeln!(
         md,
         "\nBest fixed fair rate (largest R with ≥ 95 % delivery and every node ≥ 80 % of the mean): **{best}** pkt/s \
          (mean goodput {best_goodput:.3}); largest R without a queue overflow: {no_overflow}. IFRC (E1, paper profile) \
-         reaches {ifrc_gp:.3} pkt/s = **{:.0} %** of the best fixed rate's goodput (paper: ≈ 80 %, conservatively 60 %).\n",
-        100.0 * ifrc_gp / best_goodput
+         sustains {ifrc_gp:.3} pkt/s after slow start = **{:.0} %** of the best fixed rate's goodput (paper: ≈ 80 %, \
+         conservatively 60 %); over the whole hour, its slow start from r_init = 0.02 pkt/s included, {ifrc_all:.3} pkt/s \
+         = {:.0} %. The fixed-rate runs have no ramp, so the sustained rate is the like-for-like comparison.\n",
+        100.0 * ifrc_gp / best_goodput,
+        100.0 * ifrc_all / best_goodput
     )?;
     rows.push(row("best_fixed_fair_pps", 0.27, best_goodput, "pkt/s", format!("mean goodput at the best fixed rate R = {best} (knee rule: ≥ 95 % delivery, min ≥ 0.8 mean)")));
-    rows.push(row("ifrc_over_best_fixed", 0.8, ifrc_gp / best_goodput, "ratio", "IFRC mean goodput / best fixed fair best-effort goodput (acceptance ≥ 0.7)"));
-    if let Some(g) = e1_goodput.get("reference_code") {
-        rows.push(row("ifrc_code_over_best_fixed", 0.8, g / best_goodput, "ratio", "the same for the reference-code profile"));
+    rows.push(row("ifrc_over_best_fixed", 0.8, ifrc_gp / best_goodput, "ratio", "IFRC goodput after slow start (second half of E1) / best fixed fair best-effort goodput (acceptance ≥ 0.7)"));
+    rows.push(row("ifrc_over_best_fixed_whole_run", 0.8, ifrc_all / best_goodput, "ratio", "the same with IFRC's goodput over the whole hour, slow start included"));
+    if let Some((_, g)) = e1_goodput.get("reference_code") {
+        rows.push(row("ifrc_code_over_best_fixed", 0.8, g / best_goodput, "ratio", "the same (after slow start) for the reference-code profile"));
     }
     fig(lines(
         dir,
@@ -292,18 +317,21 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
 
     // ------------------------------------------------------------------ E3, E4 (Figs. 11, 12)
     writeln!(md, "## E3, E4: nodes joining and leaving (Figs. 11, 12)\n")?;
-    for (key, title) in [("e3", "addition: ¾ of the nodes join at 1200 s"), ("e4", "removal: ¾ of the nodes stop at 1200 s")] {
+    for (key, title) in [("e3", "addition: ¾ of the nodes join at 2400 s"), ("e4", "removal: ¾ of the nodes stop at 2400 s")] {
         for p in PROFILES {
             let r = get(&format!("{key}/{p}"))?;
             let flows = r.network.flows();
-            let early: Vec<usize> = (0..flows.len()).filter(|&i| flows[i].start.as_secs_f64() < 1.0 && flows[i].stop.as_secs_f64() > 3000.0).collect();
+            let end = r.summary.sim_seconds;
+            let early: Vec<usize> = (0..flows.len()).filter(|&i| flows[i].start.as_secs_f64() < 1.0 && flows[i].stop.as_secs_f64() >= end).collect();
             let all: Vec<usize> = (0..flows.len()).collect();
+            // The last 10 minutes before the change and the last 10 minutes of the run.
+            let (b0, b1, a0) = (1800.0, 2400.0, end - 600.0);
             let (before, after) = if key == "e3" {
-                (mean_rate(r, &early, 800.0, 1200.0), mean_rate(r, &all, 2600.0, 3600.0))
+                (mean_rate(r, &early, b0, b1), mean_rate(r, &all, a0, end))
             } else {
-                (mean_rate(r, &all, 800.0, 1200.0), mean_rate(r, &early, 2600.0, 3600.0))
+                (mean_rate(r, &all, b0, b1), mean_rate(r, &early, a0, end))
             };
-            writeln!(md, "{key} {title} ({p}): mean rate of the active nodes {before:.3} pkt/s in 800–1200 s, {after:.3} pkt/s in 2600–3600 s (ratio {:.2}).\n", after / before)?;
+            writeln!(md, "{key} {title} ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}).\n", after / before)?;
             if p == "paper" {
                 rows.push(row(&format!("{key}_rate_after_over_before"), if key == "e3" { "< 1" } else { "> 1" }, after / before, "ratio", format!("{title}: fair share after / before")));
                 let name = if key == "e3" { "fig11-addition" } else { "fig12-removal" };
@@ -324,7 +352,7 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         let s = get(&format!("e6/{p}"))?;
         let sub_min = s.summary.totals.min_goodput_pps;
         let sub_mean = s.summary.totals.mean_goodput_pps;
-        let all = e1_goodput.get(p).copied().unwrap_or(f64::NAN);
+        let all = e1_goodput.get(p).map_or(f64::NAN, |g| g.0);
         writeln!(md, "E6 subset ({p}): 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; all 39 sending got {all:.3} (min/all-senders {:.2}, paper ≈ 4× on average).\n", sub_min / all)?;
         if p == "paper" {
             rows.push(row("weight2_over_weight1", 2.0, g2 / g1, "ratio", "E5 goodput ratio (acceptance 2 ± 20 %)"));
