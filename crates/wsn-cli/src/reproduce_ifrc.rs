@@ -105,6 +105,11 @@ impl Plan {
 /// Mean per-flow goodput over the second half of the traffic period (after IFRC's slow start:
 /// from r_init = 0.02 pkt/s it needs ~1,500 s to reach this network's rates), pkt/s.
 pub(crate) fn steady_goodput(r: &RunResult) -> f64 {
+    mean(&steady_goodputs(r))
+}
+
+/// Per-flow goodput over the second half of each flow's active time, pkt/s.
+fn steady_goodputs(r: &RunResult) -> Vec<f64> {
     let bin_s = r.bin.as_secs_f64();
     let end = r.summary.sim_seconds;
     let v: Vec<f64> = r
@@ -118,7 +123,7 @@ pub(crate) fn steady_goodput(r: &RunResult) -> f64 {
             if to > from { got as f64 / (to - from) } else { 0.0 }
         })
         .collect();
-    mean(&v)
+    v
 }
 
 fn counter(r: &RunResult, name: &str) -> u64 {
@@ -350,13 +355,15 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         let g1 = mean(&w1.iter().map(|f| f.goodput_pps).collect::<Vec<_>>());
         writeln!(md, "E5 weights ({p}): weight-2 nodes {g2:.3}, weight-1 nodes {g1:.3} pkt/s, ratio **{:.2}** (paper ≈ 2).\n", g2 / g1)?;
         let s = get(&format!("e6/{p}"))?;
-        let sub_min = s.summary.totals.min_goodput_pps;
-        let sub_mean = s.summary.totals.mean_goodput_pps;
-        let all = e1_goodput.get(p).map_or(f64::NAN, |g| g.0);
-        writeln!(md, "E6 subset ({p}): 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; all 39 sending got {all:.3} (min/all-senders {:.2}, paper ≈ 4× on average).\n", sub_min / all)?;
+        // Sustained rates (second halves): slow start to the subset's higher rates takes longer.
+        let sub = steady_goodputs(s);
+        let sub_min = sub.iter().copied().fold(f64::INFINITY, f64::min);
+        let sub_mean = mean(&sub);
+        let all = e1_goodput.get(p).map_or(f64::NAN, |g| g.1);
+        writeln!(md, "E6 subset ({p}): after slow start the 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; with all 39 sending, {all:.3} (min / all-senders {:.2}, mean / all-senders {:.2}; paper ≈ 4× on average). Whole-run means: {:.3} and {:.3}.\n", sub_min / all, sub_mean / all, s.summary.totals.mean_goodput_pps, e1_goodput.get(p).map_or(f64::NAN, |g| g.0))?;
         if p == "paper" {
             rows.push(row("weight2_over_weight1", 2.0, g2 / g1, "ratio", "E5 goodput ratio (acceptance 2 ± 20 %)"));
-            rows.push(row("subset_min_over_all_senders", "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
+            rows.push(row("subset_min_over_all_senders", "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
             let cats: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
             fig(bars(dir, "fig13-weights", "Fig. 13 analogue: per-node goodput, ids divisible by 4 have weight 2", "node", "goodput (pkt/s)", &cats, &[("goodput".into(), r.summary.flows.iter().map(|f| f.goodput_pps).collect())]))?;
             let cats: Vec<String> = s.summary.flows.iter().map(|f| f.source.to_string()).collect();
