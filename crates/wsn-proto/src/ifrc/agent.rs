@@ -190,6 +190,11 @@ struct Neighbour {
     /// Packets this neighbour originated that reached this base station since the last
     /// periodic control packet.
     originated: u32,
+    /// Packets of any origin this neighbour delivered to this base station since the last
+    /// periodic control packet.
+    received: u32,
+    /// When a packet this neighbour originated last reached this base station.
+    last_originated: Option<Instant>,
 }
 
 impl Neighbour {
@@ -205,6 +210,8 @@ impl Neighbour {
             is_child: false,
             last_heard: now,
             originated: 0,
+            received: 0,
+            last_originated: None,
         }
     }
 }
@@ -667,10 +674,24 @@ impl IfrcAgent {
         self.next_slot = None;
     }
 
-    fn fastest_child(&self) -> Option<(NodeId, f64)> {
+    /// The child with the largest advertised rate among those heard within
+    /// `child_expiry_intervals` of their inter-packet times (a removed child stops counting,
+    /// AMBIG-6) that pass `keep`.
+    fn fastest_fresh_child(
+        &self,
+        now: Instant,
+        keep: impl Fn(&Neighbour) -> bool,
+    ) -> Option<(NodeId, f64)> {
         let mut best: Option<(NodeId, f64)> = None;
         for (&id, n) in &self.neighbours {
-            if n.is_child && best.is_none_or(|(_, r)| n.rate > r) {
+            if !n.is_child || n.rate <= 0.0 || !keep(n) {
+                continue;
+            }
+            let silent = now.saturating_since(n.last_heard).as_secs_f64();
+            if silent * n.rate > self.cfg.child_expiry_intervals {
+                continue;
+            }
+            if best.is_none_or(|(_, r)| n.rate > r) {
                 best = Some((id, n.rate));
             }
         }
@@ -680,7 +701,9 @@ impl IfrcAgent {
     /// The base station's periodic control timer [CODE usc-ifrc: RateControlM.nc].
     fn control_timer(&mut self, t: Instant) {
         self.pending_control = self.pending_control.max(1);
-        let rmax = self.fastest_child().map_or(1.0, |(_, r)| r);
+        let rmax = self
+            .fastest_fresh_child(t, |_| true)
+            .map_or(1.0, |(_, r)| r);
         let m = f64::from(self.cfg.bs_m.max(1));
         let secs = if rmax / m < self.cfg.initial_rate_pps {
             10.0
@@ -804,9 +827,7 @@ impl IfrcAgent {
         // Broadcast at once, back to back [PAPER §4.1.4; AMBIG-25].
         self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
         match self.cfg.bs_trigger {
-            BsTrigger::OriginatedPackets => {
-                self.neighbours.values_mut().for_each(|n| n.originated = 0)
-            }
+            BsTrigger::OriginatedPackets => self.reset_pacing_counts(),
             // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] the timer re-arms at 1/r_b.
             BsTrigger::Timer => self.next_control = Some(now + period(self.rate)),
         }
@@ -863,25 +884,56 @@ impl IfrcAgent {
         if self.role == Role::BaseStation
             && self.cfg.bs_trigger == BsTrigger::OriginatedPackets
             && after.delivered > before.delivered
-            && origin == Some(rx.link_src)
         {
-            self.count_originated(rx.link_src);
+            self.count_from_child(now, rx.link_src, origin == Some(rx.link_src));
         }
     }
 
-    /// A packet originated by `child` reached the base station [PAPER §4.1.4; AMBIG-12].
-    fn count_originated(&mut self, child: NodeId) {
+    /// A packet from `child` (originated by it when `own`) reached the base station
+    /// [PAPER §4.1.4; AMBIG-12].
+    fn count_from_child(&mut self, now: Instant, child: NodeId, own: bool) {
         if let Some(e) = self.neighbours.get_mut(&child) {
-            e.originated = e.originated.saturating_add(1);
+            e.received = e.received.saturating_add(1);
+            if own {
+                e.originated = e.originated.saturating_add(1);
+                e.last_originated = Some(now);
+            }
         }
-        let Some((fastest, _)) = self.fastest_child() else {
-            return;
+        let count = match self.pacing_child(now) {
+            Some((id, true)) => self.neighbours.get(&id).map_or(0, |e| e.originated),
+            Some((id, false)) => self.neighbours.get(&id).map_or(0, |e| e.received),
+            None => 0,
         };
-        let count = self.neighbours.get(&fastest).map_or(0, |e| e.originated);
         if count >= self.cfg.bs_m {
             self.pending_control = self.pending_control.max(1);
-            self.neighbours.values_mut().for_each(|n| n.originated = 0);
+            self.reset_pacing_counts();
         }
+    }
+
+    fn reset_pacing_counts(&mut self) {
+        self.neighbours.values_mut().for_each(|n| {
+            n.originated = 0;
+            n.received = 0;
+        });
+    }
+
+    /// The child whose packets pace the periodic control packet, and whether its originated
+    /// packets count (else all its packets). [AMBIG-12 → chosen: the fastest fresh child that
+    /// originates packets, counting those; a child that originates nothing (weight 0, a
+    /// stopped flow) or is no longer heard never paces, or the control packets — the only
+    /// way the base station's children learn that r_b grew — would stop and Rule 1 would pin
+    /// the whole network at the last r_b they heard. When no fresh child originates, the
+    /// fastest fresh child and all its packets (the literal "m packets from the child").]
+    fn pacing_child(&self, now: Instant) -> Option<(NodeId, bool)> {
+        let expiry = self.cfg.child_expiry_intervals;
+        let originating = self.fastest_fresh_child(now, |n| {
+            n.last_originated
+                .is_some_and(|t| now.saturating_since(t).as_secs_f64() * n.rate <= expiry)
+        });
+        originating.map(|(id, _)| (id, true)).or_else(|| {
+            self.fastest_fresh_child(now, |_| true)
+                .map(|(id, _)| (id, false))
+        })
     }
 
     fn on_frame(

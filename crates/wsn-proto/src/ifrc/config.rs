@@ -85,8 +85,9 @@ pub enum TopThreshold {
 /// What makes the base station broadcast its periodic control packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BsTrigger {
-    /// After `bs_m` packets *originated* by the fastest child have arrived.
-    /// [PAPER §4.1.4; AMBIG-12 → chosen: originated packets only]
+    /// After `bs_m` packets *originated* by the fastest child have arrived (the fastest among
+    /// the fresh children that originate; if none does, any `bs_m` packets of the fastest
+    /// fresh child). [PAPER §4.1.4; AMBIG-12 → chosen: originated packets only]
     OriginatedPackets,
     /// A timer of `bs_m` / (the fastest child's rate); 10 s while that rate / `bs_m` is below
     /// r_init. [CODE usc-ifrc: RateControlM.nc beacon timer, BEACONFACTOR; calTimerVal]

@@ -60,7 +60,9 @@
 //! a deviation; [`SlowStartExit::Literal`] as an ablation); AMBIG-9 one 1/r timer, rescheduled
 //! on rate changes; AMBIG-10 Rule 1 on every packet heard from the parent and after each own
 //! increase, no cap before the parent is heard; AMBIG-11 floor 10⁻⁴ pkt/s; AMBIG-12 the base
-//! station counts packets *originated* by its fastest child, advertises avg_q = 0; AMBIG-13
+//! station counts packets *originated* by its fastest child among the fresh children that
+//! originate (a silent, stopped or removed child never paces it; with no originating child,
+//! every packet of the fastest child counts), advertises avg_q = 0; AMBIG-13
 //! child_rate = r_b in every control packet; AMBIG-14 slots at w·r, header carries r, increase
 //! on 1/r; AMBIG-15 silent nodes adapt; AMBIG-16 stamp at transmission (per `poll_frame`; a MAC
 //! retransmission resends the same bytes); AMBIG-20 periodic slots, random initial phase;

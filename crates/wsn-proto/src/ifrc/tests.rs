@@ -583,6 +583,48 @@ fn rule1_clamps_on_hearing_parent_and_not_before() {
     assert!(close(a.delta(), 0.025 * r * r));
 }
 
+/// Regression for the quantisation fix (`at_or_below_initial`): r_init = 0.02 travels as
+/// 1311·2⁻¹⁶ ≈ 0.0200043 pkt/s, so a node clamped to a parent (or constrained by a
+/// neighbour) at r_init lands a hair above r_init; it must still re-enter slow start
+/// [PAPER §4.1.3] rather than crawl additively with δ = ε·r_init².
+#[test]
+fn constraint_to_a_quantised_r_init_reenters_slow_start() {
+    let q = wire::quantize_rate(0.02);
+    assert!(q > 0.02);
+    // Rule 1.
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.1);
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.05, 9.0)),
+    );
+    assert!(!a.in_slow_start());
+    a.handle_overheard(
+        Instant::ZERO,
+        &mut c,
+        &rx(2, NodeId(1)),
+        &frame(2, 0, &hdr(0.02, 1.0)),
+    );
+    assert_eq!(a.rate_pps(), q);
+    assert!(a.in_slow_start(), "Rule 1 to the parent's r_init");
+    // Rule 2.
+    let (mut b, mut cb) = node(5, 2);
+    tick_to(&mut b, &mut cb, 0.1);
+    b.handle_overheard(
+        Instant::ZERO,
+        &mut cb,
+        &rx(7, NodeId(3)),
+        &frame(7, 0, &hdr(0.02, 9.0)),
+    );
+    assert_eq!(b.rate_pps(), q);
+    assert!(b.in_slow_start(), "Rule 2 to a neighbour's r_init");
+    let t = b.poll_timeout().unwrap();
+    b.handle_timeout(t, &mut cb);
+    assert!(close(b.rate_pps(), q + 0.0025), "slow start adds φ");
+}
+
 #[test]
 fn literal_slow_start_exit_on_reaching_parent_rate() {
     let cfg = IfrcConfig {
@@ -934,6 +976,80 @@ fn base_station_periodic_control_after_m_originated_packets_of_fastest_child() {
     assert_eq!(h.rate_pps, 85.0);
     b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
     assert!(!b.wants_to_send(), "one periodic copy");
+}
+
+/// A data frame relayed by `via` for `origin` (the collection header's origin differs from the
+/// link-layer sender unless they are equal).
+fn relayed(origin: u16, seqno: u16, h: &wire::Repr) -> Vec<u8> {
+    frame(origin, seqno, h)
+}
+
+/// Count the control packets the base station queued, sending them all.
+fn flush_control(b: &mut IfrcAgent, c: &mut Ctx, now: Instant) -> usize {
+    let mut n = 0;
+    while let Some(f) = b.poll_frame(now, c) {
+        assert!(header_of(&f.payload).control);
+        b.handle_send_done(now, c, &done(f.dst));
+        n += 1;
+    }
+    n
+}
+
+/// Regression: a child that originates nothing (weight 0, a stopped flow, the subset
+/// experiment) but has the largest rate used to be "the fastest child" whose originated
+/// packets never arrive, so the periodic control packet stopped for good and the base
+/// station's children stayed pinned (Rule 1) at the last r_b they heard.
+#[test]
+fn base_station_is_paced_by_the_fastest_child_that_originates() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    let mut t = Instant::from_secs(1);
+    let mut sent = 0;
+    for s in 0..20u16 {
+        // Child 3 (1.0 pkt/s) only relays node 30's packets; child 4 (0.2 pkt/s) originates.
+        b.handle_frame(t, &mut c, &rx(3, SINK), &relayed(30, s, &hdr(1.0, 1.0)));
+        b.handle_frame(t, &mut c, &rx(4, SINK), &frame(4, s, &hdr(0.2, 1.0)));
+        sent += flush_control(&mut b, &mut c, t);
+        t += Duration::from_secs(1);
+    }
+    assert_eq!(
+        sent, 4,
+        "one periodic control packet per m = 5 packets of child 4"
+    );
+}
+
+/// Regression: a removed child that had the largest rate kept pacing the periodic control
+/// packet forever (its packets never come again).
+#[test]
+fn removed_fastest_child_stops_pacing_the_base_station() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    let mut t = Instant::from_secs(1);
+    for s in 0..3u16 {
+        b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, s, &hdr(0.5, 1.0)));
+        t += Duration::from_secs(2);
+    }
+    assert_eq!(flush_control(&mut b, &mut c, t), 0);
+    // Child 3 is gone; child 4 (0.2 pkt/s) keeps sending, one packet every 5 s. After
+    // 10 / 0.5 = 20 s of silence child 3 no longer counts.
+    let mut sent = 0;
+    for s in 0..20u16 {
+        b.handle_frame(t, &mut c, &rx(4, SINK), &frame(4, s, &hdr(0.2, 1.0)));
+        sent += flush_control(&mut b, &mut c, t);
+        t += Duration::from_secs(5);
+    }
+    assert!(sent >= 3, "child 4 paces once child 3 expired: {sent}");
+}
+
+/// When no child originates packets, the fastest child's packets of any origin pace the
+/// periodic control packet, so r_b still reaches the children.
+#[test]
+fn base_station_with_only_relaying_children_still_sends_periodic_control() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    let t = Instant::from_secs(1);
+    for s in 0..10u16 {
+        b.handle_frame(t, &mut c, &rx(3, SINK), &relayed(30, s, &hdr(1.0, 1.0)));
+        b.handle_frame(t, &mut c, &rx(4, SINK), &relayed(40, s, &hdr(0.2, 1.0)));
+    }
+    assert_eq!(flush_control(&mut b, &mut c, t), 1);
 }
 
 #[test]
