@@ -356,37 +356,10 @@ mod tests {
     use alloc::vec::Vec;
     use proptest::prelude::*;
 
-    /// A routing context with a fixed parent and no reverse path.
-    struct Ctx {
-        me: NodeId,
-        parent: Option<NodeId>,
-        learned: Vec<(NodeId, NodeId)>,
-    }
-    impl LinkCtx for Ctx {
-        fn node(&self) -> NodeId {
-            self.me
-        }
-        fn parent(&self, _: NodeId) -> Option<NodeId> {
-            self.parent
-        }
-        fn hop_count(&self, _: NodeId) -> Option<u8> {
-            Some(1)
-        }
-        fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
-            None
-        }
-        fn learn_reverse(&mut self, _: NodeId, origin: NodeId, prev: NodeId) -> bool {
-            self.learned.push((origin, prev));
-            Some(origin) != self.parent
-        }
-        fn own_packet_returned(&mut self, _: NodeId) {}
-        fn random_u32(&mut self) -> u32 {
-            4
-        }
-    }
+    use crate::test_ctx::TestCtx as Ctx;
 
     fn ctx(me: u16, parent: u16) -> Ctx {
-        Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new() }
+        Ctx::new(me, Some(parent))
     }
 
     fn rx(from: u16, to: u16) -> RxInfo {

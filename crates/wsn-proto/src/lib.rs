@@ -22,4 +22,27 @@ pub mod ifrc;
 pub mod rcrt;
 pub mod time;
 
+#[cfg(test)]
+mod test_ctx;
+
 pub use wsn_wire::NodeId;
+
+/// Which behaviour a protocol core follows where its paper and its authors' code differ (each
+/// protocol module says what the two mean for it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Profile {
+    /// The paper's algorithm and constants (the default).
+    #[default]
+    Paper,
+    /// The authors' reference code.
+    ReferenceCode,
+}
+
+impl core::fmt::Display for Profile {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match self {
+            Profile::Paper => "paper",
+            Profile::ReferenceCode => "reference-code",
+        })
+    }
+}

@@ -1,30 +1,15 @@
 //! IFRC parameters, with the paper's values and the authors' code's values.
 
-use core::fmt;
 
 /// Most thresholds U(0) … U(K) the ladder may hold (K ≤ 15). The paper's ladder converges to
 /// U(0) + 2I, so more than a handful of rungs never differ. [DERIVED: U(k) tends to U(0) + 2I]
 pub const MAX_THRESHOLDS: usize = 16;
 
-/// Which behaviour the agent follows.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Profile {
-    /// The paper's algorithm and Table 1, gaps filled with the spec's recommendations.
-    #[default]
-    Paper,
-    /// The numbers and node-local rules of the authors' TinyOS-1 code (usc-ifrc), as far as the
-    /// paper's header can carry them (see the module docs of [`crate::ifrc`]).
-    ReferenceCode,
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Profile::Paper => "paper",
-            Profile::ReferenceCode => "reference-code",
-        })
-    }
-}
+/// Which behaviour the agent follows: `Paper` is the paper's algorithm and Table 1, gaps filled
+/// with the spec's recommendations; `ReferenceCode` the numbers and node-local rules of the
+/// authors' TinyOS-1 code (usc-ifrc), as far as the paper's header can carry them (see the module
+/// docs of [`crate::ifrc`]).
+pub use crate::Profile;
 
 /// How the additive-increase constant δ is obtained from ε at run time [AMBIG-7].
 #[derive(Clone, Copy, Debug, PartialEq)]

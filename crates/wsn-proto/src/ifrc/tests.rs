@@ -10,7 +10,7 @@ use wsn_wire::ifrc as wire;
 
 use super::agent::{Epoch, Ladder};
 use super::*;
-use crate::agent::{AgentEvent, DropReason, LinkCtx, NodeAgent, RxInfo, SendDone};
+use crate::agent::{AgentEvent, DropReason, NodeAgent, RxInfo, SendDone};
 use crate::forwarder::ForwarderConfig;
 use crate::time::{Duration, Instant};
 use crate::NodeId;
@@ -18,35 +18,7 @@ use crate::NodeId;
 const SINK: NodeId = NodeId(0);
 const APP: u8 = 0x01;
 
-/// A routing context with a fixed parent.
-struct Ctx {
-    me: NodeId,
-    parent: Option<NodeId>,
-    rng: u32,
-}
-
-impl LinkCtx for Ctx {
-    fn node(&self) -> NodeId {
-        self.me
-    }
-    fn parent(&self, _: NodeId) -> Option<NodeId> {
-        self.parent
-    }
-    fn hop_count(&self, _: NodeId) -> Option<u8> {
-        Some(1)
-    }
-    fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
-        None
-    }
-    fn learn_reverse(&mut self, _: NodeId, _: NodeId, _: NodeId) -> bool {
-        true
-    }
-    fn own_packet_returned(&mut self, _: NodeId) {}
-    fn random_u32(&mut self) -> u32 {
-        self.rng = self.rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-        self.rng
-    }
-}
+use crate::test_ctx::TestCtx as Ctx;
 
 /// Paper parameters with a deterministic start (no random phase).
 fn cfg() -> IfrcConfig {
@@ -73,7 +45,8 @@ fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
         Ctx {
             me: NodeId(me),
             parent: Some(NodeId(parent)),
-            rng: u32::from(me),
+            learned: Vec::new(),
+rng: u32::from(me),
         },
     )
 }
@@ -95,7 +68,8 @@ fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
         Ctx {
             me: NodeId(me),
             parent: None,
-            rng: 7,
+            learned: Vec::new(),
+rng: 7,
         },
     )
 }
@@ -1361,7 +1335,8 @@ impl Medium {
                 ctx: Ctx {
                     me: NodeId(bs),
                     parent: None,
-                    rng: 1,
+                    learned: Vec::new(),
+rng: 1,
                 },
             },
         );
@@ -1381,7 +1356,8 @@ impl Medium {
                     ctx: Ctx {
                         me: NodeId(child),
                         parent: Some(NodeId(parent)),
-                        rng: u32::from(child),
+                        learned: Vec::new(),
+rng: u32::from(child),
                     },
                 },
             );

@@ -41,7 +41,6 @@ pub mod source;
 #[cfg(test)]
 mod tests;
 
-use core::fmt;
 
 pub use estimators::LevelFormula;
 pub use policy::{
@@ -57,24 +56,10 @@ pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, Sour
 /// spec §4.2, and this project's collection header keeps direction separately]
 pub const PROTO_RCRT: u8 = 0x02;
 
-/// Which behaviour an endpoint follows (spec §6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
-pub enum Profile {
-    /// The paper's algorithm and constants; gaps filled with the code's rules ([CODE-FILL]).
-    #[default]
-    Paper,
-    /// Every difference D1–D28 of spec §6: the authors' TinyOS-1 reference code.
-    ReferenceCode,
-}
-
-impl fmt::Display for Profile {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Profile::Paper => "paper",
-            Profile::ReferenceCode => "reference-code",
-        })
-    }
-}
+/// Which behaviour an endpoint follows (spec §6): `Paper` is the paper's algorithm and
+/// constants, gaps filled with the code's rules ([CODE-FILL]); `ReferenceCode` applies every
+/// difference D1–D28 of spec §6, the authors' TinyOS-1 reference code.
+pub use crate::Profile;
 
 /// Unwrap a 16-bit wire sequence number to the 32-bit sequence nearest `reference`
 /// (RFC 1982 serial arithmetic over 2^16, spec §4.11 item 5). Values that would fall before 0
