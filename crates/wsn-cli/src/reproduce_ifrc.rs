@@ -49,6 +49,8 @@ pub fn ifrc(quick: bool, out: Option<PathBuf>) -> Result<()> {
             jobs.push(job(format!("{key}/{p}"), scenario, &[format!("protocol.profile=\"{p}\"")]));
         }
     }
+    // Ablation of E3: the paper profile with the code's guard against compounding halvings.
+    jobs.push(job("e3/paper+skip", "ifrc/e3-node-addition.toml", &["protocol.skip_halving_after_sharing=true".into()]));
     for &r in &plan.fixed_rates {
         jobs.push(job(
             format!("e2/{r}"),
@@ -323,7 +325,8 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
     // ------------------------------------------------------------------ E3, E4 (Figs. 11, 12)
     writeln!(md, "## E3, E4: nodes joining and leaving (Figs. 11, 12)\n")?;
     for (key, title) in [("e3", "addition: ¾ of the nodes join at 2400 s"), ("e4", "removal: ¾ of the nodes stop at 2400 s")] {
-        for p in PROFILES {
+        let variants: &[&str] = if key == "e3" { &["paper", "reference_code", "paper+skip"] } else { &PROFILES };
+        for &p in variants {
             let r = get(&format!("{key}/{p}"))?;
             let flows = r.network.flows();
             let end = r.summary.sim_seconds;
@@ -337,6 +340,9 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
                 (mean_rate(r, &all, b0, b1), mean_rate(r, &early, a0, end))
             };
             writeln!(md, "{key} {title} ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}).\n", after / before)?;
+            if p == "paper+skip" {
+                rows.push(row("e3_skip_rate_after_over_before", "< 1", after / before, "ratio", "E3 with the paper profile plus the code's guard (no own halving right after a sharing decrease)"));
+            }
             if p == "paper" {
                 rows.push(row(&format!("{key}_rate_after_over_before"), if key == "e3" { "< 1" } else { "> 1" }, after / before, "ratio", format!("{title}: fair share after / before")));
                 let name = if key == "e3" { "fig11-addition" } else { "fig12-removal" };

@@ -91,6 +91,9 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         Some("pinned") => cfg.sharing = Sharing::Pinned,
         Some(o) => return Err(bad(format!("protocol.sharing: unknown rule `{o}` (known: crossing, pinned)"))),
     }
+    if let Some(v) = c.skip_halving_after_sharing {
+        cfg.skip_halving_after_sharing = v;
+    }
     Ok(cfg)
 }
 

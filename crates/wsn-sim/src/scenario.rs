@@ -231,6 +231,9 @@ pub struct IfrcScenario {
     /// Congestion sharing: `crossing` (default; rule 2 fires on threshold crossings) or
     /// `pinned` (any heard congested node with a lower rate constrains).
     pub sharing: Option<String>,
+    /// Skip an own halving when Rule 1 or 2 lowered the rate since the last tick (the authors'
+    /// code's `decLastCycle`; on in the reference-code profile, off in the paper profile).
+    pub skip_halving_after_sharing: Option<bool>,
 }
 
 /// RCRT options.
