@@ -57,8 +57,13 @@ fn malformed_frames_are_counted_and_dropped() {
 fn every_preset_runs_clean() {
     for preset in wsn_sim::mac::MacConfig::PRESETS {
         let p = format!("mac.preset={preset}");
-        // cc1000 frames carry at most 29 bytes (mica2 TOSH_DATA_LENGTH).
-        let payload = if preset == "cc1000" { "flows.0.payload_bytes=8" } else { "flows.0.payload_bytes=64" };
+        // cc1000 frames carry at most 29 bytes (mica2 TOSH_DATA_LENGTH), ifrc2006 32 (the IFRC
+        // paper's packets).
+        let payload = match preset {
+            "cc1000" => "flows.0.payload_bytes=8",
+            "ifrc2006" => "flows.0.payload_bytes=12",
+            _ => "flows.0.payload_bytes=64",
+        };
         let r = go(&small(&[&p, "duration_s=400", payload]));
         assert_eq!(r.summary.preset, preset);
         assert_eq!(r.summary.totals.invariant_violations, Default::default(), "{preset}");
