@@ -315,7 +315,8 @@ pub struct Network {
     flows_by_node: Vec<Vec<u32>>,
     /// Rate-controller trace per node: (time s, rate pkt/s, congestion signal).
     pub(crate) rate_trace: Vec<Vec<(f64, f64, f64)>>,
-    /// Largest transmit-queue length per node per time-series bin.
+    /// Largest transmit-queue length per node per time-series bin (empty when nodes × bins
+    /// exceeds 20 million).
     pub(crate) queue_bins: Vec<Vec<u16>>,
 }
 
@@ -536,7 +537,8 @@ impl Network {
             rate_controlled: spec.rate_controlled,
             flows_by_node: vec![Vec::new(); n],
             rate_trace: vec![Vec::new(); n],
-            queue_bins: vec![vec![0; bins]; n],
+            // Per-node queue series only while they stay small (≤ 20 M cells, 40 MB).
+            queue_bins: if n.saturating_mul(bins) <= 20_000_000 { vec![vec![0; bins]; n] } else { vec![Vec::new(); n] },
         };
         if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
             net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
