@@ -22,10 +22,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Cmd {
-    /// Run one scenario (a TOML file or a built-in name; default: office40).
+    /// Run one scenario (a TOML file or a built-in name; default: rcrt-baseline, the RCRT
+    /// paper's baseline on office40).
     Run {
-        /// Scenario file or built-in name (office40, lrwpan40).
-        #[arg(default_value = "office40")]
+        /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
+        #[arg(default_value = "rcrt-baseline")]
         scenario: String,
         /// Override the scenario's seed.
         #[arg(long)]

@@ -410,7 +410,8 @@ pub enum ScenarioError {
 }
 
 /// Built-in scenarios, by name.
-pub const BUILTIN: [(&str, &str); 2] = [
+pub const BUILTIN: [(&str, &str); 3] = [
+    ("rcrt-baseline", include_str!("../../../scenarios/rcrt/baseline.toml")),
     ("office40", include_str!("../../../scenarios/office40.toml")),
     ("lrwpan40", include_str!("../../../scenarios/bench/lrwpan40.toml")),
 ];
