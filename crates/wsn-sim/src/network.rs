@@ -18,7 +18,7 @@ use wsn_wire::NodeId;
 use crate::engine::EventQueue;
 use crate::mac::{AckMode, Backoff, MacConfig};
 use crate::radio::noise::{NoiseModel, NodeNoise};
-use crate::radio::{dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr};
+use crate::radio::{dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr, whole_dbm};
 use crate::rng::{stream, Purpose, SimRng};
 use crate::routing::mhlqi::{MhlqiConfig, MhlqiNode, RouteChange};
 use crate::routing::reverse::{LearnOutcome, ReverseConfig, ReverseTable};
@@ -124,30 +124,86 @@ struct Arrival {
     len: u16,
 }
 
-#[derive(Debug, Default)]
+/// The last noise sample of a radio with its conversions, so that they are computed once per
+/// distinct sample rather than once per check.
+#[derive(Clone, Copy, Debug)]
+struct NoiseCache {
+    /// The sample, dBm (NaN before the first one).
+    dbm: f64,
+    /// `dbm_to_mw(dbm)`.
+    mw: f64,
+    /// `mw_to_dbm(mw)`: the dBm value of the noise-only energy, as the reception rules compute it
+    /// (not always bit-equal to `dbm`); NaN until first needed.
+    back_dbm: f64,
+}
+
+impl Default for NoiseCache {
+    fn default() -> Self {
+        NoiseCache { dbm: f64::NAN, mw: 0.0, back_dbm: f64::NAN }
+    }
+}
+
+/// The per-node state the channel touches for every frame on the air. It lives apart from the
+/// rest of the node ([`Node`]), in one dense array (`Network::radios`), so that settling a frame
+/// at its receivers reads a few cache lines per receiver instead of a whole node.
+#[derive(Debug)]
 struct Radio {
     active: Vec<Arrival>,
     locked: Option<u32>,
     /// In turnaround or on the air: nothing can be received.
     transmitting: bool,
     rx_busy_until: Instant,
-    /// Last noise sample (dBm) and its linear value, to skip the conversion when it repeats.
-    noise_cache: (f64, f64),
+    noise_cache: NoiseCache,
     /// Sum of the powers of `active`, mW.
     active_mw: f64,
+    /// The node's noise process.
+    noise: NodeNoise,
+    /// The node's reception coins (PRR, LQI, false ACKs).
+    rng: SimRng,
 }
 
 impl Radio {
-    /// Noise at this radio in mW for a sample `dbm`.
-    fn noise_mw(&mut self, dbm: f64) -> f64 {
-        if self.noise_cache.0 != dbm {
-            self.noise_cache = (dbm, dbm_to_mw(dbm));
+    fn new(noise: NodeNoise, rng: SimRng) -> Radio {
+        Radio {
+            active: Vec::new(),
+            locked: None,
+            transmitting: false,
+            rx_busy_until: Instant::ZERO,
+            noise_cache: NoiseCache::default(),
+            active_mw: 0.0,
+            noise,
+            rng,
         }
-        self.noise_cache.1
+    }
+    /// Noise at this radio in mW for a sample `dbm`.
+    #[inline]
+    fn noise_mw(&mut self, dbm: f64) -> f64 {
+        if self.noise_cache.dbm != dbm {
+            // Whole-dBm samples (trace values) come from a table, bit-equal to the functions.
+            let (mw, back_dbm) = whole_dbm(dbm).unwrap_or((dbm_to_mw(dbm), f64::NAN));
+            self.noise_cache = NoiseCache { dbm, mw, back_dbm };
+        }
+        self.noise_cache.mw
     }
     /// Noise plus every arrival on the air at this radio, mW.
+    #[inline]
     fn energy_mw(&mut self, noise_dbm: f64) -> f64 {
         self.noise_mw(noise_dbm) + self.active_mw
+    }
+    /// `mw_to_dbm(e)` for `e`, the value the last [`Radio::energy_mw`] call returned. With
+    /// nothing on the air `e` is the noise alone (`x + 0.0 == x`), whose dBm value is cached
+    /// with the sample, so the logarithm is taken once per distinct noise sample.
+    #[inline]
+    fn energy_dbm(&mut self, e: f64) -> f64 {
+        if self.active_mw == 0.0 {
+            debug_assert_eq!(e.to_bits(), self.noise_cache.mw.to_bits());
+            if self.noise_cache.back_dbm.is_nan() {
+                self.noise_cache.back_dbm = mw_to_dbm(self.noise_cache.mw);
+            }
+            self.noise_cache.back_dbm
+        } else {
+            mw_to_dbm(e)
+        }
     }
     fn push(&mut self, a: Arrival) {
         self.active_mw += a.p_mw;
@@ -166,6 +222,33 @@ impl Radio {
 const SINR_FLOOR_LINEAR: f64 = 1.584_893_192_461_113_4;
 /// The same for the O-QPSK curve (−8 dB, where a 20-byte frame has PRR < 1e-9) [DERIVED].
 const SINR_FLOOR_LINEAR_OQPSK: f64 = 0.158_489_319_246_111_35;
+/// Margin (dB) above the SINR from which the reception curve is exactly 1, for deciding a sure
+/// reception on the linear ratio without the logarithm. It dwarfs the rounding of the dB
+/// computation (≈ 1e-13 dB) and of the f32 power kept per arrival (< 1e-5 dB), so the shortcut
+/// takes exactly the branch the dB computation would.
+const SURE_MARGIN_DB: f64 = 0.001;
+
+/// One directed link as the channel uses it: the receiver and the received power (transmit
+/// power included).
+#[derive(Clone, Copy, Debug)]
+struct RxLink {
+    to: u32,
+    /// Even the receiver's lowest possible noise leaves the SINR below the curve's floor: the
+    /// frame can never be decoded there (it still interferes).
+    hopeless: bool,
+    p_dbm: f64,
+    p_mw: f64,
+}
+
+/// The read-only inputs of reception rule R2, borrowed apart from the nodes so that the loop
+/// over a sender's receivers can update each radio in place.
+struct RxEnv<'a> {
+    noise: &'a NoiseModel,
+    chan: &'a ChannelOptions,
+    overhead: u32,
+    sinr_floor: f64,
+    sure_ratio: f64,
+}
 
 pub(crate) struct TreeState {
     sink: NodeId,
@@ -208,9 +291,6 @@ pub struct NodeStats {
 
 pub(crate) struct Node {
     pub(crate) id: NodeId,
-    radio: Radio,
-    noise: NodeNoise,
-    rng_rx: SimRng,
     rng_mac: SimRng,
     pub(crate) rng_agent: SimRng,
     mac: Mac,
@@ -288,6 +368,8 @@ pub struct Network {
     pub(crate) total_rate: Vec<(f64, u32, f64)>,
     pub(crate) congestion_events: u64,
     pub(crate) nodes: Vec<Node>,
+    /// Radio state per node (index = node index).
+    radios: Vec<Radio>,
     links: Links,
     noise_model: NoiseModel,
     mac: MacConfig,
@@ -301,13 +383,13 @@ pub struct Network {
     /// Frames put on the air (data + beacons, every attempt).
     pub(crate) frames_on_air: u64,
     pub(crate) acks_on_air: u64,
-    scratch: Vec<(u32, f64, f64, bool)>,
-    /// Received power per link of `links.out`: (dBm, mW, hopeless), transmit power included;
-    /// `hopeless` when even the receiver's lowest possible noise leaves the SINR below the
-    /// curve's floor, so the frame can never be decoded there (it still interferes).
-    rx_power: Vec<Vec<(f64, f64, bool)>>,
+    /// Per sender, its links of `links.out` (same order) with their received powers.
+    rx_links: Vec<Vec<RxLink>>,
     /// Linear SINR below which a frame is certainly lost.
     sinr_floor: f64,
+    /// Linear SINR at and above which a frame is certainly received (no coin is drawn): the
+    /// curve is exactly 1 there, with [`SURE_MARGIN_DB`] to spare.
+    sure_ratio: f64,
     pending_agent: VecDeque<u32>,
     /// Flows paced by the agents' rate controllers (see [`NetworkSpec::rate_controlled`]).
     rate_controlled: bool,
@@ -435,6 +517,7 @@ impl LinkCtx for Ctx<'_> {
 
 /// PRR of a frame with `len` network bytes: TOSSIM's fixed exponent 46, or 2 × the bytes after
 /// the 5-byte SHR when `prr_length_scaling` is on [AMBIG-3].
+#[inline]
 fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> f64 {
     if chan.curve == crate::scenario::PrrCurve::Ieee802154 {
         return prr::prr_oqpsk(sinr_db, (len + overhead as usize).saturating_sub(6));
@@ -470,6 +553,7 @@ impl Network {
             ..ForwarderConfig::default()
         };
         let mut nodes = Vec::with_capacity(n);
+        let mut radios = Vec::with_capacity(n);
         for i in 0..n {
             let id = NodeId(i as u16);
             let offset = if spec.noise_offsets { spec.links.noise_offset_db[i] } else { 0.0 };
@@ -486,13 +570,14 @@ impl Network {
                     TreeState { sink, mhlqi, reverse: ReverseTable::new(&spec.reverse) }
                 })
                 .collect();
+            radios.push(Radio::new(
+                spec.noise.node(offset, stream(seed, 0, i as u32, Purpose::Noise)),
+                stream(seed, 0, i as u32, Purpose::Reception),
+            ));
             let mut rng_mac = stream(seed, 0, i as u32, Purpose::Mac);
             let dsn = rng_mac.gen();
             nodes.push(Node {
                 id,
-                radio: Radio::default(),
-                noise: spec.noise.node(offset, stream(seed, 0, i as u32, Purpose::Noise)),
-                rng_rx: stream(seed, 0, i as u32, Purpose::Reception),
                 rng_mac,
                 rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
                 mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn },
@@ -518,6 +603,7 @@ impl Network {
             total_rate: Vec::new(),
             congestion_events: 0,
             nodes,
+            radios,
             links: spec.links,
             noise_model: spec.noise,
             mac: spec.mac,
@@ -530,9 +616,9 @@ impl Network {
             freeze_at: spec.freeze_at,
             frames_on_air: 0,
             acks_on_air: 0,
-            scratch: Vec::new(),
-            rx_power: Vec::new(),
+            rx_links: Vec::new(),
             sinr_floor: SINR_FLOOR_LINEAR,
+            sure_ratio: f64::INFINITY,
             pending_agent: VecDeque::new(),
             rate_controlled: spec.rate_controlled,
             flows_by_node: vec![Vec::new(); n],
@@ -545,15 +631,23 @@ impl Network {
         }
         let floor_db = mw_to_dbm(net.sinr_floor);
         let min_noise: Vec<f64> =
-            net.nodes.iter().map(|nd| net.noise_model.min_dbm() + nd.noise.offset_db()).collect();
-        net.rx_power = (0..n)
+            net.radios.iter().map(|rd| net.noise_model.min_dbm() + rd.noise.offset_db()).collect();
+        let one_db = if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
+            prr::prr_oqpsk_one_from_db()
+        } else if net.chan.prr_length_scaling {
+            prr::PRR_EXPONENT_ONE_FROM_DB
+        } else {
+            prr::PRR_ONE_FROM_DB
+        };
+        net.sure_ratio = dbm_to_mw(one_db + SURE_MARGIN_DB);
+        net.rx_links = (0..n)
             .map(|i| {
                 let tx = net.links.tx_power_dbm[i];
                 net.links.out[i]
                     .iter()
                     .map(|l| {
                         let p = tx + l.gain_db as f64;
-                        (p, dbm_to_mw(p), p < min_noise[l.to as usize] + floor_db)
+                        RxLink { to: l.to, hopeless: p < min_noise[l.to as usize] + floor_db, p_dbm: p, p_mw: dbm_to_mw(p) }
                     })
                     .collect()
             })
@@ -1028,12 +1122,13 @@ impl Network {
 
     fn cca_clear(&mut self, i: usize) -> bool {
         let now = self.now;
-        let n = &mut self.nodes[i];
-        if self.mac.cca_mode3 && n.radio.locked.is_some() {
+        let rd = &mut self.radios[i];
+        if self.mac.cca_mode3 && rd.locked.is_some() {
             return false;
         }
-        let noise = n.noise.sample(&self.noise_model, now);
-        mw_to_dbm(n.radio.energy_mw(noise)) < self.mac.cca_threshold_dbm
+        let noise = rd.noise.sample(&self.noise_model, now);
+        let e = rd.energy_mw(noise);
+        rd.energy_dbm(e) < self.mac.cca_threshold_dbm
     }
 
     fn mac_timer(&mut self, i: usize) {
@@ -1145,13 +1240,13 @@ impl Network {
             return;
         }
         // STXONCCA accepted: the radio turns to TX and loses whatever it was receiving (R1).
-        let n = &mut self.nodes[i];
-        n.radio.transmitting = true;
-        for a in &mut n.radio.active {
+        let rd = &mut self.radios[i];
+        rd.transmitting = true;
+        for a in &mut rd.active {
             a.lost = true;
         }
-        n.radio.locked = None;
-        n.mac.phase = Phase::Turnaround;
+        rd.locked = None;
+        self.nodes[i].mac.phase = Phase::Turnaround;
         self.schedule_mac(i, now + Duration(self.mac.turnaround_ns));
     }
 
@@ -1183,73 +1278,44 @@ impl Network {
             self.tracer.pcap_data(now, n.id, cur.dst, cur.dsn, cur.ack_request, cur.am_type, &cur.payload);
         }
         // R2 at every neighbour.
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        scratch.extend(self.links.out[i].iter().zip(&self.rx_power[i]).map(|(l, &(d, m, h))| (l.to, d, m, h)));
-        for &(to, p_dbm, p_mw, hopeless) in &scratch {
-            self.arrival_start(to as usize, i as u32, p_dbm, p_mw, hopeless, len, now);
+        let env = RxEnv {
+            noise: &self.noise_model,
+            chan: &self.chan,
+            overhead: self.mac.overhead_bytes,
+            sinr_floor: self.sinr_floor,
+            sure_ratio: self.sure_ratio,
+        };
+        for l in &self.rx_links[i] {
+            arrival_start(&mut self.radios[l.to as usize], &env, i as u32, l, len, now);
         }
-        self.scratch = scratch;
         self.q.push(now + air, Ev::TxEnd { node: i as u32 });
     }
 
 
-    /// Reception rule R2 (spec §4.2) at receiver `r`.
-    #[allow(clippy::too_many_arguments)]
-    fn arrival_start(&mut self, r: usize, src: u32, p_dbm: f64, p_mw: f64, hopeless: bool, len: usize, now: Instant) {
-        // A frame that cannot be decoded even over the lowest noise needs no noise sample.
-        let noise = if hopeless { f64::NEG_INFINITY } else { self.nodes[r].noise.sample(&self.noise_model, now) };
-        let n = &mut self.nodes[r];
-        let n0_mw = if hopeless { 0.0 } else { n.radio.energy_mw(noise) };
-        // Hopeless arrivals (SINR below the curve's floor) skip the logarithm and the coin.
-        let pass = if hopeless || p_mw < n0_mw * self.sinr_floor {
-            false
-        } else {
-            let p = frame_prr(&self.chan, self.mac.overhead_bytes, p_dbm - mw_to_dbm(n0_mw), len);
-            p >= 1.0 || (p > 0.0 && n.rng_rx.gen::<f64>() < p)
-        };
-        let lost = if n.radio.transmitting || !pass || n.radio.locked.is_some() || now < n.radio.rx_busy_until {
-            true
-        } else {
-            n.radio.locked = Some(src);
-            false
-        };
-        // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
-        for b in n.radio.active.iter_mut() {
-            if !b.lost {
-                let p = frame_prr(&self.chan, self.mac.overhead_bytes, b.p_dbm as f64 - p_dbm, b.len as usize);
-                if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
-                    b.lost = true;
-                }
-            }
-        }
-        n.radio.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw, len: len as u16 });
-    }
-
     fn tx_end(&mut self, i: usize) {
         let now = self.now;
-        let (dst, ack_request, len, kind) = {
-            let cur = self.nodes[i].mac.cur.as_ref().expect("on the air");
-            (cur.dst, cur.ack_request, cur.payload.len(), cur.kind)
+        // The payload is lent to the receivers for the settling loop (no copy per receiver) and
+        // put back before anything else can look at the frame: nothing the receivers' agents do
+        // reaches this sender's MAC while it is in the Tx phase.
+        let (dst, ack_request, am, payload) = {
+            let cur = self.nodes[i].mac.cur.as_mut().expect("on the air");
+            (cur.dst, cur.ack_request, cur.am_type, std::mem::take(&mut cur.payload))
         };
-        self.nodes[i].radio.transmitting = false;
-        let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
-        scratch.extend(self.links.out[i].iter().map(|l| (l.to, 0.0, 0.0, false)));
+        self.radios[i].transmitting = false;
         let mut dst_decoded = false;
-        for &(to, _, _, _) in &scratch {
-            let r = to as usize;
-            if let Some(ok) = self.arrival_end(r, i, len, now) {
+        for k in 0..self.rx_links[i].len() {
+            let to = self.rx_links[i][k].to;
+            if let Some(ok) = self.arrival_end(to as usize, i, dst, am, &payload, now) {
                 if NodeId(to as u16) == dst {
                     dst_decoded = ok;
                 }
             }
         }
-        self.scratch = scratch;
-        let _ = kind;
+        self.nodes[i].mac.cur.as_mut().expect("on the air").payload = payload;
+        let false_ack_coin = &mut self.radios[i].rng;
         let n = &mut self.nodes[i];
         if ack_request {
-            let false_ack = !dst_decoded && n.rng_rx.gen::<f64>() < self.chan.false_ack_prob;
+            let false_ack = !dst_decoded && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
             let cur = n.mac.cur.as_mut().expect("on the air");
             cur.ack_coming = dst_decoded || false_ack;
             n.mac.phase = Phase::WaitAck;
@@ -1262,51 +1328,56 @@ impl Network {
         }
     }
 
-    /// Reception rule R3 at `r` for the frame of sender `s`. Returns whether it was decoded
-    /// (None if `r` had no record of it).
-    fn arrival_end(&mut self, r: usize, s: usize, len: usize, now: Instant) -> Option<bool> {
-        let pos = self.nodes[r].radio.active.iter().position(|a| a.src == s as u32)?;
-        let n = &mut self.nodes[r];
-        let a = n.radio.remove(pos);
+    /// Reception rule R3 at `r` for the frame of sender `s` (destination `dst`, AM type `am`).
+    /// Returns whether it was decoded (None if `r` had no record of it).
+    #[allow(clippy::too_many_arguments)]
+    fn arrival_end(&mut self, r: usize, s: usize, dst: NodeId, am: u8, payload: &[u8], now: Instant) -> Option<bool> {
+        let rd = &mut self.radios[r];
+        let pos = rd.active.iter().position(|a| a.src == s as u32)?;
+        let a = rd.remove(pos);
         let mut lost = a.lost;
-        let mut sinr = f64::NEG_INFINITY;
+        // End-of-frame SINR (dB), computed only when a coin or the LQI needs it.
+        let mut sinr = None;
+        let mut n1_mw = 0.0;
         if !lost {
-            let noise = n.noise.sample(&self.noise_model, now);
-            let n1_mw = n.radio.energy_mw(noise);
+            let noise = rd.noise.sample(&self.noise_model, now);
+            n1_mw = rd.energy_mw(noise);
             if a.p_mw < n1_mw * self.sinr_floor {
                 lost = true;
-            } else {
-                sinr = a.p_dbm as f64 - mw_to_dbm(n1_mw);
-                let p = frame_prr(&self.chan, self.mac.overhead_bytes, sinr, len);
-                if p < 1.0 && (p <= 0.0 || n.rng_rx.gen::<f64>() >= p) {
+            } else if a.p_mw < n1_mw * self.sure_ratio {
+                let x = a.p_dbm as f64 - rd.energy_dbm(n1_mw);
+                sinr = Some(x);
+                let p = frame_prr(&self.chan, self.mac.overhead_bytes, x, payload.len());
+                if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
                     lost = true;
                 }
             }
+            // Else PRR is exactly 1: received without a coin.
         }
-        if n.radio.locked == Some(s as u32) {
-            n.radio.locked = None;
+        if rd.locked == Some(s as u32) {
+            rd.locked = None;
         }
-        if lost || n.radio.transmitting {
+        if lost || rd.transmitting {
             return Some(false);
         }
         // Hand the frame up.
-        let (dst, am, payload) = {
-            let cur = self.nodes[s].mac.cur.as_ref().expect("sender holds its frame until send_done");
-            (cur.dst, cur.am_type, cur.payload.clone())
-        };
-        let me = self.nodes[r].id;
+        let me = NodeId(r as u16);
         let for_me = dst == me || dst.is_broadcast();
         if !for_me && !self.mac.promiscuous {
             return Some(true);
         }
-        let n = &mut self.nodes[r];
-        n.radio.rx_busy_until = now + Duration(self.mac.rx_process_ns);
-        let lqi = sample_lqi(sinr, &mut n.rng_rx);
+        rd.rx_busy_until = now + Duration(self.mac.rx_process_ns);
+        // The air at `r` has not changed since `n1_mw` was computed.
+        let sinr = match sinr {
+            Some(x) => x,
+            None => a.p_dbm as f64 - rd.energy_dbm(n1_mw),
+        };
+        let lqi = sample_lqi(sinr, &mut rd.rng);
         let rssi = mw_to_dbm(a.p_mw + a.n0_mw).floor() as i16;
         let rx = RxInfo { link_src: NodeId(s as u16), link_dst: dst, rssi_dbm: rssi, lqi };
         if am == AM_BEACON {
             if for_me {
-                self.handle_beacon(r, lqi, &payload);
+                self.handle_beacon(r, lqi, payload);
             }
             return Some(true);
         }
@@ -1314,9 +1385,9 @@ impl Network {
         let mut ctx = Ctx { me, trees: &mut n.trees, rng: &mut n.rng_agent };
         if for_me {
             self.tracer.record(&TraceEvent::Rx { t: now, node: r as u32, from: s as u32, lqi });
-            n.agent.handle_frame(now, &mut ctx, &rx, &payload);
+            n.agent.handle_frame(now, &mut ctx, &rx, payload);
         } else {
-            n.agent.handle_overheard(now, &mut ctx, &rx, &payload);
+            n.agent.handle_overheard(now, &mut ctx, &rx, payload);
         }
         self.after_agent(r);
         Some(true)
@@ -1333,11 +1404,11 @@ impl Network {
         if coming {
             if let Some(g) = self.links.gain(dst.index(), i) {
                 let p_rev = self.links.tx_power_dbm[dst.index()] + g as f64;
-                let noise = self.nodes[i].noise.sample(&self.noise_model, now);
-                let n = &mut self.nodes[i];
-                let mw = n.radio.energy_mw(noise);
-                let c: f64 = n.rng_rx.gen();
-                ok = c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - mw_to_dbm(mw), 0);
+                let rd = &mut self.radios[i];
+                let noise = rd.noise.sample(&self.noise_model, now);
+                let mw = rd.energy_mw(noise);
+                let c: f64 = rd.rng.gen();
+                ok = c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - rd.energy_dbm(mw), 0);
             }
             self.acks_on_air += 1;
             if self.tracer.pcap_enabled() {
@@ -1398,4 +1469,43 @@ impl Network {
             self.mac_kick(i);
         }
     }
+}
+
+/// Reception rule R2 (spec §4.2) at receiver `rd` for the frame of sender `src` over link `l`.
+fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, now: Instant) {
+    let (p_dbm, p_mw) = (l.p_dbm, l.p_mw);
+    let mut n0_mw = 0.0;
+    // A frame that cannot be decoded even over the lowest noise needs no noise sample, logarithm
+    // or coin.
+    let pass = if l.hopeless {
+        false
+    } else {
+        let noise = rd.noise.sample(env.noise, now);
+        n0_mw = rd.energy_mw(noise);
+        if p_mw < n0_mw * env.sinr_floor {
+            false
+        } else if p_mw >= n0_mw * env.sure_ratio {
+            // PRR exactly 1: the dB computation would pass it without drawing a coin.
+            true
+        } else {
+            let p = frame_prr(env.chan, env.overhead, p_dbm - rd.energy_dbm(n0_mw), len);
+            p >= 1.0 || (p > 0.0 && rd.rng.gen::<f64>() < p)
+        }
+    };
+    let lost = if rd.transmitting || !pass || rd.locked.is_some() || now < rd.rx_busy_until {
+        true
+    } else {
+        rd.locked = Some(src);
+        false
+    };
+    // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
+    for b in rd.active.iter_mut() {
+        if !b.lost {
+            let p = frame_prr(env.chan, env.overhead, b.p_dbm as f64 - p_dbm, b.len as usize);
+            if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
+                b.lost = true;
+            }
+        }
+    }
+    rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw, len: len as u16 });
 }

@@ -639,6 +639,7 @@ impl NoiseModel {
             },
             Kind::Replay { trace, .. } => NodeState::Replay {
                 offset: rng.gen_range(0..trace.len() as u32),
+                pos: 0,
             },
             Kind::Constant { .. } => NodeState::Constant,
             Kind::Gaussian { .. } => NodeState::Gaussian { spare: None },
@@ -667,10 +668,19 @@ pub struct NodeNoise {
 
 #[derive(Clone, Debug)]
 enum NodeState {
-    Cpm { hop: Hop, ends: u64 },
-    Replay { offset: u32 },
+    Cpm {
+        hop: Hop,
+        ends: u64,
+    },
+    /// `pos` is the trace index of the last generated slot (valid once one was generated).
+    Replay {
+        offset: u32,
+        pos: u32,
+    },
     Constant,
-    Gaussian { spare: Option<f64> },
+    Gaussian {
+        spare: Option<f64>,
+    },
 }
 
 /// The 1-ms noise slot of `t`: t rounded to the nearest millisecond. [CODE t2: sim_noise.c]
@@ -698,6 +708,11 @@ impl NodeNoise {
         if self.last_ms != NONE_MS && m <= self.last_ms {
             return self.last + self.offset;
         }
+        self.sample_new(model, m)
+    }
+
+    /// A sample for a slot `m` later than the last generated one (or the first sample).
+    fn sample_new(&mut self, model: &NoiseModel, m: u64) -> f64 {
         let v = match (&model.kind, &mut self.state) {
             (Kind::Cpm(tab), NodeState::Cpm { hop, ends }) => {
                 // Steps since the last sample; the first call walks from "slot −1".
@@ -712,9 +727,25 @@ impl NodeNoise {
                     tab.walk(hop, steps, &mut self.rng, ends) as f64
                 }
             }
-            (Kind::Replay { trace, .. }, NodeState::Replay { offset }) => {
-                // offset < len, so one modulo suffices (m < 2^63 ns-derived milliseconds).
-                trace[((*offset as u64 + m) % trace.len() as u64) as usize] as f64
+            (Kind::Replay { trace, .. }, NodeState::Replay { offset, pos }) => {
+                // Index (o_i + m) mod L. Slots only move forward, so a step shorter than the trace
+                // advances the last index with one wrap instead of a 64-bit division (which cost
+                // more than the rest of the query); the first query and long gaps take the modulo.
+                let len = trace.len() as u64;
+                let steps = m.wrapping_sub(self.last_ms);
+                let p = if self.last_ms != NONE_MS && steps < len {
+                    let p = *pos as u64 + steps;
+                    if p >= len {
+                        p - len
+                    } else {
+                        p
+                    }
+                } else {
+                    // offset < len, so one modulo suffices (m < 2^63 ns-derived milliseconds).
+                    (*offset as u64 + m) % len
+                };
+                *pos = p as u32;
+                trace[p as usize] as f64
             }
             (Kind::Constant { floor }, NodeState::Constant) => *floor,
             (Kind::Gaussian { floor, sigma }, NodeState::Gaussian { spare }) => {
@@ -1144,6 +1175,17 @@ mod tests {
             assert_eq!(
                 n.sample(&m, ms(k)),
                 trace[(o + k as usize) % 5] as f64 + 1.0
+            );
+        }
+
+        // Irregular gaps, shorter and longer than the trace, and repeated slots: the incremental
+        // index must give exactly trace[(o + ms) mod L].
+        let mut t = 12u64;
+        for gap in [0u64, 1, 4, 5, 6, 9, 10, 11, 3, 0, 2, 1_000_003, 7, 5] {
+            t += gap;
+            assert_eq!(
+                n.sample(&m, ms(t)),
+                trace[(o + t as usize) % 5] as f64 + 1.0
             );
         }
 

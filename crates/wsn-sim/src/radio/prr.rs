@@ -46,6 +46,17 @@ pub fn prr_exact(sinr_db: f64) -> f64 {
 
 const TABLE_LO: f64 = 2.0;
 const TABLE_HI: f64 = 10.0;
+
+/// [`prr`] is exactly 1.0 at and above this SINR (dB), so a coin against it never fails.
+pub const PRR_ONE_FROM_DB: f64 = TABLE_HI;
+/// [`prr_with_exponent`] is exactly 1.0 at and above this SINR (dB), for every exponent.
+pub const PRR_EXPONENT_ONE_FROM_DB: f64 = SURE_ABOVE_DB;
+/// [`prr_oqpsk`] is exactly 1.0 at and above this SINR (dB), for every frame length: from there
+/// on the table holds `ln(1 − BER) = 0` exactly (BER below 2⁻⁵³), and `exp(0) = 1`. About 6 dB,
+/// well below the table's upper end (12 dB).
+pub fn prr_oqpsk_one_from_db() -> f64 {
+    oqpsk_table().1
+}
 const TABLE_STEPS_PER_DB: f64 = 1000.0;
 
 fn table() -> &'static [f64] {
@@ -127,31 +138,51 @@ pub fn oqpsk_ber(snr_linear: f64) -> f64 {
     (8.0 / 15.0 / 16.0 * sum).clamp(0.0, 0.5)
 }
 
+/// Upper end of the O-QPSK table (dB); [`prr_oqpsk`] returns 1 from there on.
+const OQPSK_HI: f64 = 12.0;
+
 /// Frame reception probability under the IEEE 802.15.4 O-QPSK curve: `(1 − BER)^(8·bytes)`,
 /// read from a table of `ln(1 − BER)` over [−10, 12] dB in 0.001-dB steps (hot path).
 pub fn prr_oqpsk(sinr_db: f64, bytes: usize) -> f64 {
-    const LO: f64 = -10.0;
-    const HI: f64 = 12.0;
-    if sinr_db.is_nan() || sinr_db <= LO {
+    if sinr_db.is_nan() || sinr_db <= OQPSK_LO {
         return 0.0;
     }
-    if sinr_db >= HI {
+    if sinr_db >= OQPSK_HI {
         return 1.0;
     }
-    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
-    let t = TABLE.get_or_init(|| {
-        let n = ((HI - LO) * 1000.0) as usize + 2;
-        (0..n)
-            .map(|i| {
-                let x = LO + i as f64 / 1000.0;
-                (1.0 - oqpsk_ber((x * (core::f64::consts::LN_10 / 10.0)).exp())).ln()
-            })
-            .collect()
-    });
-    let x = (sinr_db - LO) * 1000.0;
+    let t = &oqpsk_table().0;
+    let x = (sinr_db - OQPSK_LO) * 1000.0;
     let i = x as usize;
     let lnq = t[i] + (t[i + 1] - t[i]) * (x - i as f64);
+    if lnq == 0.0 {
+        // exp(±0) is exactly 1; skip the call.
+        return 1.0;
+    }
     (8.0 * bytes as f64 * lnq).exp()
+}
+
+/// Lower end of the O-QPSK table (dB).
+const OQPSK_LO: f64 = -10.0;
+
+/// The table of `ln(1 − BER)` over [`OQPSK_LO`, `OQPSK_HI`] in 0.001-dB steps, and the SINR
+/// from which [`prr_oqpsk`] is certainly 1 (see [`prr_oqpsk_one_from_db`]).
+fn oqpsk_table() -> &'static (Vec<f64>, f64) {
+    static TABLE: std::sync::OnceLock<(Vec<f64>, f64)> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let n = ((OQPSK_HI - OQPSK_LO) * 1000.0) as usize + 2;
+        let t: Vec<f64> = (0..n)
+            .map(|i| {
+                let x = OQPSK_LO + i as f64 / 1000.0;
+                (1.0 - oqpsk_ber((x * (core::f64::consts::LN_10 / 10.0)).exp())).ln()
+            })
+            .collect();
+        // First index k with t[j] = 0 for every j ≥ k. A SINR one step above grid point k has
+        // an index ≥ k whatever the rounding of the index computation, so both interpolation
+        // ends are 0 there.
+        let k = t.iter().rposition(|&v| v != 0.0).map_or(0, |j| j + 1);
+        let one_from = (OQPSK_LO + (k + 1) as f64 / 1000.0).min(OQPSK_HI);
+        (t, one_from)
+    })
 }
 
 #[cfg(test)]
@@ -262,6 +293,34 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn certain_reception_thresholds() {
+        for k in 0..2000 {
+            let x = k as f64 * 0.01;
+            if x >= PRR_ONE_FROM_DB {
+                assert_eq!(prr(x), 1.0, "{x}");
+            }
+            for e in [1.0, 46.0, 240.0, 0.5] {
+                if x >= PRR_EXPONENT_ONE_FROM_DB {
+                    assert_eq!(prr_with_exponent(x, e), 1.0, "{x}");
+                }
+            }
+            for bytes in [0, 1, 57, 133, 1000] {
+                if x >= prr_oqpsk_one_from_db() {
+                    assert_eq!(prr_oqpsk(x, bytes), 1.0, "{x}");
+                }
+            }
+        }
+        assert_eq!(prr(f64::INFINITY), 1.0);
+        assert_eq!(prr_oqpsk(f64::INFINITY, 57), 1.0);
+        // The O-QPSK threshold is well below the table's end, and just below it the curve is
+        // not yet exactly 1 for long frames.
+        let one = prr_oqpsk_one_from_db();
+        assert!(one > 0.0 && one < 10.0, "{one}");
+        assert!(prr_oqpsk(one - 0.01, 1000) < 1.0);
+        eprintln!("O-QPSK PRR exactly 1 from {one} dB");
     }
 
     #[test]
