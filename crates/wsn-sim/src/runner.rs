@@ -162,6 +162,10 @@ pub struct Totals {
     /// RCRT: decreases of the total rate triggered by congestion.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub congestion_decreases: Option<u64>,
+    /// RCRT: feedback packets sent, by the trigger that queued them (new_loss, rate_differs,
+    /// duplicate, ack_request, decrease, fin, timer), all sinks.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feedback_by_trigger: Option<std::collections::BTreeMap<String, u64>>,
     /// Jain's fairness index of the per-flow goodputs (1 = all equal).
     pub goodput_jain_index: f64,
     /// Protocol-specific counters summed over all nodes' agents (IFRC: halvings, sharing
@@ -679,6 +683,25 @@ fn summarize(
             },
             congestion_decreases: if net.flows().iter().any(|f| f.endpoint.is_some()) {
                 Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().decreases).sum())
+            } else {
+                None
+            },
+            feedback_by_trigger: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                let mut m = std::collections::BTreeMap::new();
+                for st in net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().feedback_sent_by) {
+                    for (k, v) in [
+                        ("new_loss", st.new_loss),
+                        ("rate_differs", st.rate_differs),
+                        ("duplicate", st.duplicate),
+                        ("ack_request", st.ack_request),
+                        ("decrease", st.decrease),
+                        ("fin", st.fin),
+                        ("timer", st.timer),
+                    ] {
+                        *m.entry(k.to_string()).or_insert(0) += v;
+                    }
+                }
+                Some(m)
             } else {
                 None
             },
