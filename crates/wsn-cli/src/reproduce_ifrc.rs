@@ -262,6 +262,24 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             fig(lines(dir, "fig9-queues", "Fig. 9 analogue: largest queue per node per 10 s", "time (s)", "packets", &q, Some((64.0, "capacity"))))?;
         }
     }
+    // The paper's §5 bounds for this network next to the chosen ε (spec §11.5): F_j = n·ln n,
+    // s̄ = 3, burst tolerances from the EWMA weight and the first two thresholds.
+    {
+        let cfg = wsn_proto::ifrc::IfrcConfig::default();
+        let n = 39.0f64;
+        let (u0, u1) = (ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(0)), ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(1)));
+        let (b5, b6) = stability_bounds(n * n.ln(), u0 as f64, u1 as f64, 3.0);
+        writeln!(
+            md,
+            "\nChosen ε = {} (paper profile) against the paper's §5 bounds for {n} senders (F_j = n·ln n = {:.1}, s̄ = 3, \
+             U_0 = {u0} and U_1 = {u1} packets from w_q = {} and U(0), U(1) = {}, {}): (5) ε < {b5:.3}, (6) ε < {b6:.3}.",
+            cfg.epsilon,
+            n * n.ln(),
+            cfg.ewma_weight,
+            cfg.threshold(0),
+            cfg.threshold(1)
+        )?;
+    }
     writeln!(md, "\n![Fig. 6](fig6-goodput.png)\n![Fig. 7](fig7-reception.png)\n![Fig. 8](fig8-rates.png)\n![Fig. 9](fig9-queues.png)\n")?;
 
     // ------------------------------------------------------------------ E2 (Fig. 10)
