@@ -87,7 +87,8 @@ enum Cmd {
         /// RCRT-vs-IFRC comparison of `wsn compare`).
         #[arg(value_parser = ["rcrt", "ifrc"])]
         paper: String,
-        /// Shorter runs and fewer sweep points (minutes instead of tens of minutes).
+        /// Shorter runs and fewer sweep points (rcrt: about 1 minute instead of 10; ifrc: shorter
+        /// sweeps and comparison runs).
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/reproduce-<paper>).
