@@ -8,7 +8,7 @@
 //! frame the MAC gives up on is dropped here, as Tenet's routing layer does
 //! [CODE tenet1: RoutingLayerM.nc, NewQueuedSendM.nc].
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::vec;
 use alloc::vec::Vec;
 
@@ -84,6 +84,30 @@ impl SeqWindow {
     }
 }
 
+/// Hasher of node addresses for the duplicate windows: one multiplication (Fibonacci hashing)
+/// spreads consecutive addresses over the table. Nothing iterates the table, so its order
+/// cannot leak into a run.
+#[derive(Clone, Copy, Debug, Default)]
+struct AddrHasher(u64);
+
+impl core::hash::Hasher for AddrHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u16(&mut self, n: u16) {
+        self.0 = (self.0 ^ u64::from(n)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The duplicate windows of every origin seen. Near a sink a node sees thousands of origins; a
+/// hash probe into a flat table costs far less than a walk down a search tree.
+type Windows = hashbrown::HashMap<NodeId, SeqWindow, core::hash::BuildHasherDefault<AddrHasher>>;
+
 #[derive(Clone, Debug)]
 struct Queued {
     bytes: Vec<u8>,
@@ -118,7 +142,7 @@ pub struct CollectionForwarder {
     queue: VecDeque<Queued>,
     in_flight: Option<Queued>,
     next_seqno: u16,
-    windows: BTreeMap<NodeId, SeqWindow>,
+    windows: Windows,
     events: VecDeque<AgentEvent>,
     stats: ForwarderStats,
 }
@@ -132,7 +156,7 @@ impl CollectionForwarder {
             queue: VecDeque::new(),
             in_flight: None,
             next_seqno: 0,
-            windows: BTreeMap::new(),
+            windows: Windows::default(),
             events: VecDeque::new(),
             stats: ForwarderStats::default(),
         }
@@ -175,10 +199,10 @@ impl CollectionForwarder {
 
     /// Duplicate check on (origin, seqno).
     fn is_new(&mut self, origin: NodeId, seqno: u16) -> bool {
-        match self.windows.get_mut(&origin) {
-            Some(w) => w.accept(seqno),
-            None => {
-                self.windows.insert(origin, SeqWindow { highest: seqno, seen: 0 });
+        match self.windows.entry(origin) {
+            hashbrown::hash_map::Entry::Occupied(mut w) => w.get_mut().accept(seqno),
+            hashbrown::hash_map::Entry::Vacant(v) => {
+                v.insert(SeqWindow { highest: seqno, seen: 0 });
                 true
             }
         }

@@ -95,6 +95,9 @@ struct CurFrame {
     first_tx: Instant,
     /// Did the destination decode the last attempt (so that an ACK is on its way)?
     ack_coming: bool,
+    /// Index in the sender's `rx_links` of the link to `dst` found by the last attempt's
+    /// [`Network::tx_end`] (`u32::MAX`: none).
+    dst_link: u32,
     loaded: bool,
     /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
     nb: u8,
@@ -143,52 +146,81 @@ impl Default for NoiseCache {
     }
 }
 
+/// Arrivals kept inside the radio itself; a radio with more frames on the air at once keeps the
+/// rest in a heap vector.
+const INLINE_ARRIVALS: usize = 4;
+
 /// The per-node state the channel touches for every frame on the air. It lives apart from the
 /// rest of the node ([`Node`]), in one dense array (`Network::radios`), so that settling a frame
-/// at its receivers reads a few cache lines per receiver instead of a whole node.
+/// at its receivers reads a few cache lines per receiver instead of a whole node: the fields
+/// every arrival reads share the first cache line, the arrivals follow inline, and the noise
+/// process and the coins (read at most once per noise slot or per coin) come last.
 #[derive(Debug)]
+#[repr(C, align(64))]
 struct Radio {
-    active: Vec<Arrival>,
+    /// The last noise sample is valid for query times before this (ns): the end of its 1-ms
+    /// slot, i.e. exactly when [`NodeNoise::sample`] would return it again without drawing.
+    /// 0 before the first sample.
+    noise_valid_until_ns: u64,
+    noise_cache: NoiseCache,
+    /// Sum of the powers of the arrivals, mW.
+    active_mw: f64,
+    rx_busy_until: Instant,
     locked: Option<u32>,
     /// In turnaround or on the air: nothing can be received.
     transmitting: bool,
-    rx_busy_until: Instant,
-    noise_cache: NoiseCache,
-    /// Sum of the powers of `active`, mW.
-    active_mw: f64,
+    /// Number of frames on the air here ("arrivals"): a vector whose first
+    /// [`INLINE_ARRIVALS`] elements live inline (`inline`, the second and third cache lines),
+    /// the rest in `spill`. It behaves exactly like a `Vec` (same order, same `swap_remove`),
+    /// which matters: the order decides which coin each arrival draws.
+    n_active: u32,
+    inline: [Arrival; INLINE_ARRIVALS],
+    /// Arrivals `INLINE_ARRIVALS..n_active`.
+    spill: Vec<Arrival>,
     /// The node's noise process.
     noise: NodeNoise,
     /// The node's reception coins (PRR, LQI, false ACKs).
     rng: SimRng,
 }
 
+// Every field an arrival reads fits the first cache line; the inline arrivals start the second.
+const _: () = assert!(std::mem::offset_of!(Radio, inline) == 64);
+
 impl Radio {
     fn new(noise: NodeNoise, rng: SimRng) -> Radio {
         Radio {
-            active: Vec::new(),
-            locked: None,
-            transmitting: false,
-            rx_busy_until: Instant::ZERO,
+            noise_valid_until_ns: 0,
             noise_cache: NoiseCache::default(),
             active_mw: 0.0,
+            rx_busy_until: Instant::ZERO,
+            locked: None,
+            transmitting: false,
+            n_active: 0,
+            inline: [Arrival { src: 0, p_dbm: 0.0, p_mw: 0.0, lost: false, n0_mw: 0.0, len: 0 }; INLINE_ARRIVALS],
+            spill: Vec::new(),
             noise,
             rng,
         }
     }
-    /// Noise at this radio in mW for a sample `dbm`.
+    /// Noise plus every arrival on the air at this radio at `now`, mW: the noise sample of
+    /// `now` (drawn from the node's process only when its slot is newer than the last one) with
+    /// its conversion, computed once per distinct sample.
     #[inline]
-    fn noise_mw(&mut self, dbm: f64) -> f64 {
+    fn energy_mw(&mut self, model: &NoiseModel, now: Instant) -> f64 {
+        if now.as_nanos() >= self.noise_valid_until_ns {
+            self.new_noise_sample(model, now);
+        }
+        self.noise_cache.mw + self.active_mw
+    }
+    #[inline(never)]
+    fn new_noise_sample(&mut self, model: &NoiseModel, now: Instant) {
+        let dbm = self.noise.sample(model, now);
+        self.noise_valid_until_ns = self.noise.valid_until_ns();
         if self.noise_cache.dbm != dbm {
             // Whole-dBm samples (trace values) come from a table, bit-equal to the functions.
             let (mw, back_dbm) = whole_dbm(dbm).unwrap_or((dbm_to_mw(dbm), f64::NAN));
             self.noise_cache = NoiseCache { dbm, mw, back_dbm };
         }
-        self.noise_cache.mw
-    }
-    /// Noise plus every arrival on the air at this radio, mW.
-    #[inline]
-    fn energy_mw(&mut self, noise_dbm: f64) -> f64 {
-        self.noise_mw(noise_dbm) + self.active_mw
     }
     /// `mw_to_dbm(e)` for `e`, the value the last [`Radio::energy_mw`] call returned. With
     /// nothing on the air `e` is the noise alone (`x + 0.0 == x`), whose dBm value is cached
@@ -205,14 +237,57 @@ impl Radio {
             mw_to_dbm(e)
         }
     }
+    /// Number of arrivals.
+    #[inline]
+    fn n_active(&self) -> usize {
+        self.n_active as usize
+    }
+    #[inline]
+    fn arrival(&self, k: usize) -> &Arrival {
+        if k < INLINE_ARRIVALS {
+            &self.inline[k]
+        } else {
+            &self.spill[k - INLINE_ARRIVALS]
+        }
+    }
+    #[inline]
+    fn arrival_mut(&mut self, k: usize) -> &mut Arrival {
+        if k < INLINE_ARRIVALS {
+            &mut self.inline[k]
+        } else {
+            &mut self.spill[k - INLINE_ARRIVALS]
+        }
+    }
+    /// Index of the arrival from `src`.
+    #[inline]
+    fn position(&self, src: u32) -> Option<usize> {
+        (0..self.n_active()).find(|&k| self.arrival(k).src == src)
+    }
+    #[inline]
     fn push(&mut self, a: Arrival) {
         self.active_mw += a.p_mw;
-        self.active.push(a);
+        let k = self.n_active();
+        if k < INLINE_ARRIVALS {
+            self.inline[k] = a;
+        } else {
+            self.spill.push(a);
+        }
+        self.n_active += 1;
     }
+    /// Removes arrival `pos` like `Vec::swap_remove`: the last one takes its place.
+    #[inline]
     fn remove(&mut self, pos: usize) -> Arrival {
-        let a = self.active.swap_remove(pos);
+        let last = self.n_active() - 1;
+        let a = *self.arrival(pos);
+        if pos != last {
+            *self.arrival_mut(pos) = *self.arrival(last);
+        }
+        if last >= INLINE_ARRIVALS {
+            self.spill.pop();
+        }
+        self.n_active -= 1;
         // Keep the running sum exact when the air is empty again (no drift over a long run).
-        self.active_mw = if self.active.is_empty() { 0.0 } else { self.active_mw - a.p_mw };
+        self.active_mw = if self.n_active == 0 { 0.0 } else { self.active_mw - a.p_mw };
         a
     }
 }
@@ -385,6 +460,9 @@ pub struct Network {
     pub(crate) acks_on_air: u64,
     /// Per sender, its links of `links.out` (same order) with their received powers.
     rx_links: Vec<Vec<RxLink>>,
+    /// Parallel to `rx_links`: the power at the sender of the reverse link (the ACK's path),
+    /// `tx_power_dbm[to] + gain(to → sender)`, NaN when there is none.
+    rev_p_dbm: Vec<Vec<f64>>,
     /// Linear SINR below which a frame is certainly lost.
     sinr_floor: f64,
     /// Linear SINR at and above which a frame is certainly received (no coin is drawn): the
@@ -617,6 +695,7 @@ impl Network {
             frames_on_air: 0,
             acks_on_air: 0,
             rx_links: Vec::new(),
+            rev_p_dbm: Vec::new(),
             sinr_floor: SINR_FLOOR_LINEAR,
             sure_ratio: f64::INFINITY,
             pending_agent: VecDeque::new(),
@@ -648,6 +727,17 @@ impl Network {
                     .map(|l| {
                         let p = tx + l.gain_db as f64;
                         RxLink { to: l.to, hopeless: p < min_noise[l.to as usize] + floor_db, p_dbm: p, p_mw: dbm_to_mw(p) }
+                    })
+                    .collect()
+            })
+            .collect();
+        net.rev_p_dbm = (0..n)
+            .map(|i| {
+                net.rx_links[i]
+                    .iter()
+                    .map(|l| {
+                        let to = l.to as usize;
+                        net.links.gain(to, i).map_or(f64::NAN, |g| net.links.tx_power_dbm[to] + g as f64)
                     })
                     .collect()
             })
@@ -1126,8 +1216,7 @@ impl Network {
         if self.mac.cca_mode3 && rd.locked.is_some() {
             return false;
         }
-        let noise = rd.noise.sample(&self.noise_model, now);
-        let e = rd.energy_mw(noise);
+        let e = rd.energy_mw(&self.noise_model, now);
         rd.energy_dbm(e) < self.mac.cca_threshold_dbm
     }
 
@@ -1203,6 +1292,7 @@ impl Network {
             attempts: 0,
             first_tx: now,
             ack_coming: false,
+            dst_link: u32::MAX,
             loaded: false,
             nb: 0,
             be: self.mac.csma_min_be,
@@ -1242,8 +1332,8 @@ impl Network {
         // STXONCCA accepted: the radio turns to TX and loses whatever it was receiving (R1).
         let rd = &mut self.radios[i];
         rd.transmitting = true;
-        for a in &mut rd.active {
-            a.lost = true;
+        for k in 0..rd.n_active() {
+            rd.arrival_mut(k).lost = true;
         }
         rd.locked = None;
         self.nodes[i].mac.phase = Phase::Turnaround;
@@ -1303,15 +1393,23 @@ impl Network {
         };
         self.radios[i].transmitting = false;
         let mut dst_decoded = false;
+        let mut dst_link = u32::MAX;
         for k in 0..self.rx_links[i].len() {
             let to = self.rx_links[i][k].to;
+            if NodeId(to as u16) == dst {
+                dst_link = k as u32;
+            }
             if let Some(ok) = self.arrival_end(to as usize, i, dst, am, &payload, now) {
                 if NodeId(to as u16) == dst {
                     dst_decoded = ok;
                 }
             }
         }
-        self.nodes[i].mac.cur.as_mut().expect("on the air").payload = payload;
+        {
+            let cur = self.nodes[i].mac.cur.as_mut().expect("on the air");
+            cur.payload = payload;
+            cur.dst_link = dst_link;
+        }
         let false_ack_coin = &mut self.radios[i].rng;
         let n = &mut self.nodes[i];
         if ack_request {
@@ -1333,15 +1431,14 @@ impl Network {
     #[allow(clippy::too_many_arguments)]
     fn arrival_end(&mut self, r: usize, s: usize, dst: NodeId, am: u8, payload: &[u8], now: Instant) -> Option<bool> {
         let rd = &mut self.radios[r];
-        let pos = rd.active.iter().position(|a| a.src == s as u32)?;
+        let pos = rd.position(s as u32)?;
         let a = rd.remove(pos);
         let mut lost = a.lost;
         // End-of-frame SINR (dB), computed only when a coin or the LQI needs it.
         let mut sinr = None;
         let mut n1_mw = 0.0;
         if !lost {
-            let noise = rd.noise.sample(&self.noise_model, now);
-            n1_mw = rd.energy_mw(noise);
+            n1_mw = rd.energy_mw(&self.noise_model, now);
             if a.p_mw < n1_mw * self.sinr_floor {
                 lost = true;
             } else if a.p_mw < n1_mw * self.sure_ratio {
@@ -1396,17 +1493,20 @@ impl Network {
     /// R4: the ACK decision at the sender.
     fn ack_check(&mut self, i: usize) {
         let now = self.now;
-        let (dst, coming) = {
+        let (dst, coming, dst_link) = {
             let cur = self.nodes[i].mac.cur.as_ref().expect("waiting for an ACK");
-            (cur.dst, cur.ack_coming)
+            (cur.dst, cur.ack_coming, cur.dst_link)
         };
         let mut ok = false;
         if coming {
-            if let Some(g) = self.links.gain(dst.index(), i) {
-                let p_rev = self.links.tx_power_dbm[dst.index()] + g as f64;
+            // The reverse link's power, precomputed when the destination is a neighbour.
+            let p_rev = match self.rev_p_dbm[i].get(dst_link as usize) {
+                Some(&p) => (!p.is_nan()).then_some(p),
+                None => self.links.gain(dst.index(), i).map(|g| self.links.tx_power_dbm[dst.index()] + g as f64),
+            };
+            if let Some(p_rev) = p_rev {
                 let rd = &mut self.radios[i];
-                let noise = rd.noise.sample(&self.noise_model, now);
-                let mw = rd.energy_mw(noise);
+                let mw = rd.energy_mw(&self.noise_model, now);
                 let c: f64 = rd.rng.gen();
                 ok = c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - rd.energy_dbm(mw), 0);
             }
@@ -1480,8 +1580,7 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
     let pass = if l.hopeless {
         false
     } else {
-        let noise = rd.noise.sample(env.noise, now);
-        n0_mw = rd.energy_mw(noise);
+        n0_mw = rd.energy_mw(env.noise, now);
         if p_mw < n0_mw * env.sinr_floor {
             false
         } else if p_mw >= n0_mw * env.sure_ratio {
@@ -1499,11 +1598,12 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
         false
     };
     // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
-    for b in rd.active.iter_mut() {
+    for k in 0..rd.n_active() {
+        let b = *rd.arrival(k);
         if !b.lost {
             let p = frame_prr(env.chan, env.overhead, b.p_dbm as f64 - p_dbm, b.len as usize);
             if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
-                b.lost = true;
+                rd.arrival_mut(k).lost = true;
             }
         }
     }

@@ -767,6 +767,18 @@ impl NodeNoise {
         v + self.offset
     }
 
+    /// [`NodeNoise::sample`] returns the last generated sample again, without drawing, for every
+    /// query time (ns) before this one: the end of the last sample's 1-ms slot (0 before the
+    /// first sample).
+    #[inline]
+    pub fn valid_until_ns(&self) -> u64 {
+        if self.last_ms == NONE_MS {
+            0
+        } else {
+            self.last_ms * NS_PER_MS + NS_PER_MS / 2
+        }
+    }
+
     /// The node's noise-floor offset δ_i in dB.
     pub fn offset_db(&self) -> f64 {
         self.offset

@@ -5,9 +5,10 @@
 //! to an unknown destination the engine sends them directly (one hop, "try once"). Entries age
 //! on a periodic tick and expire after [`ReverseConfig::max_age`] ticks without traffic.
 //!
-//! The table is a `BTreeMap`, so any iteration is in address order and runs are reproducible.
-
-use std::collections::BTreeMap;
+//! The table is a vector sorted by destination address, so any iteration is in address order and
+//! runs are reproducible. It holds at most [`ReverseConfig::capacity`] entries (90 by default), so
+//! one contiguous array beats a search tree, above all for the aging pass over every entry that a
+//! full table runs at each new origin near a sink.
 
 use wsn_proto::time::Duration;
 use wsn_wire::NodeId;
@@ -81,7 +82,8 @@ pub struct ReverseTable {
     capacity: usize,
     max_age: u8,
     aging_period: Duration,
-    entries: BTreeMap<NodeId, Child>,
+    /// Sorted by destination, one entry per destination.
+    entries: Vec<(NodeId, Child)>,
 }
 
 impl ReverseTable {
@@ -91,7 +93,7 @@ impl ReverseTable {
             capacity: cfg.capacity,
             max_age: cfg.max_age,
             aging_period: Duration::from_secs_f64(cfg.aging_period_s),
-            entries: BTreeMap::new(),
+            entries: Vec::new(),
         }
     }
 
@@ -116,7 +118,9 @@ impl ReverseTable {
         if parent == Some(prev_hop) {
             return LearnOutcome::IgnoredFromParent;
         }
-        if let Some(child) = self.entries.get_mut(&origin) {
+        let at = self.find(origin);
+        if let Ok(k) = at {
+            let child = &mut self.entries[k].1;
             let outcome = if child.next_hop == prev_hop {
                 LearnOutcome::Refreshed
             } else {
@@ -133,12 +137,16 @@ impl ReverseTable {
             self.age_tick();
             return LearnOutcome::TableFull;
         }
+        let k = at.unwrap_err();
         self.entries.insert(
-            origin,
-            Child {
-                next_hop: prev_hop,
-                age: 0,
-            },
+            k,
+            (
+                origin,
+                Child {
+                    next_hop: prev_hop,
+                    age: 0,
+                },
+            ),
         );
         LearnOutcome::Learned
     }
@@ -146,20 +154,20 @@ impl ReverseTable {
     /// The next hop toward `dst`, if `dst` is in the table. `None` means "send directly to
     /// `dst`" (§6.3).
     pub fn next_hop(&self, dst: NodeId) -> Option<NodeId> {
-        self.entries.get(&dst).map(|c| c.next_hop)
+        self.find(dst).ok().map(|k| self.entries[k].1.next_hop)
     }
 
     /// The node adopted `new_parent`: delete any entry for destination `new_parent`, so the
     /// parent is never also a child. [CODE tenet1: RoutingLayerM.nc]
     pub fn on_parent_change(&mut self, new_parent: NodeId) {
-        self.entries.remove(&new_parent);
+        self.remove(new_parent);
     }
 
     /// The node received its own UP packet back: delete the entry for destination `parent`
     /// (meant to break a two-node loop). No-op without a parent. [CODE tenet1: RoutingLayerM.nc]
     pub fn on_own_packet_returned(&mut self, parent: Option<NodeId>) {
         if let Some(p) = parent {
-            self.entries.remove(&p);
+            self.remove(p);
         }
     }
 
@@ -167,7 +175,7 @@ impl ReverseTable {
     /// [CODE tenet1: ChildrenM.nc] (`ageChildren`).
     pub fn age_tick(&mut self) {
         let max_age = self.max_age;
-        self.entries.retain(|_, c| {
+        self.entries.retain_mut(|(_, c)| {
             c.age = c.age.saturating_add(1);
             c.age <= max_age
         });
@@ -191,6 +199,18 @@ impl ReverseTable {
     /// The entries as (destination, next hop, age), in destination order.
     pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, u8)> + '_ {
         self.entries.iter().map(|(d, c)| (*d, c.next_hop, c.age))
+    }
+
+    /// Index of `dst`'s entry, or where it would go.
+    #[inline]
+    fn find(&self, dst: NodeId) -> Result<usize, usize> {
+        self.entries.binary_search_by_key(&dst, |e| e.0)
+    }
+
+    fn remove(&mut self, dst: NodeId) {
+        if let Ok(k) = self.find(dst) {
+            self.entries.remove(k);
+        }
     }
 }
 
