@@ -197,6 +197,11 @@ pub trait NodeAgent {
     fn wants_to_send(&self) -> bool;
     /// The MAC may transmit now: hand over the frame, or `None` to withdraw.
     fn poll_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx) -> Option<Frame>;
+    /// The MAC is about to retransmit the frame last returned by [`NodeAgent::poll_frame`]
+    /// (second and later attempts; not called for the first): the agent may rewrite the bytes in
+    /// place, e.g. IFRC stamps its header with current values at every attempt (spec-ifrc
+    /// AMBIG-16). The length must not change. Default: the frame is resent unchanged.
+    fn refresh_frame(&mut self, _now: Instant, _payload: &mut [u8]) {}
     /// Earliest time the agent wants [`NodeAgent::handle_timeout`].
     fn poll_timeout(&self) -> Option<Instant> {
         None

@@ -1125,6 +1125,15 @@ impl NodeAgent for IfrcAgent {
         Some(frame)
     }
 
+    fn refresh_frame(&mut self, now: Instant, payload: &mut [u8]) {
+        // A retransmission carries the state of its own attempt, as the first one did
+        // [AMBIG-16; CODE: the header is rewritten before every attempt, retries included].
+        self.last_now = now;
+        if self.in_flight == InFlight::Data {
+            self.stamp(now, payload);
+        }
+    }
+
     fn poll_timeout(&self) -> Option<Instant> {
         let mut t = self.next_tick;
         for x in [self.next_slot, self.next_control].into_iter().flatten() {

@@ -759,6 +759,29 @@ fn header_is_stamped_at_transmission_time() {
 }
 
 #[test]
+fn retransmission_is_restamped_with_current_values() {
+    let (mut a, mut c) = node(5, 2);
+    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload")
+        .unwrap();
+    let mut f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+    let first = header_of(&f.payload);
+    // The rate moves on (additive increase) while the frame waits for its ACK.
+    let t = tick_to(&mut a, &mut c, 0.05);
+    let r_now = a.rate_pps();
+    assert_ne!(wire::quantize_rate(r_now), first.rate_pps);
+    let before = f.payload.clone();
+    a.refresh_frame(t, &mut f.payload);
+    let h = header_of(&f.payload);
+    assert_eq!(h.rate_pps, wire::quantize_rate(r_now), "the retry carries the rate of its own attempt");
+    assert_eq!(h.protocol, 0x42);
+    assert_eq!(f.payload.len(), before.len());
+    // Only the IFRC header changed: the collection header and the application bytes did not.
+    assert_eq!(f.payload[..collection::HEADER_LEN], before[..collection::HEADER_LEN]);
+    let tail = collection::HEADER_LEN + wire::HEADER_LEN;
+    assert_eq!(&f.payload[tail..], b"payload");
+}
+
+#[test]
 fn header_reports_congested_child_with_smallest_rate_and_expires_it() {
     let (mut a, mut c) = node(5, 2);
     let t0 = Instant::from_secs(1);
