@@ -9,7 +9,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use wsn_sim::runner::{run, RunOptions};
-use wsn_sim::scenario::Scenario;
+use wsn_sim::scenario::{Scenario, Sources};
 
 /// ns-3.37 lr-wpan on the lrwpan40 layout, 600 s (data/topologies/README.md).
 const NS3_LRWPAN40_WALL_S: f64 = 10.4;
@@ -23,6 +23,9 @@ struct CaseResult {
     wall_s: f64,
     events: u64,
     frames: u64,
+    /// Frame arrivals at receivers within the neighbour cut-off (the channel's unit of work).
+    #[serde(default)]
+    receptions: u64,
     delivery: f64,
     peak_rss_mb: f64,
 }
@@ -32,11 +35,52 @@ fn side(n: usize) -> f64 {
     (n as f64 * 35.0 * 35.0 / 40.0).sqrt()
 }
 
+/// Columns and rows of the cells of a square uniform placement of `n` nodes (row-major, one
+/// node per cell, as `Placement::Uniform` lays them out).
+fn cells(n: usize) -> (usize, usize) {
+    let cols = (n as f64).sqrt().ceil() as usize;
+    (cols, n.div_ceil(cols))
+}
+
 /// Index of the node in the centre cell of a uniform placement (row-major cells).
 fn center_cell(n: usize) -> usize {
-    let cols = (n as f64).sqrt().ceil() as usize;
-    let rows = n.div_ceil(cols);
+    let (cols, rows) = cells(n);
     ((rows / 2) * cols + cols / 2).min(n - 1)
+}
+
+/// Cells per tile side in the `tiled-*` cases: tiles of about 20 × 20 = 400 nodes, the size of
+/// `uniform-400-*`, each with its own sink.
+const TILE_CELLS: usize = 20;
+
+/// Tiles of a `tiled-*` case: for each tile, its sink (the node in its centre cell) and its other
+/// nodes. The cells are cut into ⌈cols/20⌉ × ⌈rows/20⌉ tiles of (nearly) equal size.
+fn tiles(n: usize) -> Vec<(u16, Vec<u16>)> {
+    let (cols, rows) = cells(n);
+    let (tx, ty) = (cols.div_ceil(TILE_CELLS).max(1), rows.div_ceil(TILE_CELLS).max(1));
+    // Tile index of a column (row): even split of the cells into tx (ty) tiles.
+    let tile_of = |c: usize, cells: usize, t: usize| c * t / cells;
+    let mut members: Vec<Vec<u16>> = vec![Vec::new(); tx * ty];
+    for i in 0..n {
+        let (c, r) = (i % cols, i / cols);
+        members[tile_of(r, rows, ty) * tx + tile_of(c, cols, tx)].push(i as u16);
+    }
+    members
+        .into_iter()
+        .filter(|m| !m.is_empty())
+        .map(|m| {
+            // The member closest to the tile's centre cell (in cells) is its sink.
+            let (c0, c1) = (m.iter().map(|&i| i as usize % cols).min().unwrap_or(0), m.iter().map(|&i| i as usize % cols).max().unwrap_or(0));
+            let (r0, r1) = (m.iter().map(|&i| i as usize / cols).min().unwrap_or(0), m.iter().map(|&i| i as usize / cols).max().unwrap_or(0));
+            let (cc, rc) = ((c0 + c1) as f64 / 2.0, (r0 + r1) as f64 / 2.0);
+            let d = |i: u16| {
+                let (c, r) = ((i as usize % cols) as f64, (i as usize / cols) as f64);
+                (c - cc).powi(2) + (r - rc).powi(2)
+            };
+            let sink = m.iter().copied().min_by(|&a, &b| d(a).total_cmp(&d(b)).then(a.cmp(&b))).unwrap_or(m[0]);
+            let others = m.into_iter().filter(|&i| i != sink).collect();
+            (sink, others)
+        })
+        .collect()
 }
 
 fn case_scenario(name: &str) -> Result<Scenario> {
@@ -64,6 +108,36 @@ fn case_scenario(name: &str) -> Result<Scenario> {
         set.push(format!("flows.0.rate_pps={}", parts[1]));
         set.push(format!("duration_s={}", parts[2]));
         "lrwpan40"
+    } else if let Some(n) = name.strip_prefix("tiled-") {
+        // tiled-N-RATE-SECONDS: as uniform-N-…, but with one sink per tile of about 400 nodes
+        // and every node sending to its tile's sink, so that the offered load per area (and with
+        // it the number of frames on the air around a receiver) stays that of uniform-400-… at
+        // every N. This separates the simulator's own scaling from the congestion a single sink
+        // causes in the uniform-* cases.
+        let parts: Vec<&str> = n.split('-').collect();
+        anyhow::ensure!(parts.len() == 3, "bad case {name}");
+        let n: usize = parts[0].parse()?;
+        let w = side(n);
+        set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
+        set.push("routing.kind=\"shortest\"".into());
+        set.push("routing.shortest_snr_db=0.0".into());
+        let tiles = tiles(n);
+        let sinks: Vec<String> = tiles.iter().map(|(s, _)| s.to_string()).collect();
+        set.push(format!("topology.sinks=[{}]", sinks.join(",")));
+        set.push(format!("flows.0.rate_pps={}", parts[1]));
+        set.push(format!("duration_s={}", parts[2]));
+        let mut sc = Scenario::load("lrwpan40", &set)?;
+        let template = sc.flows[0].clone();
+        sc.flows = tiles
+            .into_iter()
+            .map(|(sink, others)| {
+                let mut f = template.clone();
+                f.sources = Sources::List(others);
+                f.sink = Some(sink);
+                f
+            })
+            .collect();
+        return Ok(sc);
     } else {
         anyhow::bail!("unknown bench case {name}");
     };
@@ -87,6 +161,7 @@ pub fn one(name: &str) -> Result<()> {
     let sc = case_scenario(name)?;
     let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None })?;
     let (frames, _) = r.network.frames_on_air();
+    let receptions = r.network.receptions();
     let res = CaseResult {
         case: name.into(),
         nodes: r.summary.nodes,
@@ -94,6 +169,7 @@ pub fn one(name: &str) -> Result<()> {
         wall_s: r.summary.wall_seconds,
         events: r.summary.events,
         frames,
+        receptions,
         delivery: r.summary.totals.delivery_ratio,
         peak_rss_mb: peak_rss_mb(),
     };
@@ -116,12 +192,18 @@ pub fn all(quick: bool) -> Result<()> {
     for n in sizes {
         cases.push(format!("uniform-{n}-0.2-60"));
     }
-    println!("{:<24} {:>6} {:>8} {:>8} {:>11} {:>9} {:>12} {:>9} {:>9}", "case", "nodes", "sim s", "wall s", "events/s", "frames", "µs/frame", "delivery", "peak MB");
+    for n in sizes.iter().filter(|&&n| n >= 400) {
+        cases.push(format!("tiled-{n}-0.2-60"));
+    }
+    println!(
+        "{:<24} {:>6} {:>6} {:>7} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
+        "case", "nodes", "sim s", "wall s", "events/s", "frames", "µs/frame", "arr/frame", "ns/arrival", "delivery", "peak MB"
+    );
     let mut rows = Vec::new();
     for c in &cases {
         let r = spawn(c)?;
         println!(
-            "{:<24} {:>6} {:>8.0} {:>8.2} {:>11.0} {:>9} {:>12.2} {:>9.3} {:>9.1}",
+            "{:<24} {:>6} {:>6.0} {:>7.2} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
             r.case,
             r.nodes,
             r.sim_s,
@@ -129,6 +211,8 @@ pub fn all(quick: bool) -> Result<()> {
             r.events as f64 / r.wall_s.max(1e-9),
             r.frames,
             r.wall_s * 1e6 / r.frames.max(1) as f64,
+            r.receptions as f64 / r.frames.max(1) as f64,
+            r.wall_s * 1e9 / r.receptions.max(1) as f64,
             r.delivery,
             r.peak_rss_mb
         );
@@ -143,6 +227,16 @@ pub fn all(quick: bool) -> Result<()> {
             NS3_LRWPAN40_DELIVERY,
             100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY)
         );
+    }
+    for family in ["uniform", "tiled"] {
+        let curve: Vec<String> = rows
+            .iter()
+            .filter(|r| r.case.starts_with(&format!("{family}-")) && r.case.ends_with("-0.2-60"))
+            .map(|r| format!("{} nodes {:.2}", r.nodes, r.wall_s * 1e6 / r.frames.max(1) as f64))
+            .collect();
+        if !curve.is_empty() {
+            println!("cost per frame ({family}-N-0.2-60), µs: {}", curve.join(", "));
+        }
     }
     if let Some(o) = rows.iter().find(|r| r.case == "office40-hour") {
         println!("office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node", o.wall_s * 3600.0 / o.sim_s);

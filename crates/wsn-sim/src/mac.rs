@@ -312,7 +312,10 @@ impl MacConfig {
             // Energy-detect CCA at 10 dB above the −106.58 dBm reference sensitivity
             // [LIT: IEEE 802.15.4-2006 §6.9.9, as ns-3 lr-wpan applies it].
             cca_threshold_dbm: -96.58,
-            cca_mode3: false,
+            // ns-3 reports the channel busy while its PHY is receiving a frame, whatever the
+            // energy, then compares the energy with the threshold: energy OR carrier, as our
+            // mode 3 [CODE ns-3.37 lr-wpan-phy.cc EndCca: PhyIsBusy() before the ED test].
+            cca_mode3: true,
             ack: AckMode::Hardware,
             ack_latency_ns: 192_000 + 11 * 32_000,
             ack_timeout_ns: 864_000,

@@ -38,6 +38,8 @@ pub struct ChannelOptions {
     pub false_ack_prob: f64,
     /// Reception curve.
     pub curve: crate::scenario::PrrCurve,
+    /// Frame-acceptance rule (TOSSIM's two coins, or ns-3 lr-wpan's lock and chunks).
+    pub reception: crate::scenario::Reception,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -181,6 +183,9 @@ struct Radio {
     noise: NodeNoise,
     /// The node's reception coins (PRR, LQI, false ACKs).
     rng: SimRng,
+    /// `ns3` reception: start of the locked frame's unchecked chunk (its first bit, then the
+    /// last check).
+    chunk_since: Instant,
 }
 
 // Every field an arrival reads fits the first cache line; the inline arrivals start the second.
@@ -200,6 +205,7 @@ impl Radio {
             spill: Vec::new(),
             noise,
             rng,
+            chunk_since: Instant::ZERO,
         }
     }
     /// Noise plus every arrival on the air at this radio at `now`, mW: the noise sample of
@@ -323,6 +329,10 @@ struct RxEnv<'a> {
     overhead: u32,
     sinr_floor: f64,
     sure_ratio: f64,
+    /// The SINR (dB) from which the reception curve is exactly 1 (`Network::sure_db`).
+    sure_db: f64,
+    /// The `ns3` reception model is in use.
+    ns3: bool,
 }
 
 pub(crate) struct TreeState {
@@ -468,6 +478,11 @@ pub struct Network {
     /// Linear SINR at and above which a frame is certainly received (no coin is drawn): the
     /// curve is exactly 1 there, with [`SURE_MARGIN_DB`] to spare.
     sure_ratio: f64,
+    /// SINR (dB) from which [`frame_prr`] returns exactly 1 for every frame length: a pairwise
+    /// SIR at or above it is decided without evaluating the curve (no coin either way).
+    sure_db: f64,
+    /// Frame arrivals processed (one per receiver in range of each frame on the air).
+    pub(crate) receptions: u64,
     pending_agent: VecDeque<u32>,
     /// Flows paced by the agents' rate controllers (see [`NetworkSpec::rate_controlled`]).
     rate_controlled: bool,
@@ -698,6 +713,8 @@ impl Network {
             rev_p_dbm: Vec::new(),
             sinr_floor: SINR_FLOOR_LINEAR,
             sure_ratio: f64::INFINITY,
+            sure_db: f64::INFINITY,
+            receptions: 0,
             pending_agent: VecDeque::new(),
             rate_controlled: spec.rate_controlled,
             flows_by_node: vec![Vec::new(); n],
@@ -719,6 +736,7 @@ impl Network {
             prr::PRR_ONE_FROM_DB
         };
         net.sure_ratio = dbm_to_mw(one_db + SURE_MARGIN_DB);
+        net.sure_db = one_db;
         net.rx_links = (0..n)
             .map(|i| {
                 let tx = net.links.tx_power_dbm[i];
@@ -871,6 +889,12 @@ impl Network {
     /// Frames that went on the air (data and beacons, each attempt) and ACKs.
     pub fn frames_on_air(&self) -> (u64, u64) {
         (self.frames_on_air, self.acks_on_air)
+    }
+    /// Frame arrivals the channel processed: for every frame on the air, one per radio within
+    /// the neighbour cut-off (the unit of work of the channel model; `wsn bench` reports the cost
+    /// per arrival beside the cost per frame).
+    pub fn receptions(&self) -> u64 {
+        self.receptions
     }
 
     /// Run until `until` (capped at the end of the run). Returns false once the run is over.
@@ -1229,9 +1253,14 @@ impl Network {
                     self.mac_kick(i);
                     return;
                 }
-                let cur = self.nodes[i].mac.cur.as_mut().expect("bound above");
+                let n = &mut self.nodes[i];
+                let cur = n.mac.cur.as_mut().expect("bound above");
                 if !cur.loaded {
                     cur.loaded = true;
+                    if cur.attempts > 0 && cur.kind == FrameKind::Agent {
+                        // A retransmission: the agent may re-stamp the frame for this attempt.
+                        n.agent.refresh_frame(now, &mut cur.payload);
+                    }
                     let load = self.mac.txfifo_load(cur.payload.len());
                     if load > Duration::ZERO {
                         self.nodes[i].mac.phase = Phase::Loading;
@@ -1374,7 +1403,10 @@ impl Network {
             overhead: self.mac.overhead_bytes,
             sinr_floor: self.sinr_floor,
             sure_ratio: self.sure_ratio,
+            sure_db: self.sure_db,
+            ns3: self.chan.reception == crate::scenario::Reception::Ns3,
         };
+        self.receptions += self.rx_links[i].len() as u64;
         for l in &self.rx_links[i] {
             arrival_start(&mut self.radios[l.to as usize], &env, i as u32, l, len, now);
         }
@@ -1437,7 +1469,18 @@ impl Network {
         // End-of-frame SINR (dB), computed only when a coin or the LQI needs it.
         let mut sinr = None;
         let mut n1_mw = 0.0;
-        if !lost {
+        if self.chan.reception == crate::scenario::Reception::Ns3 {
+            // The last chunk, at the SINR of the last bit (the frame's own power removed).
+            if !lost {
+                n1_mw = rd.energy_mw(&self.noise_model, now);
+                if rd.locked == Some(s as u32)
+                    && !rd.transmitting
+                    && !ns3_chunk_passes(&mut rd.rng, a.p_mw, n1_mw, ns3_chunk_bits(rd.chunk_since, now), self.sure_ratio)
+                {
+                    lost = true;
+                }
+            }
+        } else if !lost {
             n1_mw = rd.energy_mw(&self.noise_model, now);
             if a.p_mw < n1_mw * self.sinr_floor {
                 lost = true;
@@ -1508,7 +1551,12 @@ impl Network {
                 let rd = &mut self.radios[i];
                 let mw = rd.energy_mw(&self.noise_model, now);
                 let c: f64 = rd.rng.gen();
-                ok = c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - rd.energy_dbm(mw), 0);
+                ok = if self.chan.reception == crate::scenario::Reception::Ns3 {
+                    // The whole ACK PPDU, PHY header included, as ns-3 charges it.
+                    c < prr::oqpsk_chunk_success_db(p_rev - rd.energy_dbm(mw), 8 * self.mac.ack_bytes)
+                } else {
+                    c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - rd.energy_dbm(mw), 0)
+                };
             }
             self.acks_on_air += 1;
             if self.tracer.pcap_enabled() {
@@ -1573,6 +1621,10 @@ impl Network {
 
 /// Reception rule R2 (spec §4.2) at receiver `rd` for the frame of sender `src` over link `l`.
 fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, now: Instant) {
+    if env.ns3 {
+        arrival_start_ns3(rd, env, src, l, len, now);
+        return;
+    }
     let (p_dbm, p_mw) = (l.p_dbm, l.p_mw);
     let mut n0_mw = 0.0;
     // A frame that cannot be decoded even over the lowest noise needs no noise sample, logarithm
@@ -1601,11 +1653,86 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
     for k in 0..rd.n_active() {
         let b = *rd.arrival(k);
         if !b.lost {
-            let p = frame_prr(env.chan, env.overhead, b.p_dbm as f64 - p_dbm, b.len as usize);
+            let sir = b.p_dbm as f64 - p_dbm;
+            if sir >= env.sure_db {
+                // The curve is exactly 1 here: survives without a coin.
+                continue;
+            }
+            let p = frame_prr(env.chan, env.overhead, sir, b.len as usize);
             if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
                 rd.arrival_mut(k).lost = true;
             }
         }
     }
     rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw, len: len as u16 });
+}
+
+/// ns-3.37 lr-wpan's lock threshold: an idle receiver locks on a frame whose SINR at the first
+/// bit is above −5 dB (10^−0.5) [CODE ns-3.37 lr-wpan-phy.cc StartRx].
+const NS3_LOCK_SINR_LINEAR: f64 = 0.316_227_766_016_837_94;
+/// The O-QPSK PHY's data rate in bits per ms, which turns a chunk's duration into bits the way
+/// ns-3 does (⌈Δt · 250 kb/s⌉) [CODE ns-3.37 lr-wpan-phy.cc CheckInterference].
+const NS3_BITS_PER_MS: u64 = 250;
+
+/// Bits of a chunk from `since` to `now` as ns-3 counts them: ⌈Δt · 250 kb/s⌉.
+#[inline]
+fn ns3_chunk_bits(since: Instant, now: Instant) -> u32 {
+    let ns = (now - since).as_nanos();
+    (ns * NS3_BITS_PER_MS).div_ceil(1_000_000).min(u32::MAX as u64) as u32
+}
+
+/// Whether a chunk of `bits` bits of a frame received at `p_mw` over `n_mw` (noise and
+/// interference) survives: one coin at `(1 − BER)^bits`, none when that is exactly 1 (the linear
+/// ratio is then at least `sure_ratio`, so no logarithm is taken either).
+#[inline]
+fn ns3_chunk_passes(rng: &mut SimRng, p_mw: f64, n_mw: f64, bits: u32, sure_ratio: f64) -> bool {
+    if p_mw >= n_mw * sure_ratio {
+        return true;
+    }
+    let p = prr::oqpsk_chunk_success_db(mw_to_dbm(p_mw / n_mw), bits);
+    p >= 1.0 || rng.gen::<f64>() < p
+}
+
+/// Charges the chunk of the frame `rd` is locked on since the last check, at the SINR of this
+/// moment (`e_mw`: noise plus every arrival, the locked one included); one coin.
+#[inline]
+fn ns3_check_chunk(rd: &mut Radio, e_mw: f64, now: Instant, sure_ratio: f64) {
+    let Some(cur) = rd.locked else { return };
+    if rd.transmitting {
+        return;
+    }
+    if let Some(k) = rd.position(cur) {
+        let b = *rd.arrival(k);
+        if !b.lost {
+            let bits = ns3_chunk_bits(rd.chunk_since, now);
+            if !ns3_chunk_passes(&mut rd.rng, b.p_mw, e_mw - b.p_mw, bits, sure_ratio) {
+                rd.arrival_mut(k).lost = true;
+            }
+        }
+    }
+    rd.chunk_since = now;
+}
+
+/// The `ns3` reception model at the first bit of a frame (see [`crate::scenario::Reception`]).
+fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, now: Instant) {
+    let (p_dbm, p_mw) = (l.p_dbm, l.p_mw);
+    let busy = rd.transmitting || rd.locked.is_some() || now < rd.rx_busy_until;
+    let charge = rd.locked.is_some() && !rd.transmitting;
+    if !charge && (busy || l.hopeless) {
+        // No frame to charge, and the newcomer cannot lock (a hopeless link stays below −8 dB,
+        // under the −5 dB lock threshold, even over the lowest noise): interference only, no
+        // noise sample needed.
+        rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost: true, n0_mw: 0.0, len: len as u16 });
+        return;
+    }
+    // The air before the newcomer: the locked frame's chunk so far is judged on it.
+    let n0_mw = rd.energy_mw(env.noise, now);
+    ns3_check_chunk(rd, n0_mw, now, env.sure_ratio);
+    let lock = !busy && p_mw > n0_mw * NS3_LOCK_SINR_LINEAR;
+    if lock {
+        rd.locked = Some(src);
+        rd.chunk_since = now;
+    }
+    // A frame the radio did not lock on is interference only.
+    rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost: !lock, n0_mw, len: len as u16 });
 }

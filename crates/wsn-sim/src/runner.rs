@@ -391,7 +391,12 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         noise,
         noise_offsets: sc.radio.noise_offsets,
         mac: mac.clone(),
-        chan: ChannelOptions { prr_length_scaling: sc.radio.prr_length_scaling, false_ack_prob: sc.radio.false_ack_prob, curve: sc.radio.prr_curve },
+        chan: ChannelOptions {
+            prr_length_scaling: sc.radio.prr_length_scaling,
+            false_ack_prob: sc.radio.false_ack_prob,
+            curve: sc.radio.prr_curve,
+            reception: sc.radio.reception,
+        },
         sinks: sinks.clone(),
         mhlqi: sc.routing.mhlqi.clone(),
         reverse: sc.routing.reverse.clone(),

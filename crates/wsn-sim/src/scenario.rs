@@ -100,6 +100,29 @@ pub struct RadioConfig {
     /// Reception curve: `cc2420` (TOSSIM's CC2420 fit, default) or `ieee802154` (the standard's
     /// O-QPSK BER formula as ns-3 lr-wpan uses it, to mirror ns-3 runs).
     pub prr_curve: PrrCurve,
+    /// How a receiver takes a frame: `tossim` (default; spec §4.2 R2–R3: a coin at the first
+    /// bit, another at the last, a pairwise SIR coin per newcomer, as TOSSIM's CpmModelC) or
+    /// `ns3` (ns-3.37 lr-wpan's PHY, for mirroring ns-3 runs; needs `prr_curve = "ieee802154"`).
+    pub reception: Reception,
+}
+
+/// The receiver's frame-acceptance rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Reception {
+    /// Spec §4.2 R2–R3 (TOSSIM CpmModelC): a PRR coin on the SINR at the frame's first bit
+    /// decides whether the radio locks on it; a second coin on the SINR at its last bit decides
+    /// reception; each newcomer draws a pairwise SIR coin against every earlier arrival.
+    #[default]
+    Tossim,
+    /// ns-3.37 lr-wpan (`LrWpanPhy::StartRx`, `CheckInterference`, `EndRx`): an idle radio locks
+    /// on a frame whose SINR at the first bit exceeds −5 dB, without a coin; a radio already
+    /// locked treats newcomers as interference only. The locked frame's error chance is charged
+    /// in chunks over the whole PPDU (PHY header included): one coin per chunk with
+    /// (1 − BER)^bits at the SINR of the moment the chunk is checked (when a newcomer arrives
+    /// and at the last bit); interference that ends between two checks is not charged.
+    /// [CODE ns-3.37 src/lr-wpan/model/lr-wpan-phy.cc]
+    Ns3,
 }
 
 /// Which PRR(SINR) curve judges frames.
@@ -128,6 +151,7 @@ impl Default for RadioConfig {
             prr_length_scaling: false,
             false_ack_prob: 0.001,
             prr_curve: PrrCurve::Cc2420,
+            reception: Reception::Tossim,
         }
     }
 }
@@ -497,6 +521,11 @@ impl Scenario {
         }
         if self.topology.sinks.is_empty() {
             return Err("topology.sinks must name at least one sink".into());
+        }
+        if self.radio.reception == Reception::Ns3 && self.radio.prr_curve != PrrCurve::Ieee802154 {
+            return Err("radio.reception = \"ns3\" needs radio.prr_curve = \"ieee802154\" (ns-3's O-QPSK \
+                        error model)"
+                .into());
         }
         for (i, f) in self.flows.iter().enumerate() {
             match f.rate_pps {

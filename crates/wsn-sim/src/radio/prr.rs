@@ -138,6 +138,41 @@ pub fn oqpsk_ber(snr_linear: f64) -> f64 {
     (8.0 / 15.0 / 16.0 * sum).clamp(0.0, 0.5)
 }
 
+/// Chance that `bits` bits pass at a linear SINR under the O-QPSK BER: `(1 − BER)^bits`, the
+/// chunk success rate of ns-3's `LrWpanErrorModel`, evaluated exactly (fifteen exponentials;
+/// the reference for [`oqpsk_chunk_success_db`]).
+pub fn oqpsk_chunk_success(sinr_linear: f64, bits: u32) -> f64 {
+    if sinr_linear.is_nan() {
+        return 0.0;
+    }
+    powu(1.0 - oqpsk_ber(sinr_linear.max(0.0)), bits)
+}
+
+/// [`oqpsk_chunk_success`] at a SINR in dB, read from the `ln(1 − BER)` table of [`prr_oqpsk`]
+/// (0.001-dB steps, linear interpolation; hot path of the `ns3` reception model). Below the
+/// table's −10 dB the BER of −10 dB is used (about 0.3, so a chunk of more than a few bits fails
+/// almost surely either way); exactly 1 from [`prr_oqpsk_one_from_db`] on.
+pub fn oqpsk_chunk_success_db(sinr_db: f64, bits: u32) -> f64 {
+    if sinr_db.is_nan() {
+        return 0.0;
+    }
+    if sinr_db >= OQPSK_HI {
+        return 1.0;
+    }
+    let t = &oqpsk_table().0;
+    let lnq = if sinr_db <= OQPSK_LO {
+        t[0]
+    } else {
+        let x = (sinr_db - OQPSK_LO) * 1000.0;
+        let i = x as usize;
+        t[i] + (t[i + 1] - t[i]) * (x - i as f64)
+    };
+    if lnq == 0.0 {
+        return 1.0;
+    }
+    (bits as f64 * lnq).exp()
+}
+
 /// Upper end of the O-QPSK table (dB); [`prr_oqpsk`] returns 1 from there on.
 const OQPSK_HI: f64 = 12.0;
 
@@ -187,6 +222,21 @@ fn oqpsk_table() -> &'static (Vec<f64>, f64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn oqpsk_chunk_table_matches_the_formula() {
+        for i in -150..120 {
+            let db = i as f64 / 10.0;
+            let lin = 10f64.powf(db / 10.0);
+            for bits in [1u32, 8, 88, 456] {
+                let exact = super::oqpsk_chunk_success(lin, bits);
+                let fast = super::oqpsk_chunk_success_db(db, bits);
+                let tol = if db < -10.0 { 0.3 } else { 1e-6 };
+                assert!((exact - fast).abs() <= tol, "{db} dB, {bits} bits: {exact} vs {fast}");
+            }
+        }
+        assert_eq!(super::oqpsk_chunk_success_db(super::prr_oqpsk_one_from_db(), 456), 1.0);
+    }
+
     #[test]
     fn oqpsk_curve_is_monotone_and_near_ns3() {
         // ns-3's O-QPSK model delivers a 57-byte frame almost surely a little above 0 dB SNR and
