@@ -64,8 +64,8 @@
 //! originate (a silent, stopped or removed child never paces it; with no originating child,
 //! every packet of the fastest child counts), advertises avg_q = 0; AMBIG-13
 //! child_rate = r_b in every control packet; AMBIG-14 slots at w·r, header carries r, increase
-//! on 1/r; AMBIG-15 silent nodes adapt; AMBIG-16 stamp at transmission (per `poll_frame`; a MAC
-//! retransmission resends the same bytes); AMBIG-20 periodic slots, random initial phase;
+//! on 1/r; AMBIG-15 silent nodes adapt; AMBIG-16 stamp at transmission (at `poll_frame`, and again
+//! at `refresh_frame` before every MAC retransmission); AMBIG-20 periodic slots, random initial phase;
 //! AMBIG-21 a parent change forgets the parent's rate; AMBIG-22 Rule 2 with r_x ≥ r is a no-op;
 //! AMBIG-25 immediate copies back to back; AMBIG-27 control packets outside the queue.
 //! In addition, every rate is capped at [`IfrcConfig::max_rate_pps`] (the nominal channel rate,
