@@ -161,8 +161,9 @@ const INLINE_ARRIVALS: usize = 4;
 #[repr(C, align(64))]
 struct Radio {
     /// The last noise sample is valid for query times before this (ns): the end of its 1-ms
-    /// slot, i.e. exactly when [`NodeNoise::sample`] would return it again without drawing.
-    /// 0 before the first sample.
+    /// slot, or of the run of equal values (replay, constant noise), i.e. exactly while
+    /// [`NodeNoise::sample`] would return the same value without drawing
+    /// ([`NodeNoise::same_until_ns`]). 0 before the first sample.
     noise_valid_until_ns: u64,
     noise_cache: NoiseCache,
     /// Sum of the powers of the arrivals, mW.
@@ -221,7 +222,7 @@ impl Radio {
     #[inline(never)]
     fn new_noise_sample(&mut self, model: &NoiseModel, now: Instant) {
         let dbm = self.noise.sample(model, now);
-        self.noise_valid_until_ns = self.noise.valid_until_ns();
+        self.noise_valid_until_ns = self.noise.same_until_ns(model);
         if self.noise_cache.dbm != dbm {
             // Whole-dBm samples (trace values) come from a table, bit-equal to the functions.
             let (mw, back_dbm) = whole_dbm(dbm).unwrap_or((dbm_to_mw(dbm), f64::NAN));

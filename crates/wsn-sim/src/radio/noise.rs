@@ -182,7 +182,10 @@ pub struct NoiseModel {
 #[derive(Clone, Debug)]
 enum Kind {
     Cpm(CpmTable),
-    Replay { trace: Vec<i16>, min: i16 },
+    /// `same_after[i]`: how many slots after index `i` carry the same value (capped at
+    /// `u16::MAX`; not across the wrap-around), so that a query inside such a run needs no new
+    /// sample.
+    Replay { trace: Vec<i16>, min: i16, same_after: Vec<u16> },
     Constant { floor: f64 },
     Gaussian { floor: f64, sigma: f64 },
 }
@@ -580,7 +583,13 @@ impl NoiseModel {
                     ));
                 }
                 let min = trace.iter().copied().min().unwrap_or(0);
-                Kind::Replay { trace, min }
+                let mut same_after = vec![0u16; trace.len()];
+                for i in (0..trace.len().saturating_sub(1)).rev() {
+                    if trace[i + 1] == trace[i] {
+                        same_after[i] = same_after[i + 1].saturating_add(1);
+                    }
+                }
+                Kind::Replay { trace, min, same_after }
             }
             NoiseConfig::Constant { floor_dbm } => {
                 if !floor_dbm.is_finite() {
@@ -769,7 +778,7 @@ impl NodeNoise {
 
     /// [`NodeNoise::sample`] returns the last generated sample again, without drawing, for every
     /// query time (ns) before this one: the end of the last sample's 1-ms slot (0 before the
-    /// first sample).
+    /// first sample). Every query time before [`NodeNoise::same_until_ns`] gets the same value.
     #[inline]
     pub fn valid_until_ns(&self) -> u64 {
         if self.last_ms == NONE_MS {
@@ -777,6 +786,23 @@ impl NodeNoise {
         } else {
             self.last_ms * NS_PER_MS + NS_PER_MS / 2
         }
+    }
+
+    /// Until when (ns, exclusive) a query is certain to return the last generated value: the end
+    /// of its slot, or for replay noise the end of the run of equal trace values it belongs to,
+    /// and never for constant noise. A query before this time may skip [`NodeNoise::sample`]:
+    /// neither model draws from the node's stream, so skipping it changes nothing.
+    #[inline]
+    pub fn same_until_ns(&self, model: &NoiseModel) -> u64 {
+        if self.last_ms == NONE_MS {
+            return 0;
+        }
+        let run = match (&model.kind, &self.state) {
+            (Kind::Replay { same_after, .. }, NodeState::Replay { pos, .. }) => same_after[*pos as usize] as u64,
+            (Kind::Constant { .. }, NodeState::Constant) => return u64::MAX,
+            _ => 0,
+        };
+        (self.last_ms + run) * NS_PER_MS + NS_PER_MS / 2
     }
 
     /// The node's noise-floor offset δ_i in dB.
