@@ -1201,6 +1201,35 @@ mod tests {
     }
 
     #[test]
+    fn same_until_covers_only_equal_values() {
+        // Runs of equal values, including one at the end (no run continues across the wrap).
+        let trace: Vec<i16> = vec![-90, -90, -90, -91, -92, -92, -93, -93];
+        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone()).unwrap();
+        for node in 0..8 {
+            let mut cached = m.node(0.0, stream(3, 0, node, Purpose::Noise));
+            let mut reference = cached.clone();
+            let (mut value, mut until) = (f64::NAN, 0u64);
+            // Query times in ns with sub-slot jitter, as the channel makes them.
+            let mut t = 0u64;
+            for k in 0..400u64 {
+                t += 137_000 + (k * 7_919) % 1_900_000;
+                let exact = reference.sample(&m, Instant::ZERO + wsn_proto::time::Duration::from_nanos(t));
+                if t >= until {
+                    value = cached.sample(&m, Instant::ZERO + wsn_proto::time::Duration::from_nanos(t));
+                    until = cached.same_until_ns(&m);
+                    assert!(until >= cached.valid_until_ns());
+                }
+                assert_eq!(value, exact, "node {node}, t = {t} ns");
+            }
+        }
+        let c = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, vec![]).unwrap();
+        let mut n = c.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        assert_eq!(n.same_until_ns(&c), 0, "nothing is valid before the first sample");
+        n.sample(&c, ms(5));
+        assert_eq!(n.same_until_ns(&c), u64::MAX);
+    }
+
+    #[test]
     fn replay_constant_gaussian() {
         let trace: Vec<i16> = vec![-90, -91, -92, -93, -94];
         let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone())
