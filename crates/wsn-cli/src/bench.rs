@@ -83,6 +83,27 @@ fn tiles(n: usize) -> Vec<(u16, Vec<u16>)> {
         .collect()
 }
 
+/// The `--set` overrides shared by the `uniform-*` and `tiled-*` cases: N nodes at the lrwpan40
+/// density (its radio, no shadowing) over a static minimum-hop tree, every node sending at RATE
+/// pkt/s for SECONDS. Returns N.
+fn grid_overrides(name: &str, family: &str, set: &mut Vec<String>) -> Result<usize> {
+    let spec = name.strip_prefix(family).unwrap_or(name);
+    let parts: Vec<&str> = spec.split('-').collect();
+    anyhow::ensure!(parts.len() == 3, "bad case {name} (expected {family}N-RATE-SECONDS)");
+    let n: usize = parts[0].parse().with_context(|| format!("bad node count in case {name}"))?;
+    anyhow::ensure!(n >= 2, "bad case {name}: at least 2 nodes");
+    let w = side(n);
+    set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
+    // A static tree: MultiHopLQI would need hours to converge over 60+ hops. 0 dB: the O-QPSK
+    // curve of this radio decodes a 51-byte frame with PRR 0.93 there; at this density and power
+    // a stricter threshold leaves most nodes unconnected.
+    set.push("routing.kind=\"shortest\"".into());
+    set.push("routing.shortest_snr_db=0.0".into());
+    set.push(format!("flows.0.rate_pps={}", parts[1]));
+    set.push(format!("duration_s={}", parts[2]));
+    Ok(n)
+}
+
 fn case_scenario(name: &str) -> Result<Scenario> {
     let mut set: Vec<String> = vec!["output.plots=false".into()];
     let base = if name == "lrwpan40" {
@@ -90,42 +111,21 @@ fn case_scenario(name: &str) -> Result<Scenario> {
     } else if name == "office40-hour" {
         set.push("duration_s=3600".into());
         "office40"
-    } else if let Some(n) = name.strip_prefix("uniform-") {
-        // uniform-N-RATE-SECONDS: N nodes at the lrwpan40 density (its radio, no shadowing),
-        // the sink at the centre-most cell, a static minimum-hop tree over links at least 0 dB
-        // above the noise (MultiHopLQI would need hours to converge over 60+ hops), every node
-        // sending at RATE pkt/s.
-        let parts: Vec<&str> = n.split('-').collect();
-        anyhow::ensure!(parts.len() == 3, "bad case {name}");
-        let n: usize = parts[0].parse()?;
-        let w = side(n);
-        set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
-        set.push("routing.kind=\"shortest\"".into());
-        // 0 dB: the O-QPSK curve of this radio decodes a 51-byte frame with PRR 0.93 there;
-        // at this density and power a stricter threshold leaves most nodes unconnected.
-        set.push("routing.shortest_snr_db=0.0".into());
+    } else if name.starts_with("uniform-") {
+        // uniform-N-RATE-SECONDS: one sink, at the centre-most cell.
+        let n = grid_overrides(name, "uniform-", &mut set)?;
         set.push(format!("topology.sinks=[{}]", center_cell(n)));
-        set.push(format!("flows.0.rate_pps={}", parts[1]));
-        set.push(format!("duration_s={}", parts[2]));
         "lrwpan40"
-    } else if let Some(n) = name.strip_prefix("tiled-") {
+    } else if name.starts_with("tiled-") {
         // tiled-N-RATE-SECONDS: as uniform-N-…, but with one sink per tile of about 400 nodes
         // and every node sending to its tile's sink, so that the offered load per area (and with
         // it the number of frames on the air around a receiver) stays that of uniform-400-… at
         // every N. This separates the simulator's own scaling from the congestion a single sink
         // causes in the uniform-* cases.
-        let parts: Vec<&str> = n.split('-').collect();
-        anyhow::ensure!(parts.len() == 3, "bad case {name}");
-        let n: usize = parts[0].parse()?;
-        let w = side(n);
-        set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
-        set.push("routing.kind=\"shortest\"".into());
-        set.push("routing.shortest_snr_db=0.0".into());
+        let n = grid_overrides(name, "tiled-", &mut set)?;
         let tiles = tiles(n);
         let sinks: Vec<String> = tiles.iter().map(|(s, _)| s.to_string()).collect();
         set.push(format!("topology.sinks=[{}]", sinks.join(",")));
-        set.push(format!("flows.0.rate_pps={}", parts[1]));
-        set.push(format!("duration_s={}", parts[2]));
         let mut sc = Scenario::load("lrwpan40", &set)?;
         let template = sc.flows[0].clone();
         sc.flows = tiles
