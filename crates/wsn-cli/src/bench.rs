@@ -247,3 +247,52 @@ pub fn all(quick: bool) -> Result<()> {
     println!("outputs   {}", dir.join("bench.json").display());
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiles_partition_the_nodes_with_one_central_sink_each() {
+        for n in [40usize, 400, 2000, 4000, 10_000] {
+            let tiles = tiles(n);
+            let (cols, rows) = cells(n);
+            assert_eq!(tiles.len(), cols.div_ceil(TILE_CELLS) * rows.div_ceil(TILE_CELLS), "{n} nodes");
+            let mut seen = vec![false; n];
+            for (sink, others) in &tiles {
+                for &i in std::iter::once(sink).chain(others) {
+                    assert!(!seen[i as usize], "node {i} in two tiles");
+                    seen[i as usize] = true;
+                }
+                let size = others.len() + 1;
+                assert!(n < 400 || (200..=600).contains(&size), "{n} nodes: a tile of {size}");
+                // The sink is the member nearest the tile's centre: at most a cell from it.
+                let cell = |i: u16| ((i as usize % cols) as f64, (i as usize / cols) as f64);
+                let xs: Vec<f64> = others.iter().map(|&i| cell(i).0).collect();
+                let ys: Vec<f64> = others.iter().map(|&i| cell(i).1).collect();
+                let mid = |v: &[f64]| (v.iter().cloned().fold(f64::INFINITY, f64::min) + v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)) / 2.0;
+                let (sx, sy) = cell(*sink);
+                assert!((sx - mid(&xs)).abs() <= 1.0 && (sy - mid(&ys)).abs() <= 1.0, "{n} nodes: sink {sink} off centre");
+            }
+            assert!(seen.iter().all(|&s| s), "{n} nodes: every node belongs to a tile");
+        }
+    }
+
+    #[test]
+    fn malformed_case_names_are_errors() {
+        for bad in ["tiled-x", "uniform-1-0.2-60", "uniform-400-0.2", "nope"] {
+            assert!(case_scenario(bad).is_err(), "{bad}");
+        }
+        let sc = case_scenario("tiled-2000-0.2-60").expect("valid case");
+        assert_eq!(sc.flows.len(), sc.topology.sinks.len());
+        let sources: usize = sc
+            .flows
+            .iter()
+            .map(|f| match &f.sources {
+                Sources::List(l) => l.len(),
+                _ => 0,
+            })
+            .sum();
+        assert_eq!(sources + sc.topology.sinks.len(), 2000, "every node but the sinks sends");
+    }
+}
