@@ -48,15 +48,22 @@ fn center_cell(n: usize) -> usize {
     ((rows / 2) * cols + cols / 2).min(n - 1)
 }
 
-/// Cells per tile side in the `tiled-*` cases: tiles of about 20 × 20 = 400 nodes, the size of
-/// `uniform-400-*`, each with its own sink.
+/// Cells per tile side in the `tiled-*` cases: tiles of about 20 × 20 = 400 nodes (from 400 to
+/// 550 at the sizes `wsn bench` runs), the size of `uniform-400-*`, each with its own sink.
 const TILE_CELLS: usize = 20;
 
 /// Tiles of a `tiled-*` case: for each tile, its sink (the node in its centre cell) and its other
-/// nodes. The cells are cut into ⌈cols/20⌉ × ⌈rows/20⌉ tiles of (nearly) equal size.
+/// nodes. The cells are cut into round(cols/20) × round(rows/20) tiles (at least one) of
+/// (nearly) equal size. A single tile's sink is the centre cell of `uniform-*`, so `tiled-400-…`
+/// is the same network as `uniform-400-…`.
 fn tiles(n: usize) -> Vec<(u16, Vec<u16>)> {
     let (cols, rows) = cells(n);
-    let (tx, ty) = (cols.div_ceil(TILE_CELLS).max(1), rows.div_ceil(TILE_CELLS).max(1));
+    let round = |c: usize| ((c + TILE_CELLS / 2) / TILE_CELLS).max(1);
+    let (tx, ty) = (round(cols), round(rows));
+    if tx * ty == 1 {
+        let sink = center_cell(n) as u16;
+        return vec![(sink, (0..n as u16).filter(|&i| i != sink).collect())];
+    }
     // Tile index of a column (row): even split of the cells into tx (ty) tiles.
     let tile_of = |c: usize, cells: usize, t: usize| c * t / cells;
     let mut members: Vec<Vec<u16>> = vec![Vec::new(); tx * ty];
@@ -91,7 +98,7 @@ fn grid_overrides(name: &str, family: &str, set: &mut Vec<String>) -> Result<usi
     let parts: Vec<&str> = spec.split('-').collect();
     anyhow::ensure!(parts.len() == 3, "bad case {name} (expected {family}N-RATE-SECONDS)");
     let n: usize = parts[0].parse().with_context(|| format!("bad node count in case {name}"))?;
-    anyhow::ensure!(n >= 2, "bad case {name}: at least 2 nodes");
+    anyhow::ensure!((2..=u16::MAX as usize + 1).contains(&n), "bad case {name}: 2 to 65,536 nodes");
     let w = side(n);
     set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
     // A static tree: MultiHopLQI would need hours to converge over 60+ hops. 0 dB: the O-QPSK
@@ -257,7 +264,8 @@ mod tests {
         for n in [40usize, 400, 2000, 4000, 10_000] {
             let tiles = tiles(n);
             let (cols, rows) = cells(n);
-            assert_eq!(tiles.len(), cols.div_ceil(TILE_CELLS) * rows.div_ceil(TILE_CELLS), "{n} nodes");
+            let round = |c: usize| ((c + TILE_CELLS / 2) / TILE_CELLS).max(1);
+            assert_eq!(tiles.len(), round(cols) * round(rows), "{n} nodes");
             let mut seen = vec![false; n];
             for (sink, others) in &tiles {
                 for &i in std::iter::once(sink).chain(others) {
@@ -265,7 +273,7 @@ mod tests {
                     seen[i as usize] = true;
                 }
                 let size = others.len() + 1;
-                assert!(n < 400 || (200..=600).contains(&size), "{n} nodes: a tile of {size}");
+                assert!(n < 400 || (390..=560).contains(&size), "{n} nodes: a tile of {size}");
                 // The sink is the member nearest the tile's centre: at most a cell from it.
                 let cell = |i: u16| ((i as usize % cols) as f64, (i as usize / cols) as f64);
                 let xs: Vec<f64> = others.iter().map(|&i| cell(i).0).collect();
@@ -280,7 +288,7 @@ mod tests {
 
     #[test]
     fn malformed_case_names_are_errors() {
-        for bad in ["tiled-x", "uniform-1-0.2-60", "uniform-400-0.2", "nope"] {
+        for bad in ["tiled-x", "uniform-1-0.2-60", "uniform-400-0.2", "tiled-70000-0.2-60", "nope"] {
             assert!(case_scenario(bad).is_err(), "{bad}");
         }
         let sc = case_scenario("tiled-2000-0.2-60").expect("valid case");
@@ -294,5 +302,8 @@ mod tests {
             })
             .sum();
         assert_eq!(sources + sc.topology.sinks.len(), 2000, "every node but the sinks sends");
+        // One tile is the uniform network itself.
+        let (t, u) = (case_scenario("tiled-400-0.2-60").unwrap(), case_scenario("uniform-400-0.2-60").unwrap());
+        assert_eq!(t.topology.sinks, u.topology.sinks);
     }
 }

@@ -74,7 +74,7 @@ enum Cmd {
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
     /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes).
     Bench {
-        /// Shorter runs and a smaller scaling curve.
+        /// A smaller scaling curve (to 2,000 nodes instead of 10,000).
         #[arg(long)]
         quick: bool,
         /// Run a single benchmark case by name (internal: used to measure memory per case).

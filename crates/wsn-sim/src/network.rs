@@ -1474,6 +1474,9 @@ impl Network {
             // The last chunk, at the SINR of the last bit (the frame's own power removed).
             if !lost {
                 n1_mw = rd.energy_mw(&self.noise_model, now);
+                // Under ns3 only the locked frame is ever alive, and a transmission start (R1)
+                // marks it lost.
+                debug_assert!(rd.locked == Some(s as u32) && !rd.transmitting);
                 if rd.locked == Some(s as u32)
                     && !rd.transmitting
                     && !ns3_chunk_passes(&mut rd.rng, a.p_mw, n1_mw, ns3_chunk_bits(rd.chunk_since, now), self.sure_ratio)
@@ -1687,6 +1690,7 @@ fn ns3_chunk_bits(since: Instant, now: Instant) -> u32 {
 /// ratio is then at least `sure_ratio`, so no logarithm is taken either).
 #[inline]
 fn ns3_chunk_passes(rng: &mut SimRng, p_mw: f64, n_mw: f64, bits: u32, sure_ratio: f64) -> bool {
+    debug_assert!(n_mw > 0.0, "noise and interference must be positive");
     if p_mw >= n_mw * sure_ratio {
         return true;
     }

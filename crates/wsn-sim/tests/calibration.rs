@@ -57,8 +57,8 @@ fn tossim_hidden_terminal_regression() {
 /// share of attempts that end acknowledged follows each reception model's arithmetic. `ns3`
 /// charges the noise once over the whole PPDU (57-byte data frame, 11-byte ACK); `tossim` draws
 /// a full-frame coin at the first and at the last bit (51 bytes after the PHY header) and a
-/// 5-byte ACK coin. The two differ by about 0.2 here, which is what took lrwpan40's delivery from
-/// 0.956 to ns-3's 0.99.
+/// 5-byte ACK coin. The two differ by about 0.2 here; this is one of the two changes (with the
+/// CCA that reads busy while receiving) that took lrwpan40's delivery from 0.956 to ns-3's 0.99.
 #[test]
 fn reception_models_charge_noise_as_documented() {
     use wsn_sim::radio::dbm_to_mw;

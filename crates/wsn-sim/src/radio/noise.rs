@@ -182,7 +182,7 @@ pub struct NoiseModel {
 #[derive(Clone, Debug)]
 enum Kind {
     Cpm(CpmTable),
-    /// `same_after[i]`: how many slots after index `i` carry the same value (capped at
+    /// `same_after[i]`: how many consecutive slots after index `i` carry the same value (capped at
     /// `u16::MAX`; not across the wrap-around), so that a query inside such a run needs no new
     /// sample.
     Replay { trace: Vec<i16>, min: i16, same_after: Vec<u16> },

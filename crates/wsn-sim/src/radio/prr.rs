@@ -150,8 +150,8 @@ pub fn oqpsk_chunk_success(sinr_linear: f64, bits: u32) -> f64 {
 
 /// [`oqpsk_chunk_success`] at a SINR in dB, read from the `ln(1 − BER)` table of [`prr_oqpsk`]
 /// (0.001-dB steps, linear interpolation; hot path of the `ns3` reception model). Below the
-/// table's −10 dB the BER of −10 dB is used (about 0.3, so a chunk of more than a few bits fails
-/// almost surely either way); exactly 1 from [`prr_oqpsk_one_from_db`] on.
+/// table's −10 dB (rare: a strong interferer) the exact formula is evaluated; exactly 1 from
+/// [`prr_oqpsk_one_from_db`] on.
 pub fn oqpsk_chunk_success_db(sinr_db: f64, bits: u32) -> f64 {
     if sinr_db.is_nan() {
         return 0.0;
@@ -159,14 +159,13 @@ pub fn oqpsk_chunk_success_db(sinr_db: f64, bits: u32) -> f64 {
     if sinr_db >= OQPSK_HI {
         return 1.0;
     }
+    if sinr_db <= OQPSK_LO {
+        return oqpsk_chunk_success((sinr_db * (core::f64::consts::LN_10 / 10.0)).exp(), bits);
+    }
     let t = &oqpsk_table().0;
-    let lnq = if sinr_db <= OQPSK_LO {
-        t[0]
-    } else {
-        let x = (sinr_db - OQPSK_LO) * 1000.0;
-        let i = x as usize;
-        t[i] + (t[i + 1] - t[i]) * (x - i as f64)
-    };
+    let x = (sinr_db - OQPSK_LO) * 1000.0;
+    let i = x as usize;
+    let lnq = t[i] + (t[i + 1] - t[i]) * (x - i as f64);
     if lnq == 0.0 {
         return 1.0;
     }
@@ -230,7 +229,7 @@ mod tests {
             for bits in [1u32, 8, 88, 456] {
                 let exact = super::oqpsk_chunk_success(lin, bits);
                 let fast = super::oqpsk_chunk_success_db(db, bits);
-                let tol = if db < -10.0 { 0.3 } else { 1e-6 };
+                let tol = 1e-6;
                 assert!((exact - fast).abs() <= tol, "{db} dB, {bits} bits: {exact} vs {fast}");
             }
         }
