@@ -55,6 +55,19 @@ fn e1_forty_nodes_no_overflow_small_loss_low_overhead() {
         for i in 1..r.network.len() {
             assert!(r.network.rate_trace(i).len() > 10, "{profile}: node {i} never adapted its rate");
         }
+        // Every MAC retransmission of a data frame was re-stamped, and nothing else was
+        // (AMBIG-16): retries = attempts − frames finished, give or take the frames still in
+        // flight at the end (at most one per node; control broadcasts and beacons are never
+        // retried).
+        let retries: i64 = (0..r.network.len())
+            .map(|i| {
+                let n = r.network.node_stats(i);
+                (n.data_tx + n.beacon_tx) as i64 - n.send_done as i64
+            })
+            .sum();
+        let restamps = t.protocol_counters.get("restamps").copied().unwrap_or(0) as i64;
+        assert!(restamps > 100, "{profile}: only {restamps} re-stamps");
+        assert!((restamps - retries).abs() <= r.network.len() as i64, "{profile}: {restamps} re-stamps for {retries} retries");
     }
 }
 

@@ -71,6 +71,8 @@ pub struct IfrcStats {
     pub queue_drops: u64,
     /// Application slots offered.
     pub app_slots: u64,
+    /// Data frames re-stamped for a MAC retransmission ([`NodeAgent::refresh_frame`]).
+    pub restamps: u64,
     /// Rate-timer ticks.
     pub ticks: u64,
     /// Frames addressed to this node whose IFRC header did not parse.
@@ -1131,6 +1133,7 @@ impl NodeAgent for IfrcAgent {
         self.last_now = now;
         if self.in_flight == InFlight::Data {
             self.stamp(now, payload);
+            self.stats.restamps += 1;
         }
     }
 
@@ -1168,6 +1171,7 @@ impl NodeAgent for IfrcAgent {
             ("control_sent", s.control_sent),
             ("control_received", s.control_received),
             ("app_slots", s.app_slots),
+            ("restamps", s.restamps),
         ]
     }
 
