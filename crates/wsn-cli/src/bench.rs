@@ -248,11 +248,47 @@ pub fn all(quick: bool) -> Result<()> {
     if let Some(o) = rows.iter().find(|r| r.case == "office40-hour") {
         println!("office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node", o.wall_s * 3600.0 / o.sim_s);
     }
+    print_goals(&rows);
     let dir = std::path::Path::new("out/bench");
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)?;
     println!("outputs   {}", dir.join("bench.json").display());
     Ok(())
+}
+
+/// The speed goals of the simulator (docs/simulator.md, "Speed"), checked against this run. Wall
+/// times depend on the machine and its load: one run decides nothing, compare several.
+fn print_goals(rows: &[CaseResult]) {
+    let find = |c: &str| rows.iter().find(|r| r.case == c);
+    let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
+    println!("goals (this run; wall times vary with the machine's load):");
+    if let Some(l) = find("lrwpan40") {
+        let x = NS3_LRWPAN40_WALL_S / l.wall_s.max(1e-9);
+        println!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
+        let d = 100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY);
+        println!("  lrwpan40 delivery within 3 points of ns-3's {NS3_LRWPAN40_DELIVERY}: {d:+.1} — {}", verdict(d.abs() <= 3.0));
+    }
+    if let Some(o) = find("office40-hour") {
+        let h = o.wall_s * 3600.0 / o.sim_s;
+        println!("  office40 hour < 2 s: {h:.2} s — {}", verdict(h < 2.0));
+    }
+    if let Some(u) = find("uniform-400-0.5-300") {
+        println!("  400 nodes × 300 s < 5 s: {:.2} s — {}", u.wall_s, verdict(u.wall_s < 5.0));
+    }
+    let per_frame = |r: &CaseResult| r.wall_s * 1e6 / r.frames.max(1) as f64;
+    let tiled: Vec<&CaseResult> = rows.iter().filter(|r| r.case.starts_with("tiled-")).collect();
+    if let (Some(first), Some(last)) = (tiled.first(), tiled.last()) {
+        let ratio = per_frame(last) / per_frame(first);
+        println!(
+            "  cost per frame flat ({} → {} nodes, tiled; within ±20 %): ×{ratio:.2} — {}",
+            first.nodes,
+            last.nodes,
+            verdict((0.8..=1.2).contains(&ratio))
+        );
+    }
+    if let Some(m) = rows.iter().filter(|r| r.nodes >= 10_000).map(|r| r.peak_rss_mb).reduce(f64::max) {
+        println!("  peak memory at 10,000 nodes < 500 MB: {m:.1} MB — {}", verdict(m < 500.0));
+    }
 }
 
 #[cfg(test)]
