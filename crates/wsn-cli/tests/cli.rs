@@ -70,3 +70,20 @@ fn compare_quick_writes_the_required_numbers() {
     assert!(out.join("report.md").exists() && out.join("fig15-compare.png").exists());
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// One bench case reports its channel work: frames, arrivals (at least one receiver per frame
+/// here) and a delivery ratio, as one JSON line; a malformed case name is an error, not a panic.
+#[test]
+fn bench_case_reports_frames_and_arrivals() {
+    let out = wsn().args(["bench", "--case", "lrwpan40"]).current_dir(root()).output().expect("wsn runs");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON line");
+    let frames = v["frames"].as_u64().unwrap();
+    let arrivals = v["receptions"].as_u64().unwrap();
+    assert!(frames > 90_000 && arrivals > 20 * frames, "{v}");
+    assert!(v["delivery"].as_f64().unwrap() > 0.98, "{v}");
+    let bad = wsn().args(["bench", "--case", "tiled-x"]).current_dir(root()).output().expect("wsn runs");
+    assert!(!bad.status.success());
+    let err = String::from_utf8_lossy(&bad.stderr);
+    assert!(err.contains("tiled-x") && !err.contains("panicked"), "{err}");
+}
