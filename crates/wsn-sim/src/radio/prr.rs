@@ -162,14 +162,20 @@ pub fn oqpsk_chunk_success_db(sinr_db: f64, bits: u32) -> f64 {
     if sinr_db <= OQPSK_LO {
         return oqpsk_chunk_success((sinr_db * (core::f64::consts::LN_10 / 10.0)).exp(), bits);
     }
-    let t = &oqpsk_table().0;
-    let x = (sinr_db - OQPSK_LO) * 1000.0;
-    let i = x as usize;
-    let lnq = t[i] + (t[i + 1] - t[i]) * (x - i as f64);
+    let lnq = oqpsk_ln_ok(sinr_db);
     if lnq == 0.0 {
         return 1.0;
     }
     (bits as f64 * lnq).exp()
+}
+
+/// `ln(1 − BER)` at `sinr_db` in (−10, 12) dB, interpolated in the table.
+#[inline]
+fn oqpsk_ln_ok(sinr_db: f64) -> f64 {
+    let t = &oqpsk_table().0;
+    let x = (sinr_db - OQPSK_LO) * 1000.0;
+    let i = x as usize;
+    t[i] + (t[i + 1] - t[i]) * (x - i as f64)
 }
 
 /// Upper end of the O-QPSK table (dB); [`prr_oqpsk`] returns 1 from there on.
@@ -184,10 +190,7 @@ pub fn prr_oqpsk(sinr_db: f64, bytes: usize) -> f64 {
     if sinr_db >= OQPSK_HI {
         return 1.0;
     }
-    let t = &oqpsk_table().0;
-    let x = (sinr_db - OQPSK_LO) * 1000.0;
-    let i = x as usize;
-    let lnq = t[i] + (t[i + 1] - t[i]) * (x - i as f64);
+    let lnq = oqpsk_ln_ok(sinr_db);
     if lnq == 0.0 {
         // exp(±0) is exactly 1; skip the call.
         return 1.0;
