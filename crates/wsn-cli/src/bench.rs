@@ -9,6 +9,7 @@ use std::process::Command;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use wsn_sim::runner::{run, RunOptions};
+use wsn_sim::figures::Series;
 use wsn_sim::scenario::{Scenario, Sources};
 
 /// ns-3.37 lr-wpan on the lrwpan40 layout, 600 s (data/topologies/README.md).
@@ -252,6 +253,29 @@ pub fn all(quick: bool) -> Result<()> {
     let dir = std::path::Path::new("out/bench");
     std::fs::create_dir_all(dir)?;
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)?;
+    // The scaling curves as a figure: cost per frame against log10(nodes).
+    let curve = |family: &str| -> Vec<(f64, f64)> {
+        rows.iter()
+            .filter(|r| r.case.starts_with(&format!("{family}-")) && r.case.ends_with("-0.2-60") && r.frames > 0)
+            .map(|r| ((r.nodes as f64).log10(), r.wall_s * 1e6 / r.frames as f64))
+            .collect()
+    };
+    let series = [
+        Series::line("one sink (uniform-N-0.2-60)", curve("uniform")),
+        Series::line("one sink per tile of about 400 nodes (tiled-N-0.2-60)", curve("tiled")),
+    ];
+    match wsn_sim::figures::lines(
+        dir,
+        "scaling",
+        "Wall time per frame on the air against network size (this run)",
+        "log10(nodes)",
+        "µs per frame",
+        &series,
+        None,
+    ) {
+        Ok(()) => println!("figure    {}", dir.join("scaling.png").display()),
+        Err(e) => eprintln!("warning: scaling figure not written: {e}"),
+    }
     println!("outputs   {}", dir.join("bench.json").display());
     Ok(())
 }
