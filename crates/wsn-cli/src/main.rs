@@ -280,7 +280,9 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
 fn print_summary(r: &RunResult, dir: &std::path::Path) {
     let s = &r.summary;
     let t = &s.totals;
-    println!("scenario  {}  (seed {}, preset {}, protocol {})", s.scenario, s.seed, s.preset, s.protocol);
+    // The reception rules are named only when they are not the default (TOSSIM's).
+    let rules = if s.reception == wsn_sim::scenario::Reception::Ns3 { ", ns3 reception" } else { "" };
+    println!("scenario  {}  (seed {}, preset {}{rules}, protocol {})", s.scenario, s.seed, s.preset, s.protocol);
     println!(
         "run       {:.0} s simulated in {:.2} s wall, {} events ({:.1} M/s), {} nodes",
         s.sim_seconds,

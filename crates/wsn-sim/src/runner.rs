@@ -44,6 +44,10 @@ pub struct Summary {
     pub seed: u64,
     /// MAC preset.
     pub preset: String,
+    /// Reception curve (`cc2420` or `ieee802154`).
+    pub prr_curve: crate::scenario::PrrCurve,
+    /// Reception rules (`tossim` or `ns3`).
+    pub reception: crate::scenario::Reception,
     /// Protocol.
     pub protocol: String,
     /// Simulated seconds.
@@ -647,6 +651,8 @@ fn summarize(
         scenario: sc.name.clone(),
         seed,
         preset: preset.into(),
+        prr_curve: sc.radio.prr_curve,
+        reception: sc.radio.reception,
         protocol: sc.protocol.name().into(),
         sim_seconds: end.as_secs_f64(),
         wall_seconds,
