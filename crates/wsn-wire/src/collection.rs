@@ -14,7 +14,7 @@
 //! ```
 //! All multi-byte fields are big-endian.
 
-use crate::{Error, NodeId, Result};
+use crate::{read_u16, Error, NodeId, Result};
 
 mod field {
     use core::ops::{Range, RangeFrom};
@@ -48,9 +48,6 @@ pub enum Direction {
 const FLAG_UP: u8 = 0x01;
 const FLAG_DOWN: u8 = 0x02;
 
-fn read_u16(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    u16::from_be_bytes([b[r.start], b[r.start + 1]])
-}
 
 /// A read/write view of a collection packet.
 #[derive(Debug, Clone)]

@@ -37,7 +37,7 @@
 //! encodes as zero (it becomes one step), so a receiver never reads a positive sender as
 //! stopped.
 
-use crate::{Error, Result};
+use crate::{read_u16, Error, Result};
 
 /// Length of the IFRC header in bytes. [DERIVED: 1 + 3 + 2 + 3 + 2 + 1]
 pub const HEADER_LEN: usize = 12;
@@ -128,9 +128,6 @@ fn read_u24(b: &[u8], r: core::ops::Range<usize>) -> u32 {
     u32::from_be_bytes([0, b[r.start], b[r.start + 1], b[r.start + 2]])
 }
 
-fn read_u16(b: &[u8], r: core::ops::Range<usize>) -> u16 {
-    u16::from_be_bytes([b[r.start], b[r.start + 1]])
-}
 
 /// A read/write view of an IFRC header and the bytes after it.
 #[derive(Debug, Clone)]

@@ -26,6 +26,11 @@ pub mod ifrc;
 
 use core::fmt;
 
+/// The big-endian `u16` at the start of `r` in `b` (the wire views' common reader).
+pub(crate) fn read_u16(b: &[u8], r: core::ops::Range<usize>) -> u16 {
+    u16::from_be_bytes([b[r.start], b[r.start + 1]])
+}
+
 /// A 16-bit node (short) address. `0xffff` is the broadcast address.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct NodeId(pub u16);
