@@ -268,7 +268,18 @@ impl Radio {
     /// Index of the arrival from `src`.
     #[inline]
     fn position(&self, src: u32) -> Option<usize> {
-        (0..self.n_active()).find(|&k| self.arrival(k).src == src)
+        // The inline arrivals first, in a loop of their own: `spill` (a cache line further on)
+        // is read only when the radio has more arrivals than fit inline, not hoisted into every
+        // search (as it was when one loop indexed through `arrival(k)`).
+        let n = self.n_active();
+        let inline = &self.inline[..n.min(INLINE_ARRIVALS)];
+        if let Some(k) = inline.iter().position(|a| a.src == src) {
+            return Some(k);
+        }
+        if n > INLINE_ARRIVALS {
+            return self.spill.iter().position(|a| a.src == src).map(|k| k + INLINE_ARRIVALS);
+        }
+        None
     }
     #[inline]
     fn push(&mut self, a: Arrival) {
@@ -281,21 +292,40 @@ impl Radio {
         }
         self.n_active += 1;
     }
-    /// Removes arrival `pos` like `Vec::swap_remove`: the last one takes its place.
+    /// Removes arrival `pos` like `Vec::swap_remove`: the last one takes its place. `spill` is
+    /// touched only when there are spilled arrivals.
     #[inline]
     fn remove(&mut self, pos: usize) -> Arrival {
-        let last = self.n_active() - 1;
-        let a = *self.arrival(pos);
-        if pos != last {
-            *self.arrival_mut(pos) = *self.arrival(last);
-        }
-        if last >= INLINE_ARRIVALS {
-            self.spill.pop();
+        let n = self.n_active();
+        let a;
+        if n <= INLINE_ARRIVALS {
+            a = self.inline[pos];
+            self.inline[pos] = self.inline[n - 1];
+        } else {
+            a = *self.arrival(pos);
+            let last = self.spill.pop().expect("n_active > INLINE_ARRIVALS");
+            if pos != n - 1 {
+                *self.arrival_mut(pos) = last;
+            }
         }
         self.n_active -= 1;
         // Keep the running sum exact when the air is empty again (no drift over a long run).
         self.active_mw = if self.n_active == 0 { 0.0 } else { self.active_mw - a.p_mw };
         a
+    }
+    /// Calls `f` on every arrival in order (the inline ones, then the spilled ones) with the
+    /// radio's coin stream. `spill` is read only when there are spilled arrivals.
+    #[inline]
+    fn each_arrival(&mut self, mut f: impl FnMut(&mut Arrival, &mut SimRng)) {
+        let n = self.n_active();
+        for a in &mut self.inline[..n.min(INLINE_ARRIVALS)] {
+            f(a, &mut self.rng);
+        }
+        if n > INLINE_ARRIVALS {
+            for a in &mut self.spill {
+                f(a, &mut self.rng);
+            }
+        }
     }
 }
 
@@ -1362,9 +1392,7 @@ impl Network {
         // STXONCCA accepted: the radio turns to TX and loses whatever it was receiving (R1).
         let rd = &mut self.radios[i];
         rd.transmitting = true;
-        for k in 0..rd.n_active() {
-            rd.arrival_mut(k).lost = true;
-        }
+        rd.each_arrival(|a, _| a.lost = true);
         rd.locked = None;
         self.nodes[i].mac.phase = Phase::Turnaround;
         self.schedule_mac(i, now + Duration(self.mac.turnaround_ns));
@@ -1654,20 +1682,19 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
         false
     };
     // A newcomer destroys earlier arrivals that are not clearly stronger (pairwise SIR coin).
-    for k in 0..rd.n_active() {
-        let b = *rd.arrival(k);
+    rd.each_arrival(|b, rng| {
         if !b.lost {
             let sir = b.p_dbm as f64 - p_dbm;
             if sir >= env.sure_db {
                 // The curve is exactly 1 here: survives without a coin.
-                continue;
+                return;
             }
             let p = frame_prr(env.chan, env.overhead, sir, b.len as usize);
-            if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
-                rd.arrival_mut(k).lost = true;
+            if p < 1.0 && (p <= 0.0 || rng.gen::<f64>() >= p) {
+                b.lost = true;
             }
         }
-    }
+    });
     rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost, n0_mw, len: len as u16 });
 }
 
@@ -1740,4 +1767,53 @@ fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usi
     }
     // A frame the radio did not lock on is interference only.
     rd.push(Arrival { src, p_dbm: p_dbm as f32, p_mw, lost: !lock, n0_mw, len: len as u16 });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::radio::noise::NoiseConfig;
+    use proptest::prelude::*;
+
+    fn radio() -> Radio {
+        let model = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, Vec::new()).unwrap();
+        Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception))
+    }
+
+    fn arrival(src: u32) -> Arrival {
+        Arrival { src, p_dbm: -60.0, p_mw: 1e-6 * (src + 1) as f64, lost: false, n0_mw: 1e-10, len: 20 }
+    }
+
+    proptest! {
+        /// The radio's arrival vector (inline slots, then `spill`) behaves exactly like a `Vec`
+        /// with `swap_remove`, in the order `each_arrival` visits and `position` finds: that
+        /// order decides which coin each arrival draws.
+        #[test]
+        fn arrivals_behave_like_a_vec(ops in proptest::collection::vec((any::<bool>(), 0usize..16), 0..200)) {
+            let mut rd = radio();
+            let mut model: Vec<Arrival> = Vec::new();
+            let mut next_src = 0u32;
+            for (push, pick) in ops {
+                if push || model.is_empty() {
+                    let a = arrival(next_src);
+                    next_src += 1;
+                    rd.push(a);
+                    model.push(a);
+                } else {
+                    let src = model[pick % model.len()].src;
+                    let pos = rd.position(src).expect("present");
+                    prop_assert_eq!(pos, model.iter().position(|a| a.src == src).unwrap());
+                    prop_assert_eq!(rd.remove(pos).src, model.swap_remove(pos).src);
+                    prop_assert_eq!(rd.position(src), None);
+                }
+                prop_assert_eq!(rd.n_active(), model.len());
+                let mut seen = Vec::new();
+                rd.each_arrival(|a, _| seen.push(a.src));
+                prop_assert_eq!(seen, model.iter().map(|a| a.src).collect::<Vec<_>>());
+                if model.is_empty() {
+                    prop_assert_eq!(rd.active_mw, 0.0);
+                }
+            }
+        }
+    }
 }
