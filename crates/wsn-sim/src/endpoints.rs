@@ -319,7 +319,7 @@ impl Network {
             };
             let Some((tree, dst, bytes)) = out else { break };
             let n = &mut self.nodes[node];
-            let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+            let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
             if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
                 let ep = &mut self.eps[e];
                 ep.pending.push_front((tree, dst, bytes));

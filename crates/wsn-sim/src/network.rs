@@ -596,13 +596,26 @@ pub struct FlowSpec {
 
 pub(crate) struct Ctx<'a> {
     pub(crate) me: NodeId,
+    /// The network's sinks, in the order of every node's `trees`.
+    pub(crate) sinks: &'a [NodeId],
     pub(crate) trees: &'a mut [TreeState],
     pub(crate) rng: &'a mut SimRng,
 }
 
 impl Ctx<'_> {
+    /// Index of `sink`'s tree, found in the dense list of sink ids rather than by reading every
+    /// tree state (one cache line each) in turn.
+    #[inline]
+    fn tree_index(&self, sink: NodeId) -> Option<usize> {
+        let ti = self.sinks.iter().position(|&s| s == sink)?;
+        debug_assert_eq!(self.trees[ti].sink, sink);
+        Some(ti)
+    }
     fn tree(&self, sink: NodeId) -> Option<&TreeState> {
-        self.trees.iter().find(|t| t.sink == sink)
+        self.tree_index(sink).map(|ti| &self.trees[ti])
+    }
+    fn tree_mut(&mut self, sink: NodeId) -> Option<&mut TreeState> {
+        self.tree_index(sink).map(|ti| &mut self.trees[ti])
     }
 }
 
@@ -620,7 +633,7 @@ impl LinkCtx for Ctx<'_> {
         self.tree(sink)?.reverse.next_hop(dst)
     }
     fn learn_reverse(&mut self, sink: NodeId, origin: NodeId, prev_hop: NodeId) -> bool {
-        match self.trees.iter_mut().find(|t| t.sink == sink) {
+        match self.tree_mut(sink) {
             Some(t) => {
                 let parent = t.mhlqi.parent();
                 !matches!(t.reverse.learn(origin, prev_hop, parent), LearnOutcome::DropLoop)
@@ -629,7 +642,7 @@ impl LinkCtx for Ctx<'_> {
         }
     }
     fn own_packet_returned(&mut self, sink: NodeId) {
-        if let Some(t) = self.trees.iter_mut().find(|t| t.sink == sink) {
+        if let Some(t) = self.tree_mut(sink) {
             let parent = t.mhlqi.parent();
             t.reverse.on_own_packet_returned(parent);
         }
@@ -949,7 +962,7 @@ impl Network {
         let rx = RxInfo { link_src: from, link_dst: self.nodes[node].id, rssi_dbm: -60, lqi: 100 };
         let now = self.now;
         let n = &mut self.nodes[node];
-        let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+        let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
         n.agent.handle_frame(now, &mut ctx, &rx, bytes);
         self.after_agent(node);
     }
@@ -973,7 +986,7 @@ impl Network {
                 let now = self.now;
                 let n = &mut self.nodes[i];
                 if n.agent.poll_timeout().is_some_and(|t| t <= now) {
-                    let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+                    let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
                     n.agent.handle_timeout(now, &mut ctx);
                 }
                 self.after_agent(i);
@@ -1068,7 +1081,7 @@ impl Network {
         }
         self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
         let n = &mut self.nodes[src];
-        let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+        let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
         if n.agent.send(now, &mut ctx, sink, sink, PROTO_BEST_EFFORT, &payload).is_err() {
             self.flows[fi].refused += 1;
             self.nodes[src].stats.queue_drops += 1;
@@ -1330,7 +1343,7 @@ impl Network {
         let (kind, dst, ack_request, am_type, payload) = if let Some(b) = n.mac.beacon.take() {
             (FrameKind::Beacon, NodeId::BROADCAST, false, AM_BEACON, b)
         } else {
-            let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+            let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
             match n.agent.poll_frame(now, &mut ctx) {
                 Some(f) => (FrameKind::Agent, f.dst, f.ack_request, AM_DATA, f.payload),
                 None => return false,
@@ -1554,7 +1567,7 @@ impl Network {
             return Some(true);
         }
         let n = &mut self.nodes[r];
-        let mut ctx = Ctx { me, trees: &mut n.trees, rng: &mut n.rng_agent };
+        let mut ctx = Ctx { me, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
         if for_me {
             self.tracer.record(&TraceEvent::Rx { t: now, node: r as u32, from: s as u32, lqi });
             n.agent.handle_frame(now, &mut ctx, &rx, payload);
@@ -1642,7 +1655,7 @@ impl Network {
                 time_to_ack: if acked { Some(now - cur.first_tx) } else { None },
                 channel_access_failure: cur.access_failed,
             };
-            let mut ctx = Ctx { me: n.id, trees: &mut n.trees, rng: &mut n.rng_agent };
+            let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
             n.agent.handle_send_done(now, &mut ctx, &done);
             self.after_agent(i);
         } else {
