@@ -186,8 +186,13 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     // ------------------------------------------------------------------ baseline (Figs 3-6)
     writeln!(md, "## Baseline: 39 sources, fair policy (Figs. 3–6)\n")?;
     writeln!(md, "| profile | delivered / originated (min over flows) | mean goodput pkt/s | spread max−min | spread / mean | max e2e repair share | feedback / data | parent changes / node |\n|---|---|---|---|---|---|---|---|")?;
+    let mut congestion_figs = Vec::new();
     for p in PROFILES {
         let Some(r) = runs.get(&format!("baseline/{p}")) else { continue };
+        // The congestion level of every flow over time, with the cuts of R (every profile).
+        let name = format!("congestion-{}", p.replace('+', "-"));
+        fig(wsn_sim::plots::congestion_figure(dir, &name, &format!("Baseline, {p} profile: congestion level C_i per flow and the cuts of R"), &r.network))?;
+        congestion_figs.push((p, name));
         let s = &r.summary;
         let gp: Vec<f64> = s.flows.iter().map(|f| f.goodput_pps).collect();
         let (mn, mx) = (gp.iter().copied().fold(f64::INFINITY, f64::min), gp.iter().copied().fold(0.0, f64::max));
@@ -230,6 +235,11 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
         }
     }
     writeln!(md, "\n![Fig. 3](fig3-rate-profile.png)\n![Fig. 4](fig4-goodput.png)\n![Fig. 5](fig5-reception.png)\n![Fig. 6](fig6-e2e-repairs.png)\n")?;
+    writeln!(md, "Congestion level C_i of every flow as the sink computes it, each cut of R marked at the level of the flow that triggered it (no figure of the paper; docs/rcrt.md, finding A):\n")?;
+    for (p, name) in &congestion_figs {
+        writeln!(md, "![C_i, {p}]({name}.png)")?;
+    }
+    writeln!(md)?;
 
     // ------------------------------------------------------------------ optimality (Figs 7-9)
     writeln!(md, "## Optimality (Figs. 7–9) and single source\n")?;

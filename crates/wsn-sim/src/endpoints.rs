@@ -126,6 +126,8 @@ pub struct RcrtFlowTrace {
     pub deliveries: Vec<(f64, u64)>,
     /// Out-of-order deliveries seen by the simulator (invariant: 0).
     pub out_of_order: u64,
+    /// (time s, C_i) at every update of the flow's congestion level at its sink.
+    pub levels: Vec<(f64, f64)>,
 }
 
 impl Network {
@@ -369,7 +371,15 @@ impl Network {
                     }
                 }
                 SinkEvent::RateChanged { total_pps } => self.total_rate.push((t_s, node as u32, total_pps)),
-                SinkEvent::Congestion { .. } => self.congestion_events += 1,
+                SinkEvent::Level { source, level } => {
+                    if let Some(fi) = flow_of(&self.eps, source) {
+                        self.flows[fi as usize].rcrt.levels.push((t_s, level));
+                    }
+                }
+                SinkEvent::Congestion { source, level } => {
+                    let fi = flow_of(&self.eps, source).map_or(u32::MAX, |f| f as u32);
+                    self.decreases.push((t_s, node as u32, fi, level));
+                }
                 _ => {}
             }
         }
@@ -418,6 +428,12 @@ impl Network {
     /// Total-rate samples (time s, sink node, R pkt/s).
     pub fn total_rate_series(&self) -> &[(f64, u32, f64)] {
         &self.total_rate
+    }
+
+    /// Every multiplicative decrease of R: (time s, sink node, id of the triggering flow, its
+    /// congestion level C_i at that moment).
+    pub fn decreases(&self) -> &[(f64, u32, u32, f64)] {
+        &self.decreases
     }
 
 }

@@ -19,20 +19,26 @@ pub struct Series {
     pub scatter: bool,
     /// Draw as a step function (value held until the next point).
     pub step: bool,
+    /// Events to stand out over many other series: large black crosses, always in the legend.
+    pub marker: bool,
 }
 
 impl Series {
     /// A line series.
     pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: false }
+        Series { label: label.into(), points, scatter: false, step: false, marker: false }
     }
     /// A step series (a rate held until it changes).
     pub fn step(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: true }
+        Series { label: label.into(), points, scatter: false, step: true, marker: false }
     }
     /// A scatter series.
     pub fn scatter(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: true, step: false }
+        Series { label: label.into(), points, scatter: true, step: false, marker: false }
+    }
+    /// Event markers (large black crosses, always in the legend) drawn over the other series.
+    pub fn markers(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { label: label.into(), points, scatter: true, step: false, marker: true }
     }
 }
 
@@ -109,6 +115,15 @@ fn draw_lines<DB: DrawingBackend>(
         if pts.is_empty() {
             continue;
         }
+        if s.marker {
+            let a = chart
+                .draw_series(pts.iter().map(|&p| Cross::new(p, 4, BLACK.stroke_width(2))))
+                .map_err(|e| e.to_string())?;
+            if !s.label.is_empty() {
+                a.label(s.label.clone()).legend(|(x, y)| Cross::new((x + 9, y), 4, BLACK.stroke_width(2)));
+            }
+            continue;
+        }
         let anno = if s.scatter {
             chart.draw_series(pts.iter().map(|&p| Circle::new(p, 1, c.filled()))).map_err(|e| e.to_string())?
         } else {
@@ -137,7 +152,7 @@ fn draw_lines<DB: DrawingBackend>(
             .map_err(|e| e.to_string())?;
         a.label(label.to_string()).legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
     }
-    if legend || hline.is_some() {
+    if legend || hline.is_some() || series.iter().any(|s| s.marker && !s.label.is_empty()) {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))

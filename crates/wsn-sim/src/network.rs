@@ -482,7 +482,8 @@ pub struct Network {
     pub(crate) node_eps: Vec<Vec<u32>>,
     pub(crate) policy_changes: Vec<(String, u32)>,
     pub(crate) total_rate: Vec<(f64, u32, f64)>,
-    pub(crate) congestion_events: u64,
+    /// Every cut of R: (time s, sink node, flow id, the triggering flow's C_i).
+    pub(crate) decreases: Vec<(f64, u32, u32, f64)>,
     pub(crate) nodes: Vec<Node>,
     /// Radio state per node (index = node index).
     radios: Vec<Radio>,
@@ -738,7 +739,7 @@ impl Network {
             node_eps: vec![Vec::new(); n],
             policy_changes: Vec::new(),
             total_rate: Vec::new(),
-            congestion_events: 0,
+            decreases: Vec::new(),
             nodes,
             radios,
             links: spec.links,

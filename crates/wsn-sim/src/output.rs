@@ -70,6 +70,22 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
             writeln!(w, "{t:.3},{sink},{rate:.4}").map_err(&e)?;
         }
         w.flush().map_err(&e)?;
+        let mut w = create(dir, "congestion.csv")?;
+        let e = io(dir, "congestion.csv");
+        writeln!(w, "t_s,flow,level").map_err(&e)?;
+        for f in r.network.flows() {
+            for (t, level) in &f.rcrt.levels {
+                writeln!(w, "{t:.3},{},{level:.4}", f.id).map_err(&e)?;
+            }
+        }
+        w.flush().map_err(&e)?;
+        let mut w = create(dir, "decreases.csv")?;
+        let e = io(dir, "decreases.csv");
+        writeln!(w, "t_s,sink,flow,level").map_err(&e)?;
+        for &(t, sink, flow, level) in r.network.decreases() {
+            writeln!(w, "{t:.3},{sink},{flow},{level:.4}").map_err(&e)?;
+        }
+        w.flush().map_err(&e)?;
         let mut w = create(dir, "deliveries.csv")?;
         let e = io(dir, "deliveries.csv");
         writeln!(w, "t_s,flow,seq").map_err(&e)?;

@@ -128,7 +128,8 @@ fn run_title(r: &RunResult) -> String {
 
 /// Write the plots of `r` into `dir`: each as PNG (1000×600) and SVG.
 ///
-/// `goodput_per_flow`, `goodput_time`, `tree` and `network_time`.
+/// `goodput_per_flow`, `goodput_time`, `tree` and `network_time`; with rate-controlled agents
+/// `rates_time`, with RCRT endpoints `congestion_time`, and `queues_time` when queues were used.
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     ensure_font()?;
     render!(dir, "goodput_per_flow", draw_goodput_per_flow(r));
@@ -153,6 +154,9 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
             .collect();
         crate::figures::lines(dir, "rates_time", &format!("Node rates r_i(t) — {}", run_title(r)), "time (s)", "rate (pkt/s)", &series, None)?;
     }
+    if net.flows().iter().any(|f| !f.rcrt.levels.is_empty()) {
+        congestion_figure(dir, "congestion_time", &format!("Congestion level C_i of every flow — {}", run_title(r)), net)?;
+    }
     let bin_s = r.bin.as_secs_f64();
     let series: Vec<crate::figures::Series> = (0..net.len())
         .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
@@ -175,6 +179,19 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// RCRT: every flow's congestion level C_i over time as its sink computes it (step lines), the
+/// cuts of R as markers at the triggering flow's level, and the first sink's upper threshold U,
+/// written as `dir/name.png` and `.svg`.
+pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network) -> Result<(), String> {
+    use crate::figures::Series;
+    let mut series: Vec<Series> =
+        net.flows().iter().filter(|f| !f.rcrt.levels.is_empty()).map(|f| Series::step("", f.rcrt.levels.clone())).collect();
+    let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
+    series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
+    let upper = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).map(|k| k.config().upper_threshold);
+    crate::figures::lines(dir, name, title, "time (s)", "C_i", &series, upper.map(|u| (u, "upper threshold U")))
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -17,6 +17,26 @@ fn rcrt_delivers_every_packet_exactly_once_in_order_on_office40() {
         assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
     }
     assert!(s.totals.feedback_packets.unwrap() > 0);
+
+    // The congestion traces (congestion.csv, decreases.csv, the congestion_time plot) agree
+    // with the sink's own counters: one C_i sample per unique packet (paper profile: no
+    // timer-driven updates), one decrease record per cut, each above U (paper: C_i > U = 4).
+    let net = &r.network;
+    let sink = net.rcrt_sink(net.sinks()[0]).expect("an RCRT sink");
+    let upper = sink.config().upper_threshold;
+    assert_eq!(net.decreases().len() as u64, s.totals.congestion_decreases.unwrap());
+    assert!(!net.decreases().is_empty(), "the baseline cuts R at least once");
+    for &(t, node, flow, level) in net.decreases() {
+        assert_eq!(node, net.sinks()[0].0 as u32);
+        assert!((flow as usize) < s.flows.len(), "decrease at {t} s names no flow");
+        assert!(level > upper, "a cut at {t} s with C_i = {level} ≤ U = {upper}");
+    }
+    for f in net.flows() {
+        let unique = sink.stats().per_flow.get(&f.source).map_or(0, |st| st.unique);
+        assert_eq!(f.rcrt.levels.len() as u64, unique, "flow {}: C_i samples vs unique packets", f.id);
+        assert!(f.rcrt.levels.iter().all(|&(_, c)| c.is_finite() && c >= 0.0));
+        assert!(f.rcrt.levels.windows(2).all(|w| w[0].0 <= w[1].0), "flow {}: samples out of time order", f.id);
+    }
 }
 
 /// Flows that join late and leave early (different start and stop times) are served and

@@ -297,6 +297,14 @@ pub enum SinkEvent {
         /// The refused source.
         source: NodeId,
     },
+    /// A flow's congestion level C_i was updated (on every unique packet; in the
+    /// reference-code profile also at each feedback-timer expiry with repair pending).
+    Level {
+        /// The flow's source.
+        source: NodeId,
+        /// The new C_i.
+        level: f64,
+    },
     /// A flow's congestion level triggered a decrease of R.
     Congestion {
         /// The triggering flow's source.
@@ -1225,6 +1233,7 @@ impl Sink {
             }
             // 7e: congestion level. [PAPER §3.4; AMBIG-1 → unique packets only]
             update_congestion(&self.cfg, flow);
+            self.events.push_back(SinkEvent::Level { source: from, level: flow.congestion });
             // 7f: only original packets drive rate control. [CODE; AMBIG-24]
             if !d.retransmission {
                 adapt = self.rate_control(now, from, d.rate);
@@ -1328,6 +1337,7 @@ impl Sink {
             // rate-match check; then feedback reason 8, not limited.
             Profile::ReferenceCode => {
                 update_congestion(&self.cfg, flow);
+                self.events.push_back(SinkEvent::Level { source, level: flow.congestion });
                 let timeouts = flow.timeouts;
                 if timeouts >= 2
                     && self.decrease_time_ok_code(now)
@@ -2338,6 +2348,35 @@ mod tests {
             .any(|e| matches!(e, SinkEvent::Congestion { source: SRC, level } if *level > 4.0)));
         // The triggering packet is 5; 6 came within the 2 × RTT wait: no second cut.
         assert_eq!(s.stats().decreases, 1);
+    }
+
+    /// Every update of C_i is reported as a `Level` event (one per unique packet), and a cut
+    /// as a `Congestion` event carrying the level that triggered it; duplicates report nothing.
+    #[test]
+    fn level_events_trace_every_update() {
+        let mut s = congest(Profile::Paper);
+        let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
+        let levels: Vec<f64> = events
+            .iter()
+            .filter_map(|e| match e {
+                SinkEvent::Level { source: SRC, level } => Some(*level),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(levels.len(), 5, "{events:?}");
+        for (got, want) in levels.iter().zip([0.0, 1.0, 2.5, 4.25]) {
+            assert!(crate::rcrt::abs(got - want) < 1e-9, "{levels:?}");
+        }
+        // The cut follows the level of packet 5, with the same value.
+        let cut = events.iter().position(|e| matches!(e, SinkEvent::Congestion { .. })).expect("a cut");
+        let before = events[..cut].iter().rev().find_map(|e| match e {
+            SinkEvent::Level { level, .. } => Some(*level),
+            _ => None,
+        });
+        assert!(matches!(events[cut], SinkEvent::Congestion { source: SRC, level } if Some(level) == before));
+        // A duplicate of 6 is not unique: no new level.
+        s.handle_datagram(ms(20_000), SRC, &data(6, Rate::from_pps(0.5), 1, 19_000, false));
+        assert!(!core::iter::from_fn(|| s.poll_event()).any(|e| matches!(e, SinkEvent::Level { .. })));
     }
 
     /// [CODE decrease_all_rate] the same pattern with the code's rules: ll = (|ooo| − 1) +
