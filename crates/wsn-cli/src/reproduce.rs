@@ -191,7 +191,7 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
         let Some(r) = runs.get(&format!("baseline/{p}")) else { continue };
         // The congestion level of every flow over time, with the cuts of R (every profile).
         let name = format!("congestion-{}", p.replace('+', "-"));
-        fig(wsn_sim::plots::congestion_figure(dir, &name, &format!("Baseline, {p} profile: congestion level C_i per flow and the cuts of R"), &r.network))?;
+        fig(wsn_sim::plots::congestion_figure(dir, &name, &format!("Baseline, {p} profile: C_i per flow and the cuts of R"), &r.network))?;
         congestion_figs.push((p, name));
         let s = &r.summary;
         let gp: Vec<f64> = s.flows.iter().map(|f| f.goodput_pps).collect();

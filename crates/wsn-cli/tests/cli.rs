@@ -87,3 +87,32 @@ fn bench_case_reports_frames_and_arrivals() {
     let err = String::from_utf8_lossy(&bad.stderr);
     assert!(err.contains("tiled-x") && !err.contains("panicked"), "{err}");
 }
+
+/// An RCRT run writes the congestion traces and their plot: one `decreases.csv` row per cut
+/// counted in `summary.json`, and the C_i samples in `congestion.csv`.
+#[test]
+fn rcrt_run_writes_congestion_traces() {
+    let out = std::env::temp_dir().join(format!("wsn-congestion-test-{}", std::process::id()));
+    let o = wsn()
+        .args(["run", "rcrt-baseline", "-q", "--set", "duration_s=900", "--out"])
+        .arg(&out)
+        .output()
+        .expect("wsn runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    let cuts = summary["totals"]["congestion_decreases"].as_u64().expect("an RCRT run counts its cuts");
+    assert!(cuts > 0, "the baseline cuts R in its first 600 s of traffic");
+    let decreases = std::fs::read_to_string(out.join("decreases.csv")).unwrap();
+    let mut lines = decreases.lines();
+    assert_eq!(lines.next(), Some("t_s,sink,flow,level"));
+    assert_eq!(lines.count() as u64, cuts);
+    let congestion = std::fs::read_to_string(out.join("congestion.csv")).unwrap();
+    let mut lines = congestion.lines();
+    assert_eq!(lines.next(), Some("t_s,flow,level"));
+    assert!(lines.count() > 1000, "one C_i sample per unique packet");
+    for f in ["congestion_time.png", "congestion_time.svg"] {
+        assert!(std::fs::metadata(out.join(f)).map(|m| m.len() > 1000).unwrap_or(false), "{f} missing or empty");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}

@@ -88,9 +88,11 @@ fn draw_lines<DB: DrawingBackend>(
     y_label: &str,
     series: &[Series],
     hline: Option<(f64, &str)>,
+    y_max: Option<f64>,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
     let (x0, x1, y0, y1) = bounds(series, hline.map(|h| h.0));
+    let y1 = y_max.map_or(y1, |m| y1.min(m));
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, 20))
         .margin(12)
@@ -176,16 +178,32 @@ pub fn lines(
     series: &[Series],
     hline: Option<(f64, &str)>,
 ) -> Result<(), String> {
+    lines_clipped(dir, name, title, x_label, y_label, series, hline, None)
+}
+
+/// [`lines`] with the y axis ending at `y_max` at most (points above it are cut off at the top
+/// of the plot; the title should say so).
+#[allow(clippy::too_many_arguments)]
+pub fn lines_clipped(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    series: &[Series],
+    hline: Option<(f64, &str)>,
+    y_max: Option<f64>,
+) -> Result<(), String> {
     crate::plots::ensure_font()?;
     let png = dir.join(format!("{name}.png"));
     {
         let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
-        draw_lines(&root, title, x_label, y_label, series, hline)?;
+        draw_lines(&root, title, x_label, y_label, series, hline, y_max)?;
         root.present().map_err(|e| format!("{}: {e}", png.display()))?;
     }
     let svg = dir.join(format!("{name}.svg"));
     let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
-    draw_lines(&root, title, x_label, y_label, series, hline)?;
+    draw_lines(&root, title, x_label, y_label, series, hline, y_max)?;
     root.present().map_err(|e| format!("{}: {e}", svg.display()))
 }
 

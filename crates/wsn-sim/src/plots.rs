@@ -155,7 +155,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
         crate::figures::lines(dir, "rates_time", &format!("Node rates r_i(t) — {}", run_title(r)), "time (s)", "rate (pkt/s)", &series, None)?;
     }
     if net.flows().iter().any(|f| !f.rcrt.levels.is_empty()) {
-        congestion_figure(dir, "congestion_time", &format!("Congestion level C_i of every flow — {}", run_title(r)), net)?;
+        congestion_figure(dir, "congestion_time", &format!("C_i per flow — {}", run_title(r)), net)?;
     }
     let bin_s = r.bin.as_secs_f64();
     let series: Vec<crate::figures::Series> = (0..net.len())
@@ -191,7 +191,15 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
     let upper = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).map(|k| k.config().upper_threshold);
-    crate::figures::lines(dir, name, title, "time (s)", "C_i", &series, upper.map(|u| (u, "upper threshold U")))
+    // A collapse can push C_i to hundreds and flatten everything else: the axis stops at 10·U,
+    // and the title says when something lies above it.
+    let cap = upper.map(|u| 10.0 * u);
+    let top = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).fold(0.0, f64::max);
+    let title = match cap {
+        Some(c) if top > c => format!("{title} (axis cut at 10·U; max {top:.0})"),
+        _ => title.to_string(),
+    };
+    crate::figures::lines_clipped(dir, name, &title, "time (s)", "C_i", &series, upper.map(|u| (u, "upper threshold U")), cap)
 }
 
 // ---------------------------------------------------------------------------------------------
