@@ -116,3 +116,19 @@ fn rcrt_run_writes_congestion_traces() {
     }
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// A reliable-baseline run (no congestion control: U = ∞) draws its plots and finishes.
+#[test]
+fn reliable_run_with_plots_finishes() {
+    let out = std::env::temp_dir().join(format!("wsn-reliable-plots-test-{}", std::process::id()));
+    let o = wsn()
+        .args(["run", "scenarios/rcrt/optimality-reliable.toml", "-q", "--set", "duration_s=600", "--out"])
+        .arg(&out)
+        .current_dir(root())
+        .output()
+        .expect("wsn runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::metadata(out.join("congestion_time.png")).map(|m| m.len() > 1000).unwrap_or(false));
+    assert_eq!(std::fs::read_to_string(out.join("decreases.csv")).unwrap().lines().count(), 1, "the reliable baseline never cuts");
+    std::fs::remove_dir_all(&out).ok();
+}

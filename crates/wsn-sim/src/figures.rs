@@ -91,8 +91,14 @@ fn draw_lines<DB: DrawingBackend>(
     y_max: Option<f64>,
 ) -> Result<(), String> {
     root.fill(&WHITE).map_err(|e| e.to_string())?;
+    // A non-finite reference line or cap would make the axis infinite (and plotters loop):
+    // left out.
+    let hline = hline.filter(|h| h.0.is_finite());
     let (x0, x1, y0, y1) = bounds(series, hline.map(|h| h.0));
-    let y1 = y_max.map_or(y1, |m| y1.min(m));
+    let y1 = match y_max {
+        Some(m) if m.is_finite() && m > y0 => y1.min(m),
+        _ => y1,
+    };
     let mut chart = ChartBuilder::on(root)
         .caption(title, (FONT, 20))
         .margin(12)
@@ -295,4 +301,23 @@ fn draw_bars<DB: DrawingBackend>(
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An infinite or NaN reference line or axis cap (the reliable baseline's U = ∞) is left
+    /// out instead of stretching the axis to infinity (plotters would never finish).
+    #[test]
+    fn non_finite_reference_line_and_cap_are_ignored() {
+        let d = std::env::temp_dir().join(format!("wsn-figures-test-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let s = vec![Series::step("", vec![(0.0, 1.0), (10.0, 3.0)]), Series::markers("cuts", vec![(5.0, 2.0)])];
+        for (h, cap) in [(f64::INFINITY, Some(f64::INFINITY)), (f64::NAN, Some(f64::NAN)), (f64::INFINITY, None), (2.0, Some(-1.0))] {
+            lines_clipped(&d, "f", "t", "x", "y", &s, Some((h, "U")), cap).unwrap();
+            assert!(std::fs::metadata(d.join("f.png")).unwrap().len() > 1000);
+        }
+        std::fs::remove_dir_all(&d).ok();
+    }
 }

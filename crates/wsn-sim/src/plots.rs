@@ -190,7 +190,8 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         net.flows().iter().filter(|f| !f.rcrt.levels.is_empty()).map(|f| Series::step("", f.rcrt.levels.clone())).collect();
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
-    let upper = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).map(|k| k.config().upper_threshold);
+    // The reliable baseline has no congestion control (U = ∞): no threshold line, no axis cut.
+    let upper = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).map(|k| k.config().upper_threshold).filter(|u| u.is_finite());
     // A collapse can push C_i to hundreds and flatten everything else: the axis stops at 10·U,
     // and the title says when something lies above it.
     let cap = upper.map(|u| 10.0 * u);

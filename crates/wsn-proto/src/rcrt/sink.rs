@@ -2364,7 +2364,8 @@ mod tests {
             })
             .collect();
         assert_eq!(levels.len(), 5, "{events:?}");
-        for (got, want) in levels.iter().zip([0.0, 1.0, 2.5, 4.25]) {
+        // Packet 6 after the cut to r = 0.5/3: |ooo| = 4 over r·RTT = 1/6 → 24; C = (24 + 4.25)/2.
+        for (got, want) in levels.iter().zip([0.0, 1.0, 2.5, 4.25, 14.125]) {
             assert!(crate::rcrt::abs(got - want) < 1e-9, "{levels:?}");
         }
         // The cut follows the level of packet 5, with the same value.
@@ -2374,8 +2375,10 @@ mod tests {
             _ => None,
         });
         assert!(matches!(events[cut], SinkEvent::Congestion { source: SRC, level } if Some(level) == before));
-        // A duplicate of 6 is not unique: no new level.
+        // A duplicate of 6 is not unique: counted as a duplicate, no new level.
+        let dups = s.stats().duplicates;
         s.handle_datagram(ms(20_000), SRC, &data(6, Rate::from_pps(0.5), 1, 19_000, false));
+        assert_eq!(s.stats().duplicates, dups + 1);
         assert!(!core::iter::from_fn(|| s.poll_event()).any(|e| matches!(e, SinkEvent::Level { .. })));
     }
 
