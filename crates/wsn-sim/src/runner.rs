@@ -124,6 +124,10 @@ pub struct FlowSummary {
     pub rtt_ms: Option<f64>,
     /// RCRT: the sink's congestion level C_i at the end of the run.
     pub congestion: Option<f64>,
+    /// RCRT: feedback packets the sink sent to this flow (SYN-ACKs excluded).
+    pub feedback_packets: Option<u64>,
+    /// RCRT: decreases of the total rate this flow's congestion level triggered.
+    pub decreases_triggered: Option<u64>,
     /// Rate-controlled agents (IFRC): time average of the source node's controller rate r_i
     /// over the flow's active time, pkt/s (the origination rate is w_i·r_i).
     pub mean_rate_pps: Option<f64>,
@@ -619,6 +623,14 @@ fn summarize(
                     .and_then(|i| i.rtt)
                     .map(|d| d.as_secs_f64() * 1e3),
                 congestion: net.rcrt_sink(f.sink).and_then(|s| s.flow_info(f.source)).map(|i| i.congestion),
+                feedback_packets: f.endpoint.map(|_| {
+                    net.rcrt_sink(f.sink)
+                        .and_then(|s| s.stats().per_flow.get(&f.source).map(|fs| fs.feedback_sent))
+                        .unwrap_or(0)
+                }),
+                decreases_triggered: f
+                    .endpoint
+                    .map(|_| net.decreases().iter().filter(|d| d.2 == f.id as u32).count() as u64),
                 mean_rate_pps: step_average(
                     net.rate_trace(f.source.index()),
                     f.start.as_secs_f64(),

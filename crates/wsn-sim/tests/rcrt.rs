@@ -31,6 +31,11 @@ fn rcrt_delivers_every_packet_exactly_once_in_order_on_office40() {
         assert!((flow as usize) < s.flows.len(), "decrease at {t} s names no flow");
         assert!(level > upper, "a cut at {t} s with C_i = {level} ≤ U = {upper}");
     }
+    // Per-flow feedback and cut counts in summary.json add up to the totals.
+    let fb: u64 = s.flows.iter().map(|f| f.feedback_packets.expect("RCRT flow")).sum();
+    assert_eq!(fb, s.totals.feedback_packets.unwrap());
+    let cuts: u64 = s.flows.iter().map(|f| f.decreases_triggered.expect("RCRT flow")).sum();
+    assert_eq!(cuts, s.totals.congestion_decreases.unwrap());
     for f in net.flows() {
         let unique = sink.stats().per_flow.get(&f.source).map_or(0, |st| st.unique);
         assert_eq!(f.rcrt.levels.len() as u64, unique, "flow {}: C_i samples vs unique packets", f.id);
