@@ -297,11 +297,12 @@ pub fn level_paper(input: &LevelInput) -> f64 {
 
 /// Instantaneous congestion level, reference-code form:
 /// ((|ooo| − 1) + (|missing| − 1)) / max(0.1, min(RTT, 5 s)·r_i) + timeouts, with an unknown RTT
-/// counted as 0. [CODE rcrtransport.c update_congestion_level; AMBIG → chosen: the numerator
-/// is floored at 0, which the code's signed arithmetic does not do when |ooo| = 0]
+/// counted as 0. [CODE rcrtransport.c update_congestion_level: the lengths are signed `int`s, so
+/// with |ooo| = 0 and one packet missing (e.g. a lost last packet exposed by the FIN) the
+/// numerator is −1 and the level negative]
 pub fn level_code(input: &LevelInput) -> f64 {
     let ll = if input.missing > 0 {
-        (input.ooo as f64 - 1.0 + input.missing as f64 - 1.0).max(0.0)
+        input.ooo as f64 - 1.0 + input.missing as f64 - 1.0
     } else {
         0.0
     };
@@ -500,6 +501,11 @@ mod tests {
             ..input
         };
         assert!(close(level_code(&timeouts), 4.5));
+        // One packet missing and nothing held behind it (a lost last packet): the code's signed
+        // lengths give (0 − 1) + (1 − 1) = −1 packets, i.e. −1/(r·RTT) = −0.5, plus timeouts.
+        let lone = LevelInput { ooo: 0, missing: 1, timeouts: 1, ..input };
+        assert!(close(level_code(&lone), 0.5));
+        assert!(close(level_code(&LevelInput { timeouts: 0, ..lone }), -0.5));
     }
 
     /// Spec §10 tests 2 and 3.

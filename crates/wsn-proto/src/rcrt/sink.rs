@@ -933,6 +933,12 @@ impl Sink {
         old: Option<Flow>,
     ) {
         let revived = old.is_some();
+        if self.cfg.profile == Profile::ReferenceCode && self.t_dec.is_none() {
+            // [CODE rcrtransport.c create_rcrt_connection, gettime_ms] the sink's clock starts
+            // at its first connection and the last decrease time is 0 on that clock, so no
+            // decrease may come before one adaptation wait has passed since the first join.
+            self.t_dec = Some(now);
+        }
         let n = self.flows.len();
         let initial = demand_pps.min(self.cfg.join_rate_pps);
         let old_total = self.total;
@@ -2326,8 +2332,13 @@ mod tests {
     /// 2 is lost, 3, 4, 5 pile up in the out-of-order list. RTT 1 s from fid 1's echo, so
     /// r·RTT = 0.5 and each held packet adds 2 to the level.
     fn congest(profile: Profile) -> Sink {
+        congest_from(profile, 11_000)
+    }
+
+    /// `congest` with the first DATA at `t0` ms (the SYN came at 0).
+    fn congest_from(profile: Profile, t0: u64) -> Sink {
         let (mut s, rate) = open(profile, 0.5);
-        let mut t = 11_000;
+        let mut t = t0;
         for seq in [1, 3, 4, 5, 6] {
             s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
             t += 100;
@@ -2386,10 +2397,23 @@ mod tests {
     /// (|missing| − 1), U = 2, clamp M ≥ 0.5.
     #[test]
     fn multiplicative_decrease_code() {
-        let s = congest(Profile::ReferenceCode);
+        // 31 s after the join: past the start-up lock (below), whose wait is capped at 20 s.
+        let s = congest_from(Profile::ReferenceCode, 31_000);
         // Levels: 3 → 0, 4 → 2, 5 → 4, C = 0, 1, 2.5 ≥ 2 → p = 1/2 → M clamped to 0.5.
         assert_eq!(s.stats().decreases, 1);
         assert!(crate::rcrt::abs(s.total_rate() - 0.25) < 1e-9);
+    }
+
+    /// [CODE rcrtransport.c] the sink's clock starts at the first connection, with the last
+    /// decrease at time 0 of that clock: the same losses 11 s after the first join come within
+    /// the adaptation wait (2·RTO + 3/r + 3·RTO + 2/r with a loss pending, 10 s of packet times
+    /// alone at 0.5 pkt/s) and cut nothing. The paper profile has no such lock.
+    #[test]
+    fn code_profile_locks_decreases_after_the_first_join() {
+        let s = congest_from(Profile::ReferenceCode, 11_000);
+        assert_eq!(s.stats().decreases, 0);
+        assert!(crate::rcrt::abs(s.total_rate() - 0.5) < 1e-9);
+        assert_eq!(congest_from(Profile::Paper, 11_000).stats().decreases, 1);
     }
 
     /// [PAPER §3.5; spec §10 test 12] a packet reporting a stale rate never adapts.

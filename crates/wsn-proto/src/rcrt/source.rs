@@ -721,7 +721,9 @@ impl Source {
             self.refill(now);
             if self.rate.is_zero() || rate.pps() < self.rate.pps() {
                 self.next_tick = now + interval(rate);
-                self.token = (self.token - 1).max(-1);
+                // [CODE RcrTransportM.nc process_feedback_packet: an int8_t decremented
+                // without a floor, so two slow-downs within one tick leave −2]
+                self.token = (self.token - 1).max(i64::from(i8::MIN));
             }
             self.rate = rate;
             self.events.push_back(SourceEvent::RateChanged(rate.pps()));
@@ -770,7 +772,8 @@ impl Source {
         }
         let step = interval(self.rate).as_nanos().max(1);
         let ticks = (now - self.next_tick).as_nanos() / step + 1;
-        self.token = (self.token + ticks.min(2) as i64).min(1);
+        // The token never falls below −128 (an int8_t in the code), so 256 ticks refill any deficit.
+        self.token = (self.token + ticks.min(256) as i64).min(1);
         self.next_tick += Duration(step.saturating_mul(ticks));
     }
 
@@ -1049,6 +1052,18 @@ mod tests {
         let out = run(&mut s, 4_300, 5_700);
         let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
         assert_eq!(times, vec![5_200, 5_450, 5_700]);
+    }
+
+    /// [CODE process_feedback_packet] every slow-down takes a token, with no floor: two within
+    /// one tick leave −2, so the next packet waits three ticks of the new rate.
+    #[test]
+    fn slow_downs_take_a_token_each() {
+        let mut s = active(SourceConfig::paper(), 2.0);
+        assert_eq!(run(&mut s, 0, 1_000).len(), 1); // token back to 0 after the send at 1000
+        s.handle_datagram(ms(1_200), &fb(2, 1.0, 0, 0, &[])); // token −1, tick at 2200
+        s.handle_datagram(ms(1_300), &fb(3, 0.5, 0, 0, &[])); // token −2, tick at 3300
+        let times: Vec<u64> = run(&mut s, 1_300, 7_400).iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![7_300]);
     }
 
     /// [PAPER §3.7] buffer full: no new packets; probe with last_acked + 1 every max(2/r, RTT).
