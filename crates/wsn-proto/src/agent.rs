@@ -144,6 +144,21 @@ pub enum AgentEvent {
         /// The controller's congestion signal at the time (IFRC: the EWMA queue length).
         level: f64,
     },
+    /// The link layer is done with a datagram this node originated ([`NodeAgent::send`]):
+    /// acknowledged, given up after its retries, or delivered locally. A mote's routing layer
+    /// signals this `sendDone` to the transport, which sends its next packet only then
+    /// [CODE tenet1: RoutingLayerM.nc `Send.sendDone`, RcrTransportM.nc `sending`].
+    OwnSent {
+        /// Transport protocol number.
+        protocol: u8,
+        /// Tree (sink) the datagram travelled on.
+        sink: NodeId,
+        /// True for a datagram toward the sink, false for one down the tree from it.
+        upward: bool,
+        /// The next hop acknowledged it (always true without link ACKs or when delivered
+        /// locally).
+        acked: bool,
+    },
     /// A packet was dropped at this node.
     Dropped {
         /// Why.

@@ -33,11 +33,16 @@ pub struct ForwarderConfig {
     pub max_frame_payload: usize,
     /// Ask for link-layer ACKs on unicast frames.
     pub link_ack: bool,
+    /// Tenet's reserved slot: besides `queue_capacity` packets going elsewhere, the queue holds
+    /// one more, this node's own upward packet, of which there is at most one at a time (a
+    /// second is refused until the first is done). [CODE tenet1: RoutingLayerM.nc
+    /// `_QUEUE_SIZE = FWD_Q_SIZE + 1`, `mybusy`] Off: one shared bound for all packets.
+    pub own_slot: bool,
 }
 
 impl Default for ForwarderConfig {
     fn default() -> Self {
-        ForwarderConfig { queue_capacity: 16, ttl: collection::DEFAULT_TTL, max_frame_payload: 86, link_ack: true }
+        ForwarderConfig { queue_capacity: 16, ttl: collection::DEFAULT_TTL, max_frame_payload: 86, link_ack: true, own_slot: false }
     }
 }
 
@@ -111,6 +116,11 @@ type Windows = hashbrown::HashMap<NodeId, SeqWindow, core::hash::BuildHasherDefa
 #[derive(Clone, Debug)]
 struct Queued {
     bytes: Vec<u8>,
+    /// Originated here ([`NodeAgent::send`]): its end is reported as [`AgentEvent::OwnSent`].
+    own: bool,
+    /// Originated here and going up the tree: it may use the reserved slot
+    /// ([`ForwarderConfig::own_slot`]).
+    own_up: bool,
 }
 
 /// Counters kept by the forwarder.
@@ -141,6 +151,8 @@ pub struct CollectionForwarder {
     cfg: ForwarderConfig,
     queue: VecDeque<Queued>,
     in_flight: Option<Queued>,
+    /// Own upward packets queued or in flight (at most 1 with [`ForwarderConfig::own_slot`]).
+    own_up: usize,
     next_seqno: u16,
     windows: Windows,
     events: VecDeque<AgentEvent>,
@@ -155,6 +167,7 @@ impl CollectionForwarder {
             cfg,
             queue: VecDeque::new(),
             in_flight: None,
+            own_up: 0,
             next_seqno: 0,
             windows: Windows::default(),
             events: VecDeque::new(),
@@ -178,11 +191,25 @@ impl CollectionForwarder {
         self.events.push_back(AgentEvent::Dropped { reason, origin });
     }
 
-    fn enqueue(&mut self, bytes: Vec<u8>) -> bool {
-        if self.queue_len() >= self.cfg.queue_capacity {
+    /// Room for one more packet: an own upward one (`own_up`) or any other.
+    fn has_room(&self, own_up: bool) -> bool {
+        if !self.cfg.own_slot {
+            return self.queue_len() < self.cfg.queue_capacity;
+        }
+        if own_up {
+            // mybusy: one own packet at a time, in its reserved slot.
+            self.own_up == 0
+        } else {
+            self.queue_len() - self.own_up < self.cfg.queue_capacity
+        }
+    }
+
+    fn enqueue(&mut self, bytes: Vec<u8>, own: bool, own_up: bool) -> bool {
+        if !self.has_room(own_up) {
             return false;
         }
-        self.queue.push_back(Queued { bytes });
+        self.queue.push_back(Queued { bytes, own, own_up });
+        self.own_up += usize::from(own_up);
         self.stats.max_queue = self.stats.max_queue.max(self.queue_len());
         true
     }
@@ -256,7 +283,7 @@ impl NodeAgent for CollectionForwarder {
             self.drop_packet(DropReason::TtlExpired, Some(repr.origin));
             return;
         }
-        if self.queue_len() >= self.cfg.queue_capacity {
+        if !self.has_room(false) {
             self.drop_packet(DropReason::QueueFull, Some(repr.origin));
             return;
         }
@@ -264,21 +291,37 @@ impl NodeAgent for CollectionForwarder {
             self.drop_packet(DropReason::Loop, Some(repr.origin));
             return;
         }
-        let accepted = self.enqueue(payload.to_vec());
+        let accepted = self.enqueue(payload.to_vec(), false, false);
         debug_assert!(accepted, "capacity was checked above");
         self.stats.forwarded += 1;
     }
 
     fn handle_send_done(&mut self, _now: Instant, _ctx: &mut dyn LinkCtx, done: &SendDone) {
         let Some(q) = self.in_flight.take() else { return };
-        let origin = Packet::new_checked(&q.bytes[..]).ok().map(|p| p.origin());
+        self.own_up -= usize::from(q.own_up);
+        let header = Packet::new_checked(&q.bytes[..]).ok().map(|p| (p.origin(), Repr::parse(&p).ok()));
+        let origin = header.as_ref().map(|h| h.0);
+        let mut acked = true;
         if done.channel_access_failure {
             self.drop_packet(DropReason::ChannelAccess, origin);
+            acked = false;
         } else if done.dst.is_broadcast() {
             // Sent without a route: no neighbour forwards a broadcast data frame.
             self.drop_packet(DropReason::NoRoute, origin);
+            acked = false;
         } else if self.cfg.link_ack && !done.acked {
             self.drop_packet(DropReason::RetriesExhausted, origin);
+            acked = false;
+        }
+        if q.own {
+            if let Some((_, Some(r))) = header {
+                self.events.push_back(AgentEvent::OwnSent {
+                    protocol: r.protocol,
+                    sink: r.sink,
+                    upward: r.direction == Direction::Up,
+                    acked,
+                });
+            }
         }
     }
 
@@ -295,6 +338,7 @@ impl NodeAgent for CollectionForwarder {
         let (dir, sink, dst) = match Repr::parse(&Packet::new_unchecked(&q.bytes[..])) {
             Ok(r) => (r.direction, r.sink, r.dst),
             Err(_) => {
+                self.own_up -= usize::from(q.own_up);
                 self.drop_packet(DropReason::Malformed, None);
                 return None;
             }
@@ -325,7 +369,7 @@ impl NodeAgent for CollectionForwarder {
     }
 
     fn queue_capacity(&self) -> usize {
-        self.cfg.queue_capacity
+        self.cfg.queue_capacity + usize::from(self.cfg.own_slot)
     }
 
     fn send(
@@ -354,9 +398,10 @@ impl NodeAgent for CollectionForwarder {
         };
         if dst == self.me {
             self.deliver(&repr, payload);
+            self.events.push_back(AgentEvent::OwnSent { protocol, sink, upward: direction == Direction::Up, acked: true });
             return Ok(());
         }
-        if self.queue_len() >= self.cfg.queue_capacity {
+        if !self.has_room(direction == Direction::Up) {
             self.stats.queue_drops += 1;
             return Err(SendError::QueueFull);
         }
@@ -367,7 +412,7 @@ impl NodeAgent for CollectionForwarder {
         self.next_seqno = self.next_seqno.wrapping_add(1);
         // Our own packets enter the duplicate window too, so a looped copy is recognised.
         self.is_new(self.me, repr.seqno);
-        let accepted = self.enqueue(bytes);
+        let accepted = self.enqueue(bytes, true, direction == Direction::Up);
         debug_assert!(accepted, "capacity was checked above");
         self.stats.originated += 1;
         Ok(())
@@ -459,6 +504,45 @@ mod tests {
         f.handle_send_done(Instant::ZERO, &mut c, &done);
         assert_eq!(f.queue_len(), 0);
         assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::RetriesExhausted, .. })));
+        // The end of an own packet is reported, acknowledged or not.
+        assert_eq!(f.poll_event(), Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false }));
+        assert_eq!(f.poll_event(), None);
+    }
+
+    /// [CODE tenet1 RoutingLayerM.nc] with `own_slot`, forwarded traffic fills `queue_capacity`
+    /// slots and the node's own upward packet still gets in, one at a time.
+    #[test]
+    fn own_slot_is_reserved_for_one_own_upward_packet() {
+        let cfg = ForwarderConfig { queue_capacity: 2, own_slot: true, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        for s in 0..3 {
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
+        }
+        assert_eq!((f.queue_len(), f.stats().queue_drops), (2, 1));
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::QueueFull, .. })));
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a").unwrap();
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b"), Err(SendError::QueueFull), "mybusy");
+        // A packet down the tree is not the reserved kind.
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(7), 1, b"c"), Err(SendError::QueueFull));
+        assert_eq!((f.queue_len(), f.queue_capacity()), (3, 3));
+        // The slot frees when the own packet is done, not before.
+        let mut events = Vec::new();
+        for _ in 0..3 {
+            let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+            assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b"), Err(SendError::QueueFull));
+            let done = SendDone { frame_id: 1, dst: fr.dst, acked: true, transmissions: 1, time_to_ack: None, channel_access_failure: false };
+            f.handle_send_done(Instant::ZERO, &mut c, &done);
+            events.extend(core::iter::from_fn(|| f.poll_event()));
+        }
+        assert_eq!(events, vec![AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: true }]);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b").unwrap();
+        // Without the option, one bound for all.
+        let mut g = CollectionForwarder::new(NodeId(5), ForwarderConfig { queue_capacity: 2, ..ForwarderConfig::default() });
+        for s in 0..2 {
+            g.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
+        }
+        assert_eq!(g.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a"), Err(SendError::QueueFull));
     }
 
     #[test]

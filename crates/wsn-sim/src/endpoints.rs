@@ -56,7 +56,8 @@ impl EndpointSpec {
     pub fn rcrt(profile: Profile) -> EndpointSpec {
         EndpointSpec {
             sink: SinkConfig::for_profile(profile),
-            source: SourceConfig::for_profile(profile),
+            // The simulator models the mote's single radio buffer (a scenario may turn it off).
+            source: SourceConfig { wait_for_send_done: true, ..SourceConfig::for_profile(profile) },
             default_policy: "fair".into(),
             policies: Vec::new(),
             weights: BTreeMap::new(),
@@ -228,6 +229,36 @@ impl Network {
         self.after_endpoint(e as usize);
     }
 
+    /// The link layer is done with a datagram that node `node` sent up the tree of `sink`: the
+    /// node's source endpoint for that sink may build its next one (the mote's `sendDone`), and
+    /// so may the node's other sources, which share its one radio buffer
+    /// [CODE RcrTransportM.nc: one `mybuf` for both connections].
+    pub(crate) fn source_send_done(&mut self, node: usize, sink: NodeId) {
+        let now = self.now;
+        let eps: Vec<u32> = self.node_eps[node].clone();
+        let done = eps.iter().copied().find(|&e| match &self.eps[e as usize].kind {
+            EpKind::Source { flow, src, .. } => self.flows[*flow as usize].sink == sink && src.is_in_flight(),
+            EpKind::Sink { .. } => false,
+        });
+        let Some(done) = done else { return };
+        if let EpKind::Source { src, .. } = &mut self.eps[done as usize].kind {
+            src.handle_send_done(now);
+        }
+        self.after_endpoint(done as usize);
+        for e in eps {
+            if e != done && matches!(self.eps[e as usize].kind, EpKind::Source { .. }) {
+                self.after_endpoint(e as usize);
+            }
+        }
+    }
+
+    /// True when another source endpoint of `node` than `e` has a datagram in flight.
+    fn sibling_in_flight(&self, node: usize, e: usize) -> bool {
+        self.node_eps[node].iter().any(|&o| {
+            o as usize != e && matches!(&self.eps[o as usize].kind, EpKind::Source { src, .. } if src.is_in_flight())
+        })
+    }
+
     /// The application of flow `fi` generated one more packet.
     pub(crate) fn rcrt_flow_tick(&mut self, fi: usize, e: u32) {
         let now = self.now;
@@ -307,9 +338,12 @@ impl Network {
         // 2. Datagrams out: first those the queue refused before, then new ones. A refused
         // datagram waits for a retry LOCAL_RETRY later.
         let mut retry_at = None;
+        let sibling_busy = matches!(self.eps[e].kind, EpKind::Source { .. }) && self.sibling_in_flight(node, e);
         loop {
             let out = if let Some(p) = self.eps[e].pending.pop_front() {
                 Some(p)
+            } else if sibling_busy {
+                None
             } else {
                 match &mut self.eps[e].kind {
                     EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),

@@ -567,6 +567,9 @@ pub struct NetworkSpec {
     /// Flows are paced by the nodes' rate controllers ([`AgentEvent::AppSlot`]) instead of
     /// their fixed `rate_pps` (IFRC): the application always has data while the flow is active.
     pub rate_controlled: bool,
+    /// The collection forwarder keeps Tenet's reserved queue slot for the node's own upward
+    /// packet ([`ForwarderConfig::own_slot`]); set with RCRT's one datagram in flight.
+    pub own_slot: bool,
 }
 
 /// Builds the agent of node `id` (index `i`): `(i, id, forwarder settings of the MAC)`.
@@ -688,6 +691,7 @@ impl Network {
             queue_capacity: spec.mac.queue_capacity,
             max_frame_payload: spec.mac.max_payload,
             link_ack: spec.mac.ack != AckMode::None,
+            own_slot: spec.own_slot,
             ..ForwarderConfig::default()
         };
         let mut nodes = Vec::with_capacity(n);
@@ -1155,6 +1159,11 @@ impl Network {
                         }
                     }
                     AgentEvent::AppSlot { sink } => self.app_slot(j, sink),
+                    AgentEvent::OwnSent { protocol, sink, upward, .. } => {
+                        if protocol == wsn_proto::rcrt::PROTO_RCRT && upward {
+                            self.source_send_done(j, sink);
+                        }
+                    }
                     AgentEvent::RateChanged { rate_pps, level } => {
                         self.rate_trace[j].push((self.now.as_secs_f64(), rate_pps, level));
                     }

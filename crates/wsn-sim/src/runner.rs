@@ -415,6 +415,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         tracer,
         agent_factory,
         rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
+        own_slot: matches!(&sc.protocol, ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) if c.one_datagram_in_flight),
     };
     let mut net = Network::new(spec);
     match &sc.protocol {
@@ -524,6 +525,7 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunErro
             RcrtProfile::ReferenceCode => wsn_proto::rcrt::estimators::LevelFormula::ReferenceCode,
         };
     }
+    e.source.wait_for_send_done = c.one_datagram_in_flight;
     if let Some(b) = c.buffer_packets {
         e.source.buffer_packets = b;
         e.source.ack_request_above = b / 2;

@@ -281,6 +281,15 @@ pub struct RcrtConfig {
     /// `reference_code` (((|ooo| − 1) + (|missing| − 1)) / max(r_i·RTT_i, 0.1) + timeouts).
     /// See docs/rcrt.md: the paper's formula collapses when r_i·RTT_i ≪ 1.
     pub level_formula: Option<RcrtProfile>,
+    /// Model the Tenet mote stack: a source (all of a node's sources together) hands the
+    /// routing layer its next datagram only after the link layer is done with the previous one
+    /// [CODE RcrTransportM.nc `sending`; spec §3.8, §3.12], and the routing layer keeps one
+    /// queue slot beyond the MAC preset's bound for that datagram [CODE tenet1 RoutingLayerM.nc
+    /// `_QUEUE_SIZE = FWD_Q_SIZE + 1`], so forwarded traffic cannot crowd it out; a refused
+    /// datagram would be retried every 10 ms, never dropped. `false`: one shared queue bound,
+    /// and a source hands over datagrams as soon as it builds them (up to 4 refused ones are
+    /// held for retry, older ones dropped).
+    pub one_datagram_in_flight: bool,
 }
 
 impl Default for RcrtConfig {
@@ -293,6 +302,7 @@ impl Default for RcrtConfig {
             weights: Default::default(),
             buffer_packets: None,
             level_formula: None,
+            one_datagram_in_flight: true,
         }
     }
 }

@@ -60,6 +60,19 @@ pub struct SourceConfig {
     /// Gap between consecutive retransmissions. [AMBIG → chosen 10 ms: the mote sends one
     /// retransmission per flash read and radio send-done, spec §3.8; not a token-bucket limit]
     pub retx_spacing: Duration,
+    /// Send one datagram at a time: after a datagram leaves [`Source::poll_transmit`], the next
+    /// is built only after [`Source::handle_send_done`] and a further
+    /// [`SourceConfig::send_done_retry`], with the values (rate, feedback echo) of that moment.
+    /// This is the mote: one radio buffer and a `sending` flag shared by new packets,
+    /// retransmissions, SYN and FIN, cleared by the routing layer's `sendDone`
+    /// [CODE RcrTransportM.nc `transmitWaitingPacket`, `RoutingSend.sendDone`; spec §3.8,
+    /// §3.12]. Off by default, for drivers without a send-done signal (a datagram socket); the
+    /// simulator turns it on for every source.
+    pub wait_for_send_done: bool,
+    /// With [`SourceConfig::wait_for_send_done`]: wait after a send-done before the next
+    /// datagram. [CODE RcrTransportM.nc: `sendDone` starts the 10-ms retry timer that sends the
+    /// next waiting packet or reads the next retransmission]
+    pub send_done_retry: Duration,
     /// Cap inside the reference code's stall-probe period 2·min(max(1/r, RTT), cap).
     /// [CODE: 10 s]
     pub stall_probe_cap: Duration,
@@ -90,6 +103,8 @@ impl SourceConfig {
             feedback_age_limit: Duration::from_millis(120_000),
             fid_dup_window: 10,
             retx_spacing: Duration::from_millis(10),
+            wait_for_send_done: false,
+            send_done_retry: Duration::from_millis(10),
             stall_probe_cap: Duration::from_secs(10),
             nack_stale_distance: 200,
             max_payload: 64,
@@ -267,6 +282,10 @@ pub struct Source {
     closing: bool,
     now: Instant,
     outbox: VecDeque<Vec<u8>>,
+    /// A datagram has left and its send-done has not come yet ([`SourceConfig::wait_for_send_done`]).
+    in_flight: bool,
+    /// No datagram leaves before this ([`SourceConfig::send_done_retry`] after a send-done).
+    resume_at: Instant,
     events: VecDeque<SourceEvent>,
     stats: SourceStats,
 }
@@ -307,6 +326,8 @@ impl Source {
             closing: false,
             now: Instant::ZERO,
             outbox: VecDeque::new(),
+            in_flight: false,
+            resume_at: Instant::ZERO,
             events: VecDeque::new(),
             stats: SourceStats::default(),
         }
@@ -464,11 +485,36 @@ impl Source {
         self.advance(now);
     }
 
-    /// The next datagram for the sink.
+    /// The next datagram for the sink. With [`SourceConfig::wait_for_send_done`], at most one
+    /// until [`Source::handle_send_done`].
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<Vec<u8>> {
         self.advance(now);
-        self.outbox.pop_front()
+        if !self.cfg.wait_for_send_done {
+            return self.outbox.pop_front();
+        }
+        if self.in_flight || self.now < self.resume_at {
+            return None;
+        }
+        let bytes = self.outbox.pop_front()?;
+        self.in_flight = true;
+        Some(bytes)
+    }
+
+    /// The link layer is done with the last datagram (acknowledged or not): with
+    /// [`SourceConfig::wait_for_send_done`] the next may be built
+    /// [`SourceConfig::send_done_retry`] later. Without it, this does nothing.
+    pub fn handle_send_done(&mut self, now: Instant) {
+        self.now = self.now.max(now);
+        if self.cfg.wait_for_send_done && self.in_flight {
+            self.in_flight = false;
+            self.resume_at = self.now + self.cfg.send_done_retry;
+        }
+    }
+
+    /// True while a datagram awaits its send-done ([`SourceConfig::wait_for_send_done`]).
+    pub fn is_in_flight(&self) -> bool {
+        self.in_flight
     }
 
     /// Earliest time the source has work ([`Source::handle_timeout`] then
@@ -481,9 +527,15 @@ impl Source {
             }
             _ => None,
         };
+        // With wait_for_send_done: nothing leaves while a datagram is in flight (its send-done
+        // wakes the source), nor before `resume_at`.
+        let blocked = self.cfg.wait_for_send_done && self.in_flight;
+        let floor = if self.cfg.wait_for_send_done { self.resume_at } else { Instant::ZERO };
         let retx = match self.state {
-            SourceState::Active | SourceState::FinAckWait { .. } if !self.recovery.is_empty() => {
-                Some(self.next_retx_at.max(self.now))
+            SourceState::Active | SourceState::FinAckWait { .. }
+                if !self.recovery.is_empty() && !blocked =>
+            {
+                Some(self.next_retx_at.max(self.now).max(floor))
             }
             _ => None,
         };
@@ -491,7 +543,9 @@ impl Source {
             SourceState::Active => self.stall_at,
             _ => None,
         };
-        [state_deadline, retx, stall, self.next_send_time()]
+        let send = if blocked { None } else { self.next_send_time().map(|t| t.max(floor)) };
+        let queued = (!blocked && !self.outbox.is_empty()).then(|| self.now.max(floor));
+        [state_deadline, retx, stall, send, queued]
             .into_iter()
             .flatten()
             .min()
@@ -609,15 +663,21 @@ impl Source {
                 self.stats.probes += 1;
             }
         }
-        if matches!(
-            self.state,
-            SourceState::Active | SourceState::FinAckWait { .. }
-        ) {
+        // With wait_for_send_done a DATA packet is built only when it can leave at once.
+        let link_free = !self.cfg.wait_for_send_done
+            || (!self.in_flight && now >= self.resume_at && self.outbox.is_empty());
+        if link_free
+            && matches!(
+                self.state,
+                SourceState::Active | SourceState::FinAckWait { .. }
+            )
+        {
             self.retransmit(now);
         }
         if self.state == SourceState::Active {
             self.refill(now);
-            if self.staged.is_some() && self.token >= 1 {
+            let link_free = link_free && self.outbox.is_empty() || !self.cfg.wait_for_send_done;
+            if link_free && self.staged.is_some() && self.token >= 1 {
                 self.send_staged(now);
             }
         }
@@ -1064,6 +1124,52 @@ mod tests {
         s.handle_datagram(ms(1_300), &fb(3, 0.5, 0, 0, &[])); // token −2, tick at 3300
         let times: Vec<u64> = run(&mut s, 1_300, 7_400).iter().map(|(t, _)| *t).collect();
         assert_eq!(times, vec![7_300]);
+    }
+
+    /// [CODE RcrTransportM.nc `sending`] with `wait_for_send_done`, one datagram at a time:
+    /// the next is built 10 ms after the send-done of the previous, with the values of then.
+    #[test]
+    fn one_datagram_in_flight_until_send_done() {
+        let cfg = SourceConfig { wait_for_send_done: true, ..SourceConfig::paper() };
+        let mut s = Source::new(NodeId(7), SINK, cfg);
+        s.open(ms(0), 1.0);
+        assert_eq!(drain(&mut s, ms(0)).len(), 1, "the SYN");
+        assert!(s.is_in_flight());
+        s.handle_send_done(ms(2));
+        assert!(!s.is_in_flight());
+        s.handle_datagram(ms(5), &syn_ack(1, 10.0)); // token −1, ticks at 105, 205, …
+        // Packets 1..3, each acknowledged by the link 1 ms after it leaves.
+        let mut now = ms(5);
+        for seq in 1..=3u8 {
+            s.send(now, &[seq]).unwrap();
+            now = s.poll_timeout().expect("a tick");
+            let out = drain(&mut s, now);
+            assert_eq!(out.len(), 1);
+            assert_eq!(parse_data(&out[0]).seq, u16::from(seq));
+            s.handle_send_done(now + Duration::from_millis(1));
+        }
+        assert_eq!(now, ms(405));
+        // Three NACKs: one retransmission leaves; the next waits for the send-done, and no
+        // timer fires meanwhile (the send-done wakes the source).
+        s.handle_datagram(ms(450), &fb(2, 10.0, 0, 0, &[1, 2, 3]));
+        let first = drain(&mut s, ms(450));
+        assert_eq!(first.len(), 1);
+        assert_eq!((parse_data(&first[0]).seq, parse_data(&first[0]).retx), (1, true));
+        assert!(s.poll_timeout().is_none_or(|t| t > ms(1_000)));
+        assert!(drain(&mut s, ms(500)).is_empty(), "still in flight");
+        s.handle_send_done(ms(520));
+        assert_eq!(s.poll_timeout(), Some(ms(530)));
+        assert!(drain(&mut s, ms(525)).is_empty(), "the 10-ms retry timer");
+        let second = drain(&mut s, ms(530));
+        assert_eq!(second.len(), 1);
+        let d = parse_data(&second[0]);
+        // Built at 530: the feedback (fid 2) was heard 80 ms before.
+        assert_eq!((d.seq, d.retx, d.fid, d.since_ms), (2, true, 2, 80));
+        // The default (a datagram socket) hands everything over at once.
+        let mut free = active(SourceConfig::paper(), 10.0);
+        run(&mut free, 0, 400);
+        free.handle_datagram(ms(450), &fb(2, 10.0, 0, 0, &[1, 2]));
+        assert_eq!(drain(&mut free, ms(450)).len() + drain(&mut free, ms(460)).len(), 2);
     }
 
     /// [PAPER §3.7] buffer full: no new packets; probe with last_acked + 1 every max(2/r, RTT).
