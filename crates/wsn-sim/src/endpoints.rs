@@ -429,6 +429,10 @@ impl Network {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+        // A source held back by its node's other source (one datagram in flight per node) may
+        // want to send now; the sibling's send-done wakes it (`source_send_done`), so a timer
+        // now would only spin.
+        let t = t.filter(|&t| !(sibling_busy && t <= now));
         if let Some(t) = t {
             if self.eps[e].timer.is_none_or(|s| t < s) {
                 self.eps[e].timer = Some(t);
