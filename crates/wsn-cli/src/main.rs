@@ -119,7 +119,27 @@ enum Cmd {
     },
 }
 
+/// Most values one `--param` may expand to.
+const MAX_SWEEP_POINTS: usize = 10_000;
+
+/// The default output folder `out/<name><suffix>`, refusing scenario names that are not one plain
+/// path component (empty, `..`, or with a separator), which would write elsewhere.
+fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
+    anyhow::ensure!(
+        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\']),
+        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-` or `_` (or pass --out)"
+    );
+    Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
+}
+
 fn main() -> Result<()> {
+    // Writing to a closed pipe (`wsn … | head`) ends the program quietly, as for any Unix tool,
+    // instead of a panic in println!.
+    #[cfg(unix)]
+    // SAFETY: restoring the default action of one signal before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+    }
     let cli = Cli::parse();
     match cli.cmd {
         Cmd::Run { scenario, seed, out, mut set, trace, pcap, quiet } => {
@@ -130,7 +150,10 @@ fn main() -> Result<()> {
                 set.push("output.pcap=true".into());
             }
             let sc = Scenario::load(&scenario, &set)?;
-            let dir = out.unwrap_or_else(|| PathBuf::from("out").join(&sc.name));
+            let dir = match out {
+                Some(d) => d,
+                None => default_dir(&sc.name, "")?,
+            };
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
             wsn_sim::output::write_all(&dir, &r)?;
@@ -167,14 +190,32 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     let vals: Vec<f64> = if list.contains(':') {
         let p: Vec<f64> = list.split(':').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: bad range"))?;
-        anyhow::ensure!(p.len() == 3 && p[2] > 0.0 && p[1] >= p[0], "--param {spec}: expected start:stop:step with step > 0");
-        let n = ((p[1] - p[0]) / p[2] + 1e-9).floor() as usize;
-        (0..=n).map(|i| p[0] + i as f64 * p[2]).collect()
+        anyhow::ensure!(p.len() == 3, "--param {spec}: expected start:stop:step");
+        for (name, v) in ["start", "stop", "step"].iter().zip(&p) {
+            anyhow::ensure!(v.is_finite(), "--param {spec}: {name} {v} is not a finite number");
+        }
+        anyhow::ensure!(p[2] > 0.0, "--param {spec}: step must be > 0");
+        anyhow::ensure!(p[1] >= p[0], "--param {spec}: stop must not be below start");
+        let n = ((p[1] - p[0]) / p[2] + 1e-9).floor();
+        anyhow::ensure!(
+            n < MAX_SWEEP_POINTS as f64,
+            "--param {spec}: {} values, more than the {MAX_SWEEP_POINTS} a sweep may have",
+            n + 1.0
+        );
+        // Each value from start, rounded to 12 significant digits so that 0.1:0.3:0.1 gives 0.3,
+        // not 0.30000000000000004.
+        let round = |x: f64| format!("{x:.12e}").parse::<f64>().unwrap_or(x);
+        (0..=n as usize).map(|i| round(p[0] + i as f64 * p[2])).collect()
     } else {
         list.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: values must be numbers"))?
     };
     anyhow::ensure!(!vals.is_empty(), "--param {spec}: no values");
+    anyhow::ensure!(vals.len() <= MAX_SWEEP_POINTS, "--param {spec}: more than {MAX_SWEEP_POINTS} values");
+    if let Some(v) = vals.iter().find(|v| !v.is_finite()) {
+        anyhow::bail!("--param {spec}: {v} is not a finite number");
+    }
+    anyhow::ensure!(!key.trim().is_empty(), "--param {spec}: empty key");
     Ok((key.trim().to_string(), vals))
 }
 
@@ -183,15 +224,40 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
     use rayon::prelude::*;
     use wsn_sim::plots::SweepPoint;
     let (key, vals) = parse_values(param)?;
-    // Validate once up front so a typo fails before any run starts.
+    anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
+    anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
+    // Validate every point up front so that a typo or a bad value fails before any run starts.
     let base = Scenario::load(scenario, set)?;
-    let dir = out.unwrap_or_else(|| PathBuf::from("out").join(format!("{}-sweep", base.name)));
+    for &v in &vals {
+        let mut s = set.to_vec();
+        s.push(format!("{key}={v}"));
+        Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
+    }
+    // Sweeping the seed itself: each value is a run's (first) seed.
+    let seed_sweep = key == "seed";
+    if seed_sweep {
+        anyhow::ensure!(seed.is_none(), "--param seed=… and --seed both set the seed: use one");
+        if let Some(v) = vals.iter().find(|v| v.fract() != 0.0 || **v < 0.0 || **v > 9.0e15) {
+            anyhow::bail!("--param seed: {v} is not a non-negative integer seed");
+        }
+    }
+    let dir = match out {
+        Some(d) => d,
+        None => default_dir(&base.name, "-sweep")?,
+    };
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0)).build()?;
-    let seeds = seeds.max(1);
     let first_seed = seed.unwrap_or(base.seed);
-    let jobs_list: Vec<(f64, u64)> =
-        vals.iter().flat_map(|&v| (0..seeds).map(move |k| (v, first_seed + k))).collect();
+    let mut jobs_list: Vec<(f64, u64)> = Vec::new();
+    for &v in &vals {
+        let from = if seed_sweep { v as u64 } else { first_seed };
+        for k in 0..seeds {
+            let sd = from.checked_add(k).context("--seed + --seeds overflows the seed range")?;
+            jobs_list.push((v, sd));
+        }
+    }
+    // No more threads than runs (each thread holds a whole network).
+    let threads = jobs.unwrap_or(0).min(jobs_list.len());
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let bar = ProgressBar::new(jobs_list.len() as u64);
     bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  eta {eta}").expect("static").progress_chars("=> "));
     bar.set_message(format!("sweep {key}"));

@@ -132,3 +132,61 @@ fn reliable_run_with_plots_finishes() {
     assert_eq!(std::fs::read_to_string(out.join("decreases.csv")).unwrap().lines().count(), 1, "the reliable baseline never cuts");
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// A small scenario file for the sweep tests, written to a fresh folder.
+fn tiny_scenario(tag: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("wsn-cli-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let f = dir.join("tiny.toml");
+    std::fs::write(
+        &f,
+        "name = \"tiny\"\nduration_s = 30.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n[[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 5.0\n",
+    )
+    .unwrap();
+    (dir, f)
+}
+
+/// Sweep ranges that are not finite or too long are errors that say so (they used to panic or
+/// abort on a huge allocation), and a bad value fails before any run.
+#[test]
+fn sweep_rejects_bad_ranges() {
+    let (dir, f) = tiny_scenario("sweep-bad");
+    for (param, says) in [
+        ("flows.0.rate_pps=1:inf:1", "stop inf is not a finite number"),
+        ("flows.0.rate_pps=nan:2:1", "start NaN is not a finite number"),
+        ("flows.0.rate_pps=0:1e9:1", "more than the 10000"),
+        ("flows.0.rate_pps=1,0", "sweep value flows.0.rate_pps=0"),
+    ] {
+        let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", param, "--out"]).arg(dir.join("o")).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{param}: {err}");
+    }
+    assert!(!dir.join("o/sweep.csv").exists(), "no run may start");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--param seed=…` sweeps the seed itself: each value is its run's seed.
+#[test]
+fn sweep_over_seeds_uses_each_seed() {
+    let (dir, f) = tiny_scenario("sweep-seed");
+    let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", "seed=3,4", "--jobs", "64", "--out"]).arg(dir.join("o")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.iter().map(|r| (r[0], r[1])).collect::<Vec<_>>(), vec![("3", "3"), ("4", "4")]);
+    assert_ne!(rows[0][10], rows[1][10], "two seeds, two traces");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A scenario name that is not one plain folder name cannot send the default output elsewhere.
+#[test]
+fn scenario_name_cannot_escape_out() {
+    let (dir, f) = tiny_scenario("name");
+    for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\""] {
+        let o = wsn().current_dir(&dir).args(["run", f.to_str().unwrap(), "-q", "--set"]).arg(format!("name={name}")).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("cannot name the output folder"), "{name}: {err}");
+    }
+    assert!(!dir.join("escaped").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
