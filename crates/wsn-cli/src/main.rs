@@ -150,6 +150,12 @@ fn main() -> Result<()> {
                 set.push("output.pcap=true".into());
             }
             let sc = Scenario::load(&scenario, &set)?;
+            if sc.flows.iter().all(|f| f.start_s >= sc.duration_s) {
+                eprintln!(
+                    "warning: every flow starts at or after duration_s = {} s: this run carries no traffic",
+                    sc.duration_s
+                );
+            }
             let dir = match out {
                 Some(d) => d,
                 None => default_dir(&sc.name, "")?,

@@ -532,6 +532,14 @@ impl Scenario {
         if self.topology.sinks.is_empty() {
             return Err("topology.sinks must name at least one sink".into());
         }
+        for (k, s) in self.topology.sinks.iter().enumerate() {
+            if self.topology.sinks[..k].contains(s) {
+                return Err(format!("topology.sinks names node {s} twice"));
+            }
+        }
+        if self.flows.is_empty() {
+            return Err("no flows: add a [[flows]] table (sources, rate_pps, ...)".into());
+        }
         if self.radio.reception == Reception::Ns3 && self.radio.prr_curve != PrrCurve::Ieee802154 {
             return Err("radio.reception = \"ns3\" needs radio.prr_curve = \"ieee802154\" (ns-3's O-QPSK \
                         error model)"
@@ -539,7 +547,13 @@ impl Scenario {
         }
         for (i, f) in self.flows.iter().enumerate() {
             match f.rate_pps {
-                Some(r) if !(r > 0.0 && r.is_finite()) => return Err(format!("flows[{i}].rate_pps must be > 0")),
+                Some(r) if !r.is_finite() => return Err(format!("flows[{i}].rate_pps = {r}: must be a finite number")),
+                Some(r) if r <= 0.0 => return Err(format!("flows[{i}].rate_pps = {r}: must be > 0")),
+                // Far above what any modelled MAC carries (≈ 130 pkt/s one hop); beyond it a
+                // run only fills memory with packets that can never leave.
+                Some(r) if r > MAX_FLOW_RATE_PPS => {
+                    return Err(format!("flows[{i}].rate_pps = {r}: at most {MAX_FLOW_RATE_PPS} packets per second"))
+                }
                 None if !matches!(self.protocol, ProtocolConfig::Ifrc(_)) => {
                     return Err(format!("flows[{i}].rate_pps is required (packets per second)"))
                 }
@@ -548,6 +562,30 @@ impl Scenario {
             if let Sources::Keyword(k) = &f.sources {
                 if k != "all" {
                     return Err(format!("flows[{i}].sources: expected \"all\", a node id or a list, got \"{k}\""));
+                }
+            }
+            if let Sources::List(v) = &f.sources {
+                if v.is_empty() {
+                    return Err(format!("flows[{i}].sources is an empty list"));
+                }
+                if let Some((k, s)) = v.iter().enumerate().find(|(k, s)| v[..*k].contains(s)) {
+                    return Err(format!("flows[{i}].sources names node {s} twice (entry {k})"));
+                }
+            }
+            if !(f.start_s.is_finite() && f.start_s >= 0.0) {
+                return Err(format!("flows[{i}].start_s = {}: must be a time ≥ 0 s", f.start_s));
+            }
+            if let Some(stop) = f.stop_s {
+                if !(stop.is_finite() && stop > f.start_s) {
+                    return Err(format!("flows[{i}].stop_s = {stop}: must be after start_s = {}", f.start_s));
+                }
+            }
+            if f.count == Some(0) {
+                return Err(format!("flows[{i}].count = 0: a flow must send at least one packet (leave count out for no limit)"));
+            }
+            if let Some(d) = f.demand_pps {
+                if !(d.is_finite() && d > 0.0 && d <= MAX_FLOW_RATE_PPS) {
+                    return Err(format!("flows[{i}].demand_pps = {d}: must be > 0 and at most {MAX_FLOW_RATE_PPS}"));
                 }
             }
             if let Some(s) = f.sink {
@@ -566,6 +604,34 @@ impl Scenario {
                     return Err(format!("{field}: unknown policy `{name}` (known: {})", known.join(", ")));
                 }
             }
+            if let Some(b) = c.buffer_packets {
+                if b < 2 {
+                    return Err(format!("protocol.buffer_packets = {b}: the retransmit buffer needs at least 2 packets"));
+                }
+            }
+            for (k, w) in &c.weights {
+                if !(w.is_finite() && *w > 0.0) {
+                    return Err(format!("protocol.weights.{k} = {w}: must be > 0"));
+                }
+            }
+            for (k, _) in &c.sink_policies {
+                if !k.parse::<u16>().is_ok_and(|id| self.topology.sinks.contains(&id)) {
+                    return Err(format!("protocol.sink_policies: `{k}` is not a sink of topology.sinks"));
+                }
+            }
+            for pc in &c.policy_changes {
+                if !(pc.at_s.is_finite() && pc.at_s >= 0.0) {
+                    return Err(format!("protocol.policy_changes: at_s = {} must be a time ≥ 0 s", pc.at_s));
+                }
+            }
+        }
+        if !(0.0..=1.0).contains(&self.radio.false_ack_prob) {
+            return Err(format!("radio.false_ack_prob = {}: must be a probability in 0..=1", self.radio.false_ack_prob));
+        }
+        if let Some(t) = self.routing.freeze_after_s {
+            if !(t.is_finite() && t >= 0.0) {
+                return Err(format!("routing.freeze_after_s = {t}: must be a time ≥ 0 s"));
+            }
         }
         let bin = self.output.timeseries_bin_s;
         if !(bin.is_finite() && bin >= 0.001 && self.duration_s / bin <= 1.0e6) {
@@ -579,6 +645,10 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// Largest `rate_pps` / `demand_pps` of a flow: two orders of magnitude above the one-hop
+/// capacity of any MAC preset (≈ 130 pkt/s), so only nonsense is refused.
+pub const MAX_FLOW_RATE_PPS: f64 = 10_000.0;
 
 /// Where the data files of built-in scenarios live: the project root this binary was built from.
 pub fn builtin_base() -> PathBuf {

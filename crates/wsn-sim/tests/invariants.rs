@@ -86,3 +86,35 @@ fn bad_scenarios_name_the_field() {
     let err = wsn_sim::scenario::Scenario::load("office40", &["duration_s=-1".into()]).unwrap_err().to_string();
     assert!(err.contains("duration_s"), "{err}");
 }
+
+/// Values that parse but make no sense are refused with the field and the value, instead of a
+/// run that silently does something else (a user-review finding).
+#[test]
+fn nonsense_values_are_refused() {
+    let cases: &[(&[&str], &str)] = &[
+        (&["flows.0.start_s=-5"], "flows[0].start_s = -5"),
+        (&["flows.0.start_s=nan"], "flows[0].start_s = NaN"),
+        (&["flows.0.stop_s=5", "flows.0.start_s=10"], "flows[0].stop_s = 5"),
+        (&["flows.0.count=0"], "flows[0].count = 0"),
+        (&["flows=[]"], "no flows"),
+        (&["flows.0.sources=[]"], "flows[0].sources is an empty list"),
+        (&["flows.0.sources=[1,1]"], "names node 1 twice"),
+        (&["topology.sinks=[0,0]"], "topology.sinks names node 0 twice"),
+        (&["flows.0.rate_pps=inf"], "must be a finite number"),
+        (&["flows.0.rate_pps=1e9"], "at most 10000"),
+        (&["protocol.kind=\"rcrt\"", "flows.0.demand_pps=-1"], "flows[0].demand_pps = -1"),
+        (&["protocol.kind=\"rcrt\"", "protocol.buffer_packets=0"], "protocol.buffer_packets = 0"),
+        (&["protocol.kind=\"rcrt\"", "protocol.weights={\"5\"=-2.0}"], "protocol.weights.5 = -2"),
+        (&["protocol.kind=\"rcrt\"", "protocol.sink_policies={\"7\"=\"fair\"}"], "`7` is not a sink"),
+        (&["radio.false_ack_prob=2.0"], "radio.false_ack_prob = 2"),
+        (&["routing.freeze_after_s=-5"], "routing.freeze_after_s = -5"),
+    ];
+    for (set, says) in cases {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let err = match wsn_sim::scenario::Scenario::load("office40", &set) {
+            Ok(_) => panic!("{set:?} was accepted"),
+            Err(e) => e.to_string(),
+        };
+        assert!(err.contains(says), "{set:?}: {err}");
+    }
+}
