@@ -161,6 +161,8 @@ fn main() -> Result<()> {
                 None => default_dir(&sc.name, "")?,
             };
             std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            // An earlier run's files would otherwise stay beside this one's.
+            wsn_sim::output::clear_previous(&dir)?;
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
             wsn_sim::output::write_all(&dir, &r)?;
             if sc.output.plots {

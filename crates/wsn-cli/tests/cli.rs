@@ -190,3 +190,26 @@ fn scenario_name_cannot_escape_out() {
     assert!(!dir.join("escaped").exists());
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Re-using an output folder: the files of an earlier run (here RCRT's) do not stay beside the
+/// new run's, other files are kept, and an RCRT run writes its CSV files even when empty.
+#[test]
+fn output_folder_holds_only_the_last_run() {
+    let (dir, f) = tiny_scenario("stale");
+    let out = dir.join("o");
+    let run = |extra: &[&str]| {
+        let o = wsn().args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--out"]).arg(&out).args(extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    // An RCRT run whose flows never start still writes its (header-only) RCRT files.
+    run(&["--set", "protocol.kind=\"rcrt\"", "--set", "flows.0.start_s=40"]);
+    for name in ["rates.csv", "total_rate.csv", "congestion.csv", "decreases.csv", "deliveries.csv"] {
+        assert!(out.join(name).exists(), "{name} missing after an RCRT run");
+    }
+    std::fs::write(out.join("notes.txt"), "mine").unwrap();
+    run(&[]);
+    assert!(out.join("summary.json").exists());
+    assert!(!out.join("rates.csv").exists(), "RCRT's rates.csv left beside a best-effort run");
+    assert!(out.join("notes.txt").exists(), "a file the tool did not write was removed");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,6 +19,31 @@ fn io(dir: &Path, name: &str) -> impl Fn(std::io::Error) -> RunError {
     move |source| RunError::Output { path: path.clone(), source }
 }
 
+/// Every file name a run may write into its output folder (results, traces, figures).
+pub const OUTPUT_FILES: &[&str] = &[
+    "summary.json", "flows.csv", "timeseries.csv", "network.csv", "nodes.csv", "queues.csv",
+    "rates.csv", "total_rate.csv", "congestion.csv", "decreases.csv", "deliveries.csv",
+    "node_rates.csv", "trace.csv", "frames.pcap",
+];
+
+/// Stems of the figures a run may write, each as `.png` and `.svg` ([`crate::plots`]).
+pub const FIGURE_STEMS: &[&str] =
+    &["goodput_per_flow", "goodput_time", "tree", "network_time", "rates_time", "congestion_time", "queues_time"];
+
+/// Remove the files an earlier run wrote into `dir` ([`OUTPUT_FILES`], [`FIGURE_STEMS`]), so
+/// that none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort
+/// run). Other files are left alone. A missing folder is not an error.
+pub fn clear_previous(dir: &Path) -> Result<(), RunError> {
+    let figures = FIGURE_STEMS.iter().flat_map(|s| [format!("{s}.png"), format!("{s}.svg")]);
+    for name in OUTPUT_FILES.iter().map(|s| s.to_string()).chain(figures) {
+        match std::fs::remove_file(dir.join(&name)) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(dir, &name)(e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// Write every results file of `r` into `dir` (created if needed).
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     std::fs::create_dir_all(dir).map_err(io(dir, ""))?;
@@ -53,7 +78,9 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     }
     w.flush().map_err(io(dir, "network.csv"))?;
 
-    if !r.network.total_rate_series().is_empty() || r.network.flows().iter().any(|f| !f.rcrt.rates.is_empty()) {
+    // RCRT and reliable runs always write their files, with only the header when empty.
+    let rcrt = r.summary.protocol.starts_with("rcrt") || r.summary.protocol.starts_with("reliable");
+    if rcrt || !r.network.total_rate_series().is_empty() || r.network.flows().iter().any(|f| !f.rcrt.rates.is_empty()) {
         let mut w = create(dir, "rates.csv")?;
         let e = io(dir, "rates.csv");
         writeln!(w, "t_s,flow,rate_pps").map_err(&e)?;
