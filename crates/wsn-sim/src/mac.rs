@@ -413,6 +413,16 @@ impl MacConfig {
         if self.ack != AckMode::None && self.ack_timeout_ns < self.ack_latency_ns {
             return Err("mac.ack_timeout_ns must be ≥ mac.ack_latency_ns".into());
         }
+        if !self.cca_threshold_dbm.is_finite() {
+            return Err(format!("mac.cca_threshold_dbm = {}: must be a finite power in dBm", self.cca_threshold_dbm));
+        }
+        // IEEE 802.15.4-2006 §7.4.2: macMinBE ≤ macMaxBE, macMaxBE within 3..=8.
+        if self.ieee802154_csma && (self.csma_min_be > self.csma_max_be || self.csma_max_be > 8) {
+            return Err(format!(
+                "mac.csma_min_be = {}, mac.csma_max_be = {}: need csma_min_be ≤ csma_max_be ≤ 8 (IEEE 802.15.4)",
+                self.csma_min_be, self.csma_max_be
+            ));
+        }
         Ok(())
     }
 }

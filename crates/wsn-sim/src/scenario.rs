@@ -628,6 +628,9 @@ impl Scenario {
         if !(0.0..=1.0).contains(&self.radio.false_ack_prob) {
             return Err(format!("radio.false_ack_prob = {}: must be a probability in 0..=1", self.radio.false_ack_prob));
         }
+        if !self.routing.shortest_snr_db.is_finite() {
+            return Err(format!("routing.shortest_snr_db = {}: must be a finite number of dB", self.routing.shortest_snr_db));
+        }
         if let Some(t) = self.routing.freeze_after_s {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("routing.freeze_after_s = {t}: must be a time ≥ 0 s"));

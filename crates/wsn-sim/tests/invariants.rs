@@ -108,6 +108,9 @@ fn nonsense_values_are_refused() {
         (&["protocol.kind=\"rcrt\"", "protocol.sink_policies={\"7\"=\"fair\"}"], "`7` is not a sink"),
         (&["radio.false_ack_prob=2.0"], "radio.false_ack_prob = 2"),
         (&["routing.freeze_after_s=-5"], "routing.freeze_after_s = -5"),
+        (&["routing.shortest_snr_db=nan"], "routing.shortest_snr_db = NaN"),
+        (&["mac.cca_threshold_dbm=nan"], "mac.cca_threshold_dbm = NaN"),
+        (&["mac.ieee802154_csma=true", "mac.csma_min_be=9", "mac.csma_max_be=2"], "csma_min_be ≤ csma_max_be"),
     ];
     for (set, says) in cases {
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
