@@ -537,9 +537,6 @@ impl Scenario {
                 return Err(format!("topology.sinks names node {s} twice"));
             }
         }
-        if self.flows.is_empty() {
-            return Err("no flows: add a [[flows]] table (sources, rate_pps, ...)".into());
-        }
         if self.radio.reception == Reception::Ns3 && self.radio.prr_curve != PrrCurve::Ieee802154 {
             return Err("radio.reception = \"ns3\" needs radio.prr_curve = \"ieee802154\" (ns-3's O-QPSK \
                         error model)"
