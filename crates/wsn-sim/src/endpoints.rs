@@ -240,23 +240,38 @@ impl Network {
             EpKind::Source { flow, src, .. } => self.flows[*flow as usize].sink == sink && src.is_in_flight(),
             EpKind::Sink { .. } => false,
         });
-        let Some(done) = done else { return };
-        if let EpKind::Source { src, .. } = &mut self.eps[done as usize].kind {
-            src.handle_send_done(now);
+        if let Some(done) = done {
+            if let EpKind::Source { src, .. } = &mut self.eps[done as usize].kind {
+                src.handle_send_done(now);
+            }
         }
-        self.after_endpoint(done as usize);
-        for e in eps {
-            if e != done && matches!(self.eps[e as usize].kind, EpKind::Source { .. }) {
+        // The node's buffer is free again for all its sources (after the same retry timer).
+        for &e in &eps {
+            if Some(e) != done {
+                if let EpKind::Source { src, .. } = &mut self.eps[e as usize].kind {
+                    src.set_link_busy(false, now);
+                }
+            }
+        }
+        for e in done.into_iter().chain(eps.iter().copied().filter(|&e| Some(e) != done)) {
+            if matches!(self.eps[e as usize].kind, EpKind::Source { .. }) {
                 self.after_endpoint(e as usize);
             }
         }
     }
 
-    /// True when another source endpoint of `node` than `e` has a datagram in flight.
-    fn sibling_in_flight(&self, node: usize, e: usize) -> bool {
-        self.node_eps[node].iter().any(|&o| {
-            o as usize != e && matches!(&self.eps[o as usize].kind, EpKind::Source { src, .. } if src.is_in_flight())
-        })
+    /// Source `e` of `node` handed a datagram to the node's agent: the node's other sources
+    /// wait for its send-done (one radio buffer per node).
+    fn hold_siblings(&mut self, node: usize, e: usize) {
+        let now = self.now;
+        for i in 0..self.node_eps[node].len() {
+            let o = self.node_eps[node][i] as usize;
+            if o != e {
+                if let EpKind::Source { src, .. } = &mut self.eps[o].kind {
+                    src.set_link_busy(true, now);
+                }
+            }
+        }
     }
 
     /// The application of flow `fi` generated one more packet.
@@ -338,12 +353,9 @@ impl Network {
         // 2. Datagrams out: first those the queue refused before, then new ones. A refused
         // datagram waits for a retry LOCAL_RETRY later.
         let mut retry_at = None;
-        let sibling_busy = matches!(self.eps[e].kind, EpKind::Source { .. }) && self.sibling_in_flight(node, e);
         loop {
             let out = if let Some(p) = self.eps[e].pending.pop_front() {
                 Some(p)
-            } else if sibling_busy {
-                None
             } else {
                 match &mut self.eps[e].kind {
                     EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
@@ -429,10 +441,10 @@ impl Network {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
-        // A source held back by its node's other source (one datagram in flight per node) may
-        // want to send now; the sibling's send-done wakes it (`source_send_done`), so a timer
-        // now would only spin.
-        let t = t.filter(|&t| !(sibling_busy && t <= now));
+        // A source that has a datagram in flight holds the node's other sources back.
+        if matches!(&self.eps[e].kind, EpKind::Source { src, .. } if src.is_in_flight()) {
+            self.hold_siblings(node, e);
+        }
         if let Some(t) = t {
             if self.eps[e].timer.is_none_or(|s| t < s) {
                 self.eps[e].timer = Some(t);

@@ -284,6 +284,9 @@ pub struct Source {
     outbox: VecDeque<Vec<u8>>,
     /// A datagram has left and its send-done has not come yet ([`SourceConfig::wait_for_send_done`]).
     in_flight: bool,
+    /// Another source of the same node has a datagram in flight: the node's one radio buffer
+    /// is taken ([`Source::set_link_busy`]).
+    link_busy: bool,
     /// No datagram leaves before this ([`SourceConfig::send_done_retry`] after a send-done).
     resume_at: Instant,
     events: VecDeque<SourceEvent>,
@@ -327,6 +330,7 @@ impl Source {
             now: Instant::ZERO,
             outbox: VecDeque::new(),
             in_flight: false,
+            link_busy: false,
             resume_at: Instant::ZERO,
             events: VecDeque::new(),
             stats: SourceStats::default(),
@@ -493,7 +497,7 @@ impl Source {
         if !self.cfg.wait_for_send_done {
             return self.outbox.pop_front();
         }
-        if self.in_flight || self.now < self.resume_at {
+        if self.in_flight || self.link_busy || self.now < self.resume_at {
             return None;
         }
         let bytes = self.outbox.pop_front()?;
@@ -517,6 +521,21 @@ impl Source {
         self.in_flight
     }
 
+    /// With [`SourceConfig::wait_for_send_done`]: another source on the same node took
+    /// (`true`) or released (`false`) the node's one radio buffer. While it is taken nothing
+    /// is built or sent; its release counts as a send-done here too (the mote has one
+    /// `sending` flag and one retry timer for both connections).
+    pub fn set_link_busy(&mut self, busy: bool, now: Instant) {
+        self.now = self.now.max(now);
+        if !self.cfg.wait_for_send_done || self.link_busy == busy {
+            return;
+        }
+        self.link_busy = busy;
+        if !busy {
+            self.resume_at = self.resume_at.max(self.now + self.cfg.send_done_retry);
+        }
+    }
+
     /// Earliest time the source has work ([`Source::handle_timeout`] then
     /// [`Source::poll_transmit`]).
     #[must_use]
@@ -529,7 +548,7 @@ impl Source {
         };
         // With wait_for_send_done: nothing leaves while a datagram is in flight (its send-done
         // wakes the source), nor before `resume_at`.
-        let blocked = self.cfg.wait_for_send_done && self.in_flight;
+        let blocked = self.cfg.wait_for_send_done && (self.in_flight || self.link_busy);
         let floor = if self.cfg.wait_for_send_done { self.resume_at } else { Instant::ZERO };
         let retx = match self.state {
             SourceState::Active | SourceState::FinAckWait { .. }
@@ -665,7 +684,7 @@ impl Source {
         }
         // With wait_for_send_done a DATA packet is built only when it can leave at once.
         let link_free = !self.cfg.wait_for_send_done
-            || (!self.in_flight && now >= self.resume_at && self.outbox.is_empty());
+            || (!self.in_flight && !self.link_busy && now >= self.resume_at && self.outbox.is_empty());
         if link_free
             && matches!(
                 self.state,
@@ -1170,6 +1189,30 @@ mod tests {
         run(&mut free, 0, 400);
         free.handle_datagram(ms(450), &fb(2, 10.0, 0, 0, &[1, 2]));
         assert_eq!(drain(&mut free, ms(450)).len() + drain(&mut free, ms(460)).len(), 2);
+    }
+
+    /// A node's two sources share its one buffer: while the other holds it nothing is built
+    /// (no token spent, no stale echo), and its release starts the same 10-ms retry timer.
+    #[test]
+    fn link_busy_holds_a_sibling_back() {
+        let cfg = SourceConfig { wait_for_send_done: true, ..SourceConfig::paper() };
+        let mut s = Source::new(NodeId(7), SINK, cfg);
+        s.open(ms(0), 1.0);
+        assert_eq!(drain(&mut s, ms(0)).len(), 1);
+        s.handle_send_done(ms(1));
+        s.handle_datagram(ms(5), &syn_ack(1, 10.0)); // ticks at 105, 205
+        s.send(ms(5), &[1]).unwrap();
+        s.set_link_busy(true, ms(100));
+        s.handle_timeout(ms(300));
+        assert!(drain(&mut s, ms(300)).is_empty());
+        assert_eq!(s.last_sent(), 0, "nothing built while the buffer is taken");
+        assert!(s.poll_timeout().is_none_or(|t| t > ms(1_000)));
+        s.set_link_busy(false, ms(400));
+        assert_eq!(s.poll_timeout(), Some(ms(410)));
+        let out = drain(&mut s, ms(410));
+        assert_eq!(out.len(), 1);
+        // Built at 410: the SYN-ACK (fid 1) was heard 405 ms before.
+        assert_eq!(parse_data(&out[0]).since_ms, 404);
     }
 
     /// [PAPER §3.7] buffer full: no new packets; probe with last_acked + 1 every max(2/r, RTT).
