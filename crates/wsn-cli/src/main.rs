@@ -123,10 +123,10 @@ enum Cmd {
 const MAX_SWEEP_POINTS: usize = 10_000;
 
 /// The default output folder `out/<name><suffix>`, refusing scenario names that are not one plain
-/// path component (empty, `..`, or with a separator), which would write elsewhere.
+/// path component (empty, `.`, containing `..` or a separator), which would write elsewhere.
 fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     anyhow::ensure!(
-        !name.is_empty() && name != "." && name != ".." && !name.contains(['/', '\\']),
+        !name.is_empty() && name != "." && !name.contains("..") && !name.contains(['/', '\\']),
         "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-` or `_` (or pass --out)"
     );
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
@@ -237,13 +237,6 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
     let (key, vals) = parse_values(param)?;
     anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
-    // Validate every point up front so that a typo or a bad value fails before any run starts.
-    let base = Scenario::load(scenario, set)?;
-    for &v in &vals {
-        let mut s = set.to_vec();
-        s.push(format!("{key}={v}"));
-        Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
-    }
     // Sweeping the seed itself: each value is a run's (first) seed.
     let seed_sweep = key == "seed";
     if seed_sweep {
@@ -251,6 +244,13 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
         if let Some(v) = vals.iter().find(|v| v.fract() != 0.0 || **v < 0.0 || **v > 9.0e15) {
             anyhow::bail!("--param seed: {v} is not a non-negative integer seed");
         }
+    }
+    // Validate every point up front so that a typo or a bad value fails before any run starts.
+    let base = Scenario::load(scenario, set)?;
+    for &v in &vals {
+        let mut s = set.to_vec();
+        s.push(format!("{key}={v}"));
+        Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
     }
     let dir = match out {
         Some(d) => d,
@@ -368,12 +368,19 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.events as f64 / s.wall_seconds.max(1e-9) / 1e6,
         s.nodes
     );
+    // Traffic flows once the first flow starts (as in `runner::run`); a run that ends before
+    // has no depth figures while traffic flows.
+    let traffic = r.network.flows().iter().any(|f| f.start.as_secs_f64() < s.sim_seconds);
+    let depth = if traffic {
+        format!(
+            "median {} (p10 {}, p90 {}, max {})",
+            s.routing.median_max_depth, s.routing.max_depth_p10_p90[0], s.routing.max_depth_p10_p90[1], s.routing.max_depth_seen
+        )
+    } else {
+        format!("no traffic (max {})", s.routing.max_depth_seen)
+    };
     println!(
-        "routing   tree depth while traffic flows: median {} (p10 {}, p90 {}, max {}); mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}",
-        s.routing.median_max_depth,
-        s.routing.max_depth_p10_p90[0],
-        s.routing.max_depth_p10_p90[1],
-        s.routing.max_depth_seen,
+        "routing   tree depth while traffic flows: {depth}; mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}",
         s.routing.mean_depth,
         s.routing.parent_changes,
         s.routing.parent_changes_during_traffic,

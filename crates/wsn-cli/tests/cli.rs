@@ -213,3 +213,80 @@ fn output_folder_holds_only_the_last_run() {
     assert!(out.join("notes.txt").exists(), "a file the tool did not write was removed");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// `--jobs 0` and `--seeds 0` are refused (0 seeds used to become 1 silently); a fractional
+/// swept seed is named as such; `--jobs` far above the runs does not hang.
+#[test]
+fn sweep_rejects_zero_jobs_and_seeds() {
+    let (dir, f) = tiny_scenario("sweep-zero");
+    for (args, says) in [
+        (&["--param", "flows.0.rate_pps=1,2", "--jobs", "0"][..], "--jobs must be at least 1"),
+        (&["--param", "flows.0.rate_pps=1,2", "--seeds", "0"][..], "--seeds must be at least 1"),
+        (&["--param", "seed=1.5,2"][..], "1.5 is not a non-negative integer seed"),
+    ] {
+        let o = wsn().args(["sweep", f.to_str().unwrap()]).args(args).arg("--out").arg(dir.join("o")).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=1,2", "--jobs", "100000", "--out"]).arg(dir.join("o")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A closed stdout (`wsn gains | true`) ends the program without a panic.
+#[test]
+fn closed_stdout_is_not_a_panic() {
+    let (dir, f) = tiny_scenario("pipe");
+    let mut child = wsn()
+        .args(["gains", f.to_str().unwrap(), "--out"])
+        .arg(dir.join("g.txt"))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A run whose flows start after its end warns, and its summary says there was no traffic
+/// instead of depth figures "while traffic flows" and counts no parent change during traffic.
+#[test]
+fn run_without_traffic_says_so() {
+    let (dir, f) = tiny_scenario("no-traffic");
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "flows.0.start_s=40", "--set", "output.plots=false", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("warning: every flow starts at or after duration_s"), "{err}");
+    let out = String::from_utf8_lossy(&o.stdout);
+    let routing = out.lines().find(|l| l.starts_with("routing")).unwrap();
+    assert!(routing.contains("no traffic") && routing.contains("(0 during traffic)"), "{routing}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Errors name what is wrong where the user wrote it: an unknown key given with `--set` is
+/// reported as that `--set` (not as a line of a rewritten copy of the file), a bad `[mac]` or
+/// `[protocol]` value by its key, a bad node count by its key.
+#[test]
+fn errors_name_the_key_and_where_it_came_from() {
+    let (dir, f) = tiny_scenario("errors");
+    for (set, says) in [
+        ("bogus=1", "--set bogus=1: unknown field `bogus`"),
+        ("mac.max_retries=-1", "mac.max_retries = -1"),
+        ("protocol.profile=foo", "protocol.kind must be given"),
+        ("topology.layout.nodes=0", "topology.layout.nodes = 0"),
+        ("flows.0.rate_pps=inf", "must be a finite number"),
+        ("name=\"a..b\"", "scenario `name` = \"a..b\""),
+    ] {
+        let o = wsn().current_dir(&dir).args(["run", f.to_str().unwrap(), "-q", "--set", set]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{set}: {err}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

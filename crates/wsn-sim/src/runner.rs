@@ -291,6 +291,12 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             return Err(RunError::Config(format!("topology.sinks: node {} does not exist ({} nodes)", s.0, n)));
         }
     }
+    // RCRT's weights name nodes, as IFRC's do (`ifrc::agent_factory`, same message).
+    if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &sc.protocol {
+        if let Some(k) = c.weights.keys().find(|k| !k.parse::<usize>().is_ok_and(|i| i < n)) {
+            return Err(RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology")));
+        }
+    }
     let static_parents = match sc.routing.kind {
         RoutingKind::Mhlqi => None,
         RoutingKind::Static => {
@@ -451,7 +457,9 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
     let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
-    let mut summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, changes_at_traffic_start.unwrap_or(0));
+    let mut summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, 
+        // No traffic within the run: no parent change happened during traffic.
+        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)));
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin })
@@ -787,5 +795,35 @@ fn ratio(a: u64, b: u64) -> f64 {
         0.0
     } else {
         a as f64 / b as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn small(set: &[&str]) -> Scenario {
+        let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                    [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 10.0\n";
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap()
+    }
+
+    /// RCRT weights for a node the topology does not have are refused as IFRC's are.
+    #[test]
+    fn rcrt_weights_must_name_nodes() {
+        for kind in ["rcrt", "reliable"] {
+            let sc = small(&[&format!("protocol.kind=\"{kind}\""), "protocol.weights={\"99\"=2.0}"]);
+            let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).err().expect("weight of node 99 accepted").to_string();
+            assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
+        }
+    }
+
+    /// A run whose flows start after its end has no parent changes during traffic.
+    #[test]
+    fn no_traffic_no_changes_during_traffic() {
+        let r = run(&small(&["flows.0.start_s=100"]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        assert!(r.summary.routing.parent_changes > 0);
+        assert_eq!(r.summary.routing.parent_changes_during_traffic, 0);
     }
 }

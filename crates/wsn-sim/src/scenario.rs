@@ -487,8 +487,11 @@ impl Scenario {
         for o in overrides {
             apply_override(&mut doc, o).map_err(invalid)?;
         }
-        let text = doc.to_string();
-        let mut sc: Scenario = toml::from_str(&text).map_err(|e| invalid(e.to_string()))?;
+        default_protocol_kind(&mut doc).map_err(invalid)?;
+        let mut sc: Scenario = match toml::from_str(&doc.to_string()) {
+            Ok(sc) => sc,
+            Err(e) => return Err(invalid(explain(text, &doc, overrides, &e))),
+        };
         sc.base_dir = base_dir;
         sc.validate().map_err(invalid)?;
         Ok(sc)
@@ -515,7 +518,22 @@ impl Scenario {
                 None => return Err(format!("mac.{k}: unknown MAC parameter")),
             }
         }
-        let cfg: MacConfig = table.try_into().map_err(|e: toml::de::Error| format!("mac: {}", e.message()))?;
+        let cfg: MacConfig = match table.try_into() {
+            Ok(c) => c,
+            Err(e) => {
+                // Name the key: the preset's own values always parse, so the culprit is the
+                // first key of `[mac]` that fails on its own.
+                let preset = toml::Table::try_from(&base).map_err(|e| e.to_string())?;
+                for (k, v) in self.mac.iter().filter(|(k, _)| *k != "preset") {
+                    let mut one = preset.clone();
+                    one.insert(k.clone(), v.clone());
+                    if let Err(e) = one.try_into::<MacConfig>() {
+                        return Err(format!("mac.{k} = {v}: {}", e.message()));
+                    }
+                }
+                return Err(format!("mac: {}", e.message()));
+            }
+        };
         cfg.validate()?;
         Ok(cfg)
     }
@@ -611,14 +629,17 @@ impl Scenario {
                     return Err(format!("protocol.weights.{k} = {w}: must be > 0"));
                 }
             }
-            for (k, _) in &c.sink_policies {
+            for k in c.sink_policies.keys() {
                 if !k.parse::<u16>().is_ok_and(|id| self.topology.sinks.contains(&id)) {
                     return Err(format!("protocol.sink_policies: `{k}` is not a sink of topology.sinks"));
                 }
             }
-            for pc in &c.policy_changes {
+            for (i, pc) in c.policy_changes.iter().enumerate() {
                 if !(pc.at_s.is_finite() && pc.at_s >= 0.0) {
-                    return Err(format!("protocol.policy_changes: at_s = {} must be a time ≥ 0 s", pc.at_s));
+                    return Err(format!("protocol.policy_changes[{i}].at_s = {}: must be a time ≥ 0 s", pc.at_s));
+                }
+                if !self.topology.sinks.contains(&pc.sink) {
+                    return Err(format!("protocol.policy_changes[{i}].sink = {}: not a sink of topology.sinks", pc.sink));
                 }
             }
         }
@@ -644,6 +665,88 @@ impl Scenario {
         self.mac()?;
         Ok(())
     }
+}
+
+/// The protocols `[protocol] kind` may name.
+const PROTOCOL_KINDS: [&str; 4] = ["best_effort", "rcrt", "reliable", "ifrc"];
+
+/// A `[protocol]` table without `kind`: empty, it is the default (best effort); with other keys
+/// it is an error that says `kind` is needed (those keys belong to a protocol that must be named).
+/// (`kind = "best_effort"` ignores other keys, so that `--set protocol.kind=best_effort` works on
+/// an RCRT scenario.)
+fn default_protocol_kind(doc: &mut toml_edit::DocumentMut) -> Result<(), String> {
+    let Some(t) = doc.get_mut("protocol").and_then(|p| p.as_table_like_mut()) else { return Ok(()) };
+    let keys: Vec<String> = t.iter().filter(|(k, _)| *k != "kind").map(|(k, _)| format!("`{k}`")).collect();
+    if t.contains_key("kind") {
+        return Ok(());
+    }
+    if !keys.is_empty() {
+        return Err(format!(
+            "protocol.kind must be given when [protocol] sets other keys ({}): kind = \"best_effort\" \
+             (the default), \"rcrt\", \"reliable\" or \"ifrc\"",
+            keys.join(", ")
+        ));
+    }
+    t.insert("kind", toml_edit::value("best_effort"));
+    Ok(())
+}
+
+/// A deserialization error `e` of the scenario `doc` (the file `text` with `overrides` applied),
+/// said so that the user can find it: a `[protocol]` key by name (serde's tagged enum reports
+/// only the table's line), an error an override brought in as that `--set` (the line numbers of
+/// the rewritten document are not the file's), an error of the file itself with its own lines.
+fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &toml::de::Error) -> String {
+    if let Some(m) = protocol_error(doc) {
+        return m;
+    }
+    if overrides.is_empty() {
+        return e.to_string();
+    }
+    let parse = |d: &toml_edit::DocumentMut| {
+        let mut d = d.clone();
+        default_protocol_kind(&mut d).ok()?;
+        toml::from_str::<Scenario>(&d.to_string()).err()
+    };
+    let Ok(mut d) = text.parse::<toml_edit::DocumentMut>() else { return e.to_string() };
+    match parse(&d) {
+        Some(fe) if fe.message() == e.message() => return fe.to_string(),
+        _ => {}
+    }
+    for o in overrides {
+        if apply_override(&mut d, o).is_err() {
+            break;
+        }
+        if parse(&d).is_some_and(|oe| oe.message() == e.message()) {
+            return format!("--set {o}: {}", e.message().trim_end());
+        }
+    }
+    format!("{e}(line numbers count in the scenario with the --set overrides applied)")
+}
+
+/// The first key of `[protocol]` that its protocol refuses, named, or None.
+fn protocol_error(doc: &toml_edit::DocumentMut) -> Option<String> {
+    let t = doc.get("protocol")?.as_table_like()?;
+    let kind = t.get("kind")?.as_str()?;
+    if !PROTOCOL_KINDS.contains(&kind) {
+        return Some(format!("protocol.kind = {kind:?}: unknown protocol (known: {})", PROTOCOL_KINDS.join(", ")));
+    }
+    for (k, item) in t.iter().filter(|(k, _)| *k != "kind") {
+        // One key alone, as a document of its own: every other field has its default.
+        let mut one = toml_edit::DocumentMut::new();
+        one.insert(k, item.clone());
+        let text = one.to_string();
+        let err = match kind {
+            "rcrt" | "reliable" => toml::from_str::<RcrtConfig>(&text).err().map(|e| e.message().to_string()),
+            "ifrc" => toml::from_str::<IfrcScenario>(&text).err().map(|e| e.message().to_string()),
+            // Best effort ignores the other keys.
+            _ => return None,
+        };
+        if let Some(m) = err {
+            let shown = item.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
+            return Some(format!("protocol.{k}{shown}: {}", m.trim_end()));
+        }
+    }
+    None
 }
 
 /// Largest `rate_pps` / `demand_pps` of a flow: two orders of magnitude above the one-hop
@@ -726,4 +829,55 @@ fn set_in(
         .as_table_like_mut()
         .ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(set: &[&str]) -> String {
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        match Scenario::load("office40", &set) {
+            Ok(_) => panic!("{set:?} was accepted"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    /// Errors name the key and the value, also where serde alone would not: a `[mac]` key, a
+    /// `[protocol]` key (the tagged enum reports only the table's line), an unknown key brought
+    /// in by `--set` (as that `--set`, not as a line of a rewritten copy of the file).
+    #[test]
+    fn errors_name_the_key() {
+        let cases: &[(&[&str], &str)] = &[
+            (&["mac.max_retries=-1"], "mac.max_retries = -1: invalid value"),
+            (&["protocol.kind=\"rcrt\"", "protocol.profile=\"foo\""], "protocol.profile = \"foo\": unknown variant `foo`"),
+            (&["protocol.kind=\"rcrt\"", "protocol.demand_pps=3"], "protocol.demand_pps = 3: unknown field"),
+            (&["protocol.kind=\"ifrc\"", "protocol.epsilon=\"x\""], "protocol.epsilon = \"x\": invalid type"),
+            (&["protocol.kind=\"foo\""], "protocol.kind = \"foo\": unknown protocol"),
+            (&["protocol={profile=\"paper\"}"], "protocol.kind must be given"),
+            (&["bogus=1"], "--set bogus=1: unknown field `bogus`"),
+            (&["duration_s=\"x\""], "--set duration_s=\"x\": invalid type"),
+            (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=5.0,sink=3,policy=\"fair\"}]"], "protocol.policy_changes[0].sink = 3"),
+            (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=nan,sink=0,policy=\"fair\"}]"], "protocol.policy_changes[0].at_s = NaN"),
+        ];
+        for (set, says) in cases {
+            let e = err(set);
+            assert!(e.contains(says), "{set:?}: {e}");
+            assert!(!e.contains("line "), "{set:?} names a line of the rewritten file: {e}");
+        }
+        // An error in the file itself keeps the file's own line numbers under --set.
+        let text = "name = \"x\"\nduration_s = 10.0\nbogus = 1\n[topology]\nlayout = { kind = \"chain\", nodes = 3, spacing_m = 1.0 }\n";
+        let e = Scenario::from_toml(text, "t.toml", builtin_base(), &["seed=2".into(), "duration_s=5".into()]).unwrap_err().to_string();
+        assert!(e.contains("bogus") && e.contains("line 3"), "{e}");
+    }
+
+    /// An empty `[protocol]` table is the default protocol.
+    #[test]
+    fn empty_protocol_table_is_best_effort() {
+        let sc = Scenario::load("office40", &["protocol={}".into()]).unwrap();
+        assert_eq!(sc.protocol, ProtocolConfig::BestEffort);
+        // Switching an RCRT scenario to best effort keeps working (its RCRT keys are ignored).
+        let sc = Scenario::load("rcrt-baseline", &["protocol.kind=\"best_effort\"".into()]).unwrap();
+        assert_eq!(sc.protocol, ProtocolConfig::BestEffort);
+    }
 }

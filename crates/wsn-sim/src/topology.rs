@@ -134,7 +134,7 @@ fn invalid<T>(msg: impl Into<String>) -> Result<T, TopologyError> {
 
 fn check_count(nodes: usize, max: usize) -> Result<(), TopologyError> {
     if nodes == 0 || nodes > max {
-        return invalid(format!("node count {nodes} outside 1..={max}"));
+        return invalid(format!("topology.layout.nodes = {nodes}: the node count must be in 1..={max}"));
     }
     Ok(())
 }
@@ -142,7 +142,7 @@ fn check_count(nodes: usize, max: usize) -> Result<(), TopologyError> {
 fn check_len(name: &str, v: f64) -> Result<(), TopologyError> {
     if !(v.is_finite() && v > 0.0) {
         return invalid(format!(
-            "{name} must be a positive number of metres, got {v}"
+            "topology.layout.{name} = {v}: must be a positive number of metres"
         ));
     }
     Ok(())
@@ -677,7 +677,8 @@ pub fn generate_links(
 
 /// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
 /// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A repeated pair
-/// keeps its last gain; `gain i i` lines are ignored. With `n_hint = Some(n)` the network has `n`
+/// keeps its last gain; a `gain i i` line (a node to itself) is an error, and so is a file
+/// without any gain line (a network without links). With `n_hint = Some(n)` the network has `n`
 /// nodes and larger ids are errors; otherwise it has (largest id + 1) nodes. TX power is 0 dBm
 /// (TOSSIM).
 ///
@@ -749,10 +750,14 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             let (s, d) = (id(fields[0], line)?, id(fields[1], line)?);
             let g = num(fields[2], line)?;
             max_id = max_id.max(Some(s.max(d)));
-            if s != d {
-                gains.push((s as u32, d as u32, g as f32));
+            if s == d {
+                return Err(perr(line, format!("gain from node {s} to itself (a link needs two nodes)")));
             }
+            gains.push((s as u32, d as u32, g as f32));
         }
+    }
+    if gains.is_empty() {
+        return Err(TopologyError::Invalid(format!("{}: no gain lines: the network would have no links", path.display())));
     }
     let n = n_hint.unwrap_or(max_id.map_or(0, |m| m + 1));
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
@@ -1286,6 +1291,14 @@ mod tests {
             .contains("g.txt:1"));
         std::fs::write(&f, "link 0 1 3 4\n").unwrap();
         assert!(read_tossim_gains(&f, None).is_err());
+        // A node's gain to itself, and a file without links, are errors (they used to be
+        // ignored and to give a network without links).
+        std::fs::write(&f, "gain 0 1 -60\ngain 1 1 -60\n").unwrap();
+        let e = read_tossim_gains(&f, None).unwrap_err().to_string();
+        assert!(e.contains("g.txt:2") && e.contains("itself"), "{e}");
+        std::fs::write(&f, "# nothing\nnoise 0 -100 4\n").unwrap();
+        let e = read_tossim_gains(&f, Some(2)).unwrap_err().to_string();
+        assert!(e.contains("no gain lines"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
 
