@@ -213,9 +213,12 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
             "--param {spec}: {} values, more than the {MAX_SWEEP_POINTS} a sweep may have",
             n + 1.0
         );
-        // Each value from start, rounded to 12 significant digits so that 0.1:0.3:0.1 gives 0.3,
-        // not 0.30000000000000004.
-        let round = |x: f64| format!("{x:.12e}").parse::<f64>().unwrap_or(x);
+        // Each value from start, rounded so that 0.1:0.3:0.1 gives 0.3, not 0.30000000000000004.
+        // Decimals written in start and step (at most 12): each value is rounded to them, so
+        // integer ranges (seeds) stay exact and -0.3:0.3:0.1 gives 0, not 5.6e-17.
+        let decimals = |x: f64| (0..=12).find(|&d| { let s = x * 10f64.powi(d); (s - s.round()).abs() < 1e-6 }).unwrap_or(12) as usize;
+        let d = decimals(p[0]).max(decimals(p[2]));
+        let round = |x: f64| format!("{x:.d$}").parse::<f64>().unwrap_or(x);
         (0..=n as usize).map(|i| round(p[0] + i as f64 * p[2])).collect()
     } else {
         list.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
@@ -416,4 +419,19 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);
     println!("outputs   {}", dir.display());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_values;
+
+    /// Range values are rounded to the decimals of start and step: exact for integers (seeds
+    /// beyond 10^13 included), no residue near zero.
+    #[test]
+    fn ranges_round_to_their_decimals() {
+        assert_eq!(parse_values("x=0.1:0.3:0.1").unwrap().1, vec![0.1, 0.2, 0.3]);
+        assert_eq!(parse_values("x=-0.3:0.3:0.3").unwrap().1, vec![-0.3, 0.0, 0.3]);
+        assert_eq!(parse_values("seed=123456789012345:123456789012347:1").unwrap().1, vec![123456789012345.0, 123456789012346.0, 123456789012347.0]);
+        assert_eq!(parse_values("x=0.25:1:0.25").unwrap().1, vec![0.25, 0.5, 0.75, 1.0]);
+    }
 }
