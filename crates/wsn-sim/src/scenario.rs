@@ -599,8 +599,9 @@ impl Scenario {
                 return Err(format!("flows[{i}].count = 0: a flow must send at least one packet (leave count out for no limit)"));
             }
             if let Some(d) = f.demand_pps {
-                if !(d.is_finite() && d > 0.0 && d <= MAX_FLOW_RATE_PPS) {
-                    return Err(format!("flows[{i}].demand_pps = {d}: must be > 0 and at most {MAX_FLOW_RATE_PPS}"));
+                // 0 is RCRT's "let the sink choose" (the sink's default demand).
+                if !(d.is_finite() && d >= 0.0 && d <= MAX_FLOW_RATE_PPS) {
+                    return Err(format!("flows[{i}].demand_pps = {d}: must be ≥ 0 (0: the sink chooses) and at most {MAX_FLOW_RATE_PPS}"));
                 }
             }
             if let Some(s) = f.sink {
