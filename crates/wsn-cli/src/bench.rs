@@ -3,6 +3,13 @@
 //! Each case runs in a child process (`wsn bench --case NAME`) so that its peak resident memory
 //! (VmHWM) is its own. Timings are wall-clock seconds of the simulation loop on this machine;
 //! compare ratios measured in one run, not absolute numbers across machines.
+//!
+//! Shared machines are noisy (single runs of the same binary spread by ±20–30 %), so every case
+//! runs `--repeat` times, in rounds (each round runs every case once, so a slow spell of the
+//! machine is spread over the cases instead of falling on all runs of one), and the table and
+//! the goals use the **median** wall time of each case. The runs of one case must agree on every
+//! simulated count (events, frames, delivery): a difference would be a determinism bug, and the
+//! bench stops with an error.
 
 use std::process::Command;
 
@@ -16,12 +23,16 @@ use wsn_sim::scenario::{Scenario, Sources};
 const NS3_LRWPAN40_WALL_S: f64 = 10.4;
 const NS3_LRWPAN40_DELIVERY: f64 = 0.989;
 
-#[derive(Serialize, Deserialize, Debug)]
+#[derive(Serialize, Deserialize, Debug, Clone)]
 struct CaseResult {
     case: String,
     nodes: usize,
     sim_s: f64,
+    /// Wall seconds of the simulation loop: of this run, or in the summary the median of the runs.
     wall_s: f64,
+    /// Every run's wall seconds, in run order (summary only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    wall_s_runs: Vec<f64>,
     events: u64,
     frames: u64,
     /// Frame arrivals at receivers within the neighbour cut-off (the channel's unit of work).
@@ -175,6 +186,7 @@ pub fn one(name: &str) -> Result<()> {
         nodes: r.summary.nodes,
         sim_s: r.summary.sim_seconds,
         wall_s: r.summary.wall_seconds,
+        wall_s_runs: Vec::new(),
         events: r.summary.events,
         frames,
         receptions,
@@ -193,8 +205,49 @@ fn spawn(name: &str) -> Result<CaseResult> {
     Ok(serde_json::from_str(line.trim())?)
 }
 
-/// Run every case and print the table.
-pub fn all(quick: bool) -> Result<()> {
+/// Median of a non-empty list.
+fn median(v: &[f64]) -> f64 {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let m = s.len() / 2;
+    if s.len() % 2 == 1 {
+        s[m]
+    } else {
+        (s[m - 1] + s[m]) / 2.0
+    }
+}
+
+/// The runs of one case as one row: median wall time, every run's wall time, the largest peak
+/// memory. Errors if the runs disagree on what was simulated.
+fn combine(runs: &[CaseResult]) -> Result<CaseResult> {
+    let first = runs.first().context("no runs")?;
+    for r in &runs[1..] {
+        anyhow::ensure!(
+            r.events == first.events && r.frames == first.frames && r.receptions == first.receptions && r.delivery == first.delivery,
+            "bench case {}: two runs of the same scenario and seed simulated different things \
+             ({} vs {} events, {} vs {} frames): the simulator is not deterministic",
+            first.case,
+            first.events,
+            r.events,
+            first.frames,
+            r.frames
+        );
+    }
+    let walls: Vec<f64> = runs.iter().map(|r| r.wall_s).collect();
+    let mut row = first.clone();
+    row.wall_s = median(&walls);
+    row.wall_s_runs = walls;
+    row.peak_rss_mb = runs.iter().map(|r| r.peak_rss_mb).fold(f64::NAN, f64::max);
+    Ok(row)
+}
+
+/// Largest `--repeat`.
+pub const MAX_REPEAT: u32 = 50;
+
+/// Run every case `repeat` times (in rounds), print the table of medians and write
+/// `out/bench.json` and the scaling figure.
+pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<()> {
+    anyhow::ensure!((1..=MAX_REPEAT).contains(&repeat), "--repeat must be 1 to {MAX_REPEAT}, got {repeat}");
     let mut cases = vec!["lrwpan40".to_string(), "office40-hour".into(), "uniform-400-0.5-300".into()];
     let sizes: &[usize] = if quick { &[40, 400, 2000] } else { &[40, 400, 4000, 10000] };
     for n in sizes {
@@ -203,13 +256,25 @@ pub fn all(quick: bool) -> Result<()> {
     for n in sizes.iter().filter(|&&n| n >= 400) {
         cases.push(format!("tiled-{n}-0.2-60"));
     }
+    let mut runs: Vec<Vec<CaseResult>> = vec![Vec::new(); cases.len()];
+    for round in 1..=repeat {
+        for (k, c) in cases.iter().enumerate() {
+            eprint!("\rround {round}/{repeat}: {c:<24}");
+            runs[k].push(spawn(c)?);
+        }
+    }
+    eprintln!("\r{:<48}", "");
+    println!(
+        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json)",
+        if repeat == 1 { "" } else { "s" }
+    );
     println!(
         "{:<24} {:>6} {:>6} {:>7} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
         "case", "nodes", "sim s", "wall s", "events/s", "frames", "µs/frame", "arr/frame", "ns/arrival", "delivery", "peak MB"
     );
     let mut rows = Vec::new();
-    for c in &cases {
-        let r = spawn(c)?;
+    for case_runs in &runs {
+        let r = combine(case_runs)?;
         println!(
             "{:<24} {:>6} {:>6.0} {:>7.2} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
             r.case,
@@ -249,10 +314,12 @@ pub fn all(quick: bool) -> Result<()> {
     if let Some(o) = rows.iter().find(|r| r.case == "office40-hour") {
         println!("office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node", o.wall_s * 3600.0 / o.sim_s);
     }
-    print_goals(&rows);
-    let dir = std::path::Path::new("out/bench");
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)?;
+    print_goals(&rows, repeat);
+    let dir_buf = out.unwrap_or_else(|| std::path::PathBuf::from("out/bench"));
+    let dir = dir_buf.as_path();
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
+        .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
     // The scaling curves as a figure: cost per frame against log10(nodes).
     let curve = |family: &str| -> Vec<(f64, f64)> {
         rows.iter()
@@ -267,7 +334,7 @@ pub fn all(quick: bool) -> Result<()> {
     match wsn_sim::figures::lines(
         dir,
         "scaling",
-        "Wall time per frame on the air against network size (this run)",
+        "Wall time per frame on the air against network size (median of the runs)",
         "log10(nodes)",
         "µs per frame",
         &series,
@@ -280,12 +347,12 @@ pub fn all(quick: bool) -> Result<()> {
     Ok(())
 }
 
-/// The speed goals of the simulator (docs/simulator.md, "Speed"), checked against this run. Wall
-/// times depend on the machine and its load: one run decides nothing, compare several.
-fn print_goals(rows: &[CaseResult]) {
+/// The speed goals of the simulator (docs/simulator.md, "Speed"), checked against the medians of
+/// this bench. Wall times depend on the machine and its load.
+fn print_goals(rows: &[CaseResult], repeat: u32) {
     let find = |c: &str| rows.iter().find(|r| r.case == c);
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
-    println!("goals (this run; wall times vary with the machine's load):");
+    println!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
     if let Some(l) = find("lrwpan40") {
         let x = NS3_LRWPAN40_WALL_S / l.wall_s.max(1e-9);
         println!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
@@ -318,6 +385,33 @@ fn print_goals(rows: &[CaseResult]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn result(wall_s: f64, frames: u64) -> CaseResult {
+        CaseResult {
+            case: "c".into(),
+            nodes: 40,
+            sim_s: 60.0,
+            wall_s,
+            wall_s_runs: Vec::new(),
+            events: 1000,
+            frames,
+            receptions: 5000,
+            delivery: 0.9,
+            peak_rss_mb: wall_s * 10.0,
+        }
+    }
+
+    #[test]
+    fn runs_combine_to_the_median_and_must_agree() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(&[4.0, 1.0, 2.0, 3.0]), 2.5);
+        let row = combine(&[result(9.0, 7), result(2.0, 7), result(1.0, 7)]).unwrap();
+        assert_eq!(row.wall_s, 2.0, "the median, not the mean (4.0), the first (9.0) or the least (1.0)");
+        assert_eq!(row.wall_s_runs, vec![9.0, 2.0, 1.0]);
+        assert_eq!(row.peak_rss_mb, 90.0, "the largest peak");
+        let err = combine(&[result(2.0, 7), result(2.0, 8)]).unwrap_err().to_string();
+        assert!(err.contains("not deterministic"), "{err}");
+    }
 
     #[test]
     fn tiles_partition_the_nodes_with_one_central_sink_each() {

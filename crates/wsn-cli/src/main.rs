@@ -72,11 +72,18 @@ enum Cmd {
         seeds: u64,
     },
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
-    /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes).
+    /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes); every case runs
+    /// --repeat times and the medians are reported.
     Bench {
         /// A smaller scaling curve (to 2,000 nodes instead of 10,000).
         #[arg(long)]
         quick: bool,
+        /// Runs per case; the table and the goals use the median wall time (1–50).
+        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=bench::MAX_REPEAT as i64))]
+        repeat: u32,
+        /// Output directory for bench.json and the scaling figure (default: out/bench).
+        #[arg(long)]
+        out: Option<PathBuf>,
         /// Run a single benchmark case by name (internal: used to measure memory per case).
         #[arg(long, hide = true)]
         case: Option<String>,
@@ -174,9 +181,9 @@ fn main() -> Result<()> {
             print_summary(&r, &dir);
         }
         Cmd::Sweep { scenario, param, seed, out, set, jobs, seeds } => sweep(&scenario, &param, seed, seeds, out, &set, jobs)?,
-        Cmd::Bench { quick, case } => match case {
+        Cmd::Bench { quick, repeat, out, case } => match case {
             Some(c) => bench::one(&c)?,
-            None => bench::all(quick)?,
+            None => bench::all(quick, repeat, out)?,
         },
         Cmd::Reproduce { paper, quick, out } => match paper.as_str() {
             "rcrt" => reproduce::rcrt(quick, out)?,
