@@ -139,7 +139,7 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
 
-fn main() -> Result<()> {
+fn main() -> std::process::ExitCode {
     // Writing to a closed pipe (`wsn … | head`) ends the program quietly, as for any Unix tool,
     // instead of a panic in println!.
     #[cfg(unix)]
@@ -148,6 +148,31 @@ fn main() -> Result<()> {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     let cli = Cli::parse();
+    match run_cli(cli) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{}", error_report(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The text printed for an error: `Error: ` and the message, then each cause on a line of its
+/// own, leaving out a cause whose text the lines before it already contain (several error types
+/// put their cause into their own message). No backtrace: a user needs the causes, not our
+/// stack (set RUST_BACKTRACE and use a debugger for that).
+fn error_report(e: &anyhow::Error) -> String {
+    let mut out = format!("Error: {e}");
+    for cause in e.chain().skip(1) {
+        let text = cause.to_string();
+        if !text.is_empty() && !out.contains(&text) {
+            out.push_str(&format!("\n  caused by: {text}"));
+        }
+    }
+    out
+}
+
+fn run_cli(cli: Cli) -> Result<()> {
     match cli.cmd {
         Cmd::Run { scenario, seed, out, mut set, trace, pcap, quiet } => {
             if trace {
@@ -431,6 +456,32 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
 #[cfg(test)]
 mod tests {
     use super::parse_values;
+
+    #[test]
+    fn error_report_prints_each_cause_once() {
+        /// An error that puts its cause into its own message and also returns it as its source.
+        #[derive(Debug)]
+        struct Repeats {
+            source: std::io::Error,
+        }
+        impl std::fmt::Display for Repeats {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "cannot read x.toml: {}", self.source)
+            }
+        }
+        impl std::error::Error for Repeats {
+            fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+                Some(&self.source)
+            }
+        }
+        let io = || std::io::Error::new(std::io::ErrorKind::NotFound, "no such file");
+        // The cause is already in the message: printed once.
+        let e = anyhow::Error::new(Repeats { source: io() });
+        assert_eq!(super::error_report(&e), "Error: cannot read x.toml: no such file");
+        // A context over a plain cause: both lines.
+        let e = anyhow::Error::new(io()).context("creating out/x");
+        assert_eq!(super::error_report(&e), "Error: creating out/x\n  caused by: no such file");
+    }
 
     /// Range values are rounded to the decimals of start and step: exact for integers (seeds
     /// beyond 10^13 included), no residue near zero.
