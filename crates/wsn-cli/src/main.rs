@@ -182,6 +182,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 set.push("output.pcap=true".into());
             }
             let sc = Scenario::load(&scenario, &set)?;
+            for w in &sc.warnings {
+                eprintln!("warning: {w}");
+            }
             // A run without traffic is legitimate (to watch the trees form), but often a slip.
             if sc.flows.is_empty() {
                 eprintln!("warning: the scenario has no flows: this run carries no traffic");
@@ -282,6 +285,9 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
     }
     // Validate every point up front so that a typo or a bad value fails before any run starts.
     let base = Scenario::load(scenario, set)?;
+    for w in &base.warnings {
+        eprintln!("warning: {w}");
+    }
     for &v in &vals {
         let mut s = set.to_vec();
         s.push(format!("{key}={v}"));

@@ -423,7 +423,7 @@ impl Network {
                     }
                 }
                 SinkEvent::Congestion { source, level } => {
-                    let fi = flow_of(&self.eps, source).map_or(u32::MAX, |f| f as u32);
+                    let fi = flow_of(&self.eps, source).unwrap_or(u32::MAX);
                     self.decreases.push((t_s, node as u32, fi, level));
                 }
                 _ => {}

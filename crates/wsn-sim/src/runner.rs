@@ -20,7 +20,7 @@ use crate::trace::Tracer;
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The scenario is inconsistent (names the field).
-    #[error("scenario: {0}")]
+    #[error("invalid scenario: {0}")]
     Config(String),
     /// An input file could not be used.
     #[error("{0}")]
@@ -640,7 +640,7 @@ fn summarize(
                 }),
                 decreases_triggered: f
                     .endpoint
-                    .map(|_| net.decreases().iter().filter(|d| d.2 == f.id as u32).count() as u64),
+                    .map(|_| net.decreases().iter().filter(|d| d.2 == f.id).count() as u64),
                 mean_rate_pps: step_average(
                     net.rate_trace(f.source.index()),
                     f.start.as_secs_f64(),

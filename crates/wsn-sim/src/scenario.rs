@@ -52,6 +52,10 @@ pub struct Scenario {
     /// Directory that relative paths in the scenario are resolved against (not a TOML key).
     #[serde(skip)]
     pub base_dir: PathBuf,
+    /// Things the loader accepted but that look like a slip (keys it ignores), for the caller
+    /// to show; not part of the scenario.
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 fn one() -> u64 {
@@ -493,6 +497,21 @@ impl Scenario {
             Err(e) => return Err(invalid(explain(text, &doc, overrides, &e))),
         };
         sc.base_dir = base_dir;
+        if sc.protocol == ProtocolConfig::BestEffort {
+            // `kind = "best_effort"` takes no parameters; the keys are accepted so that
+            // `--set protocol.kind=best_effort` works on a scenario of another protocol.
+            let ignored: Vec<String> = doc
+                .get("protocol")
+                .and_then(|p| p.as_table_like())
+                .map(|t| t.iter().filter(|(k, _)| *k != "kind").map(|(k, _)| format!("protocol.{k}")).collect())
+                .unwrap_or_default();
+            if !ignored.is_empty() {
+                sc.warnings.push(format!(
+                    "protocol.kind = \"best_effort\" takes no parameters; ignoring {}",
+                    ignored.join(", ")
+                ));
+            }
+        }
         sc.validate().map_err(invalid)?;
         Ok(sc)
     }
@@ -600,7 +619,7 @@ impl Scenario {
             }
             if let Some(d) = f.demand_pps {
                 // 0 is RCRT's "let the sink choose" (the sink's default demand).
-                if !(d.is_finite() && d >= 0.0 && d <= MAX_FLOW_RATE_PPS) {
+                if !((0.0..=MAX_FLOW_RATE_PPS).contains(&d)) {
                     return Err(format!("flows[{i}].demand_pps = {d}: must be ≥ 0 (0: the sink chooses) and at most {MAX_FLOW_RATE_PPS}"));
                 }
             }
@@ -880,5 +899,12 @@ mod tests {
         // Switching an RCRT scenario to best effort keeps working (its RCRT keys are ignored).
         let sc = Scenario::load("rcrt-baseline", &["protocol.kind=\"best_effort\"".into()]).unwrap();
         assert_eq!(sc.protocol, ProtocolConfig::BestEffort);
+        assert!(
+            sc.warnings.iter().any(|w| w.contains("ignoring") && w.contains("protocol.policy")),
+            "the RCRT keys left behind are reported: {:?}",
+            sc.warnings
+        );
+        let sc = Scenario::load("office40", &[]).unwrap();
+        assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
     }
 }
