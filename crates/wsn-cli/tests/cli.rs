@@ -214,6 +214,37 @@ fn output_folder_holds_only_the_last_run() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Every file a run writes is one `clear_previous` knows (so that a later run into the same
+/// folder removes it): runs of every protocol with every optional output turned on.
+#[test]
+fn every_output_file_is_known_to_clear_previous() {
+    let (dir, f) = tiny_scenario("known-outputs");
+    let known: Vec<String> = wsn_sim::output::OUTPUT_FILES
+        .iter()
+        .map(|s| s.to_string())
+        .chain(wsn_sim::output::FIGURE_STEMS.iter().flat_map(|s| [format!("{s}.png"), format!("{s}.svg")]))
+        .collect();
+    for (k, protocol) in ["best_effort", "rcrt", "reliable", "ifrc"].iter().enumerate() {
+        let out = dir.join(format!("o{k}"));
+        let o = wsn()
+            .args(["run", f.to_str().unwrap(), "-q", "--trace", "--pcap", "--set"])
+            .arg(format!("protocol.kind=\"{protocol}\""))
+            // IFRC's header makes 64-byte payloads too long for this preset.
+            .args(["--set", "flows.0.payload_bytes=32", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{protocol}: {}", String::from_utf8_lossy(&o.stderr));
+        let written: Vec<String> =
+            std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+        assert!(written.len() > 5, "{protocol}: only {written:?}");
+        for name in &written {
+            assert!(known.contains(name), "{protocol} wrote {name}, which clear_previous does not know");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--jobs 0` and `--seeds 0` are refused (0 seeds used to become 1 silently); a fractional
 /// swept seed is named as such; `--jobs` far above the runs does not hang.
 #[test]
