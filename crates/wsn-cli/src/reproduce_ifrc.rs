@@ -357,7 +357,14 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             } else {
                 (mean_rate(r, &all, b0, b1), mean_rate(r, &early, a0, end))
             };
-            writeln!(md, "{key} {title} ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}).\n", after / before)?;
+            let t = &r.summary.totals;
+            writeln!(
+                md,
+                "{key} {title} ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}); mean per-node goodput over the run {:.3} pkt/s; {} packets dropped at full queues.\n",
+                after / before,
+                t.mean_goodput_pps,
+                t.queue_drops
+            )?;
             if p == "paper+skip" {
                 rows.push(row("e3_skip_rate_after_over_before", "< 1", after / before, "ratio", "E3 with the paper profile plus the code's guard (no own halving right after a sharing decrease)"));
             }
