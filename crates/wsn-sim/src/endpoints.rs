@@ -235,8 +235,8 @@ impl Network {
     /// [CODE RcrTransportM.nc: one `mybuf` for both connections].
     pub(crate) fn source_send_done(&mut self, node: usize, sink: NodeId) {
         let now = self.now;
-        let eps: Vec<u32> = self.node_eps[node].clone();
-        let done = eps.iter().copied().find(|&e| match &self.eps[e as usize].kind {
+        let n_eps = self.node_eps[node].len();
+        let done = self.node_eps[node].iter().copied().find(|&e| match &self.eps[e as usize].kind {
             EpKind::Source { flow, src, .. } => self.flows[*flow as usize].sink == sink && src.is_in_flight(),
             EpKind::Sink { .. } => false,
         });
@@ -246,15 +246,22 @@ impl Network {
             }
         }
         // The node's buffer is free again for all its sources (after the same retry timer).
-        for &e in &eps {
+        for k in 0..n_eps {
+            let e = self.node_eps[node][k];
             if Some(e) != done {
                 if let EpKind::Source { src, .. } = &mut self.eps[e as usize].kind {
                     src.set_link_busy(false, now);
                 }
             }
         }
-        for e in done.into_iter().chain(eps.iter().copied().filter(|&e| Some(e) != done)) {
-            if matches!(self.eps[e as usize].kind, EpKind::Source { .. }) {
+        // The source that was done first, then the others in order (`after_endpoint` does not
+        // change the node's list of endpoints).
+        if let Some(d) = done {
+            self.after_endpoint(d as usize);
+        }
+        for k in 0..n_eps {
+            let e = self.node_eps[node][k];
+            if Some(e) != done && matches!(self.eps[e as usize].kind, EpKind::Source { .. }) {
                 self.after_endpoint(e as usize);
             }
         }
