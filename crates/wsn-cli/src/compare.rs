@@ -220,12 +220,12 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
 }
 
 /// `wsn compare`.
-pub fn compare(quick: bool, out: Option<PathBuf>) -> Result<()> {
+pub fn compare(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
     let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let (jobs, rates) = jobs(quick);
-    let runs = run_jobs("compare", &jobs)?;
-    let mut md = format!("# RCRT vs IFRC{}\n\n", if quick { " (quick)" } else { "" });
+    let runs = run_jobs("compare", &jobs, seed)?;
+    let mut md = format!("# RCRT vs IFRC{}\n\n{}\n", if quick { " (quick)" } else { "" }, crate::reproduce::seeds_line(&runs, seed));
     let mut rows = Vec::new();
     section(&dir, &mut md, &mut rows, &runs, &rates)?;
     // The keys every comparison report carries, named as in `wsn reproduce ifrc`.

@@ -101,6 +101,10 @@ enum Cmd {
         /// Output directory (default: out/reproduce-<paper>).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run every experiment with this seed instead of its scenario file's own (the layout,
+        /// which comes from the topology seed or file, stays the same); the report names it.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
     /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
@@ -111,6 +115,10 @@ enum Cmd {
         /// Output directory (default: out/compare).
         #[arg(long)]
         out: Option<PathBuf>,
+        /// Run every experiment with this seed instead of its scenario file's own (the layout,
+        /// which comes from the topology seed or file, stays the same); the report names it.
+        #[arg(long)]
+        seed: Option<u64>,
     },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file.
     Gains {
@@ -213,12 +221,12 @@ fn run_cli(cli: Cli) -> Result<()> {
             Some(c) => bench::one(&c)?,
             None => bench::all(quick, repeat, out)?,
         },
-        Cmd::Reproduce { paper, quick, out } => match paper.as_str() {
-            "rcrt" => reproduce::rcrt(quick, out)?,
-            "ifrc" => reproduce_ifrc::ifrc(quick, out)?,
+        Cmd::Reproduce { paper, quick, out, seed } => match paper.as_str() {
+            "rcrt" => reproduce::rcrt(quick, out, seed)?,
+            "ifrc" => reproduce_ifrc::ifrc(quick, out, seed)?,
             other => anyhow::bail!("unknown paper {other}"),
         },
-        Cmd::Compare { quick, out } => compare::compare(quick, out)?,
+        Cmd::Compare { quick, out, seed } => compare::compare(quick, out, seed)?,
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;

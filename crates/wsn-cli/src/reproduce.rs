@@ -28,8 +28,9 @@ pub(crate) fn job(key: impl Into<String>, scenario: &'static str, set: &[String]
     Job { key: key.into(), scenario, set: set.to_vec() }
 }
 
-/// Run every job in parallel (plots off) with a progress bar labelled `label`.
-pub(crate) fn run_jobs(label: &str, jobs: &[Job]) -> Result<std::collections::BTreeMap<String, RunResult>> {
+/// Run every job in parallel (plots off) with a progress bar labelled `label`, each with its
+/// scenario's own seed or, if given, `seed`.
+pub(crate) fn run_jobs(label: &str, jobs: &[Job], seed: Option<u64>) -> Result<std::collections::BTreeMap<String, RunResult>> {
     let bar = ProgressBar::new(jobs.len() as u64);
     let template = format!("{label} [{{bar:40}}] {{pos}}/{{len}} runs  {{elapsed}} eta {{eta}}");
     bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
@@ -48,7 +49,7 @@ pub(crate) fn run_jobs(label: &str, jobs: &[Job]) -> Result<std::collections::BT
         .par_iter()
         .zip(scenarios.par_iter())
         .map(|(j, sc)| {
-            let r = run(sc, RunOptions { seed: None, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
+            let r = run(sc, RunOptions { seed, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
             bar.inc(1);
             Ok((j.key.clone(), r))
         })
@@ -60,6 +61,16 @@ pub(crate) fn run_jobs(label: &str, jobs: &[Job]) -> Result<std::collections::BT
         runs.insert(k, v);
     }
     Ok(runs)
+}
+
+/// The report line naming the run seeds (`--seed`, or each scenario file's own).
+pub(crate) fn seeds_line(runs: &std::collections::BTreeMap<String, RunResult>, seed: Option<u64>) -> String {
+    let used: std::collections::BTreeSet<u64> = runs.values().map(|r| r.summary.seed).collect();
+    let list = used.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
+    match seed {
+        Some(s) => format!("Run seed: {s} (`--seed`) for every run.\n"),
+        None => format!("Run seed(s): {list} (each scenario file's own; `--seed N` overrides them all).\n"),
+    }
 }
 
 /// Write the "paper | ours" table into `md` and `dir/numbers.csv`, then `dir/report.md`, and
@@ -94,7 +105,7 @@ fn variant(p: &str) -> Vec<String> {
 }
 
 /// Run the RCRT reproduction.
-pub fn rcrt(quick: bool, out: Option<PathBuf>) -> Result<()> {
+pub fn rcrt(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
     let dir = out.unwrap_or_else(|| PathBuf::from("out/reproduce-rcrt"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let count = if quick { 200 } else { 1000 };
@@ -136,8 +147,8 @@ pub fn rcrt(quick: bool, out: Option<PathBuf>) -> Result<()> {
             &[format!("flows.0.rate_pps={x}"), format!("flows.0.demand_pps={x}"), "flows.0.count=1000000".into(), format!("duration_s={sweep_s}")],
         ));
     }
-    let runs = run_jobs("reproduce rcrt", &jobs)?;
-    report(&dir, quick, &loads, &runs)?;
+    let runs = run_jobs("reproduce rcrt", &jobs, seed)?;
+    report(&dir, quick, &loads, &runs, seed)?;
     println!("report    {}", dir.join("report.md").display());
     println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
@@ -212,11 +223,12 @@ fn allocation_within(r: &RunResult, tol: f64) -> Option<f64> {
     (all > 0.0).then(|| inside / all)
 }
 
-fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTreeMap<String, RunResult>) -> Result<()> {
+fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTreeMap<String, RunResult>, seed: Option<u64>) -> Result<()> {
     let fig = |r: std::result::Result<(), String>| r.map_err(anyhow::Error::msg);
     let mut md = String::new();
     let mut rows: Vec<Row> = Vec::new();
     writeln!(md, "# RCRT reproduction{}\n", if quick { " (quick)" } else { "" })?;
+    writeln!(md, "{}", seeds_line(runs, seed))?;
     writeln!(md, "Network: the built-in `office40` (40 nodes over 1,125 m², MultiHopLQI, TinyOS 1.x MAC with hardware ACKs and 4 retries, 64-byte payloads). Paper: Paek & Govindan, SenSys 2007, §4. Every experiment runs under both RCRT profiles (`paper`, `reference_code`) and under `paper+code_level` (the paper profile with only its congestion-level formula replaced by the code's, see docs/rcrt.md); where a figure shows one, it is the `paper` profile.\n")?;
 
     // ------------------------------------------------------------------ baseline (Figs 3-6)

@@ -39,7 +39,7 @@ const EXPERIMENTS: [(&str, &str); 7] = [
 const UNSTABLE_HALVINGS_PER_EPOCH: f64 = 1.5;
 
 /// Run the IFRC reproduction.
-pub fn ifrc(quick: bool, out: Option<PathBuf>) -> Result<()> {
+pub fn ifrc(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
     let dir = out.unwrap_or_else(|| PathBuf::from("out/reproduce-ifrc"));
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let plan = Plan::new(quick);
@@ -66,8 +66,8 @@ pub fn ifrc(quick: bool, out: Option<PathBuf>) -> Result<()> {
     }
     let (cmp_jobs, cmp_rates) = crate::compare::jobs(quick);
     jobs.extend(cmp_jobs);
-    let runs = run_jobs("reproduce ifrc", &jobs)?;
-    report(&dir, &plan, &runs, &cmp_rates)?;
+    let runs = run_jobs("reproduce ifrc", &jobs, seed)?;
+    report(&dir, &plan, &runs, &cmp_rates, seed)?;
     println!("report    {}", dir.join("report.md").display());
     println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
@@ -184,12 +184,13 @@ fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>) -> Vec<Series
         .collect()
 }
 
-fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates: &[f64]) -> Result<()> {
+fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates: &[f64], seed: Option<u64>) -> Result<()> {
     let fig = |r: std::result::Result<(), String>| r.map_err(anyhow::Error::msg);
     let get = |k: &str| runs.get(k).with_context(|| format!("run {k} missing"));
     let mut md = String::new();
     let mut rows: Vec<Row> = Vec::new();
     writeln!(md, "# IFRC reproduction{}\n", if plan.quick { " (quick)" } else { "" })?;
+    writeln!(md, "{}", crate::reproduce::seeds_line(runs, seed))?;
     writeln!(
         md,
         "Network: the office floor of `office40` (40 nodes over 1,125 m², sink = node 0) at −10 dBm, the IFRC-era MAC \

@@ -54,11 +54,11 @@ fn bad_override_is_an_error_not_a_panic() {
 }
 
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
-/// the IFRC issue names.
+/// the IFRC issue names; `--seed` reruns it on another seed, which the report names.
 #[test]
 fn compare_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-compare-test-{}", std::process::id()));
-    let o = wsn().args(["compare", "--quick", "--out"]).arg(&out).output().expect("wsn runs");
+    let o = wsn().args(["compare", "--quick", "--seed", "2", "--out"]).arg(&out).output().expect("wsn runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
     assert!(csv.starts_with("key,paper,ours,unit,note"));
@@ -67,7 +67,9 @@ fn compare_quick_writes_the_required_numbers() {
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         assert!(ours.is_finite() && ours >= 0.0, "{line}");
     }
-    assert!(out.join("report.md").exists() && out.join("fig15-compare.png").exists());
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    assert!(report.contains("Run seed: 2 (`--seed`)"), "{}", &report[..report.len().min(300)]);
+    assert!(out.join("fig15-compare.png").exists());
     std::fs::remove_dir_all(&out).ok();
 }
 
