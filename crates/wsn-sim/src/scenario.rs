@@ -513,6 +513,14 @@ impl Scenario {
             }
         }
         sc.validate().map_err(invalid)?;
+        for (i, f) in sc.flows.iter().enumerate() {
+            if f.start_s >= sc.duration_s {
+                sc.warnings.push(format!(
+                    "flows[{i}] starts at {} s, not before the run ends (duration_s = {}): it sends nothing",
+                    f.start_s, sc.duration_s
+                ));
+            }
+        }
         Ok(sc)
     }
 
@@ -573,6 +581,12 @@ impl Scenario {
             if self.topology.sinks[..k].contains(s) {
                 return Err(format!("topology.sinks names node {s} twice"));
             }
+        }
+        if !(0.0..=100.0).contains(&self.radio.prune_margin_db) {
+            return Err(format!(
+                "radio.prune_margin_db = {}: must be within 0 … 100 dB (links weaker than the lowest noise minus this margin are left out)",
+                self.radio.prune_margin_db
+            ));
         }
         if self.radio.reception == Reception::Ns3 && self.radio.prr_curve != PrrCurve::Ieee802154 {
             return Err("radio.reception = \"ns3\" needs radio.prr_curve = \"ieee802154\" (ns-3's O-QPSK \
@@ -879,6 +893,7 @@ mod tests {
             (&["duration_s=\"x\""], "--set duration_s=\"x\": invalid type"),
             (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=5.0,sink=3,policy=\"fair\"}]"], "protocol.policy_changes[0].sink = 3"),
             (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=nan,sink=0,policy=\"fair\"}]"], "protocol.policy_changes[0].at_s = NaN"),
+            (&["radio.prune_margin_db=-100"], "radio.prune_margin_db = -100: must be within 0 … 100 dB"),
         ];
         for (set, says) in cases {
             let e = err(set);
@@ -906,5 +921,16 @@ mod tests {
         );
         let sc = Scenario::load("office40", &[]).unwrap();
         assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+    }
+
+    /// A flow that starts only when the run is over is accepted, with a warning that names it.
+    #[test]
+    fn flow_starting_after_the_end_is_warned_about() {
+        let sc = Scenario::load("office40", &["duration_s=400".into(), "flows.0.start_s=5000".into()]).unwrap();
+        assert!(
+            sc.warnings.iter().any(|w| w.contains("flows[0] starts at 5000 s") && w.contains("sends nothing")),
+            "{:?}",
+            sc.warnings
+        );
     }
 }

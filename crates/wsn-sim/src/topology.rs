@@ -459,6 +459,17 @@ impl LinkModel {
         if all.iter().any(|v| !v.is_finite()) {
             return invalid("link model parameters must be finite numbers");
         }
+        // Wide enough for any low-power radio and path-loss fit, narrow enough that powers in mW
+        // stay finite (1e9 dBm would overflow to infinity and make every SINR NaN).
+        if !(-100.0..=40.0).contains(&self.tx_power_dbm) {
+            return invalid(format!("tx_power_dbm = {}: must be within −100 … +40 dBm", self.tx_power_dbm));
+        }
+        if !(-200.0..=0.0).contains(&self.noise_floor_dbm) {
+            return invalid(format!("noise_floor_dbm = {}: must be within −200 … 0 dBm", self.noise_floor_dbm));
+        }
+        if !(0.0..=200.0).contains(&self.pl_d0_db) {
+            return invalid(format!("pl_d0_db = {}: must be within 0 … 200 dB", self.pl_d0_db));
+        }
         if self.path_loss_exponent <= 0.0 {
             return invalid("path_loss_exponent must be > 0");
         }
@@ -1071,6 +1082,11 @@ mod tests {
         assert!(bad(&|m| m.s22 = -1.0));
         assert!(bad(&|m| m.d0_m = 0.0));
         assert!(bad(&|m| m.path_loss_exponent = f64::NAN));
+        // Powers whose milliwatts overflow, and implausible floors, are refused.
+        assert!(bad(&|m| m.tx_power_dbm = 1e9));
+        assert!(bad(&|m| m.noise_floor_dbm = 50.0));
+        assert!(bad(&|m| m.pl_d0_db = -1.0));
+        assert!(!bad(&|m| m.tx_power_dbm = -27.0));
         assert!(!bad(&|m| {
             m.s11 = 0.0;
             m.s12 = 0.0;
