@@ -296,7 +296,7 @@ fn run_without_traffic_says_so() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("warning: every flow starts at or after duration_s"), "{err}");
+    assert!(err.contains("warning: flows[0] starts at 40 s, not before the run ends") && err.contains("sends nothing"), "{err}");
     let out = String::from_utf8_lossy(&o.stdout);
     let routing = out.lines().find(|l| l.starts_with("routing")).unwrap();
     assert!(routing.contains("no traffic") && routing.contains("(0 during traffic)"), "{routing}");
