@@ -12,6 +12,7 @@ mod bench;
 mod compare;
 mod reproduce;
 mod reproduce_ifrc;
+mod seeds;
 
 #[derive(Parser)]
 #[command(name = "wsn", version, about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks")]
@@ -103,8 +104,14 @@ enum Cmd {
         out: Option<PathBuf>,
         /// Run every experiment with this seed instead of its scenario file's own (the layout,
         /// which comes from the topology seed or file, stays the same); the report names it.
+        /// With --seeds, the first seed (default 1).
         #[arg(long)]
         seed: Option<u64>,
+        /// Repeat everything over this many run seeds (seed, seed+1, …), each into
+        /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
+        /// seeds.md with every seed's value.
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
     },
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
     /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
@@ -117,8 +124,14 @@ enum Cmd {
         out: Option<PathBuf>,
         /// Run every experiment with this seed instead of its scenario file's own (the layout,
         /// which comes from the topology seed or file, stays the same); the report names it.
+        /// With --seeds, the first seed (default 1).
         #[arg(long)]
         seed: Option<u64>,
+        /// Repeat everything over this many run seeds (seed, seed+1, …), each into
+        /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
+        /// seeds.md with every seed's value.
+        #[arg(long, default_value_t = 1)]
+        seeds: u64,
     },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file.
     Gains {
@@ -217,12 +230,27 @@ fn run_cli(cli: Cli) -> Result<()> {
             Some(c) => bench::one(&c)?,
             None => bench::all(quick, repeat, out)?,
         },
-        Cmd::Reproduce { paper, quick, out, seed } => match paper.as_str() {
-            "rcrt" => reproduce::rcrt(quick, out, seed)?,
-            "ifrc" => reproduce_ifrc::ifrc(quick, out, seed)?,
-            other => anyhow::bail!("unknown paper {other}"),
-        },
-        Cmd::Compare { quick, out, seed } => compare::compare(quick, out, seed)?,
+        Cmd::Reproduce { paper, quick, out, seed, seeds: k } => {
+            let one = |dir: Option<PathBuf>, seed: Option<u64>| match paper.as_str() {
+                "rcrt" => reproduce::rcrt(quick, dir, seed),
+                "ifrc" => reproduce_ifrc::ifrc(quick, dir, seed),
+                other => anyhow::bail!("unknown paper {other}"),
+            };
+            if k == 1 {
+                one(out, seed)?;
+            } else {
+                let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
+                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(Some(sub), Some(s)))?;
+            }
+        }
+        Cmd::Compare { quick, out, seed, seeds: k } => {
+            if k == 1 {
+                compare::compare(quick, out, seed)?;
+            } else {
+                let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
+                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| compare::compare(quick, Some(sub), Some(s)))?;
+            }
+        }
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;

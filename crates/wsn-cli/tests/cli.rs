@@ -54,12 +54,17 @@ fn bad_override_is_an_error_not_a_panic() {
 }
 
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
-/// the IFRC issue names; `--seed` reruns it on another seed, which the report names.
+/// the IFRC issue names; `--seed 2 --seeds 2` runs it on seeds 2 and 3, each report naming its
+/// seed, and the top-level numbers.csv holds the medians.
 #[test]
 fn compare_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-compare-test-{}", std::process::id()));
-    let o = wsn().args(["compare", "--quick", "--seed", "2", "--out"]).arg(&out).output().expect("wsn runs");
+    let o = wsn().args(["compare", "--quick", "--seed", "2", "--seeds", "2", "--out"]).arg(&out).output().expect("wsn runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let seeds = std::fs::read_to_string(out.join("seeds.csv")).expect("seeds.csv");
+    assert!(seeds.starts_with("key,paper,seed_2,seed_3,median,min,max,unit"), "{seeds}");
+    let report3 = std::fs::read_to_string(out.join("seed-3/report.md")).expect("seed 3's report");
+    assert!(report3.contains("Run seed: 3 (`--seed`)"), "{}", &report3[..report3.len().min(300)]);
     let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
     assert!(csv.starts_with("key,paper,ours,unit,note"));
     for key in ["queue_overflows", "ifrc_mean_goodput_pps", "ifrc_over_best_fixed", "rcrt_over_ifrc_same_mac", "rcrt_over_ifrc_paper_mac"] {
@@ -67,9 +72,18 @@ fn compare_quick_writes_the_required_numbers() {
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         assert!(ours.is_finite() && ours >= 0.0, "{line}");
     }
-    let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    // The top-level value is the median of the two seeds' own numbers.
+    let ours_of = |file: &str| -> f64 {
+        let text = std::fs::read_to_string(file).unwrap();
+        let line = text.lines().find(|l| l.starts_with("ifrc_mean_goodput_pps,")).unwrap().to_string();
+        line.split(',').nth(2).unwrap().parse().unwrap()
+    };
+    let (a, b) = (ours_of(out.join("seed-2/numbers.csv").to_str().unwrap()), ours_of(out.join("seed-3/numbers.csv").to_str().unwrap()));
+    let median = ours_of(out.join("numbers.csv").to_str().unwrap());
+    assert!((median - (a + b) / 2.0).abs() < 1e-3, "median {median} of {a} and {b}");
+    let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
     assert!(report.contains("Run seed: 2 (`--seed`)"), "{}", &report[..report.len().min(300)]);
-    assert!(out.join("fig15-compare.png").exists());
+    assert!(out.join("seed-2/fig15-compare.png").exists());
     std::fs::remove_dir_all(&out).ok();
 }
 

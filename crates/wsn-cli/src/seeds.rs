@@ -1,0 +1,208 @@
+//! `--seeds K` for `wsn reproduce` and `wsn compare`: the whole reproduction once per run seed,
+//! each into `DIR/seed-N/`, then one table of every number over the seeds.
+//!
+//! `DIR/numbers.csv` keeps the columns every reproduction writes (`key,paper,ours,unit,note`),
+//! with `ours` the median over the seeds that gave a number; `DIR/seeds.csv` has one column per
+//! seed beside the median, minimum and maximum, and `DIR/seeds.md` the same as a Markdown table.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// Largest `--seeds` accepted: a full reproduction per seed, so more is a typing slip.
+pub(crate) const MAX_SEEDS: u64 = 100;
+
+/// The run seeds `first, first + 1, …` (`first` defaults to 1), checked.
+pub(crate) fn seed_list(first: Option<u64>, count: u64) -> Result<Vec<u64>> {
+    anyhow::ensure!((1..=MAX_SEEDS).contains(&count), "--seeds must be between 1 and {MAX_SEEDS}");
+    let first = first.unwrap_or(1);
+    (0..count).map(|k| first.checked_add(k).context("--seed + --seeds overflows the seed range")).collect()
+}
+
+/// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
+pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut tables = Vec::new();
+    for &s in seeds {
+        let sub = dir.join(format!("seed-{s}"));
+        println!("seed {s} → {}", sub.display());
+        one(sub.clone(), s)?;
+        let path = sub.join("numbers.csv");
+        tables.push(read_numbers(&path).with_context(|| format!("reading {}", path.display()))?);
+    }
+    let merged = merge(seeds, &tables)?;
+    write(dir, seeds, &merged)?;
+    println!("over seeds {}: {}", seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), dir.join("seeds.md").display());
+    Ok(())
+}
+
+/// One line of a reproduction's `numbers.csv`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct NumberRow {
+    key: String,
+    paper: String,
+    ours: String,
+    unit: String,
+    note: String,
+}
+
+fn read_numbers(path: &Path) -> Result<Vec<NumberRow>> {
+    let mut r = csv::Reader::from_path(path)?;
+    let mut rows = Vec::new();
+    for rec in r.records() {
+        let rec = rec?;
+        let f = |i: usize| rec.get(i).unwrap_or_default().to_string();
+        rows.push(NumberRow { key: f(0), paper: f(1), ours: f(2), unit: f(3), note: f(4) });
+    }
+    Ok(rows)
+}
+
+/// A key's values over the seeds.
+#[derive(Debug, PartialEq)]
+pub(crate) struct Merged {
+    key: String,
+    paper: String,
+    unit: String,
+    /// Seed 1's note (the notes carry seed-specific detail; the first is kept as an example).
+    note: String,
+    /// One entry per seed: the number, or `None` where that seed gave none (`n/a`).
+    values: Vec<Option<f64>>,
+}
+
+impl Merged {
+    fn finite(&self) -> Vec<f64> {
+        let mut v: Vec<f64> = self.values.iter().flatten().copied().collect();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+    /// Median of the seeds that gave a number (the mean of the middle two for an even count).
+    pub(crate) fn median(&self) -> Option<f64> {
+        let v = self.finite();
+        match v.len() {
+            0 => None,
+            n if n % 2 == 1 => Some(v[n / 2]),
+            n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+        }
+    }
+    fn min(&self) -> Option<f64> {
+        self.finite().first().copied()
+    }
+    fn max(&self) -> Option<f64> {
+        self.finite().last().copied()
+    }
+}
+
+/// The tables of every seed, key by key, in the first seed's order. Every seed's reproduction
+/// writes the same keys; a key missing from one is an error rather than a silent gap.
+pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merged>> {
+    let first = tables.first().context("no seed ran")?;
+    let mut out = Vec::new();
+    for r in first {
+        let mut values = Vec::new();
+        for (s, t) in seeds.iter().zip(tables) {
+            let row = t.iter().find(|x| x.key == r.key).with_context(|| format!("seed {s}: numbers.csv has no key {}", r.key))?;
+            values.push(row.ours.parse::<f64>().ok().filter(|v| v.is_finite()));
+        }
+        out.push(Merged { key: r.key.clone(), paper: r.paper.clone(), unit: r.unit.clone(), note: r.note.clone(), values });
+    }
+    Ok(out)
+}
+
+fn fmt(v: Option<f64>) -> String {
+    v.map_or_else(|| "n/a".into(), |x| format!("{x:.3}"))
+}
+
+fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
+    let range = format!("{}–{}", seeds[0], seeds[seeds.len() - 1]);
+    // numbers.csv: the common format, `ours` = the median over the seeds.
+    let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
+    w.write_record(["key", "paper", "ours", "unit", "note"])?;
+    for r in rows {
+        let missing = r.values.iter().filter(|v| v.is_none()).count();
+        let mut note = format!("median over run seeds {range} (per seed: seeds.csv)");
+        if missing > 0 {
+            write!(note, "; {missing} of {} seeds gave no number", seeds.len())?;
+        }
+        w.write_record([r.key.as_str(), r.paper.as_str(), &fmt(r.median()), r.unit.as_str(), &note])?;
+    }
+    w.flush()?;
+    // seeds.csv: one column per seed.
+    let mut w = csv::Writer::from_path(dir.join("seeds.csv"))?;
+    let mut head: Vec<String> = vec!["key".into(), "paper".into()];
+    head.extend(seeds.iter().map(|s| format!("seed_{s}")));
+    head.extend(["median", "min", "max", "unit"].map(String::from));
+    w.write_record(&head)?;
+    for r in rows {
+        let mut rec = vec![r.key.clone(), r.paper.clone()];
+        rec.extend(r.values.iter().map(|v| fmt(*v)));
+        rec.extend([fmt(r.median()), fmt(r.min()), fmt(r.max()), r.unit.clone()]);
+        w.write_record(&rec)?;
+    }
+    w.flush()?;
+    // seeds.md: the same table, with links to each seed's report.
+    let mut md = format!("# Numbers over run seeds {range}\n\n");
+    for s in seeds {
+        writeln!(md, "- seed {s}: [report](seed-{s}/report.md)")?;
+    }
+    writeln!(md, "\n| key | paper | {} | median | min … max | unit |", seeds.iter().map(|s| format!("seed {s}")).collect::<Vec<_>>().join(" | "))?;
+    writeln!(md, "|---|---|{}---|---|---|", "---|".repeat(seeds.len()))?;
+    for r in rows {
+        let per: Vec<String> = r.values.iter().map(|v| fmt(*v)).collect();
+        writeln!(md, "| {} | {} | {} | {} | {} … {} | {} |", r.key, r.paper, per.join(" | "), fmt(r.median()), fmt(r.min()), fmt(r.max()), r.unit)?;
+    }
+    std::fs::write(dir.join("seeds.md"), md)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(key: &str, ours: &str) -> NumberRow {
+        NumberRow { key: key.into(), paper: "1".into(), ours: ours.into(), unit: "ratio".into(), note: String::new() }
+    }
+
+    #[test]
+    fn seed_list_checks_its_bounds() {
+        assert_eq!(seed_list(None, 3).unwrap(), vec![1, 2, 3]);
+        assert_eq!(seed_list(Some(7), 2).unwrap(), vec![7, 8]);
+        assert!(seed_list(None, 0).is_err());
+        assert!(seed_list(None, MAX_SEEDS + 1).is_err());
+        assert!(seed_list(Some(u64::MAX), 2).is_err());
+    }
+
+    /// Medians skip the seeds without a number; a key missing from one seed is an error.
+    #[test]
+    fn merge_takes_medians_over_the_seeds_with_numbers() {
+        let t1 = vec![row("a", "0.100"), row("b", "n/a")];
+        let t2 = vec![row("a", "0.300"), row("b", "2.000")];
+        let t3 = vec![row("b", "4.000"), row("a", "0.200")];
+        let m = merge(&[1, 2, 3], &[t1.clone(), t2, t3]).unwrap();
+        assert_eq!(m[0].key, "a");
+        assert_eq!(m[0].median(), Some(0.2));
+        assert_eq!((m[0].min(), m[0].max()), (Some(0.1), Some(0.3)));
+        assert_eq!(m[1].values, vec![None, Some(2.0), Some(4.0)]);
+        assert_eq!(m[1].median(), Some(3.0));
+        let e = merge(&[1, 2], &[t1, vec![row("a", "1")]]).unwrap_err().to_string();
+        assert!(e.contains("seed 2") && e.contains("no key b"), "{e}");
+    }
+
+    /// The tables are written in the reproduction's own `numbers.csv` format plus `seeds.csv`.
+    #[test]
+    fn over_seeds_writes_the_three_tables() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-test-{}", std::process::id()));
+        over_seeds(&dir, &[4, 5], |sub, s| {
+            std::fs::create_dir_all(&sub)?;
+            std::fs::write(sub.join("numbers.csv"), format!("key,paper,ours,unit,note\nx,1,{}.000,ratio,seed note\n", s))?;
+            Ok(())
+        })
+        .unwrap();
+        let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
+        assert!(numbers.starts_with("key,paper,ours,unit,note\nx,1,4.500,ratio,median over run seeds 4–5"), "{numbers}");
+        let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
+        assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4.000,5.000,4.500,4.000,5.000,ratio"), "{seeds}");
+        assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
