@@ -36,6 +36,7 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override any scenario field, e.g. --set duration_s=600 --set flows.0.rate_pps=2
+        /// (flows[0].rate_pps also works)
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write the full packet trace (trace.csv).

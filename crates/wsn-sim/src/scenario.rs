@@ -828,8 +828,31 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
         Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.trim().into()),
         Err(_) => raw.trim().into(),
     };
-    let parts: Vec<&str> = key.split('.').collect();
+    // `flows[0].rate_pps`, as error messages name a field, means `flows.0.rate_pps`.
+    let dotted = bracket_indices_to_dots(key);
+    let parts: Vec<&str> = dotted.split('.').collect();
     set_in(doc.as_table_mut(), &parts, value, key)
+}
+
+/// `a[1].b[2]` → `a.1.b.2`: bracketed decimal indices become path components. Anything else in
+/// brackets is left as it is (and then fails as an unknown key, naming it).
+fn bracket_indices_to_dots(key: &str) -> String {
+    let mut out = String::with_capacity(key.len());
+    let mut rest = key;
+    while let Some(open) = rest.find('[') {
+        let Some(close) = rest[open..].find(']').map(|c| open + c) else { break };
+        let inner = &rest[open + 1..close];
+        if inner.is_empty() || !inner.bytes().all(|b| b.is_ascii_digit()) {
+            out.push_str(&rest[..=close]);
+        } else {
+            out.push_str(&rest[..open]);
+            out.push('.');
+            out.push_str(inner);
+        }
+        rest = &rest[close + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn set_in(
@@ -921,6 +944,19 @@ mod tests {
         );
         let sc = Scenario::load("office40", &[]).unwrap();
         assert!(sc.warnings.is_empty(), "{:?}", sc.warnings);
+    }
+
+    /// `--set` accepts a field as error messages name it, `flows[0].rate_pps`.
+    #[test]
+    fn set_accepts_bracketed_indices() {
+        assert_eq!(bracket_indices_to_dots("flows[0].rate_pps"), "flows.0.rate_pps");
+        assert_eq!(bracket_indices_to_dots("a[12].b[3]"), "a.12.b.3");
+        assert_eq!(bracket_indices_to_dots("a[x].b"), "a[x].b");
+        assert_eq!(bracket_indices_to_dots("a[1"), "a[1");
+        let sc = Scenario::load("office40", &["flows[0].rate_pps=0.25".into()]).unwrap();
+        assert_eq!(sc.flows[0].rate_pps, Some(0.25));
+        let e = err(&["flows[3].rate_pps=1"]);
+        assert!(e.contains("--set flows[3].rate_pps: index 3 out of range"), "{e}");
     }
 
     /// A flow that starts only when the run is over is accepted, with a warning that names it.
