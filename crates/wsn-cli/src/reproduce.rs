@@ -260,13 +260,10 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
             rows.push(row("baseline_mean_goodput_pps", 0.55, mean(&gp), "pkt/s", "paper: rate settles near 0.55 after the transient"));
             rows.push(row("parent_changes_per_node", 3.4, pc, "count", "during traffic (paper: over 38 min in §4.2.3)"));
             // Fig. 3: rate profile; Fig. 4 goodput; Fig. 5 reception; Fig. 6 repairs.
-            let series: Vec<Series> = r.network.flows().iter().map(|f| Series::step(format!("node {}", f.source.0), f.rcrt.rates.clone())).collect();
-            let mg = mean(&gp);
-            fig(lines(dir, "fig3-rate-profile", "Fig. 3 analogue: allocated rate per flow (fair policy)", "time (s)", "rate (pkt/s)", &series, Some((mg, "mean goodput"))))?;
+            fig(wsn_sim::plots::allocation_figure(dir, "fig3-rate-profile", "Fig. 3 analogue: allocated rate per flow (fair policy)", &r.network, mean(&gp)))?;
             let cats: Vec<String> = s.flows.iter().map(|f| f.source.to_string()).collect();
             fig(bars(dir, "fig4-goodput", "Fig. 4 analogue: per-flow goodput", "source node", "goodput (pkt/s)", &cats, &[("goodput".into(), gp.clone())]))?;
-            let rec: Vec<Series> = r.network.flows().iter().map(|f| Series::scatter("", f.rcrt.deliveries.iter().map(|&(t, q)| (t, q as f64)).collect())).collect();
-            fig(lines(dir, "fig5-reception", "Fig. 5 analogue: packet reception (sequence number vs time)", "time (s)", "sequence number", &rec, None))?;
+            fig(wsn_sim::plots::reception_figure(dir, "fig5-reception", "Fig. 5 analogue: packet reception (sequence number vs time)", &r.network))?;
             let reps: Vec<f64> = s.flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
             fig(bars(dir, "fig6-e2e-repairs", "Fig. 6 analogue: packets repaired end to end", "source node", "% of packets", &cats, &[("repaired".into(), reps)]))?;
             // Rate within ±25 % of the mean goodput after the transient (second half of the run).
@@ -362,7 +359,12 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
             rows.push(row("robustness_ratio_d40_over_d05", 8.0, med(&ratios_c), "ratio", "median while set C is active (acceptance ±10 %)"));
             let series: Vec<Series> = [(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]
                 .iter()
-                .flat_map(|(v, l)| v.iter().enumerate().map(move |(i, f)| Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())))
+                .enumerate()
+                .flat_map(|(g, (v, l))| {
+                    v.iter().enumerate().map(move |(i, f)| {
+                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone()).in_group(g).ending_at(f.rcrt.closed_s)
+                    })
+                })
                 .collect();
             fig(lines(dir, "fig10-robustness-rates", "Fig. 10 analogue: rate profile, demand-proportional", "time (s)", "rate (pkt/s)", &series, None))?;
             fig(bars(dir, "fig11-set-goodput", "Fig. 11 analogue: goodput by demand class", "demand class", "goodput (pkt/s)", &["0.5".into(), "1.0".into(), "4.0".into()], &[("goodput".into(), vec![ga, gb, gc])]))?;
@@ -397,9 +399,14 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
             rows.push(row("two_sinks_a2_over_b2", 1.0, ra2 / rb2, "ratio", "demand-limited application, equal while below 0.5"));
             rows.push(row("two_sinks_goodput_app1", 0.718, g1, "pkt/s", "per node"));
             rows.push(row("two_sinks_goodput_app2", 0.508, g2, "pkt/s", "per node"));
-            let series: Vec<Series> = [(&a1, "A1"), (&b1, "B1"), (&a2, "A2"), (&b2, "B2")]
+            let series: Vec<Series> = [(&a1, "A1 (app 1, demand 1.0)"), (&b1, "B1 (app 1, demand 0.5)"), (&a2, "A2 (app 2, demand 1.0)"), (&b2, "B2 (app 2, demand 0.5)")]
                 .iter()
-                .flat_map(|(v, l)| v.iter().enumerate().map(move |(i, f)| Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())))
+                .enumerate()
+                .flat_map(|(g, (v, l))| {
+                    v.iter().enumerate().map(move |(i, f)| {
+                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone()).in_group(g).ending_at(f.rcrt.closed_s)
+                    })
+                })
                 .collect();
             fig(lines(dir, "fig13-two-sinks-rates", "Fig. 13 analogue: rates of the four sets", "time (s)", "rate (pkt/s)", &series, None))?;
             let nodes: Vec<u16> = (0..r.network.len() as u16).filter(|i| !sinks.iter().any(|s| s.0 == *i)).collect();

@@ -167,7 +167,9 @@ fn rate_spread(r: &RunResult, from: f64, to: f64, step: f64) -> f64 {
 }
 
 /// Step series of the rates of every non-sink node (the first one labelled).
-fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>) -> Vec<Series> {
+/// One step series per node's rate. With a `group`, the nodes share one colour and one legend
+/// entry `label`; without, every node has its own colour and there is no legend.
+fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>, group: Option<usize>) -> Vec<Series> {
     let net = &r.network;
     let end = r.summary.sim_seconds;
     (0..net.len())
@@ -179,7 +181,10 @@ fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>) -> Vec<Series
             if let Some(&(_, v)) = pts.last() {
                 pts.push((end, v));
             }
-            Series::step(if k == 0 { label.to_string() } else { String::new() }, pts)
+            match group {
+                Some(g) => Series::step(if k == 0 { label.to_string() } else { String::new() }, pts).in_group(g),
+                None => Series::step("", pts),
+            }
         })
         .collect()
 }
@@ -237,7 +242,7 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             rows.push(row("bs_overhead_pps", 0.1, bs_pps, "pkt/s", "base-station control packets per second (paper: below 1 per 10 s)"));
             rows.push(row("largest_queue", 20, maxq as f64, "packets", "largest instantaneous queue at any node (paper: never above 20 of 64)"));
             rows.push(row("rate_cv_median", "≈ 0 (near-synchronous)", cv, "ratio", "median over the second half of the run of the spread (CV) of the 39 nodes' rates"));
-            fig(lines(dir, "fig8-rates", "Fig. 8 analogue: rate r_i(t) of every node (E1)", "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None), None))?;
+            fig(lines(dir, "fig8-rates", "Fig. 8 analogue: rate r_i(t) of every node (E1)", "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None, None), None))?;
             let cats: Vec<String> = s.flows.iter().map(|f| f.source.to_string()).collect();
             let dur = s.sim_seconds;
             let got: Vec<f64> = s.flows.iter().map(|f| f.delivered as f64 / dur).collect();
@@ -372,7 +377,7 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             if p == "paper" {
                 rows.push(row(&format!("{key}_rate_after_over_before"), if key == "e3" { "< 1" } else { "> 1" }, after / before, "ratio", format!("{title}: fair share after / before")));
                 let name = if key == "e3" { "fig11-addition" } else { "fig12-removal" };
-                fig(lines(dir, name, &format!("Fig. {} analogue: node {title}", if key == "e3" { 11 } else { 12 }), "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None), None))?;
+                fig(lines(dir, name, &format!("Fig. {} analogue: node {title}", if key == "e3" { 11 } else { 12 }), "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None, None), None))?;
             }
         }
     }
@@ -423,8 +428,8 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             rows.push(row("two_sinks_rate_ratio", "≠ 1", rb / ra, "ratio", "E7: second-half mean rate of the small group / the large group (paper: the groups settle at different rates)"));
             rows.push(row("noretx_rate_jain", "≈ 1", jr, "index", "E8: fairness of the allocation without link retransmissions"));
             rows.push(row("noretx_goodput_jain", "< rate index", e8.summary.totals.goodput_jain_index, "index", "E8: fairness of goodput (paper: allocation fair, goodput not)"));
-            let mut series = rate_series(r, &format!("sink {}", sinks[0].0), Some(&ga.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()));
-            series.extend(rate_series(r, &format!("sink {}", sinks[1].0), Some(&gb.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>())));
+            let mut series = rate_series(r, &format!("nodes of sink {}", sinks[0].0), Some(&ga.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()), Some(0));
+            series.extend(rate_series(r, &format!("nodes of sink {}", sinks[1].0), Some(&gb.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()), Some(1)));
             fig(lines(dir, "fig15-two-sinks", "Fig. 15 analogue: rates with two base stations", "time (s)", "rate (pkt/s)", &series, None))?;
             let cats: Vec<String> = e8.summary.flows.iter().map(|f| f.source.to_string()).collect();
             fig(bars(dir, "fig16-no-retx", "Fig. 16 analogue: no link retransmissions — mean rate vs goodput", "node", "pkt/s", &cats, &[("goodput".into(), e8.summary.flows.iter().map(|f| f.goodput_pps).collect()), ("lost".into(), rates.iter().zip(&e8.summary.flows).map(|(r, f)| (r - f.goodput_pps).max(0.0)).collect())]))?;

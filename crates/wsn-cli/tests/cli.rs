@@ -105,7 +105,8 @@ fn bench_case_reports_frames_and_arrivals() {
 }
 
 /// An RCRT run writes the congestion traces and their plot: one `decreases.csv` row per cut
-/// counted in `summary.json`, and the C_i samples in `congestion.csv`.
+/// counted in `summary.json`, and the C_i samples in `congestion.csv`; and it plots the
+/// allocation profile and the packet reception.
 #[test]
 fn rcrt_run_writes_congestion_traces() {
     let out = std::env::temp_dir().join(format!("wsn-congestion-test-{}", std::process::id()));
@@ -127,8 +128,12 @@ fn rcrt_run_writes_congestion_traces() {
     let mut lines = congestion.lines();
     assert_eq!(lines.next(), Some("t_s,flow,level"));
     assert!(lines.count() > 1000, "one C_i sample per unique packet");
-    for f in ["congestion_time.png", "congestion_time.svg"] {
-        assert!(std::fs::metadata(out.join(f)).map(|m| m.len() > 1000).unwrap_or(false), "{f} missing or empty");
+    // The congestion levels, the allocation profile r_i(t) (Fig. 3) and the packet reception
+    // plot (Fig. 5) of this run.
+    for stem in ["congestion_time", "allocations_time", "reception_time"] {
+        for f in [format!("{stem}.png"), format!("{stem}.svg")] {
+            assert!(std::fs::metadata(out.join(&f)).map(|m| m.len() > 1000).unwrap_or(false), "{f} missing or empty");
+        }
     }
     std::fs::remove_dir_all(&out).ok();
 }

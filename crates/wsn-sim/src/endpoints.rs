@@ -129,6 +129,8 @@ pub struct RcrtFlowTrace {
     pub out_of_order: u64,
     /// (time s, C_i) at every update of the flow's congestion level at its sink.
     pub levels: Vec<(f64, f64)>,
+    /// When the sink closed the flow (FIN received, everything delivered), s.
+    pub closed_s: Option<f64>,
 }
 
 impl Network {
@@ -421,6 +423,11 @@ impl Network {
                 SinkEvent::Allocated { source, rate_pps } => {
                     if let Some(fi) = flow_of(&self.eps, source) {
                         self.flows[fi as usize].rcrt.rates.push((t_s, rate_pps));
+                    }
+                }
+                SinkEvent::FlowClosed { source } => {
+                    if let Some(fi) = flow_of(&self.eps, source) {
+                        self.flows[fi as usize].rcrt.closed_s = Some(t_s);
                     }
                 }
                 SinkEvent::RateChanged { total_pps } => self.total_rate.push((t_s, node as u32, total_pps)),

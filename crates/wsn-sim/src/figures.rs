@@ -21,25 +21,58 @@ pub struct Series {
     pub step: bool,
     /// Events to stand out over many other series: large black crosses, always in the legend.
     pub marker: bool,
+    /// Series of one group share a colour (and, labelled once, one legend entry): e.g. the
+    /// flows of one demand class. `None`: a colour of its own.
+    pub group: Option<usize>,
+    /// A step series ends here (e.g. when its flow closed) instead of at the figure's right edge.
+    pub end_x: Option<f64>,
 }
 
 impl Series {
     /// A line series.
     pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: false, marker: false }
+        Series { label: label.into(), points, scatter: false, step: false, marker: false, group: None, end_x: None }
     }
     /// A step series (a rate held until it changes).
     pub fn step(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: true, marker: false }
+        Series { label: label.into(), points, scatter: false, step: true, marker: false, group: None, end_x: None }
     }
     /// A scatter series.
     pub fn scatter(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: true, step: false, marker: false }
+        Series { label: label.into(), points, scatter: true, step: false, marker: false, group: None, end_x: None }
     }
     /// Event markers (large black crosses, always in the legend) drawn over the other series.
     pub fn markers(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: true, step: false, marker: true }
+        Series { label: label.into(), points, scatter: true, step: false, marker: true, group: None, end_x: None }
     }
+    /// This series in group `g` (shared colour).
+    pub fn in_group(mut self, g: usize) -> Series {
+        self.group = Some(g);
+        self
+    }
+    /// End a step series at `x` (ignored when not finite or before its last point).
+    pub fn ending_at(mut self, x: Option<f64>) -> Series {
+        self.end_x = x;
+        self
+    }
+}
+
+/// Colour slot of every series and the number of slots: one per group, one per ungrouped series,
+/// in order of first appearance.
+fn colour_slots(series: &[Series]) -> (Vec<usize>, usize) {
+    let mut keys: Vec<(bool, usize)> = Vec::new();
+    let slots = series
+        .iter()
+        .enumerate()
+        .map(|(i, s)| {
+            let key = s.group.map_or((false, i), |g| (true, g));
+            keys.iter().position(|k| *k == key).unwrap_or_else(|| {
+                keys.push(key);
+                keys.len() - 1
+            })
+        })
+        .collect();
+    (slots, keys.len())
 }
 
 fn colour(i: usize, n: usize) -> RGBColor {
@@ -116,9 +149,13 @@ fn draw_lines<DB: DrawingBackend>(
         .draw()
         .map_err(|e| e.to_string())?;
     let n = series.len();
-    let legend = n <= 12;
+    let (slots, n_colours) = colour_slots(series);
+    // A legend for up to 12 labelled entries (many unlabelled series of a few labelled groups
+    // still get one).
+    let labelled = series.iter().filter(|s| !s.label.is_empty() && !s.marker).count();
+    let legend = (1..=12).contains(&labelled);
     for (i, s) in series.iter().enumerate() {
-        let c = colour(i, n);
+        let c = colour(slots[i], n_colours);
         let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
         if pts.is_empty() {
             continue;
@@ -143,7 +180,8 @@ fn draw_lines<DB: DrawingBackend>(
                 }
                 let last = *pts.last().expect("non-empty");
                 v.push(last);
-                v.push((x1, last.1));
+                let end = s.end_x.filter(|e| e.is_finite() && *e >= last.0).map_or(x1, |e| e.min(x1));
+                v.push((end, last.1));
                 v
             } else {
                 pts
@@ -258,7 +296,8 @@ fn draw_bars<DB: DrawingBackend>(
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
-        .build_cartesian_2d(0f64..n as f64, 0f64..top)
+        // Category i is centred on x = i, so that the axis' integer ticks fall on the bars.
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, 0f64..top)
         .map_err(|e| e.to_string())?;
     let cats = categories.to_vec();
     chart
@@ -267,8 +306,8 @@ fn draw_bars<DB: DrawingBackend>(
         .y_desc(y_label)
         .x_labels(n.min(40))
         .x_label_formatter(&|x| {
-            let i = x.floor() as usize;
-            if (x - x.floor() - 0.5).abs() < 0.26 { cats.get(i).cloned().unwrap_or_default() } else { String::new() }
+            let r = x.round();
+            if (x - r).abs() < 1e-6 && r >= 0.0 { cats.get(r as usize).cloned().unwrap_or_default() } else { String::new() }
         })
         .disable_x_mesh()
         .label_style((FONT, 12))
@@ -281,7 +320,7 @@ fn draw_bars<DB: DrawingBackend>(
         let rects: Vec<Rectangle<(f64, f64)>> = (0..n)
             .map(|i| {
                 let v = values.get(i).copied().filter(|x| x.is_finite()).unwrap_or(0.0);
-                let r = Rectangle::new([(i as f64 + 0.15, base[i]), (i as f64 + 0.85, base[i] + v)], c.filled());
+                let r = Rectangle::new([(i as f64 - 0.35, base[i]), (i as f64 + 0.35, base[i] + v)], c.filled());
                 base[i] += v;
                 r
             })
@@ -319,5 +358,19 @@ mod tests {
             assert!(std::fs::metadata(d.join("f.png")).unwrap().len() > 1000);
         }
         std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// Grouped series share a colour slot; ungrouped ones get their own, in order of appearance.
+    #[test]
+    fn groups_share_colours() {
+        let s = vec![
+            Series::step("A", vec![]).in_group(7),
+            Series::step("", vec![]).in_group(7),
+            Series::line("alone", vec![]),
+            Series::step("B", vec![]).in_group(2),
+            Series::step("", vec![]).in_group(7),
+        ];
+        assert_eq!(colour_slots(&s), (vec![0, 0, 1, 2, 0], 3));
+        assert_eq!(colour_slots(&[]), (vec![], 0));
     }
 }

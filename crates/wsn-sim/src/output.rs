@@ -28,7 +28,7 @@ pub const OUTPUT_FILES: &[&str] = &[
 
 /// Stems of the figures a run may write, each as `.png` and `.svg` ([`crate::plots`]).
 pub const FIGURE_STEMS: &[&str] =
-    &["goodput_per_flow", "goodput_time", "tree", "network_time", "rates_time", "congestion_time", "queues_time"];
+    &["goodput_per_flow", "goodput_time", "tree", "network_time", "rates_time", "congestion_time", "allocations_time", "reception_time", "queues_time"];
 
 /// Remove the files an earlier run wrote into `dir` ([`OUTPUT_FILES`], [`FIGURE_STEMS`]), so
 /// that none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort

@@ -157,6 +157,13 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     if net.flows().iter().any(|f| !f.rcrt.levels.is_empty()) {
         congestion_figure(dir, "congestion_time", &format!("C_i per flow — {}", run_title(r)), net)?;
     }
+    if net.flows().iter().any(|f| !f.rcrt.rates.is_empty()) {
+        let mean = r.summary.totals.mean_goodput_pps;
+        allocation_figure(dir, "allocations_time", &format!("Allocated rate r_i(t) per flow — {}", run_title(r)), net, mean)?;
+    }
+    if net.flows().iter().any(|f| !f.rcrt.deliveries.is_empty()) {
+        reception_figure(dir, "reception_time", &format!("Packet reception (sequence number vs time) — {}", run_title(r)), net)?;
+    }
     let bin_s = r.bin.as_secs_f64();
     let series: Vec<crate::figures::Series> = (0..net.len())
         .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
@@ -179,6 +186,33 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// RCRT: every flow's allocated rate r_i(t) (step lines, each ending when its flow closed) and
+/// the mean per-flow goodput as a reference line, written as `dir/name.png` and `.svg` (the RCRT
+/// paper's Fig. 3).
+pub fn allocation_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network, mean_goodput: f64) -> Result<(), String> {
+    use crate::figures::Series;
+    let series: Vec<Series> = net
+        .flows()
+        .iter()
+        .filter(|f| !f.rcrt.rates.is_empty())
+        .map(|f| Series::step(format!("node {}", f.source.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s))
+        .collect();
+    crate::figures::lines(dir, name, title, "time (s)", "rate (pkt/s)", &series, Some((mean_goodput, "mean goodput")))
+}
+
+/// RCRT: the application sequence number of every in-order delivery against time, one colour per
+/// flow, written as `dir/name.png` and `.svg` (the RCRT paper's Fig. 5).
+pub fn reception_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network) -> Result<(), String> {
+    use crate::figures::Series;
+    let series: Vec<Series> = net
+        .flows()
+        .iter()
+        .filter(|f| !f.rcrt.deliveries.is_empty())
+        .map(|f| Series::scatter("", f.rcrt.deliveries.iter().map(|&(t, q)| (t, q as f64)).collect()))
+        .collect();
+    crate::figures::lines(dir, name, title, "time (s)", "sequence number", &series, None)
 }
 
 /// RCRT: every flow's congestion level C_i over time as its sink computes it (step lines), the
