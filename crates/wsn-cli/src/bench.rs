@@ -15,8 +15,8 @@ use std::process::Command;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use wsn_sim::runner::{run, RunOptions};
 use wsn_sim::figures::Series;
+use wsn_sim::runner::{run, RunOptions};
 use wsn_sim::scenario::{Scenario, Sources};
 
 /// ns-3.37 lr-wpan on the lrwpan40 layout, 600 s (data/topologies/README.md).
@@ -88,8 +88,14 @@ fn tiles(n: usize) -> Vec<(u16, Vec<u16>)> {
         .filter(|m| !m.is_empty())
         .map(|m| {
             // The member closest to the tile's centre cell (in cells) is its sink.
-            let (c0, c1) = (m.iter().map(|&i| i as usize % cols).min().unwrap_or(0), m.iter().map(|&i| i as usize % cols).max().unwrap_or(0));
-            let (r0, r1) = (m.iter().map(|&i| i as usize / cols).min().unwrap_or(0), m.iter().map(|&i| i as usize / cols).max().unwrap_or(0));
+            let (c0, c1) = (
+                m.iter().map(|&i| i as usize % cols).min().unwrap_or(0),
+                m.iter().map(|&i| i as usize % cols).max().unwrap_or(0),
+            );
+            let (r0, r1) = (
+                m.iter().map(|&i| i as usize / cols).min().unwrap_or(0),
+                m.iter().map(|&i| i as usize / cols).max().unwrap_or(0),
+            );
             let (cc, rc) = ((c0 + c1) as f64 / 2.0, (r0 + r1) as f64 / 2.0);
             let d = |i: u16| {
                 let (c, r) = ((i as usize % cols) as f64, (i as usize / cols) as f64);
@@ -223,7 +229,10 @@ fn combine(runs: &[CaseResult]) -> Result<CaseResult> {
     let first = runs.first().context("no runs")?;
     for r in &runs[1..] {
         anyhow::ensure!(
-            r.events == first.events && r.frames == first.frames && r.receptions == first.receptions && r.delivery == first.delivery,
+            r.events == first.events
+                && r.frames == first.frames
+                && r.receptions == first.receptions
+                && r.delivery == first.delivery,
             "bench case {}: two runs of the same scenario and seed simulated different things \
              ({} vs {} events, {} vs {} frames): the simulator is not deterministic",
             first.case,
@@ -270,7 +279,17 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     );
     println!(
         "{:<24} {:>6} {:>6} {:>7} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
-        "case", "nodes", "sim s", "wall s", "events/s", "frames", "µs/frame", "arr/frame", "ns/arrival", "delivery", "peak MB"
+        "case",
+        "nodes",
+        "sim s",
+        "wall s",
+        "events/s",
+        "frames",
+        "µs/frame",
+        "arr/frame",
+        "ns/arrival",
+        "delivery",
+        "peak MB"
     );
     let mut rows = Vec::new();
     for case_runs in &runs {
@@ -357,7 +376,10 @@ fn print_goals(rows: &[CaseResult], repeat: u32) {
         let x = NS3_LRWPAN40_WALL_S / l.wall_s.max(1e-9);
         println!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
         let d = 100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY);
-        println!("  lrwpan40 delivery within 3 points of ns-3's {NS3_LRWPAN40_DELIVERY}: {d:+.1} — {}", verdict(d.abs() <= 3.0));
+        println!(
+            "  lrwpan40 delivery within 3 points of ns-3's {NS3_LRWPAN40_DELIVERY}: {d:+.1} — {}",
+            verdict(d.abs() <= 3.0)
+        );
     }
     if let Some(o) = find("office40-hour") {
         let h = o.wall_s * 3600.0 / o.sim_s;
@@ -432,9 +454,16 @@ mod tests {
                 let cell = |i: u16| ((i as usize % cols) as f64, (i as usize / cols) as f64);
                 let xs: Vec<f64> = others.iter().map(|&i| cell(i).0).collect();
                 let ys: Vec<f64> = others.iter().map(|&i| cell(i).1).collect();
-                let mid = |v: &[f64]| (v.iter().cloned().fold(f64::INFINITY, f64::min) + v.iter().cloned().fold(f64::NEG_INFINITY, f64::max)) / 2.0;
+                let mid = |v: &[f64]| {
+                    (v.iter().cloned().fold(f64::INFINITY, f64::min)
+                        + v.iter().cloned().fold(f64::NEG_INFINITY, f64::max))
+                        / 2.0
+                };
                 let (sx, sy) = cell(*sink);
-                assert!((sx - mid(&xs)).abs() <= 1.0 && (sy - mid(&ys)).abs() <= 1.0, "{n} nodes: sink {sink} off centre");
+                assert!(
+                    (sx - mid(&xs)).abs() <= 1.0 && (sy - mid(&ys)).abs() <= 1.0,
+                    "{n} nodes: sink {sink} off centre"
+                );
             }
             assert!(seen.iter().all(|&s| s), "{n} nodes: every node belongs to a tile");
         }

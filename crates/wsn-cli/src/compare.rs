@@ -36,13 +36,22 @@ pub(crate) fn jobs(quick: bool) -> (Vec<Job>, Vec<f64>) {
         // RCRT with IFRC's packet size (14 + 8 + 10 = 32 bytes): separates the congestion
         // control from the packet size (IFRC's 32-byte packets take half the air time of
         // RCRT's 86-byte ones, and both papers count packets).
-        v.push(job(format!("cmp-rcrt-hw-small/{p}"), "compare/rcrt.toml", &[prof.clone(), dur.into(), "flows.0.payload_bytes=10".into()]));
+        v.push(job(
+            format!("cmp-rcrt-hw-small/{p}"),
+            "compare/rcrt.toml",
+            &[prof.clone(), dur.into(), "flows.0.payload_bytes=10".into()],
+        ));
         // RCRT on IFRC's kind of tree (MultiHopLQI frozen at 600 s): separates the protocols
         // from the routing dynamics IFRC is spared.
-        v.push(job(format!("cmp-rcrt-hw-frozen/{p}"), "compare/rcrt.toml", &[prof.clone(), dur.into(), "routing.freeze_after_s=600".into()]));
+        v.push(job(
+            format!("cmp-rcrt-hw-frozen/{p}"),
+            "compare/rcrt.toml",
+            &[prof.clone(), dur.into(), "routing.freeze_after_s=600".into()],
+        ));
         v.push(job(format!("cmp-ifrc/{p}"), "compare/ifrc.toml", &[prof, dur.into()]));
     }
-    let rates: Vec<f64> = if quick { vec![0.4, 0.7, 1.0] } else { vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.4] };
+    let rates: Vec<f64> =
+        if quick { vec![0.4, 0.7, 1.0] } else { vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.4] };
     for &x in &rates {
         v.push(job(
             format!("cmp-be/{x}"),
@@ -87,7 +96,13 @@ fn rate_trace(r: &RunResult, flow: usize) -> Vec<(f64, f64)> {
 }
 
 /// Append the comparison section to `md` and its rows to `rows`; draws `fig15-compare`.
-pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &BTreeMap<String, RunResult>, rates: &[f64]) -> Result<()> {
+pub(crate) fn section(
+    dir: &Path,
+    md: &mut String,
+    rows: &mut Vec<Row>,
+    runs: &BTreeMap<String, RunResult>,
+    rates: &[f64],
+) -> Result<()> {
     let get = |k: &str| runs.get(k).with_context(|| format!("run {k} missing"));
     writeln!(md, "## RCRT vs IFRC on the same 30 nodes (RCRT paper §4.2.5, Fig. 15)\n")?;
     writeln!(
@@ -104,7 +119,13 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
     let mut goodput = BTreeMap::new();
     let mut steady = BTreeMap::new();
     for p in PROFILES {
-        for (k, name) in [("cmp-rcrt-hw", "RCRT"), ("cmp-rcrt-sw", "RCRT"), ("cmp-rcrt-hw-small", "RCRT 32-byte packets"), ("cmp-rcrt-hw-frozen", "RCRT frozen tree"), ("cmp-ifrc", "IFRC")] {
+        for (k, name) in [
+            ("cmp-rcrt-hw", "RCRT"),
+            ("cmp-rcrt-sw", "RCRT"),
+            ("cmp-rcrt-hw-small", "RCRT 32-byte packets"),
+            ("cmp-rcrt-hw-frozen", "RCRT frozen tree"),
+            ("cmp-ifrc", "IFRC"),
+        ] {
             let r = get(&format!("{k}/{p}"))?;
             let s = &r.summary;
             let t = &s.totals;
@@ -120,7 +141,13 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
                     })
                     .collect::<Vec<_>>(),
             );
-            let osc = mean(&traces.iter().map(|tr| oscillation(tr, (start + end) / 2.0, end)).filter(|x| x.is_finite()).collect::<Vec<_>>());
+            let osc = mean(
+                &traces
+                    .iter()
+                    .map(|tr| oscillation(tr, (start + end) / 2.0, end))
+                    .filter(|x| x.is_finite())
+                    .collect::<Vec<_>>(),
+            );
             let control = match t.feedback_packets {
                 Some(fb) => fb,
                 None => t.protocol_counters.get("control_sent").copied().unwrap_or(0),
@@ -143,7 +170,16 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
     let g = |k: &str| goodput.get(k).copied().unwrap_or((f64::NAN, f64::NAN, 0));
     let pts: Vec<(f64, f64, f64, f64)> = rates
         .iter()
-        .filter_map(|&x| runs.get(&format!("cmp-be/{x}")).map(|r| (x, r.summary.totals.mean_goodput_pps, r.summary.totals.min_goodput_pps, r.summary.totals.delivery_ratio)))
+        .filter_map(|&x| {
+            runs.get(&format!("cmp-be/{x}")).map(|r| {
+                (
+                    x,
+                    r.summary.totals.mean_goodput_pps,
+                    r.summary.totals.min_goodput_pps,
+                    r.summary.totals.delivery_ratio,
+                )
+            })
+        })
         .collect();
     let best = knee(&pts, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1);
     let best_gp = pts.iter().find(|p| p.0 == best).map_or(f64::NAN, |p| p.1);
@@ -174,7 +210,16 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
         small / ifrc,
         small_c / ifrc_c
     )?;
-    rows.push(row("rcrt_over_ifrc_same_mac", 1.7, sw / ifrc, "ratio", format!("mean per-node goodput, both with software ACKs (paper profiles; reference-code profiles {:.2})", sw_c / ifrc_c)));
+    rows.push(row(
+        "rcrt_over_ifrc_same_mac",
+        1.7,
+        sw / ifrc,
+        "ratio",
+        format!(
+            "mean per-node goodput, both with software ACKs (paper profiles; reference-code profiles {:.2})",
+            sw_c / ifrc_c
+        ),
+    ));
     rows.push(row("rcrt_over_ifrc_paper_mac", 2.8, hw / ifrc, "ratio", format!("mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293; reference-code profiles {:.2})", hw_c / ifrc_c)));
     let st = |k: &str| steady.get(k).copied().unwrap_or(f64::NAN);
     writeln!(
@@ -186,23 +231,72 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
         st("cmp-rcrt-sw/reference_code") / st("cmp-ifrc/reference_code"),
         st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code")
     )?;
-    rows.push(row("rcrt_over_ifrc_paper_mac_steady", 2.8, st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"), "ratio", format!("as rcrt_over_ifrc_paper_mac over the second half of the traffic period (reference-code profiles {:.2})", st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code"))));
+    rows.push(row(
+        "rcrt_over_ifrc_paper_mac_steady",
+        2.8,
+        st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"),
+        "ratio",
+        format!(
+            "as rcrt_over_ifrc_paper_mac over the second half of the traffic period (reference-code profiles {:.2})",
+            st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code")
+        ),
+    ));
     rows.push(row(
         "rcrt_frozen_tree_over_ifrc",
         2.8,
         g("cmp-rcrt-hw-frozen/paper").0 / ifrc,
         "ratio",
-        format!("RCRT (hardware ACKs) on a tree frozen at 600 s, as IFRC's / IFRC (reference-code profiles {:.2})", g("cmp-rcrt-hw-frozen/reference_code").0 / ifrc_c),
+        format!(
+            "RCRT (hardware ACKs) on a tree frozen at 600 s, as IFRC's / IFRC (reference-code profiles {:.2})",
+            g("cmp-rcrt-hw-frozen/reference_code").0 / ifrc_c
+        ),
     ));
-    rows.push(row("rcrt_small_packets_over_ifrc", 2.8, small / ifrc, "ratio", format!("RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC (reference-code profiles {:.2})", small_c / ifrc_c)));
-    rows.push(row("cmp_ifrc_mean_goodput_pps", 0.293, ifrc, "pkt/s", "IFRC mean per-node goodput on the 30-node network"));
-    rows.push(row("cmp_rcrt_mean_goodput_pps", 0.824, hw, "pkt/s", "RCRT (hardware ACKs) mean per-node goodput on the 30-node network"));
-    rows.push(row("cmp_ifrc_queue_overflows", 0, ifrc_drops as f64, "packets", "IFRC queue drops on the 30-node network"));
-    rows.push(row("cmp_ifrc_over_best_fixed", 0.8, ifrc / best_gp, "ratio", format!("IFRC goodput / best fixed fair best-effort goodput on the same frozen tree (R = {best})")));
+    rows.push(row(
+        "rcrt_small_packets_over_ifrc",
+        2.8,
+        small / ifrc,
+        "ratio",
+        format!(
+            "RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC (reference-code profiles {:.2})",
+            small_c / ifrc_c
+        ),
+    ));
+    rows.push(row(
+        "cmp_ifrc_mean_goodput_pps",
+        0.293,
+        ifrc,
+        "pkt/s",
+        "IFRC mean per-node goodput on the 30-node network",
+    ));
+    rows.push(row(
+        "cmp_rcrt_mean_goodput_pps",
+        0.824,
+        hw,
+        "pkt/s",
+        "RCRT (hardware ACKs) mean per-node goodput on the 30-node network",
+    ));
+    rows.push(row(
+        "cmp_ifrc_queue_overflows",
+        0,
+        ifrc_drops as f64,
+        "packets",
+        "IFRC queue drops on the 30-node network",
+    ));
+    rows.push(row(
+        "cmp_ifrc_over_best_fixed",
+        0.8,
+        ifrc / best_gp,
+        "ratio",
+        format!("IFRC goodput / best fixed fair best-effort goodput on the same frozen tree (R = {best})"),
+    ));
     // Fig. 15: one RCRT flow's allocation (all flows get the same under the fair policy) and one
     // IFRC node's rate, with both means.
     let mut series = Vec::new();
-    for (k, label) in [("cmp-rcrt-hw/paper", "RCRT (hardware ACKs)"), ("cmp-rcrt-sw/paper", "RCRT (software ACKs)"), ("cmp-ifrc/paper", "IFRC, one node")] {
+    for (k, label) in [
+        ("cmp-rcrt-hw/paper", "RCRT (hardware ACKs)"),
+        ("cmp-rcrt-sw/paper", "RCRT (software ACKs)"),
+        ("cmp-ifrc/paper", "IFRC, one node"),
+    ] {
         let r = get(k)?;
         let end = r.summary.sim_seconds;
         let mut tr = rate_trace(r, 0);
@@ -214,7 +308,16 @@ pub(crate) fn section(dir: &Path, md: &mut String, rows: &mut Vec<Row>, runs: &B
     let end = get("cmp-ifrc/paper")?.summary.sim_seconds;
     series.push(Series::line(format!("RCRT hw mean goodput {hw:.3}"), vec![(600.0, hw), (end, hw)]));
     series.push(Series::line(format!("IFRC mean goodput {ifrc:.3}"), vec![(600.0, ifrc), (end, ifrc)]));
-    lines(dir, "fig15-compare", "Fig. 15 analogue: RCRT allocation vs IFRC rate, 30 nodes", "time (s)", "rate (pkt/s)", &series, None).map_err(anyhow::Error::msg)?;
+    lines(
+        dir,
+        "fig15-compare",
+        "Fig. 15 analogue: RCRT allocation vs IFRC rate, 30 nodes",
+        "time (s)",
+        "rate (pkt/s)",
+        &series,
+        None,
+    )
+    .map_err(anyhow::Error::msg)?;
     writeln!(md, "![Fig. 15 (RCRT paper)](fig15-compare.png)\n")?;
     Ok(())
 }
@@ -225,7 +328,11 @@ pub fn compare(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<(
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let (jobs, rates) = jobs(quick);
     let runs = run_jobs("compare", &jobs, seed)?;
-    let mut md = format!("# RCRT vs IFRC{}\n\n{}\n", if quick { " (quick)" } else { "" }, crate::reproduce::seeds_line(&runs, seed));
+    let mut md = format!(
+        "# RCRT vs IFRC{}\n\n{}\n",
+        if quick { " (quick)" } else { "" },
+        crate::reproduce::seeds_line(&runs, seed)
+    );
     let mut rows = Vec::new();
     section(&dir, &mut md, &mut rows, &runs, &rates)?;
     // The keys every comparison report carries, named as in `wsn reproduce ifrc`.

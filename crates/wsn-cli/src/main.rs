@@ -15,7 +15,11 @@ mod reproduce_ifrc;
 mod seeds;
 
 #[derive(Parser)]
-#[command(name = "wsn", version, about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks")]
+#[command(
+    name = "wsn",
+    version,
+    about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -226,7 +230,9 @@ fn run_cli(cli: Cli) -> Result<()> {
             }
             print_summary(&r, &dir);
         }
-        Cmd::Sweep { scenario, param, seed, out, set, jobs, seeds } => sweep(&scenario, &param, seed, seeds, out, &set, jobs)?,
+        Cmd::Sweep { scenario, param, seed, out, set, jobs, seeds } => {
+            sweep(&scenario, &param, seed, seeds, out, &set, jobs)?
+        }
         Cmd::Bench { quick, repeat, out, case } => match case {
             Some(c) => bench::one(&c)?,
             None => bench::all(quick, repeat, out)?,
@@ -249,7 +255,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 compare::compare(quick, out, seed)?;
             } else {
                 let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
-                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| compare::compare(quick, Some(sub), Some(s)))?;
+                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| {
+                    compare::compare(quick, Some(sub), Some(s))
+                })?;
             }
         }
         Cmd::Gains { scenario, out, set } => {
@@ -267,7 +275,10 @@ fn run_cli(cli: Cli) -> Result<()> {
 fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     let (key, list) = spec.split_once('=').context("--param must be KEY=v1,v2,... or KEY=start:stop:step")?;
     let vals: Vec<f64> = if list.contains(':') {
-        let p: Vec<f64> = list.split(':').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
+        let p: Vec<f64> = list
+            .split(':')
+            .map(|v| v.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: bad range"))?;
         anyhow::ensure!(p.len() == 3, "--param {spec}: expected start:stop:step");
         for (name, v) in ["start", "stop", "step"].iter().zip(&p) {
@@ -284,12 +295,21 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
         // Each value from start, rounded so that 0.1:0.3:0.1 gives 0.3, not 0.30000000000000004.
         // Decimals written in start and step (at most 12): each value is rounded to them, so
         // integer ranges (seeds) stay exact and -0.3:0.3:0.1 gives 0, not 5.6e-17.
-        let decimals = |x: f64| (0..=12).find(|&d| { let s = x * 10f64.powi(d); (s - s.round()).abs() < 1e-6 }).unwrap_or(12) as usize;
+        let decimals = |x: f64| {
+            (0..=12)
+                .find(|&d| {
+                    let s = x * 10f64.powi(d);
+                    (s - s.round()).abs() < 1e-6
+                })
+                .unwrap_or(12) as usize
+        };
         let d = decimals(p[0]).max(decimals(p[2]));
         let round = |x: f64| format!("{x:.d$}").parse::<f64>().unwrap_or(x);
         (0..=n as usize).map(|i| round(p[0] + i as f64 * p[2])).collect()
     } else {
-        list.split(',').map(|v| v.trim().parse::<f64>()).collect::<Result<_, _>>()
+        list.split(',')
+            .map(|v| v.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: values must be numbers"))?
     };
     anyhow::ensure!(!vals.is_empty(), "--param {spec}: no values");
@@ -302,7 +322,15 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option<PathBuf>, set: &[String], jobs: Option<usize>) -> Result<()> {
+fn sweep(
+    scenario: &str,
+    param: &str,
+    seed: Option<u64>,
+    seeds: u64,
+    out: Option<PathBuf>,
+    set: &[String],
+    jobs: Option<usize>,
+) -> Result<()> {
     use rayon::prelude::*;
     use wsn_sim::plots::SweepPoint;
     let (key, vals) = parse_values(param)?;
@@ -344,7 +372,11 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
     let threads = jobs.unwrap_or(0).min(jobs_list.len());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let bar = ProgressBar::new(jobs_list.len() as u64);
-    bar.set_style(ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  eta {eta}").expect("static").progress_chars("=> "));
+    bar.set_style(
+        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  eta {eta}")
+            .expect("static")
+            .progress_chars("=> "),
+    );
     bar.set_message(format!("sweep {key}"));
     let results: Vec<Result<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
@@ -367,18 +399,46 @@ fn sweep(scenario: &str, param: &str, seed: Option<u64>, seeds: u64, out: Option
     }
     // One CSV row per run, one table line and plot point per value (averaged over seeds).
     let mut w = csv::Writer::from_path(dir.join("sweep.csv"))?;
-    w.write_record(["x", "seed", "mean_goodput_pps", "min_goodput_pps", "max_goodput_pps", "delivery_ratio", "queue_drops", "mac_drops", "parent_changes", "median_max_depth", "trace_sha256"])?;
+    w.write_record([
+        "x",
+        "seed",
+        "mean_goodput_pps",
+        "min_goodput_pps",
+        "max_goodput_pps",
+        "delivery_ratio",
+        "queue_drops",
+        "mac_drops",
+        "parent_changes",
+        "median_max_depth",
+        "trace_sha256",
+    ])?;
     for (v, s) in &rows {
         let t = &s.totals;
         w.write_record([
-            v.to_string(), s.seed.to_string(), t.mean_goodput_pps.to_string(), t.min_goodput_pps.to_string(), t.max_goodput_pps.to_string(),
-            t.delivery_ratio.to_string(), t.queue_drops.to_string(), t.mac_drops.to_string(),
-            s.routing.parent_changes.to_string(), s.routing.median_max_depth.to_string(), s.trace_sha256.clone(),
+            v.to_string(),
+            s.seed.to_string(),
+            t.mean_goodput_pps.to_string(),
+            t.min_goodput_pps.to_string(),
+            t.max_goodput_pps.to_string(),
+            t.delivery_ratio.to_string(),
+            t.queue_drops.to_string(),
+            t.mac_drops.to_string(),
+            s.routing.parent_changes.to_string(),
+            s.routing.median_max_depth.to_string(),
+            s.trace_sha256.clone(),
         ])?;
     }
     w.flush()?;
     let mut points = Vec::new();
-    println!("{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)", key.rsplit('.').next().unwrap_or(&key), "mean", "min", "max", "delivery", seeds);
+    println!(
+        "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
+        key.rsplit('.').next().unwrap_or(&key),
+        "mean",
+        "min",
+        "max",
+        "delivery",
+        seeds
+    );
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
         let k = runs.len().max(1) as f64;
@@ -448,7 +508,10 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     let depth = if traffic {
         format!(
             "median {} (p10 {}, p90 {}, max {})",
-            s.routing.median_max_depth, s.routing.max_depth_p10_p90[0], s.routing.max_depth_p10_p90[1], s.routing.max_depth_seen
+            s.routing.median_max_depth,
+            s.routing.max_depth_p10_p90[0],
+            s.routing.max_depth_p10_p90[1],
+            s.routing.max_depth_seen
         )
     } else {
         format!("no traffic (max {})", s.routing.max_depth_seen)
@@ -473,7 +536,13 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     );
     println!(
         "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}; dups suppressed {}",
-        t.data_frames, t.beacon_frames, t.ack_frames, t.queue_drops, t.mac_drops, t.no_route_drops, t.duplicates_suppressed
+        t.data_frames,
+        t.beacon_frames,
+        t.ack_frames,
+        t.queue_drops,
+        t.mac_drops,
+        t.no_route_drops,
+        t.duplicates_suppressed
     );
     if let Some(fb) = t.feedback_packets {
         let unreliable = s.flows.iter().filter(|f| f.in_order_exactly_once == Some(false)).count();
@@ -486,7 +555,12 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         );
     }
     let inv = &t.invariant_violations;
-    let ok = inv.duplicate_deliveries + inv.phantom_deliveries + inv.queue_overflows + inv.send_done_mismatch + inv.out_of_order_deliveries == 0;
+    let ok = inv.duplicate_deliveries
+        + inv.phantom_deliveries
+        + inv.queue_overflows
+        + inv.send_done_mismatch
+        + inv.out_of_order_deliveries
+        == 0;
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);
     println!("outputs   {}", dir.display());
@@ -528,7 +602,10 @@ mod tests {
     fn ranges_round_to_their_decimals() {
         assert_eq!(parse_values("x=0.1:0.3:0.1").unwrap().1, vec![0.1, 0.2, 0.3]);
         assert_eq!(parse_values("x=-0.3:0.3:0.3").unwrap().1, vec![-0.3, 0.0, 0.3]);
-        assert_eq!(parse_values("seed=123456789012345:123456789012347:1").unwrap().1, vec![123456789012345.0, 123456789012346.0, 123456789012347.0]);
+        assert_eq!(
+            parse_values("seed=123456789012345:123456789012347:1").unwrap().1,
+            vec![123456789012345.0, 123456789012346.0, 123456789012347.0]
+        );
         assert_eq!(parse_values("x=0.25:1:0.25").unwrap().1, vec![0.25, 0.5, 0.75, 1.0]);
     }
 }

@@ -30,7 +30,11 @@ pub(crate) fn job(key: impl Into<String>, scenario: &'static str, set: &[String]
 
 /// Run every job in parallel (plots off) with a progress bar labelled `label`, each with its
 /// scenario's own seed or, if given, `seed`.
-pub(crate) fn run_jobs(label: &str, jobs: &[Job], seed: Option<u64>) -> Result<std::collections::BTreeMap<String, RunResult>> {
+pub(crate) fn run_jobs(
+    label: &str,
+    jobs: &[Job],
+    seed: Option<u64>,
+) -> Result<std::collections::BTreeMap<String, RunResult>> {
     let bar = ProgressBar::new(jobs.len() as u64);
     let template = format!("{label} [{{bar:40}}] {{pos}}/{{len}} runs  {{elapsed}} eta {{eta}}");
     bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
@@ -42,14 +46,16 @@ pub(crate) fn run_jobs(label: &str, jobs: &[Job], seed: Option<u64>) -> Result<s
             let path = base.join(j.scenario);
             let mut set = j.set.clone();
             set.push("output.plots=false".into());
-            Scenario::load(path.to_str().unwrap_or_default(), &set).with_context(|| format!("{}: loading {}", j.key, j.scenario))
+            Scenario::load(path.to_str().unwrap_or_default(), &set)
+                .with_context(|| format!("{}: loading {}", j.key, j.scenario))
         })
         .collect::<Result<_>>()?;
     let results: Vec<Result<(String, RunResult)>> = jobs
         .par_iter()
         .zip(scenarios.par_iter())
         .map(|(j, sc)| {
-            let r = run(sc, RunOptions { seed, out_dir: None, progress: None }).with_context(|| format!("{}: running", j.key))?;
+            let r = run(sc, RunOptions { seed, out_dir: None, progress: None })
+                .with_context(|| format!("{}: running", j.key))?;
             bar.inc(1);
             Ok((j.key.clone(), r))
         })
@@ -99,7 +105,9 @@ const PROFILES: [&str; 3] = ["paper", "reference_code", "paper+code_level"];
 /// Scenario overrides of a variant.
 fn variant(p: &str) -> Vec<String> {
     match p {
-        "paper+code_level" => vec!["protocol.profile=\"paper\"".into(), "protocol.level_formula=\"reference_code\"".into()],
+        "paper+code_level" => {
+            vec!["protocol.profile=\"paper\"".into(), "protocol.level_formula=\"reference_code\"".into()]
+        }
         other => vec![format!("protocol.profile=\"{other}\"")],
     }
 }
@@ -116,35 +124,64 @@ pub fn rcrt(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> 
     for p in PROFILES {
         let prof = variant(p);
         let with = |extra: &[String]| -> Vec<String> { prof.iter().cloned().chain(extra.iter().cloned()).collect() };
-        jobs.push(job(format!("baseline/{p}"), "rcrt/baseline.toml", &with(&[format!("flows.0.count={count}"), format!("duration_s={long_s}")])));
+        jobs.push(job(
+            format!("baseline/{p}"),
+            "rcrt/baseline.toml",
+            &with(&[format!("flows.0.count={count}"), format!("duration_s={long_s}")]),
+        ));
         jobs.push(job(format!("single-rcrt/{p}"), "rcrt/single-source-rcrt.toml", &prof));
         for &x in &loads {
             jobs.push(job(
                 format!("sweep-rcrt/{p}/{x}"),
                 "rcrt/optimality-rcrt.toml",
-                &with(&[format!("flows.0.demand_pps={x}"), "flows.0.count=1000000".into(), format!("duration_s={sweep_s}")]),
+                &with(&[
+                    format!("flows.0.demand_pps={x}"),
+                    "flows.0.count=1000000".into(),
+                    format!("duration_s={sweep_s}"),
+                ]),
             ));
         }
         let rc = count as f64;
         jobs.push(job(
             format!("robustness/{p}"),
             "rcrt/robustness.toml",
-            &with(&[format!("flows.0.count={count}"), format!("flows.1.count={count}"), format!("flows.2.count={count}"), format!("flows.2.start_s={}", 300.0 + 500.0 * rc / 1000.0), format!("duration_s={long_s}")]),
+            &with(&[
+                format!("flows.0.count={count}"),
+                format!("flows.1.count={count}"),
+                format!("flows.2.count={count}"),
+                format!("flows.2.start_s={}", 300.0 + 500.0 * rc / 1000.0),
+                format!("duration_s={long_s}"),
+            ]),
         ));
         let (c1, c2, c3) = (count, count / 2, count / 4);
         jobs.push(job(
             format!("two-sinks/{p}"),
             "rcrt/two-sinks.toml",
-            &with(&[format!("flows.0.count={c1}"), format!("flows.1.count={c2}"), format!("flows.2.count={c2}"), format!("flows.3.count={c3}"), format!("duration_s={long_s}")]),
+            &with(&[
+                format!("flows.0.count={c1}"),
+                format!("flows.1.count={c2}"),
+                format!("flows.2.count={c2}"),
+                format!("flows.3.count={c3}"),
+                format!("duration_s={long_s}"),
+            ]),
         ));
     }
     jobs.push(job("single-be", "rcrt/single-source-best-effort.toml", &[]));
     for &x in &loads {
-        jobs.push(job(format!("sweep-be/{x}"), "rcrt/optimality-best-effort.toml", &[format!("flows.0.rate_pps={x}"), format!("duration_s={sweep_s}")]));
+        jobs.push(job(
+            format!("sweep-be/{x}"),
+            "rcrt/optimality-best-effort.toml",
+            &[format!("flows.0.rate_pps={x}"), format!("duration_s={sweep_s}")],
+        ));
         jobs.push(job(
             format!("sweep-rel/{x}"),
             "rcrt/optimality-reliable.toml",
-            &[format!("flows.0.rate_pps={x}"), format!("flows.0.demand_pps={x}"), "flows.0.count=1000000".into(), format!("duration_s={sweep_s}")],
+            &[
+                format!("flows.0.rate_pps={x}"),
+                format!("flows.0.demand_pps={x}"),
+                "flows.0.count=1000000".into(),
+                format!("duration_s={sweep_s}"),
+            ],
         ));
     }
     let runs = run_jobs("reproduce rcrt", &jobs, seed)?;
@@ -166,12 +203,22 @@ pub(crate) struct Row {
 
 /// A table row; `ours` is printed with three decimals (`n/a` when not finite).
 pub(crate) fn row(key: &str, paper: impl ToString, ours: f64, unit: &'static str, note: impl Into<String>) -> Row {
-    Row { key: key.into(), paper: paper.to_string(), ours: if ours.is_finite() { format!("{ours:.3}") } else { "n/a".into() }, unit, note: note.into() }
+    Row {
+        key: key.into(),
+        paper: paper.to_string(),
+        ours: if ours.is_finite() { format!("{ours:.3}") } else { "n/a".into() },
+        unit,
+        note: note.into(),
+    }
 }
 
 /// Arithmetic mean (NaN for an empty slice).
 pub(crate) fn mean(v: &[f64]) -> f64 {
-    if v.is_empty() { f64::NAN } else { v.iter().sum::<f64>() / v.len() as f64 }
+    if v.is_empty() {
+        f64::NAN
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
 }
 
 /// The knee: the largest x up to which the predicate holds at every point.
@@ -223,7 +270,13 @@ fn allocation_within(r: &RunResult, tol: f64) -> Option<f64> {
     (all > 0.0).then(|| inside / all)
 }
 
-fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTreeMap<String, RunResult>, seed: Option<u64>) -> Result<()> {
+fn report(
+    dir: &Path,
+    quick: bool,
+    loads: &[f64],
+    runs: &std::collections::BTreeMap<String, RunResult>,
+    seed: Option<u64>,
+) -> Result<()> {
     let fig = |r: std::result::Result<(), String>| r.map_err(anyhow::Error::msg);
     let mut md = String::new();
     let mut rows: Vec<Row> = Vec::new();
@@ -239,33 +292,115 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
         let Some(r) = runs.get(&format!("baseline/{p}")) else { continue };
         // The congestion level of every flow over time, with the cuts of R (every profile).
         let name = format!("congestion-{}", p.replace('+', "-"));
-        fig(wsn_sim::plots::congestion_figure(dir, &name, &format!("Baseline, {p} profile: C_i per flow and the cuts of R"), &r.network))?;
+        fig(wsn_sim::plots::congestion_figure(
+            dir,
+            &name,
+            &format!("Baseline, {p} profile: C_i per flow and the cuts of R"),
+            &r.network,
+        ))?;
         congestion_figs.push((p, name));
         let s = &r.summary;
         let gp: Vec<f64> = s.flows.iter().map(|f| f.goodput_pps).collect();
         let (mn, mx) = (gp.iter().copied().fold(f64::INFINITY, f64::min), gp.iter().copied().fold(0.0, f64::max));
-        let dmin = s.flows.iter().map(|f| if f.originated > 0 { f.delivered as f64 / f.originated as f64 } else { 0.0 }).fold(f64::INFINITY, f64::min);
-        let rep = s.flows.iter().map(|f| f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).fold(0.0, f64::max);
+        let dmin = s
+            .flows
+            .iter()
+            .map(|f| if f.originated > 0 { f.delivered as f64 / f.originated as f64 } else { 0.0 })
+            .fold(f64::INFINITY, f64::min);
+        let rep =
+            s.flows.iter().map(|f| f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).fold(0.0, f64::max);
         let orig: u64 = s.flows.iter().map(|f| f.originated).sum();
         let fb = s.totals.feedback_packets.unwrap_or(0) as f64 / orig.max(1) as f64;
         let pc = s.routing.parent_changes_during_traffic as f64 / (s.nodes - 1) as f64;
         let within = allocation_within(r, 0.25);
         let within_txt = within.map_or("–".to_string(), |w| format!("{:.1} %", 100.0 * w));
-        writeln!(md, "| {p} | {dmin:.4} | {:.3} | {:.3} | {:.1} % | {:.1} % | {:.1} % | {pc:.1} | {within_txt} |", mean(&gp), mx - mn, 100.0 * (mx - mn) / mean(&gp), 100.0 * rep, 100.0 * fb)?;
+        writeln!(
+            md,
+            "| {p} | {dmin:.4} | {:.3} | {:.3} | {:.1} % | {:.1} % | {:.1} % | {pc:.1} | {within_txt} |",
+            mean(&gp),
+            mx - mn,
+            100.0 * (mx - mn) / mean(&gp),
+            100.0 * rep,
+            100.0 * fb
+        )?;
         if p == "paper" {
-            rows.push(row("delivery_ratio_min", 1.0, dmin, "ratio", "every packet of every flow, checked by the simulator"));
-            rows.push(row("goodput_spread", 0.015, mx - mn, "pkt/s", format!("max − min per-flow goodput; relative {:.1} % (acceptance ≤ 5 %)", 100.0 * (mx - mn) / mean(&gp))));
-            rows.push(row("max_e2e_repair_share", 0.08, rep, "ratio", "largest share of a flow's packets repaired end to end"));
+            rows.push(row(
+                "delivery_ratio_min",
+                1.0,
+                dmin,
+                "ratio",
+                "every packet of every flow, checked by the simulator",
+            ));
+            rows.push(row(
+                "goodput_spread",
+                0.015,
+                mx - mn,
+                "pkt/s",
+                format!(
+                    "max − min per-flow goodput; relative {:.1} % (acceptance ≤ 5 %)",
+                    100.0 * (mx - mn) / mean(&gp)
+                ),
+            ));
+            rows.push(row(
+                "max_e2e_repair_share",
+                0.08,
+                rep,
+                "ratio",
+                "largest share of a flow's packets repaired end to end",
+            ));
             rows.push(row("feedback_ratio", 0.116, fb, "ratio", "feedback packets / data packets originated"));
-            rows.push(row("baseline_mean_goodput_pps", 0.55, mean(&gp), "pkt/s", "paper: rate settles near 0.55 after the transient"));
-            rows.push(row("parent_changes_per_node", 3.4, pc, "count", "during traffic (paper: over 38 min in §4.2.3)"));
+            rows.push(row(
+                "baseline_mean_goodput_pps",
+                0.55,
+                mean(&gp),
+                "pkt/s",
+                "paper: rate settles near 0.55 after the transient",
+            ));
+            rows.push(row(
+                "parent_changes_per_node",
+                3.4,
+                pc,
+                "count",
+                "during traffic (paper: over 38 min in §4.2.3)",
+            ));
             // Fig. 3: rate profile; Fig. 4 goodput; Fig. 5 reception; Fig. 6 repairs.
-            fig(wsn_sim::plots::allocation_figure(dir, "fig3-rate-profile", "Fig. 3 analogue: allocated rate per flow (fair policy)", &r.network, mean(&gp)))?;
+            fig(wsn_sim::plots::allocation_figure(
+                dir,
+                "fig3-rate-profile",
+                "Fig. 3 analogue: allocated rate per flow (fair policy)",
+                &r.network,
+                mean(&gp),
+            ))?;
             let cats: Vec<String> = s.flows.iter().map(|f| f.source.to_string()).collect();
-            fig(bars(dir, "fig4-goodput", "Fig. 4 analogue: per-flow goodput", "source node", "goodput (pkt/s)", &cats, &[("goodput".into(), gp.clone())]))?;
-            fig(wsn_sim::plots::reception_figure(dir, "fig5-reception", "Fig. 5 analogue: packet reception (sequence number vs time)", &r.network))?;
-            let reps: Vec<f64> = s.flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
-            fig(bars(dir, "fig6-e2e-repairs", "Fig. 6 analogue: packets repaired end to end", "source node", "% of packets", &cats, &[("repaired".into(), reps)]))?;
+            fig(bars(
+                dir,
+                "fig4-goodput",
+                "Fig. 4 analogue: per-flow goodput",
+                "source node",
+                "goodput (pkt/s)",
+                &cats,
+                &[("goodput".into(), gp.clone())],
+            ))?;
+            fig(wsn_sim::plots::reception_figure(
+                dir,
+                "fig5-reception",
+                "Fig. 5 analogue: packet reception (sequence number vs time)",
+                &r.network,
+            ))?;
+            let reps: Vec<f64> = s
+                .flows
+                .iter()
+                .map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64)
+                .collect();
+            fig(bars(
+                dir,
+                "fig6-e2e-repairs",
+                "Fig. 6 analogue: packets repaired end to end",
+                "source node",
+                "% of packets",
+                &cats,
+                &[("repaired".into(), reps)],
+            ))?;
             // Rate within ±25 % of the mean goodput after the transient (second half of the run).
             rows.push(row(
                 "rate_within_25pct_share",
@@ -288,7 +423,16 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     let pts = |prefix: &str| -> Vec<(f64, f64, f64, f64)> {
         loads
             .iter()
-            .filter_map(|&x| runs.get(&format!("{prefix}/{x}")).map(|r| (x, r.summary.totals.mean_goodput_pps, r.summary.totals.min_goodput_pps, r.summary.totals.delivery_ratio)))
+            .filter_map(|&x| {
+                runs.get(&format!("{prefix}/{x}")).map(|r| {
+                    (
+                        x,
+                        r.summary.totals.mean_goodput_pps,
+                        r.summary.totals.min_goodput_pps,
+                        r.summary.totals.delivery_ratio,
+                    )
+                })
+            })
             .collect()
     };
     let be = pts("sweep-be");
@@ -299,26 +443,69 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     writeln!(md, "| offered / demand pkt/s | best effort mean (min) | delivery | reliable no CC mean (min) | RCRT paper mean (min) | RCRT reference-code mean (min) | RCRT paper + code level mean (min) |\n|---|---|---|---|---|---|---|")?;
     for (i, &x) in loads.iter().enumerate() {
         let f = |v: &[(f64, f64, f64, f64)]| v.get(i).map_or("–".to_string(), |p| format!("{:.3} ({:.3})", p.1, p.2));
-        writeln!(md, "| {x} | {} | {} | {} | {} | {} | {} |", f(&be), be.get(i).map_or("–".into(), |p| format!("{:.1} %", 100.0 * p.3)), f(&rel), f(&rc), f(&rc2), f(&rc3))?;
+        writeln!(
+            md,
+            "| {x} | {} | {} | {} | {} | {} | {} |",
+            f(&be),
+            be.get(i).map_or("–".into(), |p| format!("{:.1} %", 100.0 * p.3)),
+            f(&rel),
+            f(&rc),
+            f(&rc2),
+            f(&rc3)
+        )?;
     }
     let be_knee = knee(&be, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1);
     let rel_knee = knee(&rel, |p| p.1 >= 0.9 * p.0);
     let plateau = rc.last().map_or(f64::NAN, |p| p.1);
-    let rel_after: f64 = rel.iter().filter(|p| p.0 > rel_knee).map(|p| p.1).fold(f64::NAN, |a, b| if a.is_nan() { b } else { a.min(b) });
-    rows.push(row("best_effort_knee_pps", 1.1, be_knee, "pkt/s", "largest offered load with ≥ 95 % delivery and every flow ≥ 80 % of the mean"));
-    rows.push(row("reliable_knee_pps", 0.9, rel_knee, "pkt/s", format!("largest offered load whose mean goodput is ≥ 90 % of it; lowest goodput beyond: {rel_after:.3}")));
+    let rel_after: f64 =
+        rel.iter().filter(|p| p.0 > rel_knee).map(|p| p.1).fold(f64::NAN, |a, b| if a.is_nan() { b } else { a.min(b) });
+    rows.push(row(
+        "best_effort_knee_pps",
+        1.1,
+        be_knee,
+        "pkt/s",
+        "largest offered load with ≥ 95 % delivery and every flow ≥ 80 % of the mean",
+    ));
+    rows.push(row(
+        "reliable_knee_pps",
+        0.9,
+        rel_knee,
+        "pkt/s",
+        format!("largest offered load whose mean goodput is ≥ 90 % of it; lowest goodput beyond: {rel_after:.3}"),
+    ));
     rows.push(row("rcrt_plateau_pps", 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
     rows.push(row("rcrt_over_reliable_knee", 0.88, plateau / rel_knee, "ratio", "acceptance ≥ 0.85"));
     let line = |v: &[(f64, f64, f64, f64)], l: &str| Series::line(l, v.iter().map(|p| (p.0, p.1)).collect());
     let diag = Series::line("offered = goodput", loads.iter().map(|&x| (x, x)).collect());
-    fig(lines(dir, "fig7-9-optimality", "Figs. 7–9 analogue: mean per-node goodput vs offered load / demand", "offered load or demand per node (pkt/s)", "goodput (pkt/s)", &[line(&be, "best effort (Fig. 7)"), line(&rel, "reliable, no CC (Fig. 8)"), line(&rc, "RCRT paper (Fig. 9)"), line(&rc2, "RCRT reference code"), line(&rc3, "RCRT paper + code level"), diag], None))?;
+    fig(lines(
+        dir,
+        "fig7-9-optimality",
+        "Figs. 7–9 analogue: mean per-node goodput vs offered load / demand",
+        "offered load or demand per node (pkt/s)",
+        "goodput (pkt/s)",
+        &[
+            line(&be, "best effort (Fig. 7)"),
+            line(&rel, "reliable, no CC (Fig. 8)"),
+            line(&rc, "RCRT paper (Fig. 9)"),
+            line(&rc2, "RCRT reference code"),
+            line(&rc3, "RCRT paper + code level"),
+            diag,
+        ],
+        None,
+    ))?;
     writeln!(md, "\n![Figs. 7–9](fig7-9-optimality.png)\n")?;
     let sbe = runs.get("single-be").map_or(f64::NAN, |r| r.summary.totals.mean_goodput_pps);
     for p in PROFILES {
         let src = runs.get(&format!("single-rcrt/{p}")).map_or(f64::NAN, |r| r.summary.totals.mean_goodput_pps);
         writeln!(md, "Single source one hop from the sink ({p}): RCRT {src:.1} pkt/s, best effort {sbe:.1} pkt/s, ratio {:.2} (paper 60/95 = 0.63).\n", src / sbe)?;
         if p == "paper" {
-            rows.push(row("single_source_rcrt_over_be", 0.63, src / sbe, "ratio", format!("RCRT {src:.1} vs best effort {sbe:.1} pkt/s (paper 60 vs 95)")));
+            rows.push(row(
+                "single_source_rcrt_over_be",
+                0.63,
+                src / sbe,
+                "ratio",
+                format!("RCRT {src:.1} vs best effort {sbe:.1} pkt/s (paper 60 vs 95)"),
+            ));
         }
     }
 
@@ -326,14 +513,20 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     writeln!(md, "## Robustness: demand classes and a late set (Figs. 10–12)\n")?;
     for p in PROFILES {
         let Some(r) = runs.get(&format!("robustness/{p}")) else { continue };
-        let set = |d: f64| -> Vec<&wsn_sim::network::Flow> { r.network.flows().iter().filter(|f| (f.demand_pps - d).abs() < 1e-9).collect() };
-        let gp = |v: &[&wsn_sim::network::Flow]| mean(&v.iter().map(|f| r.summary.flows[f.id as usize].goodput_pps).collect::<Vec<_>>());
+        let set = |d: f64| -> Vec<&wsn_sim::network::Flow> {
+            r.network.flows().iter().filter(|f| (f.demand_pps - d).abs() < 1e-9).collect()
+        };
+        let gp = |v: &[&wsn_sim::network::Flow]| {
+            mean(&v.iter().map(|f| r.summary.flows[f.id as usize].goodput_pps).collect::<Vec<_>>())
+        };
         let (a, b, c) = (set(0.5), set(1.0), set(4.0));
         let (ga, gb, gc) = (gp(&a), gp(&b), gp(&c));
         // Rate ratios while all three classes are active: median over the set-C join window.
         let c_start = c.first().map_or(0.0, |f| f.start.as_secs_f64());
         let c_end = c.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max);
-        let rate_at = |f: &wsn_sim::network::Flow, t: f64| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map_or(f64::NAN, |x| x.1);
+        let rate_at = |f: &wsn_sim::network::Flow, t: f64| {
+            f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map_or(f64::NAN, |x| x.1)
+        };
         let mut ratios_b = Vec::new();
         let mut ratios_c = Vec::new();
         let steps = 20;
@@ -355,22 +548,60 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
             rows.push(row("robustness_goodput_d05", 0.44, ga, "pkt/s", "demand-0.5 set"));
             rows.push(row("robustness_goodput_d10", 0.77, gb, "pkt/s", "demand-1.0 set"));
             rows.push(row("robustness_goodput_d40", 2.04, gc, "pkt/s", "demand-4.0 set (joins late)"));
-            rows.push(row("robustness_ratio_d10_over_d05", 2.0, med(&ratios_b), "ratio", "median while set C is active (acceptance ±10 %)"));
-            rows.push(row("robustness_ratio_d40_over_d05", 8.0, med(&ratios_c), "ratio", "median while set C is active (acceptance ±10 %)"));
+            rows.push(row(
+                "robustness_ratio_d10_over_d05",
+                2.0,
+                med(&ratios_b),
+                "ratio",
+                "median while set C is active (acceptance ±10 %)",
+            ));
+            rows.push(row(
+                "robustness_ratio_d40_over_d05",
+                8.0,
+                med(&ratios_c),
+                "ratio",
+                "median while set C is active (acceptance ±10 %)",
+            ));
             let series: Vec<Series> = [(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]
                 .iter()
                 .enumerate()
                 .flat_map(|(g, (v, l))| {
                     v.iter().enumerate().map(move |(i, f)| {
-                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone()).in_group(g).ending_at(f.rcrt.closed_s)
+                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())
+                            .in_group(g)
+                            .ending_at(f.rcrt.closed_s)
                     })
                 })
                 .collect();
-            fig(lines(dir, "fig10-robustness-rates", "Fig. 10 analogue: rate profile, demand-proportional", "time (s)", "rate (pkt/s)", &series, None))?;
-            fig(bars(dir, "fig11-set-goodput", "Fig. 11 analogue: goodput by demand class", "demand class", "goodput (pkt/s)", &["0.5".into(), "1.0".into(), "4.0".into()], &[("goodput".into(), vec![ga, gb, gc])]))?;
+            fig(lines(
+                dir,
+                "fig10-robustness-rates",
+                "Fig. 10 analogue: rate profile, demand-proportional",
+                "time (s)",
+                "rate (pkt/s)",
+                &series,
+                None,
+            ))?;
+            fig(bars(
+                dir,
+                "fig11-set-goodput",
+                "Fig. 11 analogue: goodput by demand class",
+                "demand class",
+                "goodput (pkt/s)",
+                &["0.5".into(), "1.0".into(), "4.0".into()],
+                &[("goodput".into(), vec![ga, gb, gc])],
+            ))?;
             let pcs: Vec<f64> = (0..r.network.len()).map(|i| r.network.node_stats(i).parent_changes as f64).collect();
             let cats: Vec<String> = (0..r.network.len()).map(|i| i.to_string()).collect();
-            fig(bars(dir, "fig12-parent-changes", "Fig. 12 analogue: routing parent changes per node", "node", "parent changes", &cats, &[("changes".into(), pcs)]))?;
+            fig(bars(
+                dir,
+                "fig12-parent-changes",
+                "Fig. 12 analogue: routing parent changes per node",
+                "node",
+                "parent changes",
+                &cats,
+                &[("changes".into(), pcs)],
+            ))?;
         }
     }
     writeln!(md, "![Fig. 10](fig10-robustness-rates.png)\n![Fig. 11](fig11-set-goodput.png)\n![Fig. 12](fig12-parent-changes.png)\n")?;
@@ -380,41 +611,90 @@ fn report(dir: &Path, quick: bool, loads: &[f64], runs: &std::collections::BTree
     for p in PROFILES {
         let Some(r) = runs.get(&format!("two-sinks/{p}")) else { continue };
         let sinks = r.network.sinks().to_vec();
-        let by = |sink: usize, d: f64| -> Vec<&wsn_sim::network::Flow> { r.network.flows().iter().filter(|f| f.sink == sinks[sink] && (f.demand_pps - d).abs() < 1e-9).collect() };
+        let by = |sink: usize, d: f64| -> Vec<&wsn_sim::network::Flow> {
+            r.network.flows().iter().filter(|f| f.sink == sinks[sink] && (f.demand_pps - d).abs() < 1e-9).collect()
+        };
         let (a1, b1, a2, b2) = (by(0, 1.0), by(0, 0.5), by(1, 1.0), by(1, 0.5));
         let rate_mid = |v: &[&wsn_sim::network::Flow]| {
             // Median allocated rate of the set at the middle of B2's life.
             let t = b2.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max) / 2.0 + 150.0;
-            let mut rs: Vec<f64> = v.iter().filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)).collect();
+            let mut rs: Vec<f64> =
+                v.iter().filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)).collect();
             rs.sort_by(f64::total_cmp);
             rs.get(rs.len() / 2).copied().unwrap_or(f64::NAN)
         };
         let (ra1, rb1, ra2, rb2) = (rate_mid(&a1), rate_mid(&b1), rate_mid(&a2), rate_mid(&b2));
-        let app = |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| r.summary.flows[f.id as usize].goodput_pps).sum::<f64>();
+        let app =
+            |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| r.summary.flows[f.id as usize].goodput_pps).sum::<f64>();
         let n_nodes = (r.network.len() - sinks.len()) as f64;
         let (g1, g2) = ((app(&a1) + app(&b1)) / n_nodes, (app(&a2) + app(&b2)) / n_nodes);
         writeln!(md, "{p}: mid-run rates A1 {ra1:.3}, B1 {rb1:.3} (A1/B1 {:.2}, paper 2), A2 {ra2:.3}, B2 {rb2:.3} (equal while below 0.5); per-node goodput app 1 {g1:.3}, app 2 {g2:.3}, total {:.3} pkt/s (paper 0.718 + 0.508 = 1.226).\n", ra1 / rb1, g1 + g2)?;
         if p == "paper" {
-            rows.push(row("two_sinks_a1_over_b1", 2.0, ra1 / rb1, "ratio", "demand-proportional application (acceptance 2 ± 10 %)"));
-            rows.push(row("two_sinks_a2_over_b2", 1.0, ra2 / rb2, "ratio", "demand-limited application, equal while below 0.5"));
+            rows.push(row(
+                "two_sinks_a1_over_b1",
+                2.0,
+                ra1 / rb1,
+                "ratio",
+                "demand-proportional application (acceptance 2 ± 10 %)",
+            ));
+            rows.push(row(
+                "two_sinks_a2_over_b2",
+                1.0,
+                ra2 / rb2,
+                "ratio",
+                "demand-limited application, equal while below 0.5",
+            ));
             rows.push(row("two_sinks_goodput_app1", 0.718, g1, "pkt/s", "per node"));
             rows.push(row("two_sinks_goodput_app2", 0.508, g2, "pkt/s", "per node"));
-            let series: Vec<Series> = [(&a1, "A1 (app 1, demand 1.0)"), (&b1, "B1 (app 1, demand 0.5)"), (&a2, "A2 (app 2, demand 1.0)"), (&b2, "B2 (app 2, demand 0.5)")]
-                .iter()
-                .enumerate()
-                .flat_map(|(g, (v, l))| {
-                    v.iter().enumerate().map(move |(i, f)| {
-                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone()).in_group(g).ending_at(f.rcrt.closed_s)
-                    })
+            let series: Vec<Series> = [
+                (&a1, "A1 (app 1, demand 1.0)"),
+                (&b1, "B1 (app 1, demand 0.5)"),
+                (&a2, "A2 (app 2, demand 1.0)"),
+                (&b2, "B2 (app 2, demand 0.5)"),
+            ]
+            .iter()
+            .enumerate()
+            .flat_map(|(g, (v, l))| {
+                v.iter().enumerate().map(move |(i, f)| {
+                    Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())
+                        .in_group(g)
+                        .ending_at(f.rcrt.closed_s)
                 })
-                .collect();
-            fig(lines(dir, "fig13-two-sinks-rates", "Fig. 13 analogue: rates of the four sets", "time (s)", "rate (pkt/s)", &series, None))?;
+            })
+            .collect();
+            fig(lines(
+                dir,
+                "fig13-two-sinks-rates",
+                "Fig. 13 analogue: rates of the four sets",
+                "time (s)",
+                "rate (pkt/s)",
+                &series,
+                None,
+            ))?;
             let nodes: Vec<u16> = (0..r.network.len() as u16).filter(|i| !sinks.iter().any(|s| s.0 == *i)).collect();
             let per = |sink: usize| -> Vec<f64> {
-                nodes.iter().map(|&n| r.summary.flows.iter().filter(|f| f.source == n && f.sink == sinks[sink].0).map(|f| f.goodput_pps).sum()).collect()
+                nodes
+                    .iter()
+                    .map(|&n| {
+                        r.summary
+                            .flows
+                            .iter()
+                            .filter(|f| f.source == n && f.sink == sinks[sink].0)
+                            .map(|f| f.goodput_pps)
+                            .sum()
+                    })
+                    .collect()
             };
             let cats: Vec<String> = nodes.iter().map(|n| n.to_string()).collect();
-            fig(bars(dir, "fig14-two-sinks-goodput", "Fig. 14 analogue: per-node goodput, two applications stacked", "node", "goodput (pkt/s)", &cats, &[("app 1".into(), per(0)), ("app 2".into(), per(1))]))?;
+            fig(bars(
+                dir,
+                "fig14-two-sinks-goodput",
+                "Fig. 14 analogue: per-node goodput, two applications stacked",
+                "node",
+                "goodput (pkt/s)",
+                &cats,
+                &[("app 1".into(), per(0)), ("app 2".into(), per(1))],
+            ))?;
         }
     }
     writeln!(md, "![Fig. 13](fig13-two-sinks-rates.png)\n![Fig. 14](fig14-two-sinks-goodput.png)\n")?;

@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use wsn_proto::ifrc::{ewma_burst_tolerance, stability_bounds};
+use wsn_proto::NodeId;
 use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{step_average, RunResult};
-use wsn_proto::NodeId;
 
 use crate::reproduce::{job, knee, mean, row, run_jobs, write_numbers, Job, Row};
 
@@ -121,8 +121,18 @@ fn steady_goodputs(r: &RunResult) -> Vec<f64> {
         .map(|f| {
             let from = (f.start.as_secs_f64() + f.stop.as_secs_f64().min(end)) / 2.0;
             let to = f.stop.as_secs_f64().min(end);
-            let got: u64 = f.bins.iter().enumerate().filter(|(b, _)| (*b as f64 + 1.0) * bin_s > from).map(|(_, &d)| d as u64).sum();
-            if to > from { got as f64 / (to - from) } else { 0.0 }
+            let got: u64 = f
+                .bins
+                .iter()
+                .enumerate()
+                .filter(|(b, _)| (*b as f64 + 1.0) * bin_s > from)
+                .map(|(_, &d)| d as u64)
+                .sum();
+            if to > from {
+                got as f64 / (to - from)
+            } else {
+                0.0
+            }
         })
         .collect();
     v
@@ -189,7 +199,13 @@ fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>, group: Option
         .collect()
 }
 
-fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates: &[f64], seed: Option<u64>) -> Result<()> {
+fn report(
+    dir: &Path,
+    plan: &Plan,
+    runs: &BTreeMap<String, RunResult>,
+    cmp_rates: &[f64],
+    seed: Option<u64>,
+) -> Result<()> {
     let fig = |r: std::result::Result<(), String>| r.map_err(anyhow::Error::msg);
     let get = |k: &str| runs.get(k).with_context(|| format!("run {k} missing"));
     let mut md = String::new();
@@ -235,19 +251,71 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             counter(r, "halvings")
         )?;
         if p == "paper" {
-            rows.push(row("queue_overflows", 0, t.queue_drops as f64, "packets", "packets dropped at a full queue, all nodes, E1"));
+            rows.push(row(
+                "queue_overflows",
+                0,
+                t.queue_drops as f64,
+                "packets",
+                "packets dropped at a full queue, all nodes, E1",
+            ));
             rows.push(row("ifrc_mean_goodput_pps", 0.22, t.mean_goodput_pps, "pkt/s", "E1 mean per-node goodput over the whole hour, slow start included (paper: 8.8 pkt/s over 40 nodes; our network carries more, see best_fixed_fair_pps)"));
-            rows.push(row("ifrc_steady_goodput_pps", 0.22, steady, "pkt/s", "E1 mean per-node goodput over the second half of the hour (after slow start)"));
-            rows.push(row("e2e_loss", 0.08, loss, "ratio", "E1 end-to-end loss with link retransmissions (paper: below 8 %)"));
-            rows.push(row("bs_overhead_pps", 0.1, bs_pps, "pkt/s", "base-station control packets per second (paper: below 1 per 10 s)"));
-            rows.push(row("largest_queue", 20, maxq as f64, "packets", "largest instantaneous queue at any node (paper: never above 20 of 64)"));
-            rows.push(row("rate_cv_median", "≈ 0 (near-synchronous)", cv, "ratio", "median over the second half of the run of the spread (CV) of the 39 nodes' rates"));
-            fig(lines(dir, "fig8-rates", "Fig. 8 analogue: rate r_i(t) of every node (E1)", "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None, None), None))?;
+            rows.push(row(
+                "ifrc_steady_goodput_pps",
+                0.22,
+                steady,
+                "pkt/s",
+                "E1 mean per-node goodput over the second half of the hour (after slow start)",
+            ));
+            rows.push(row(
+                "e2e_loss",
+                0.08,
+                loss,
+                "ratio",
+                "E1 end-to-end loss with link retransmissions (paper: below 8 %)",
+            ));
+            rows.push(row(
+                "bs_overhead_pps",
+                0.1,
+                bs_pps,
+                "pkt/s",
+                "base-station control packets per second (paper: below 1 per 10 s)",
+            ));
+            rows.push(row(
+                "largest_queue",
+                20,
+                maxq as f64,
+                "packets",
+                "largest instantaneous queue at any node (paper: never above 20 of 64)",
+            ));
+            rows.push(row(
+                "rate_cv_median",
+                "≈ 0 (near-synchronous)",
+                cv,
+                "ratio",
+                "median over the second half of the run of the spread (CV) of the 39 nodes' rates",
+            ));
+            fig(lines(
+                dir,
+                "fig8-rates",
+                "Fig. 8 analogue: rate r_i(t) of every node (E1)",
+                "time (s)",
+                "rate (pkt/s)",
+                &rate_series(r, "nodes", None, None),
+                None,
+            ))?;
             let cats: Vec<String> = s.flows.iter().map(|f| f.source.to_string()).collect();
             let dur = s.sim_seconds;
             let got: Vec<f64> = s.flows.iter().map(|f| f.delivered as f64 / dur).collect();
             let lost: Vec<f64> = s.flows.iter().map(|f| (f.originated - f.delivered) as f64 / dur).collect();
-            fig(bars(dir, "fig6-goodput", "Fig. 6 analogue: per-node transmit rate, received (lower) and lost (upper)", "node", "pkt/s", &cats, &[("received".into(), got), ("lost".into(), lost)]))?;
+            fig(bars(
+                dir,
+                "fig6-goodput",
+                "Fig. 6 analogue: per-node transmit rate, received (lower) and lost (upper)",
+                "node",
+                "pkt/s",
+                &cats,
+                &[("received".into(), got), ("lost".into(), lost)],
+            ))?;
             let bin_s = r.bin.as_secs_f64();
             let cum: Vec<Series> = r
                 .network
@@ -255,17 +323,50 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
                 .iter()
                 .map(|f| {
                     let mut acc = 0.0;
-                    Series::line("", f.bins.iter().enumerate().map(|(b, &d)| {
-                        acc += d as f64;
-                        ((b + 1) as f64 * bin_s, acc)
-                    }).collect())
+                    Series::line(
+                        "",
+                        f.bins
+                            .iter()
+                            .enumerate()
+                            .map(|(b, &d)| {
+                                acc += d as f64;
+                                ((b + 1) as f64 * bin_s, acc)
+                            })
+                            .collect(),
+                    )
                 })
                 .collect();
-            fig(lines(dir, "fig7-reception", "Fig. 7 analogue: cumulative packets received per node", "time (s)", "packets", &cum, None))?;
+            fig(lines(
+                dir,
+                "fig7-reception",
+                "Fig. 7 analogue: cumulative packets received per node",
+                "time (s)",
+                "packets",
+                &cum,
+                None,
+            ))?;
             let q: Vec<Series> = (0..r.network.len())
-                .map(|i| Series::line("", r.network.queue_bins(i).iter().enumerate().map(|(b, &v)| (b as f64 * bin_s, v as f64)).collect()))
+                .map(|i| {
+                    Series::line(
+                        "",
+                        r.network
+                            .queue_bins(i)
+                            .iter()
+                            .enumerate()
+                            .map(|(b, &v)| (b as f64 * bin_s, v as f64))
+                            .collect(),
+                    )
+                })
                 .collect();
-            fig(lines(dir, "fig9-queues", "Fig. 9 analogue: largest queue per node per 10 s", "time (s)", "packets", &q, Some((64.0, "capacity"))))?;
+            fig(lines(
+                dir,
+                "fig9-queues",
+                "Fig. 9 analogue: largest queue per node per 10 s",
+                "time (s)",
+                "packets",
+                &q,
+                Some((64.0, "capacity")),
+            ))?;
         }
     }
     // The paper's §5 bounds for this network next to the chosen ε (spec §11.5): F_j = n·ln n,
@@ -273,7 +374,10 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
     {
         let cfg = wsn_proto::ifrc::IfrcConfig::default();
         let n = 39.0f64;
-        let (u0, u1) = (ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(0)), ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(1)));
+        let (u0, u1) = (
+            ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(0)),
+            ewma_burst_tolerance(cfg.ewma_weight, cfg.threshold(1)),
+        );
         let (b5, b6) = stability_bounds(n * n.ln(), u0 as f64, u1 as f64, 3.0);
         writeln!(
             md,
@@ -299,7 +403,14 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         let t = &r.summary.totals;
         let maxq = (0..r.network.len()).map(|i| r.network.node_stats(i).max_queue).max().unwrap_or(0);
         let mm = if t.min_goodput_pps > 0.0 { t.max_goodput_pps / t.min_goodput_pps } else { f64::INFINITY };
-        writeln!(md, "| {x} | {:.3} | {:.3} | {mm:.2} | {:.1} % | {maxq} | {} |", t.mean_goodput_pps, t.min_goodput_pps, 100.0 * t.delivery_ratio, t.queue_drops)?;
+        writeln!(
+            md,
+            "| {x} | {:.3} | {:.3} | {mm:.2} | {:.1} % | {maxq} | {} |",
+            t.mean_goodput_pps,
+            t.min_goodput_pps,
+            100.0 * t.delivery_ratio,
+            t.queue_drops
+        )?;
         pts.push((x, t.mean_goodput_pps, t.min_goodput_pps, t.delivery_ratio));
         ratio_pts.push((x, mm.min(20.0)));
         queue_pts.push((x, maxq as f64));
@@ -326,11 +437,35 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         100.0 * ifrc_gp / best_goodput,
         100.0 * ifrc_all / best_goodput
     )?;
-    rows.push(row("best_fixed_fair_pps", 0.27, best_goodput, "pkt/s", format!("mean goodput at the best fixed rate R = {best} (knee rule: ≥ 95 % delivery, min ≥ 0.8 mean)")));
-    rows.push(row("ifrc_over_best_fixed", 0.8, ifrc_gp / best_goodput, "ratio", "IFRC goodput after slow start (second half of E1) / best fixed fair best-effort goodput (acceptance ≥ 0.7)"));
-    rows.push(row("ifrc_over_best_fixed_whole_run", 0.8, ifrc_all / best_goodput, "ratio", "the same with IFRC's goodput over the whole hour, slow start included"));
+    rows.push(row(
+        "best_fixed_fair_pps",
+        0.27,
+        best_goodput,
+        "pkt/s",
+        format!("mean goodput at the best fixed rate R = {best} (knee rule: ≥ 95 % delivery, min ≥ 0.8 mean)"),
+    ));
+    rows.push(row(
+        "ifrc_over_best_fixed",
+        0.8,
+        ifrc_gp / best_goodput,
+        "ratio",
+        "IFRC goodput after slow start (second half of E1) / best fixed fair best-effort goodput (acceptance ≥ 0.7)",
+    ));
+    rows.push(row(
+        "ifrc_over_best_fixed_whole_run",
+        0.8,
+        ifrc_all / best_goodput,
+        "ratio",
+        "the same with IFRC's goodput over the whole hour, slow start included",
+    ));
     if let Some((_, g)) = e1_goodput.get("reference_code") {
-        rows.push(row("ifrc_code_over_best_fixed", 0.8, g / best_goodput, "ratio", "the same (after slow start) for the reference-code profile"));
+        rows.push(row(
+            "ifrc_code_over_best_fixed",
+            0.8,
+            g / best_goodput,
+            "ratio",
+            "the same (after slow start) for the reference-code profile",
+        ));
     }
     fig(lines(
         dir,
@@ -348,13 +483,17 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
 
     // ------------------------------------------------------------------ E3, E4 (Figs. 11, 12)
     writeln!(md, "## E3, E4: nodes joining and leaving (Figs. 11, 12)\n")?;
-    for (key, title) in [("e3", "addition: ¾ of the nodes join at 2400 s"), ("e4", "removal: ¾ of the nodes stop at 2400 s")] {
+    for (key, title) in
+        [("e3", "addition: ¾ of the nodes join at 2400 s"), ("e4", "removal: ¾ of the nodes stop at 2400 s")]
+    {
         let variants: &[&str] = if key == "e3" { &["paper", "reference_code", "paper+skip"] } else { &PROFILES };
         for &p in variants {
             let r = get(&format!("{key}/{p}"))?;
             let flows = r.network.flows();
             let end = r.summary.sim_seconds;
-            let early: Vec<usize> = (0..flows.len()).filter(|&i| flows[i].start.as_secs_f64() < 1.0 && flows[i].stop.as_secs_f64() >= end).collect();
+            let early: Vec<usize> = (0..flows.len())
+                .filter(|&i| flows[i].start.as_secs_f64() < 1.0 && flows[i].stop.as_secs_f64() >= end)
+                .collect();
             let all: Vec<usize> = (0..flows.len()).collect();
             // The last 10 minutes before the change and the last 10 minutes of the run.
             let (b0, b1, a0) = (1800.0, 2400.0, end - 600.0);
@@ -372,12 +511,32 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
                 t.queue_drops
             )?;
             if p == "paper+skip" {
-                rows.push(row("e3_skip_rate_after_over_before", "< 1", after / before, "ratio", "E3 with the paper profile plus the code's guard (no own halving right after a sharing decrease)"));
+                rows.push(row(
+                    "e3_skip_rate_after_over_before",
+                    "< 1",
+                    after / before,
+                    "ratio",
+                    "E3 with the paper profile plus the code's guard (no own halving right after a sharing decrease)",
+                ));
             }
             if p == "paper" {
-                rows.push(row(&format!("{key}_rate_after_over_before"), if key == "e3" { "< 1" } else { "> 1" }, after / before, "ratio", format!("{title}: fair share after / before")));
+                rows.push(row(
+                    &format!("{key}_rate_after_over_before"),
+                    if key == "e3" { "< 1" } else { "> 1" },
+                    after / before,
+                    "ratio",
+                    format!("{title}: fair share after / before"),
+                ));
                 let name = if key == "e3" { "fig11-addition" } else { "fig12-removal" };
-                fig(lines(dir, name, &format!("Fig. {} analogue: node {title}", if key == "e3" { 11 } else { 12 }), "time (s)", "rate (pkt/s)", &rate_series(r, "nodes", None, None), None))?;
+                fig(lines(
+                    dir,
+                    name,
+                    &format!("Fig. {} analogue: node {title}", if key == "e3" { 11 } else { 12 }),
+                    "time (s)",
+                    "rate (pkt/s)",
+                    &rate_series(r, "nodes", None, None),
+                    None,
+                ))?;
             }
         }
     }
@@ -390,7 +549,11 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
         let (w2, w1): (Vec<_>, Vec<_>) = r.summary.flows.iter().partition(|f| f.source % 4 == 0);
         let g2 = mean(&w2.iter().map(|f| f.goodput_pps).collect::<Vec<_>>());
         let g1 = mean(&w1.iter().map(|f| f.goodput_pps).collect::<Vec<_>>());
-        writeln!(md, "E5 weights ({p}): weight-2 nodes {g2:.3}, weight-1 nodes {g1:.3} pkt/s, ratio **{:.2}** (paper ≈ 2).\n", g2 / g1)?;
+        writeln!(
+            md,
+            "E5 weights ({p}): weight-2 nodes {g2:.3}, weight-1 nodes {g1:.3} pkt/s, ratio **{:.2}** (paper ≈ 2).\n",
+            g2 / g1
+        )?;
         let s = get(&format!("e6/{p}"))?;
         // Sustained rates (second halves): slow start to the subset's higher rates takes longer.
         let sub = steady_goodputs(s);
@@ -402,9 +565,25 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             rows.push(row("weight2_over_weight1", 2.0, g2 / g1, "ratio", "E5 goodput ratio (acceptance 2 ± 20 %)"));
             rows.push(row("subset_min_over_all_senders", "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
             let cats: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
-            fig(bars(dir, "fig13-weights", "Fig. 13 analogue: per-node goodput, ids divisible by 4 have weight 2", "node", "goodput (pkt/s)", &cats, &[("goodput".into(), r.summary.flows.iter().map(|f| f.goodput_pps).collect())]))?;
+            fig(bars(
+                dir,
+                "fig13-weights",
+                "Fig. 13 analogue: per-node goodput, ids divisible by 4 have weight 2",
+                "node",
+                "goodput (pkt/s)",
+                &cats,
+                &[("goodput".into(), r.summary.flows.iter().map(|f| f.goodput_pps).collect())],
+            ))?;
             let cats: Vec<String> = s.summary.flows.iter().map(|f| f.source.to_string()).collect();
-            fig(bars(dir, "fig14-subset", "Fig. 14 analogue: goodput when only ids divisible by 3 send", "node", "goodput (pkt/s)", &cats, &[("goodput".into(), s.summary.flows.iter().map(|f| f.goodput_pps).collect())]))?;
+            fig(bars(
+                dir,
+                "fig14-subset",
+                "Fig. 14 analogue: goodput when only ids divisible by 3 send",
+                "node",
+                "goodput (pkt/s)",
+                &cats,
+                &[("goodput".into(), s.summary.flows.iter().map(|f| f.goodput_pps).collect())],
+            ))?;
         }
     }
     writeln!(md, "![Fig. 13](fig13-weights.png)\n![Fig. 14](fig14-subset.png)\n")?;
@@ -414,25 +593,72 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
     for p in PROFILES {
         let r = get(&format!("e7/{p}"))?;
         let sinks = r.network.sinks().to_vec();
-        let group = |k: usize| -> Vec<usize> { (0..r.network.flows().len()).filter(|&i| r.network.flows()[i].sink == sinks[k]).collect() };
+        let group = |k: usize| -> Vec<usize> {
+            (0..r.network.flows().len()).filter(|&i| r.network.flows()[i].sink == sinks[k]).collect()
+        };
         let (ga, gb) = (group(0), group(1));
         let end = r.summary.sim_seconds;
         let (ra, rb) = (mean_rate(r, &ga, end / 2.0, end), mean_rate(r, &gb, end / 2.0, end));
         let gp = |g: &[usize]| mean(&g.iter().map(|&i| r.summary.flows[i].goodput_pps).collect::<Vec<_>>());
         writeln!(md, "E7 two sinks ({p}): group of sink {} ({} senders) rate {ra:.3}, goodput {:.3}; group of sink {} ({} senders) rate {rb:.3}, goodput {:.3} pkt/s (second-half mean rates; ratio {:.2}).\n", sinks[0].0, ga.len(), gp(&ga), sinks[1].0, gb.len(), gp(&gb), rb / ra)?;
         let e8 = get(&format!("e8/{p}"))?;
-        let rates: Vec<f64> = (0..e8.network.flows().len()).map(|i| mean_rate(e8, &[i], 0.0, e8.summary.sim_seconds)).collect();
+        let rates: Vec<f64> =
+            (0..e8.network.flows().len()).map(|i| mean_rate(e8, &[i], 0.0, e8.summary.sim_seconds)).collect();
         let jr = wsn_sim::runner::jain(&rates);
         writeln!(md, "E8 no retransmissions ({p}): Jain index of the nodes' mean rates {jr:.3}, of their goodputs {:.3}; delivery {:.1} %.\n", e8.summary.totals.goodput_jain_index, 100.0 * e8.summary.totals.delivery_ratio)?;
         if p == "paper" {
             rows.push(row("two_sinks_rate_ratio", "≠ 1", rb / ra, "ratio", "E7: second-half mean rate of the small group / the large group (paper: the groups settle at different rates)"));
-            rows.push(row("noretx_rate_jain", "≈ 1", jr, "index", "E8: fairness of the allocation without link retransmissions"));
-            rows.push(row("noretx_goodput_jain", "< rate index", e8.summary.totals.goodput_jain_index, "index", "E8: fairness of goodput (paper: allocation fair, goodput not)"));
-            let mut series = rate_series(r, &format!("nodes of sink {}", sinks[0].0), Some(&ga.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()), Some(0));
-            series.extend(rate_series(r, &format!("nodes of sink {}", sinks[1].0), Some(&gb.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()), Some(1)));
-            fig(lines(dir, "fig15-two-sinks", "Fig. 15 analogue: rates with two base stations", "time (s)", "rate (pkt/s)", &series, None))?;
+            rows.push(row(
+                "noretx_rate_jain",
+                "≈ 1",
+                jr,
+                "index",
+                "E8: fairness of the allocation without link retransmissions",
+            ));
+            rows.push(row(
+                "noretx_goodput_jain",
+                "< rate index",
+                e8.summary.totals.goodput_jain_index,
+                "index",
+                "E8: fairness of goodput (paper: allocation fair, goodput not)",
+            ));
+            let mut series = rate_series(
+                r,
+                &format!("nodes of sink {}", sinks[0].0),
+                Some(&ga.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()),
+                Some(0),
+            );
+            series.extend(rate_series(
+                r,
+                &format!("nodes of sink {}", sinks[1].0),
+                Some(&gb.iter().map(|&i| r.network.flows()[i].source.index()).collect::<Vec<_>>()),
+                Some(1),
+            ));
+            fig(lines(
+                dir,
+                "fig15-two-sinks",
+                "Fig. 15 analogue: rates with two base stations",
+                "time (s)",
+                "rate (pkt/s)",
+                &series,
+                None,
+            ))?;
             let cats: Vec<String> = e8.summary.flows.iter().map(|f| f.source.to_string()).collect();
-            fig(bars(dir, "fig16-no-retx", "Fig. 16 analogue: no link retransmissions — mean rate vs goodput", "node", "pkt/s", &cats, &[("goodput".into(), e8.summary.flows.iter().map(|f| f.goodput_pps).collect()), ("lost".into(), rates.iter().zip(&e8.summary.flows).map(|(r, f)| (r - f.goodput_pps).max(0.0)).collect())]))?;
+            fig(bars(
+                dir,
+                "fig16-no-retx",
+                "Fig. 16 analogue: no link retransmissions — mean rate vs goodput",
+                "node",
+                "pkt/s",
+                &cats,
+                &[
+                    ("goodput".into(), e8.summary.flows.iter().map(|f| f.goodput_pps).collect()),
+                    (
+                        "lost".into(),
+                        rates.iter().zip(&e8.summary.flows).map(|(r, f)| (r - f.goodput_pps).max(0.0)).collect(),
+                    ),
+                ],
+            ))?;
         }
     }
     writeln!(md, "![Fig. 15](fig15-two-sinks.png)\n![Fig. 16](fig16-no-retx.png)\n")?;
@@ -445,14 +671,22 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
          {UNSTABLE_HALVINGS_PER_EPOCH} own halvings — after one halving and the additive increase that follows, the queue does not \
          drain and another threshold falls (paper §6.2).\n"
     )?;
-    let two_bounds = stability_bounds(1.0, ewma_burst_tolerance(0.3, 8.0) as f64, ewma_burst_tolerance(0.3, 16.0) as f64, 3.0);
+    let two_bounds =
+        stability_bounds(1.0, ewma_burst_tolerance(0.3, 8.0) as f64, ewma_burst_tolerance(0.3, 16.0) as f64, 3.0);
     let n30 = 30.0f64;
     let (u0_30, u1_30) = (ewma_burst_tolerance(0.12, 8.0) as f64, ewma_burst_tolerance(0.12, 16.0) as f64);
     let thirty_bounds = stability_bounds(n30 * n30.ln(), u0_30, u1_30, 3.0);
     let paper_thirty = stability_bounds(n30 * n30.ln(), 15.0, 30.0, 3.0);
     for (name, key, eps, bound, paper_pred, paper_obs) in [
         ("2 nodes (F_j = 1, w_q = 0.3)", "e9-2", &plan.eps_two, two_bounds.0.min(two_bounds.1), 0.0125, 0.0167),
-        ("30 nodes (F_j = 30 ln 30, s̄ = 3, w_q = 0.12)", "e9-30", &plan.eps_thirty, thirty_bounds.0.min(thirty_bounds.1), paper_thirty.0.min(paper_thirty.1), 0.2),
+        (
+            "30 nodes (F_j = 30 ln 30, s̄ = 3, w_q = 0.12)",
+            "e9-30",
+            &plan.eps_thirty,
+            thirty_bounds.0.min(thirty_bounds.1),
+            paper_thirty.0.min(paper_thirty.1),
+            0.2,
+        ),
     ] {
         writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | verdict |\n|---|---|---|---|---|")?;
         let mut first_unstable = f64::NAN;
@@ -464,11 +698,28 @@ fn report(dir: &Path, plan: &Plan, runs: &BTreeMap<String, RunResult>, cmp_rates
             if unstable && first_unstable.is_nan() {
                 first_unstable = e;
             }
-            writeln!(md, "| {e} | {h} | {ep} | {per:.2} | {} |", if ep == 0 { "no congestion" } else if unstable { "unstable" } else { "stable" })?;
+            writeln!(
+                md,
+                "| {e} | {h} | {ep} | {per:.2} | {} |",
+                if ep == 0 {
+                    "no congestion"
+                } else if unstable {
+                    "unstable"
+                } else {
+                    "stable"
+                }
+            )?;
         }
         writeln!(md)?;
-        let k = if key == "e9-2" { "stability_2node_first_unstable_eps" } else { "stability_30node_first_unstable_eps" };
-        rows.push(row(k, paper_obs, first_unstable, "1/packet", format!("smallest swept ε judged unstable; predicted bound {bound:.4} (paper predicted {paper_pred:.4})")));
+        let k =
+            if key == "e9-2" { "stability_2node_first_unstable_eps" } else { "stability_30node_first_unstable_eps" };
+        rows.push(row(
+            k,
+            paper_obs,
+            first_unstable,
+            "1/packet",
+            format!("smallest swept ε judged unstable; predicted bound {bound:.4} (paper predicted {paper_pred:.4})"),
+        ));
     }
 
     // ------------------------------------------------------------------ RCRT vs IFRC

@@ -33,7 +33,11 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
     }
     let merged = merge(seeds, &tables)?;
     write(dir, seeds, &merged)?;
-    println!("over seeds {}: {}", seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "), dir.join("seeds.md").display());
+    println!(
+        "over seeds {}: {}",
+        seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
+        dir.join("seeds.md").display()
+    );
     Ok(())
 }
 
@@ -101,10 +105,19 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
     for r in first {
         let mut values = Vec::new();
         for (s, t) in seeds.iter().zip(tables) {
-            let row = t.iter().find(|x| x.key == r.key).with_context(|| format!("seed {s}: numbers.csv has no key {}", r.key))?;
+            let row = t
+                .iter()
+                .find(|x| x.key == r.key)
+                .with_context(|| format!("seed {s}: numbers.csv has no key {}", r.key))?;
             values.push(row.ours.parse::<f64>().ok().filter(|v| v.is_finite()));
         }
-        out.push(Merged { key: r.key.clone(), paper: r.paper.clone(), unit: r.unit.clone(), note: r.note.clone(), values });
+        out.push(Merged {
+            key: r.key.clone(),
+            paper: r.paper.clone(),
+            unit: r.unit.clone(),
+            note: r.note.clone(),
+            values,
+        });
     }
     Ok(out)
 }
@@ -145,11 +158,25 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
     for s in seeds {
         writeln!(md, "- seed {s}: [report](seed-{s}/report.md)")?;
     }
-    writeln!(md, "\n| key | paper | {} | median | min … max | unit |", seeds.iter().map(|s| format!("seed {s}")).collect::<Vec<_>>().join(" | "))?;
+    writeln!(
+        md,
+        "\n| key | paper | {} | median | min … max | unit |",
+        seeds.iter().map(|s| format!("seed {s}")).collect::<Vec<_>>().join(" | ")
+    )?;
     writeln!(md, "|---|---|{}---|---|---|", "---|".repeat(seeds.len()))?;
     for r in rows {
         let per: Vec<String> = r.values.iter().map(|v| fmt(*v)).collect();
-        writeln!(md, "| {} | {} | {} | {} | {} … {} | {} |", r.key, r.paper, per.join(" | "), fmt(r.median()), fmt(r.min()), fmt(r.max()), r.unit)?;
+        writeln!(
+            md,
+            "| {} | {} | {} | {} | {} … {} | {} |",
+            r.key,
+            r.paper,
+            per.join(" | "),
+            fmt(r.median()),
+            fmt(r.min()),
+            fmt(r.max()),
+            r.unit
+        )?;
     }
     std::fs::write(dir.join("seeds.md"), md)?;
     Ok(())
@@ -194,14 +221,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wsn-seeds-test-{}", std::process::id()));
         over_seeds(&dir, &[4, 5], |sub, s| {
             std::fs::create_dir_all(&sub)?;
-            std::fs::write(sub.join("numbers.csv"), format!("key,paper,ours,unit,note\nx,1,{}.000,ratio,seed note\n", s))?;
+            std::fs::write(
+                sub.join("numbers.csv"),
+                format!("key,paper,ours,unit,note\nx,1,{}.000,ratio,seed note\n", s),
+            )?;
             Ok(())
         })
         .unwrap();
         let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
-        assert!(numbers.starts_with("key,paper,ours,unit,note\nx,1,4.500,ratio,median over run seeds 4–5"), "{numbers}");
+        assert!(
+            numbers.starts_with("key,paper,ours,unit,note\nx,1,4.500,ratio,median over run seeds 4–5"),
+            "{numbers}"
+        );
         let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
-        assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4.000,5.000,4.500,4.000,5.000,ratio"), "{seeds}");
+        assert!(
+            seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4.000,5.000,4.500,4.000,5.000,ratio"),
+            "{seeds}"
+        );
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         std::fs::remove_dir_all(&dir).ok();
     }

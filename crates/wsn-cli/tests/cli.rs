@@ -59,7 +59,11 @@ fn bad_override_is_an_error_not_a_panic() {
 #[test]
 fn compare_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-compare-test-{}", std::process::id()));
-    let o = wsn().args(["compare", "--quick", "--seed", "2", "--seeds", "2", "--out"]).arg(&out).output().expect("wsn runs");
+    let o = wsn()
+        .args(["compare", "--quick", "--seed", "2", "--seeds", "2", "--out"])
+        .arg(&out)
+        .output()
+        .expect("wsn runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let seeds = std::fs::read_to_string(out.join("seeds.csv")).expect("seeds.csv");
     assert!(seeds.starts_with("key,paper,seed_2,seed_3,median,min,max,unit"), "{seeds}");
@@ -67,7 +71,13 @@ fn compare_quick_writes_the_required_numbers() {
     assert!(report3.contains("Run seed: 3 (`--seed`)"), "{}", &report3[..report3.len().min(300)]);
     let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
     assert!(csv.starts_with("key,paper,ours,unit,note"));
-    for key in ["queue_overflows", "ifrc_mean_goodput_pps", "ifrc_over_best_fixed", "rcrt_over_ifrc_same_mac", "rcrt_over_ifrc_paper_mac"] {
+    for key in [
+        "queue_overflows",
+        "ifrc_mean_goodput_pps",
+        "ifrc_over_best_fixed",
+        "rcrt_over_ifrc_same_mac",
+        "rcrt_over_ifrc_paper_mac",
+    ] {
         let line = csv.lines().find(|l| l.starts_with(&format!("{key},"))).unwrap_or_else(|| panic!("{key} missing"));
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         assert!(ours.is_finite() && ours >= 0.0, "{line}");
@@ -78,7 +88,10 @@ fn compare_quick_writes_the_required_numbers() {
         let line = text.lines().find(|l| l.starts_with("ifrc_mean_goodput_pps,")).unwrap().to_string();
         line.split(',').nth(2).unwrap().parse().unwrap()
     };
-    let (a, b) = (ours_of(out.join("seed-2/numbers.csv").to_str().unwrap()), ours_of(out.join("seed-3/numbers.csv").to_str().unwrap()));
+    let (a, b) = (
+        ours_of(out.join("seed-2/numbers.csv").to_str().unwrap()),
+        ours_of(out.join("seed-3/numbers.csv").to_str().unwrap()),
+    );
     let median = ours_of(out.join("numbers.csv").to_str().unwrap());
     assert!((median - (a + b) / 2.0).abs() < 1e-3, "median {median} of {a} and {b}");
     let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
@@ -150,7 +163,11 @@ fn reliable_run_with_plots_finishes() {
         .expect("wsn runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(std::fs::metadata(out.join("congestion_time.png")).map(|m| m.len() > 1000).unwrap_or(false));
-    assert_eq!(std::fs::read_to_string(out.join("decreases.csv")).unwrap().lines().count(), 1, "the reliable baseline never cuts");
+    assert_eq!(
+        std::fs::read_to_string(out.join("decreases.csv")).unwrap().lines().count(),
+        1,
+        "the reliable baseline never cuts"
+    );
     std::fs::remove_dir_all(&out).ok();
 }
 
@@ -178,7 +195,8 @@ fn sweep_rejects_bad_ranges() {
         ("flows.0.rate_pps=0:1e9:1", "more than the 10000"),
         ("flows.0.rate_pps=1,0", "sweep value flows.0.rate_pps=0"),
     ] {
-        let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", param, "--out"]).arg(dir.join("o")).output().unwrap();
+        let o =
+            wsn().args(["sweep", f.to_str().unwrap(), "--param", param, "--out"]).arg(dir.join("o")).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{param}: {err}");
     }
@@ -190,7 +208,11 @@ fn sweep_rejects_bad_ranges() {
 #[test]
 fn sweep_over_seeds_uses_each_seed() {
     let (dir, f) = tiny_scenario("sweep-seed");
-    let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", "seed=3,4", "--jobs", "64", "--out"]).arg(dir.join("o")).output().unwrap();
+    let o = wsn()
+        .args(["sweep", f.to_str().unwrap(), "--param", "seed=3,4", "--jobs", "64", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
@@ -204,7 +226,12 @@ fn sweep_over_seeds_uses_each_seed() {
 fn scenario_name_cannot_escape_out() {
     let (dir, f) = tiny_scenario("name");
     for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\""] {
-        let o = wsn().current_dir(&dir).args(["run", f.to_str().unwrap(), "-q", "--set"]).arg(format!("name={name}")).output().unwrap();
+        let o = wsn()
+            .current_dir(&dir)
+            .args(["run", f.to_str().unwrap(), "-q", "--set"])
+            .arg(format!("name={name}"))
+            .output()
+            .unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains("cannot name the output folder"), "{name}: {err}");
     }
@@ -219,7 +246,12 @@ fn output_folder_holds_only_the_last_run() {
     let (dir, f) = tiny_scenario("stale");
     let out = dir.join("o");
     let run = |extra: &[&str]| {
-        let o = wsn().args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--out"]).arg(&out).args(extra).output().unwrap();
+        let o = wsn()
+            .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--out"])
+            .arg(&out)
+            .args(extra)
+            .output()
+            .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     };
     // An RCRT run whose flows never start still writes its (header-only) RCRT files.
@@ -280,7 +312,11 @@ fn sweep_rejects_zero_jobs_and_seeds() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{args:?}: {err}");
     }
-    let o = wsn().args(["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=1,2", "--jobs", "100000", "--out"]).arg(dir.join("o")).output().unwrap();
+    let o = wsn()
+        .args(["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=1,2", "--jobs", "100000", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -315,7 +351,10 @@ fn run_without_traffic_says_so() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("warning: flows[0] starts at 40 s, not before the run ends") && err.contains("sends nothing"), "{err}");
+    assert!(
+        err.contains("warning: flows[0] starts at 40 s, not before the run ends") && err.contains("sends nothing"),
+        "{err}"
+    );
     let out = String::from_utf8_lossy(&o.stdout);
     let routing = out.lines().find(|l| l.starts_with("routing")).unwrap();
     assert!(routing.contains("no traffic") && routing.contains("(0 during traffic)"), "{routing}");

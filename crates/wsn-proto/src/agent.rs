@@ -196,14 +196,7 @@ pub trait NodeAgent {
     /// A frame addressed to this node (or broadcast) was received.
     fn handle_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]);
     /// A frame for another node was decoded (promiscuous mode only).
-    fn handle_overheard(
-        &mut self,
-        _now: Instant,
-        _ctx: &mut dyn LinkCtx,
-        _rx: &RxInfo,
-        _payload: &[u8],
-    ) {
-    }
+    fn handle_overheard(&mut self, _now: Instant, _ctx: &mut dyn LinkCtx, _rx: &RxInfo, _payload: &[u8]) {}
     /// The MAC finished with a frame previously returned by [`NodeAgent::poll_frame`].
     fn handle_send_done(&mut self, now: Instant, ctx: &mut dyn LinkCtx, done: &SendDone);
     /// A timer requested through [`NodeAgent::poll_timeout`] expired.

@@ -14,9 +14,7 @@ use alloc::vec::Vec;
 
 use wsn_wire::collection::{self, Direction, Packet, Repr};
 
-use crate::agent::{
-    AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError,
-};
+use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
 use crate::time::Instant;
 use crate::NodeId;
 
@@ -42,7 +40,13 @@ pub struct ForwarderConfig {
 
 impl Default for ForwarderConfig {
     fn default() -> Self {
-        ForwarderConfig { queue_capacity: 16, ttl: collection::DEFAULT_TTL, max_frame_payload: 86, link_ack: true, own_slot: false }
+        ForwarderConfig {
+            queue_capacity: 16,
+            ttl: collection::DEFAULT_TTL,
+            max_frame_payload: 86,
+            link_ack: true,
+            own_slot: false,
+        }
     }
 }
 
@@ -351,11 +355,8 @@ impl NodeAgent for CollectionForwarder {
         packet.set_prev_hop(self.me);
         packet.set_ttl(packet.ttl().saturating_sub(1));
         packet.set_hops(packet.hops().saturating_add(1));
-        let frame = Frame {
-            dst: next,
-            ack_request: self.cfg.link_ack && !next.is_broadcast(),
-            payload: q.bytes.clone(),
-        };
+        let frame =
+            Frame { dst: next, ack_request: self.cfg.link_ack && !next.is_broadcast(), payload: q.bytes.clone() };
         self.in_flight = Some(q);
         Some(frame)
     }
@@ -398,7 +399,12 @@ impl NodeAgent for CollectionForwarder {
         };
         if dst == self.me {
             self.deliver(&repr, payload);
-            self.events.push_back(AgentEvent::OwnSent { protocol, sink, upward: direction == Direction::Up, acked: true });
+            self.events.push_back(AgentEvent::OwnSent {
+                protocol,
+                sink,
+                upward: direction == Direction::Up,
+                acked: true,
+            });
             return Ok(());
         }
         if !self.has_room(direction == Direction::Up) {
@@ -500,12 +506,22 @@ mod tests {
         let mut c = ctx(5, 2);
         f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
         let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
-        let done = SendDone { frame_id: 1, dst: fr.dst, acked: false, transmissions: 5, time_to_ack: None, channel_access_failure: false };
+        let done = SendDone {
+            frame_id: 1,
+            dst: fr.dst,
+            acked: false,
+            transmissions: 5,
+            time_to_ack: None,
+            channel_access_failure: false,
+        };
         f.handle_send_done(Instant::ZERO, &mut c, &done);
         assert_eq!(f.queue_len(), 0);
         assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::RetriesExhausted, .. })));
         // The end of an own packet is reported, acknowledged or not.
-        assert_eq!(f.poll_event(), Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false }));
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false })
+        );
         assert_eq!(f.poll_event(), None);
     }
 
@@ -531,14 +547,22 @@ mod tests {
         for _ in 0..3 {
             let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
             assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b"), Err(SendError::QueueFull));
-            let done = SendDone { frame_id: 1, dst: fr.dst, acked: true, transmissions: 1, time_to_ack: None, channel_access_failure: false };
+            let done = SendDone {
+                frame_id: 1,
+                dst: fr.dst,
+                acked: true,
+                transmissions: 1,
+                time_to_ack: None,
+                channel_access_failure: false,
+            };
             f.handle_send_done(Instant::ZERO, &mut c, &done);
             events.extend(core::iter::from_fn(|| f.poll_event()));
         }
         assert_eq!(events, vec![AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: true }]);
         f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b").unwrap();
         // Without the option, one bound for all.
-        let mut g = CollectionForwarder::new(NodeId(5), ForwarderConfig { queue_capacity: 2, ..ForwarderConfig::default() });
+        let mut g =
+            CollectionForwarder::new(NodeId(5), ForwarderConfig { queue_capacity: 2, ..ForwarderConfig::default() });
         for s in 0..2 {
             g.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
         }

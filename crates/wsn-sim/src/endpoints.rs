@@ -138,7 +138,11 @@ impl Network {
     pub fn install_endpoints(&mut self, spec: &EndpointSpec) -> Result<(), String> {
         let mut sink_ep: BTreeMap<NodeId, u32> = BTreeMap::new();
         for &sink in &self.sinks.clone() {
-            let name = spec.policies.iter().find(|(s, _)| *s == sink).map_or(spec.default_policy.as_str(), |(_, p)| p.as_str());
+            let name = spec
+                .policies
+                .iter()
+                .find(|(s, _)| *s == sink)
+                .map_or(spec.default_policy.as_str(), |(_, p)| p.as_str());
             let policy = policy_by_name(name).ok_or_else(|| format!("unknown policy `{name}`"))?;
             let mut cfg = spec.sink.clone();
             cfg.rng_seed = crate::rng::mix64(self.seed ^ sink.0 as u64);
@@ -148,14 +152,22 @@ impl Network {
             }
             sink_ep.insert(sink, self.eps.len() as u32);
             self.node_eps[sink.index()].push(self.eps.len() as u32);
-            self.eps.push(Endpoint { node: sink.0 as u32, timer: None, pending: Default::default(), kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() } });
+            self.eps.push(Endpoint {
+                node: sink.0 as u32,
+                timer: None,
+                pending: Default::default(),
+                kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() },
+            });
         }
         for fi in 0..self.flows.len() {
             let (src, sink) = (self.flows[fi].source, self.flows[fi].sink);
             if let Some(&e) = sink_ep.get(&sink) {
                 if let EpKind::Sink { flows, .. } = &mut self.eps[e as usize].kind {
                     if flows.insert(src, fi as u32).is_some() {
-                        return Err(format!("node {} has two flows to sink {}; RCRT allows one connection per pair", src.0, sink.0));
+                        return Err(format!(
+                            "node {} has two flows to sink {}; RCRT allows one connection per pair",
+                            src.0, sink.0
+                        ));
                     }
                 }
             }
@@ -180,7 +192,8 @@ impl Network {
             });
         }
         for (t, sink, policy) in &spec.policy_changes {
-            let e = *sink_ep.get(sink).ok_or_else(|| format!("policy change for node {} which is not a sink", sink.0))?;
+            let e =
+                *sink_ep.get(sink).ok_or_else(|| format!("policy change for node {} which is not a sink", sink.0))?;
             policy_by_name(policy).ok_or_else(|| format!("unknown policy `{policy}`"))?;
             self.policy_changes.push((policy.clone(), e));
             self.q.push(*t, Ev::Policy { change: (self.policy_changes.len() - 1) as u32 });
@@ -472,7 +485,9 @@ impl Network {
     /// uniqueness itself (not trusting the sink) and records the reception for Fig. 5.
     fn rcrt_deliver(&mut self, node: usize, source: NodeId, data: &[u8]) {
         let hops = self.eps.iter().find_map(|e| match &e.kind {
-            EpKind::Sink { sink, flows } if sink.node().index() == node => flows.get(&source).map(|&f| self.flows[f as usize].last_hops),
+            EpKind::Sink { sink, flows } if sink.node().index() == node => {
+                flows.get(&source).map(|&f| self.flows[f as usize].last_hops)
+            }
             _ => None,
         });
         if let Some((fi, seq)) = self.sink_receive(node, source, hops.unwrap_or(0), data, true) {
@@ -499,5 +514,4 @@ impl Network {
     pub fn decreases(&self) -> &[(f64, u32, u32, f64)] {
         &self.decreases
     }
-
 }

@@ -186,10 +186,13 @@ fn draw_lines<DB: DrawingBackend>(
             } else {
                 pts
             };
-            chart.draw_series(LineSeries::new(pts, c.stroke_width(if n > 12 { 1 } else { 2 }))).map_err(|e| e.to_string())?
+            chart
+                .draw_series(LineSeries::new(pts, c.stroke_width(if n > 12 { 1 } else { 2 })))
+                .map_err(|e| e.to_string())?
         };
         if legend && !s.label.is_empty() {
-            anno.label(s.label.clone()).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
+            anno.label(s.label.clone())
+                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
         }
     }
     if let Some((h, label)) = hline {
@@ -264,7 +267,9 @@ pub fn bars(
     layers: &[(String, Vec<f64>)],
 ) -> Result<(), String> {
     crate::plots::ensure_font()?;
-    let draw = |root: &DrawingArea<_, Shift>| -> Result<(), String> { draw_bars(root, title, x_label, y_label, categories, layers) };
+    let draw = |root: &DrawingArea<_, Shift>| -> Result<(), String> {
+        draw_bars(root, title, x_label, y_label, categories, layers)
+    };
     let png = dir.join(format!("{name}.png"));
     {
         let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
@@ -307,7 +312,11 @@ fn draw_bars<DB: DrawingBackend>(
         .x_labels(n.min(40))
         .x_label_formatter(&|x| {
             let r = x.round();
-            if (x - r).abs() < 1e-6 && r >= 0.0 { cats.get(r as usize).cloned().unwrap_or_default() } else { String::new() }
+            if (x - r).abs() < 1e-6 && r >= 0.0 {
+                cats.get(r as usize).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
         .disable_x_mesh()
         .label_style((FONT, 12))
@@ -353,7 +362,9 @@ mod tests {
         let d = std::env::temp_dir().join(format!("wsn-figures-test-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let s = vec![Series::step("", vec![(0.0, 1.0), (10.0, 3.0)]), Series::markers("cuts", vec![(5.0, 2.0)])];
-        for (h, cap) in [(f64::INFINITY, Some(f64::INFINITY)), (f64::NAN, Some(f64::NAN)), (f64::INFINITY, None), (2.0, Some(-1.0))] {
+        for (h, cap) in
+            [(f64::INFINITY, Some(f64::INFINITY)), (f64::NAN, Some(f64::NAN)), (f64::INFINITY, None), (2.0, Some(-1.0))]
+        {
             lines_clipped(&d, "f", "t", "x", "y", &s, Some((h, "U")), cap).unwrap();
             assert!(std::fs::metadata(d.join("f.png")).unwrap().len() > 1000);
         }

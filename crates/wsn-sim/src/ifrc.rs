@@ -53,7 +53,10 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         cfg.threshold_increment = pos("increment", v)?;
     }
     if cfg.lower_threshold >= cfg.upper_threshold {
-        return Err(bad(format!("protocol.lower ({}) must be below protocol.u0 ({})", cfg.lower_threshold, cfg.upper_threshold)));
+        return Err(bad(format!(
+            "protocol.lower ({}) must be below protocol.u0 ({})",
+            cfg.lower_threshold, cfg.upper_threshold
+        )));
     }
     if let Some(v) = c.r_init {
         cfg.initial_rate_pps = pos("r_init", v)?;
@@ -108,11 +111,10 @@ pub fn agent_factory(
     let n = node_sink.len();
     let mut weights = vec![1.0; n];
     for (k, &w) in &c.weights {
-        let i: usize = k
-            .parse()
-            .ok()
-            .filter(|&i: &usize| i < n)
-            .ok_or_else(|| RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology")))?;
+        let i: usize =
+            k.parse().ok().filter(|&i: &usize| i < n).ok_or_else(|| {
+                RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology"))
+            })?;
         if !(w.is_finite() && w >= 0.0) {
             return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be ≥ 0")));
         }

@@ -154,15 +154,15 @@ impl MacConfig {
             cca_threshold_dbm: -77.0,
             cca_mode3: true,
             ack: AckMode::Software,
-            ack_latency_ns: 750_000,   // [DERIVED §5.4: 0.65–0.85 ms]
+            ack_latency_ns: 750_000,        // [DERIVED §5.4: 0.65–0.85 ms]
             ack_timeout_ns: 256 * JIFFY_NS, // 7.81 ms [CODE t2: CC2420.h]
             ack_in_frame: false,
-            max_retries: 5,            // [CODE t2: LqiForwardingEngineP.nc, 5 retries]
-            retry_gap_min_ns: 0,       // immediate resend [CODE t2]
+            max_retries: 5,      // [CODE t2: LqiForwardingEngineP.nc, 5 retries]
+            retry_gap_min_ns: 0, // immediate resend [CODE t2]
             retry_gap_spread_ns: 0,
-            queue_capacity: 12,        // [CODE t2: CtpP.nc FORWARD_COUNT]
+            queue_capacity: 12, // [CODE t2: CtpP.nc FORWARD_COUNT]
             max_payload: 86,
-            promiscuous: false,        // 2.x address recognition on by default [CODE t2]
+            promiscuous: false, // 2.x address recognition on by default [CODE t2]
             ieee802154_csma: false,
             csma_min_be: 3,
             csma_max_be: 5,
@@ -191,16 +191,16 @@ impl MacConfig {
             cca_threshold_dbm: -77.0,
             cca_mode3: true,
             ack: AckMode::Hardware,
-            ack_latency_ns: 544_000,  // 12 symbols + 11-byte ACK [DERIVED §5.4]
+            ack_latency_ns: 544_000,       // 12 symbols + 11-byte ACK [DERIVED §5.4]
             ack_timeout_ns: 75 * JIFFY_NS, // 2.29 ms [CODE t1: CC2420RadioM.nc]
             ack_in_frame: false,
-            max_retries: 4,           // LINK_NUM_RETX [CODE tenet1: NewQueuedSendM.nc]
+            max_retries: 4, // LINK_NUM_RETX [CODE tenet1: NewQueuedSendM.nc]
             // 5 + ((r + 2·id) & 31) binary ms = 5–36 ms [CODE tenet1: NewQueuedSendM.nc]
             retry_gap_min_ns: 5 * 976_563,
             retry_gap_spread_ns: 31 * 976_563,
-            queue_capacity: 16,       // FWD_QUEUE_LEN [CODE tenet1: TestTransport/Makefile]
-            max_payload: 86,          // TOSH_DATA_LENGTH in RCRT runs [spec-rcrt §1]
-            promiscuous: false,       // hardware address recognition [CODE t1]
+            queue_capacity: 16, // FWD_QUEUE_LEN [CODE tenet1: TestTransport/Makefile]
+            max_payload: 86,    // TOSH_DATA_LENGTH in RCRT runs [spec-rcrt §1]
+            promiscuous: false, // hardware address recognition [CODE t1]
             ieee802154_csma: false,
             csma_min_be: 3,
             csma_max_be: 5,
@@ -251,13 +251,7 @@ impl MacConfig {
 
     /// `tinyos2` without MAC ACKs or retransmissions, for CXCC (spec-cxcc).
     pub fn noack() -> MacConfig {
-        MacConfig {
-            preset: "noack".into(),
-            ack: AckMode::None,
-            max_retries: 0,
-            promiscuous: true,
-            ..Self::tinyos2()
-        }
+        MacConfig { preset: "noack".into(), ack: AckMode::None, max_retries: 0, promiscuous: true, ..Self::tinyos2() }
     }
 
     /// A mica2-class CC1000 radio at 19.2 kbit/s under TinyOS 1.x B-MAC-style CSMA
@@ -386,8 +380,7 @@ impl MacConfig {
     /// Time to load a frame into the radio before contention starts.
     pub fn txfifo_load(&self, payload: usize) -> Duration {
         Duration(
-            self.txfifo_load_base_ns
-                + (payload as u64 + self.overhead_bytes as u64) * self.txfifo_load_per_byte_ns,
+            self.txfifo_load_base_ns + (payload as u64 + self.overhead_bytes as u64) * self.txfifo_load_per_byte_ns,
         )
     }
 

@@ -17,7 +17,7 @@ use wsn_wire::NodeId;
 
 use crate::engine::EventQueue;
 use crate::mac::{AckMode, Backoff, MacConfig};
-use crate::radio::noise::{NoiseModel, NodeNoise};
+use crate::radio::noise::{NodeNoise, NoiseModel};
 use crate::radio::{dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr, whole_dbm};
 use crate::rng::{stream, Purpose, SimRng};
 use crate::routing::mhlqi::{MhlqiConfig, MhlqiNode, RouteChange};
@@ -793,7 +793,12 @@ impl Network {
                     .iter()
                     .map(|l| {
                         let p = tx + l.gain_db as f64;
-                        RxLink { to: l.to, hopeless: p < min_noise[l.to as usize] + floor_db, p_dbm: p, p_mw: dbm_to_mw(p) }
+                        RxLink {
+                            to: l.to,
+                            hopeless: p < min_noise[l.to as usize] + floor_db,
+                            p_dbm: p,
+                            p_mw: dbm_to_mw(p),
+                        }
                     })
                     .collect()
             })
@@ -1235,7 +1240,12 @@ impl Network {
                 let n = &mut self.nodes[i];
                 n.trees[ti].reverse.on_parent_change(new);
                 n.stats.parent_changes += 1;
-                self.tracer.record(&TraceEvent::Parent { t: self.now, node: i as u32, tree: ti as u16, parent: Some(new) });
+                self.tracer.record(&TraceEvent::Parent {
+                    t: self.now,
+                    node: i as u32,
+                    tree: ti as u16,
+                    parent: Some(new),
+                });
             }
             RouteChange::Lost { .. } => {
                 self.tracer.record(&TraceEvent::Parent { t: self.now, node: i as u32, tree: ti as u16, parent: None });
@@ -1465,7 +1475,6 @@ impl Network {
         self.q.push(now + air, Ev::TxEnd { node: i as u32 });
     }
 
-
     fn tx_end(&mut self, i: usize) {
         let now = self.now;
         // The payload is lent to the receivers for the settling loop (no copy per receiver) and
@@ -1530,7 +1539,13 @@ impl Network {
                 debug_assert!(rd.locked == Some(s as u32) && !rd.transmitting);
                 if rd.locked == Some(s as u32)
                     && !rd.transmitting
-                    && !ns3_chunk_passes(&mut rd.rng, a.p_mw, n1_mw, ns3_chunk_bits(rd.chunk_since, now), self.sure_ratio)
+                    && !ns3_chunk_passes(
+                        &mut rd.rng,
+                        a.p_mw,
+                        n1_mw,
+                        ns3_chunk_bits(rd.chunk_since, now),
+                        self.sure_ratio,
+                    )
                 {
                     lost = true;
                 }
@@ -1655,7 +1670,13 @@ impl Network {
         n.mac.phase = Phase::Idle;
         n.mac.gen = n.mac.gen.wrapping_add(1);
         n.stats.send_done += 1;
-        self.tracer.record(&TraceEvent::SendDone { t: now, node: i as u32, frame_id: cur.frame_id, acked, attempts: cur.attempts });
+        self.tracer.record(&TraceEvent::SendDone {
+            t: now,
+            node: i as u32,
+            frame_id: cur.frame_id,
+            acked,
+            attempts: cur.attempts,
+        });
         if cur.kind == FrameKind::Agent {
             let done = SendDone {
                 frame_id: cur.frame_id,

@@ -9,9 +9,7 @@ use crate::runner::{RunError, RunResult};
 
 fn create(dir: &Path, name: &str) -> Result<BufWriter<File>, RunError> {
     let p = dir.join(name);
-    File::create(&p)
-        .map(BufWriter::new)
-        .map_err(|source| RunError::Output { path: p.display().to_string(), source })
+    File::create(&p).map(BufWriter::new).map_err(|source| RunError::Output { path: p.display().to_string(), source })
 }
 
 fn io(dir: &Path, name: &str) -> impl Fn(std::io::Error) -> RunError {
@@ -21,14 +19,34 @@ fn io(dir: &Path, name: &str) -> impl Fn(std::io::Error) -> RunError {
 
 /// Every file name a run may write into its output folder (results, traces, figures).
 pub const OUTPUT_FILES: &[&str] = &[
-    "summary.json", "flows.csv", "timeseries.csv", "network.csv", "nodes.csv", "queues.csv",
-    "rates.csv", "total_rate.csv", "congestion.csv", "decreases.csv", "deliveries.csv",
-    "node_rates.csv", "trace.csv", "frames.pcap",
+    "summary.json",
+    "flows.csv",
+    "timeseries.csv",
+    "network.csv",
+    "nodes.csv",
+    "queues.csv",
+    "rates.csv",
+    "total_rate.csv",
+    "congestion.csv",
+    "decreases.csv",
+    "deliveries.csv",
+    "node_rates.csv",
+    "trace.csv",
+    "frames.pcap",
 ];
 
 /// Stems of the figures a run may write, each as `.png` and `.svg` ([`crate::plots`]).
-pub const FIGURE_STEMS: &[&str] =
-    &["goodput_per_flow", "goodput_time", "tree", "network_time", "rates_time", "congestion_time", "allocations_time", "reception_time", "queues_time"];
+pub const FIGURE_STEMS: &[&str] = &[
+    "goodput_per_flow",
+    "goodput_time",
+    "tree",
+    "network_time",
+    "rates_time",
+    "congestion_time",
+    "allocations_time",
+    "reception_time",
+    "queues_time",
+];
 
 /// Remove the files an earlier run wrote into `dir` ([`OUTPUT_FILES`], [`FIGURE_STEMS`]), so
 /// that none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort
@@ -48,10 +66,8 @@ pub fn clear_previous(dir: &Path) -> Result<(), RunError> {
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     std::fs::create_dir_all(dir).map_err(io(dir, ""))?;
     let mut w = create(dir, "summary.json")?;
-    serde_json::to_writer_pretty(&mut w, &r.summary).map_err(|e| RunError::Output {
-        path: dir.join("summary.json").display().to_string(),
-        source: e.into(),
-    })?;
+    serde_json::to_writer_pretty(&mut w, &r.summary)
+        .map_err(|e| RunError::Output { path: dir.join("summary.json").display().to_string(), source: e.into() })?;
     writeln!(w).and_then(|_| w.flush()).map_err(io(dir, "summary.json"))?;
 
     let mut w = csv::Writer::from_writer(create(dir, "flows.csv")?);

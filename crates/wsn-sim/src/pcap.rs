@@ -69,9 +69,8 @@ impl<W: Write> PcapWriter<W> {
     /// than [`SNAPLEN`] are cut, with their full length recorded.
     pub fn write_frame(&mut self, t: Instant, mpdu: &[u8]) -> io::Result<()> {
         let nanos = t.as_nanos();
-        let secs = u32::try_from(nanos / 1_000_000_000).map_err(|_| {
-            io::Error::new(io::ErrorKind::InvalidInput, "pcap: timestamp out of range")
-        })?;
+        let secs = u32::try_from(nanos / 1_000_000_000)
+            .map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "pcap: timestamp out of range"))?;
         // Below 1_000_000, so it fits.
         let micros = ((nanos % 1_000_000_000) / 1_000) as u32;
         let orig_len = u32::try_from(mpdu.len())
@@ -136,9 +135,7 @@ mod tests {
     #[test]
     fn timestamp_out_of_range_is_an_error() {
         let mut writer = PcapWriter::new(Vec::new()).unwrap();
-        let err = writer
-            .write_frame(Instant((u64::from(u32::MAX) + 1) * 1_000_000_000), &ACK)
-            .unwrap_err();
+        let err = writer.write_frame(Instant((u64::from(u32::MAX) + 1) * 1_000_000_000), &ACK).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert_eq!(writer.into_inner().len(), GLOBAL_HEADER_LEN);
     }

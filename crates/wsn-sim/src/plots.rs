@@ -87,11 +87,7 @@ fn fin(v: f64) -> f64 {
 
 /// A finite, non-empty range `[lo, hi]` for data that spans `lo..hi` (padding a single value).
 fn span(lo: f64, hi: f64, min_width: f64) -> (f64, f64) {
-    let (lo, hi) = if lo.is_finite() && hi.is_finite() && lo <= hi {
-        (lo, hi)
-    } else {
-        (0.0, 1.0)
-    };
+    let (lo, hi) = if lo.is_finite() && hi.is_finite() && lo <= hi { (lo, hi) } else { (0.0, 1.0) };
     if hi - lo >= min_width {
         (lo, hi)
     } else {
@@ -112,18 +108,12 @@ fn y_top(max: f64) -> f64 {
 /// Write a centred grey note (e.g. "no data") in the middle of `area`.
 fn note<DB: DrawingBackend>(area: &Area<DB>, text: &str) -> Result<(), String> {
     let (w, h) = area.dim_in_pixel();
-    let style = font(20.0)
-        .color(&RGBColor(120, 120, 120))
-        .pos(Pos::new(HPos::Center, VPos::Center));
-    area.draw_text(text, &style, (w as i32 / 2, h as i32 / 2))
-        .s()
+    let style = font(20.0).color(&RGBColor(120, 120, 120)).pos(Pos::new(HPos::Center, VPos::Center));
+    area.draw_text(text, &style, (w as i32 / 2, h as i32 / 2)).s()
 }
 
 fn run_title(r: &RunResult) -> String {
-    format!(
-        "{} (preset {}, seed {})",
-        r.summary.scenario, r.summary.preset, r.summary.seed
-    )
+    format!("{} (preset {}, seed {})", r.summary.scenario, r.summary.preset, r.summary.seed)
 }
 
 /// Write the plots of `r` into `dir`: each as PNG (1000×600) and SVG.
@@ -152,17 +142,36 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
                 crate::figures::Series::step("", pts)
             })
             .collect();
-        crate::figures::lines(dir, "rates_time", &format!("Node rates r_i(t) — {}", run_title(r)), "time (s)", "rate (pkt/s)", &series, None)?;
+        crate::figures::lines(
+            dir,
+            "rates_time",
+            &format!("Node rates r_i(t) — {}", run_title(r)),
+            "time (s)",
+            "rate (pkt/s)",
+            &series,
+            None,
+        )?;
     }
     if net.flows().iter().any(|f| !f.rcrt.levels.is_empty()) {
         congestion_figure(dir, "congestion_time", &format!("C_i per flow — {}", run_title(r)), net)?;
     }
     if net.flows().iter().any(|f| !f.rcrt.rates.is_empty()) {
         let mean = r.summary.totals.mean_goodput_pps;
-        allocation_figure(dir, "allocations_time", &format!("Allocated rate r_i(t) per flow — {}", run_title(r)), net, mean)?;
+        allocation_figure(
+            dir,
+            "allocations_time",
+            &format!("Allocated rate r_i(t) per flow — {}", run_title(r)),
+            net,
+            mean,
+        )?;
     }
     if net.flows().iter().any(|f| !f.rcrt.deliveries.is_empty()) {
-        reception_figure(dir, "reception_time", &format!("Packet reception (sequence number vs time) — {}", run_title(r)), net)?;
+        reception_figure(
+            dir,
+            "reception_time",
+            &format!("Packet reception (sequence number vs time) — {}", run_title(r)),
+            net,
+        )?;
     }
     let bin_s = r.bin.as_secs_f64();
     let series: Vec<crate::figures::Series> = (0..net.len())
@@ -191,7 +200,13 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
 /// RCRT: every flow's allocated rate r_i(t) (step lines, each ending when its flow closed) and
 /// the mean per-flow goodput as a reference line, written as `dir/name.png` and `.svg` (the RCRT
 /// paper's Fig. 3).
-pub fn allocation_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network, mean_goodput: f64) -> Result<(), String> {
+pub fn allocation_figure(
+    dir: &Path,
+    name: &str,
+    title: &str,
+    net: &crate::network::Network,
+    mean_goodput: f64,
+) -> Result<(), String> {
     use crate::figures::Series;
     let series: Vec<Series> = net
         .flows()
@@ -220,12 +235,21 @@ pub fn reception_figure(dir: &Path, name: &str, title: &str, net: &crate::networ
 /// written as `dir/name.png` and `.svg`.
 pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network) -> Result<(), String> {
     use crate::figures::Series;
-    let mut series: Vec<Series> =
-        net.flows().iter().filter(|f| !f.rcrt.levels.is_empty()).map(|f| Series::step("", f.rcrt.levels.clone())).collect();
+    let mut series: Vec<Series> = net
+        .flows()
+        .iter()
+        .filter(|f| !f.rcrt.levels.is_empty())
+        .map(|f| Series::step("", f.rcrt.levels.clone()))
+        .collect();
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
     // The reliable baseline has no congestion control (U = ∞): no threshold line, no axis cut.
-    let upper = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).map(|k| k.config().upper_threshold).filter(|u| u.is_finite());
+    let upper = net
+        .sinks()
+        .iter()
+        .find_map(|&s| net.rcrt_sink(s))
+        .map(|k| k.config().upper_threshold)
+        .filter(|u| u.is_finite());
     // A collapse can push C_i to hundreds and flatten everything else: the axis stops at 10·U,
     // and the title says when something lies above it.
     let cap = upper.map(|u| 10.0 * u);
@@ -234,7 +258,16 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         Some(c) if top > c => format!("{title} (axis cut at 10·U; max {top:.0})"),
         _ => title.to_string(),
     };
-    crate::figures::lines_clipped(dir, name, &title, "time (s)", "C_i", &series, upper.map(|u| (u, "upper threshold U")), cap)
+    crate::figures::lines_clipped(
+        dir,
+        name,
+        &title,
+        "time (s)",
+        "C_i",
+        &series,
+        upper.map(|u| (u, "upper threshold U")),
+        cap,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -245,11 +278,7 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     let flows = &r.summary.flows;
     let gp: Vec<f64> = flows.iter().map(|f| fin(f.goodput_pps).max(0.0)).collect();
     let n = gp.len();
-    let mean = if n > 0 {
-        gp.iter().sum::<f64>() / n as f64
-    } else {
-        0.0
-    };
+    let mean = if n > 0 { gp.iter().sum::<f64>() / n as f64 } else { 0.0 };
     let max = gp.iter().copied().fold(0.0, f64::max);
     let title = format!("Goodput per flow — {}", run_title(r));
     let mut chart = ChartBuilder::on(root)
@@ -292,20 +321,17 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     let bar = RGBColor(70, 120, 180);
     let half = 0.38;
     chart
-        .draw_series(gp.iter().enumerate().map(|(i, &g)| {
-            Rectangle::new([(i as f64 - half, 0.0), (i as f64 + half, g)], bar.filled())
-        }))
+        .draw_series(
+            gp.iter()
+                .enumerate()
+                .map(|(i, &g)| Rectangle::new([(i as f64 - half, 0.0), (i as f64 + half, g)], bar.filled())),
+        )
         .s()?
         .label("goodput of the flow")
         .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], bar.filled()));
     let red = RGBColor(200, 30, 30);
     chart
-        .draw_series(DashedLineSeries::new(
-            vec![(-0.6, mean), (n as f64 - 0.4, mean)],
-            10,
-            6,
-            red.stroke_width(2),
-        ))
+        .draw_series(DashedLineSeries::new(vec![(-0.6, mean), (n as f64 - 0.4, mean)], 10, 6, red.stroke_width(2)))
         .s()?
         .label(format!("mean {mean:.3} pkt/s over {n} flows"))
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
@@ -340,18 +366,12 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
             bins.push((t0 + len / 2.0, len));
         }
     }
-    let rate =
-        |f: &crate::network::Flow, b: usize| f.bins.get(b).copied().unwrap_or(0) as f64 / bins[b].1;
+    let rate = |f: &crate::network::Flow, b: usize| f.bins.get(b).copied().unwrap_or(0) as f64 / bins[b].1;
     let mean: Vec<(f64, f64)> = if flows.is_empty() {
         Vec::new()
     } else {
         (0..bins.len())
-            .map(|b| {
-                (
-                    bins[b].0,
-                    flows.iter().map(|f| rate(f, b)).sum::<f64>() / flows.len() as f64,
-                )
-            })
+            .map(|b| (bins[b].0, flows.iter().map(|f| rate(f, b)).sum::<f64>() / flows.len() as f64))
             .collect()
     };
     let shown = flows.len().min(MAX_THIN_FLOWS);
@@ -383,50 +403,28 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
     if flows.is_empty() || bins.is_empty() {
         return note(
             &chart.plotting_area().strip_coord_spec(),
-            if flows.is_empty() {
-                "no flows"
-            } else {
-                "no complete time bin"
-            },
+            if flows.is_empty() { "no flows" } else { "no complete time bin" },
         );
     }
-    let start = flows
-        .iter()
-        .map(|f| f.start.as_secs_f64())
-        .fold(f64::INFINITY, f64::min);
+    let start = flows.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
     if start.is_finite() && start > 0.0 && start < end_s {
         let grey = RGBColor(110, 110, 110);
         chart
-            .draw_series(DashedLineSeries::new(
-                vec![(start, 0.0), (start, y_top(max))],
-                6,
-                6,
-                grey.stroke_width(1),
-            ))
+            .draw_series(DashedLineSeries::new(vec![(start, 0.0), (start, y_top(max))], 6, 6, grey.stroke_width(1)))
             .s()?
             .label(format!("traffic starts ({} s)", trim(start)))
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(1))
-            });
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(1)));
     }
     for (k, f) in flows[..shown].iter().enumerate() {
-        let style = FLOW_COLOURS[k % FLOW_COLOURS.len()]
-            .mix(0.5)
-            .stroke_width(1);
-        let anno = chart
-            .draw_series(LineSeries::new(
-                (0..bins.len()).map(|b| (bins[b].0, rate(f, b))),
-                style,
-            ))
-            .s()?;
+        let style = FLOW_COLOURS[k % FLOW_COLOURS.len()].mix(0.5).stroke_width(1);
+        let anno = chart.draw_series(LineSeries::new((0..bins.len()).map(|b| (bins[b].0, rate(f, b))), style)).s()?;
         if k == 0 {
             let label = if flows.len() > shown {
                 format!("one flow each (first {shown} of {} flows)", flows.len())
             } else {
                 format!("one flow each ({} flows)", flows.len())
             };
-            anno.label(label)
-                .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
+            anno.label(label).legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], style));
         }
     }
     chart
@@ -480,19 +478,9 @@ fn trim(v: f64) -> String {
 
 /// Viridis-like colour of `t` in [0, 1], darkened at the yellow end to stay visible on white.
 fn ramp(t: f64) -> RGBColor {
-    const STOPS: [(u8, u8, u8); 6] = [
-        (68, 1, 84),
-        (65, 68, 135),
-        (42, 120, 142),
-        (34, 168, 132),
-        (122, 209, 81),
-        (220, 200, 20),
-    ];
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        0.0
-    } * (STOPS.len() - 1) as f64;
+    const STOPS: [(u8, u8, u8); 6] =
+        [(68, 1, 84), (65, 68, 135), (42, 120, 142), (34, 168, 132), (122, 209, 81), (220, 200, 20)];
+    let t = if t.is_finite() { t.clamp(0.0, 1.0) } else { 0.0 } * (STOPS.len() - 1) as f64;
     let i = (t.floor() as usize).min(STOPS.len() - 2);
     let u = t - i as f64;
     let mix = |a: u8, b: u8| (a as f64 + (b as f64 - a as f64) * u).round() as u8;
@@ -501,11 +489,7 @@ fn ramp(t: f64) -> RGBColor {
 }
 
 fn hop_colour(h: u32, max_h: u32) -> RGBColor {
-    ramp(if max_h == 0 {
-        0.0
-    } else {
-        h as f64 / max_h as f64
-    })
+    ramp(if max_h == 0 { 0.0 } else { h as f64 / max_h as f64 })
 }
 
 const UNROUTED: RGBColor = RGBColor(190, 190, 190);
@@ -545,9 +529,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
             if !has_tree || i >= net.len() || is_sink(i) {
                 return None;
             }
-            net.parent(i, 0)
-                .map(|p| p.index())
-                .filter(|&p| p < n && p != i)
+            net.parent(i, 0).map(|p| p.index()).filter(|&p| p < n && p != i)
         })
         .collect();
     let max_h = hops.iter().flatten().copied().max().unwrap_or(0);
@@ -557,19 +539,9 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let (mw, mh) = map.dim_in_pixel();
     let pw = mw.saturating_sub(2 * margin + yl).max(10) as f64;
     let ph = mh.saturating_sub(2 * margin + xl).max(10) as f64;
-    let fold = |f: fn(f64, f64) -> f64, init: f64, sel: fn(&(f64, f64)) -> f64| {
-        pos.iter().map(sel).fold(init, f)
-    };
-    let (x0, x1) = span(
-        fold(f64::min, f64::INFINITY, |p| p.0),
-        fold(f64::max, f64::NEG_INFINITY, |p| p.0),
-        1.0,
-    );
-    let (y0, y1) = span(
-        fold(f64::min, f64::INFINITY, |p| p.1),
-        fold(f64::max, f64::NEG_INFINITY, |p| p.1),
-        1.0,
-    );
+    let fold = |f: fn(f64, f64) -> f64, init: f64, sel: fn(&(f64, f64)) -> f64| pos.iter().map(sel).fold(init, f);
+    let (x0, x1) = span(fold(f64::min, f64::INFINITY, |p| p.0), fold(f64::max, f64::NEG_INFINITY, |p| p.0), 1.0);
+    let (y0, y1) = span(fold(f64::min, f64::INFINITY, |p| p.1), fold(f64::max, f64::NEG_INFINITY, |p| p.1), 1.0);
     let pad = 0.06 * (x1 - x0).max(y1 - y0) + 1.0;
     let (x0, x1, y0, y1) = (x0 - pad, x1 + pad, y0 - pad, y1 + pad);
     let mpp = ((x1 - x0) / pw).max((y1 - y0) / ph); // metres per pixel
@@ -607,36 +579,17 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         let d = (dx * dx + dy * dy).sqrt();
         let gap = (radius(i) + radius(p) + 8.0) * mpp;
         if d.is_nan() || d <= gap {
-            chart
-                .draw_series(std::iter::once(PathElement::new(
-                    vec![a, b],
-                    arrow.stroke_width(2),
-                )))
-                .s()?;
+            chart.draw_series(std::iter::once(PathElement::new(vec![a, b], arrow.stroke_width(2)))).s()?;
             continue;
         }
         let (ux, uy) = (dx / d, dy / d);
         let start = (a.0 + ux * radius(i) * mpp, a.1 + uy * radius(i) * mpp);
-        let tip = (
-            b.0 - ux * (radius(p) + 2.0) * mpp,
-            b.1 - uy * (radius(p) + 2.0) * mpp,
-        );
+        let tip = (b.0 - ux * (radius(p) + 2.0) * mpp, b.1 - uy * (radius(p) + 2.0) * mpp);
         let (len, wid) = (11.0 * mpp, 4.5 * mpp);
         let base = (tip.0 - ux * len, tip.1 - uy * len);
-        let head = vec![
-            tip,
-            (base.0 - uy * wid, base.1 + ux * wid),
-            (base.0 + uy * wid, base.1 - ux * wid),
-        ];
-        chart
-            .draw_series(std::iter::once(PathElement::new(
-                vec![start, base],
-                arrow.stroke_width(2),
-            )))
-            .s()?;
-        chart
-            .draw_series(std::iter::once(Polygon::new(head, arrow.filled())))
-            .s()?;
+        let head = vec![tip, (base.0 - uy * wid, base.1 + ux * wid), (base.0 + uy * wid, base.1 - ux * wid)];
+        chart.draw_series(std::iter::once(PathElement::new(vec![start, base], arrow.stroke_width(2)))).s()?;
+        chart.draw_series(std::iter::once(Polygon::new(head, arrow.filled()))).s()?;
     }
     let colour = |i: usize| hops[i].map_or(UNROUTED, |h| hop_colour(h, max_h));
     for (i, &at) in pos.iter().enumerate() {
@@ -655,23 +608,15 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
             chart.draw_series(std::iter::once(dot)).s()?;
         }
     }
-    let label_style = font(12.0)
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Left, VPos::Bottom));
+    let label_style = font(12.0).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Bottom));
     for (i, &at) in pos.iter().enumerate() {
         let off = radius(i) as i32 - 1;
         let id = i.to_string();
         // A translucent white box behind the id keeps it readable over arrows.
-        let (w, h) = chart
-            .plotting_area()
-            .estimate_text_size(&id, &label_style)
-            .unwrap_or((7 * id.len() as u32, 12));
+        let (w, h) = chart.plotting_area().estimate_text_size(&id, &label_style).unwrap_or((7 * id.len() as u32, 12));
         let (w, h) = (w as i32, h as i32);
         let t = EmptyElement::at(at)
-            + Rectangle::new(
-                [(off - 1, -off - h), (off + w + 1, -off + 1)],
-                WHITE.mix(0.8).filled(),
-            )
+            + Rectangle::new([(off - 1, -off - h), (off + w + 1, -off + 1)], WHITE.mix(0.8).filled())
             + Text::new(id, (off, -off), label_style.clone());
         chart.draw_series(std::iter::once(t)).s()?;
     }
@@ -685,9 +630,7 @@ fn draw_tree_legend<DB: DrawingBackend>(
     has_tree: bool,
 ) -> Result<(), String> {
     let head = font(15.0).color(&BLACK);
-    let text = font(14.0)
-        .color(&BLACK)
-        .pos(Pos::new(HPos::Left, VPos::Center));
+    let text = font(14.0).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
     let (x, mut y) = (12, 40);
     area.draw_text("hops: nodes", &head, (x, y - 10)).s()?;
     y += 18;
@@ -705,52 +648,28 @@ fn draw_tree_legend<DB: DrawingBackend>(
     for h in rows {
         let c = hop_colour(h, max_h);
         area.draw(&Circle::new((x + 8, y), 7, c.filled())).s()?;
-        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1)))
-            .s()?;
+        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1))).s()?;
         let count = hops.iter().filter(|v| **v == Some(h)).count();
-        let label = if h == 0 {
-            format!("0 (sink): {count}")
-        } else {
-            format!("{h}: {count}")
-        };
+        let label = if h == 0 { format!("0 (sink): {count}") } else { format!("{h}: {count}") };
         area.draw_text(&label, &text, (x + 24, y)).s()?;
         y += 22;
     }
     let unrouted = hops.iter().filter(|h| h.is_none()).count();
     if unrouted > 0 {
-        area.draw(&Circle::new((x + 8, y), 7, UNROUTED.filled()))
-            .s()?;
-        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1)))
-            .s()?;
-        area.draw_text(&format!("no route: {unrouted}"), &text, (x + 24, y))
-            .s()?;
+        area.draw(&Circle::new((x + 8, y), 7, UNROUTED.filled())).s()?;
+        area.draw(&Circle::new((x + 8, y), 7, BLACK.stroke_width(1))).s()?;
+        area.draw_text(&format!("no route: {unrouted}"), &text, (x + 24, y)).s()?;
         y += 22;
     }
     y += 12;
-    area.draw(&Rectangle::new(
-        [(x + 1, y - 7), (x + 15, y + 7)],
-        WHITE.filled(),
-    ))
-    .s()?;
-    area.draw(&Rectangle::new(
-        [(x + 1, y - 7), (x + 15, y + 7)],
-        BLACK.stroke_width(2),
-    ))
-    .s()?;
+    area.draw(&Rectangle::new([(x + 1, y - 7), (x + 15, y + 7)], WHITE.filled())).s()?;
+    area.draw(&Rectangle::new([(x + 1, y - 7), (x + 15, y + 7)], BLACK.stroke_width(2))).s()?;
     area.draw_text("sink", &text, (x + 24, y)).s()?;
     y += 24;
     if has_tree {
         let grey = RGBColor(80, 80, 80);
-        area.draw(&PathElement::new(
-            vec![(x, y), (x + 12, y)],
-            grey.stroke_width(2),
-        ))
-        .s()?;
-        area.draw(&Polygon::new(
-            vec![(x + 18, y), (x + 9, y - 4), (x + 9, y + 4)],
-            grey.filled(),
-        ))
-        .s()?;
+        area.draw(&PathElement::new(vec![(x, y), (x + 12, y)], grey.stroke_width(2))).s()?;
+        area.draw(&Polygon::new(vec![(x + 18, y), (x + 9, y - 4), (x + 9, y + 4)], grey.filled())).s()?;
         area.draw_text("to parent", &text, (x + 24, y)).s()?;
         y += 20;
     }
@@ -763,19 +682,10 @@ fn draw_tree_legend<DB: DrawingBackend>(
 
 fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let root = root
-        .titled(
-            &format!("Routing and delivery over time — {}", run_title(r)),
-            font(21.0),
-        )
-        .s()?;
+    let root = root.titled(&format!("Routing and delivery over time — {}", run_title(r)), font(21.0)).s()?;
     let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 52 / 100);
     let s = &r.series;
-    let end_s = s
-        .iter()
-        .map(|p| fin(p.t_s))
-        .fold(fin(r.summary.sim_seconds), f64::max)
-        .max(1.0);
+    let end_s = s.iter().map(|p| fin(p.t_s)).fold(fin(r.summary.sim_seconds), f64::max).max(1.0);
     let max_depth = s.iter().map(|p| p.max_depth).max().unwrap_or(0);
     let mut chart = ChartBuilder::on(&top)
         .margin(12)
@@ -800,23 +710,15 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         let red = RGBColor(200, 40, 40);
         let blue = RGBColor(40, 90, 190);
         chart
-            .draw_series(LineSeries::new(
-                s.iter().map(|p| (fin(p.t_s), p.max_depth as f64)),
-                red.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(s.iter().map(|p| (fin(p.t_s), p.max_depth as f64)), red.stroke_width(2)))
             .s()?
             .label("max depth")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
         chart
-            .draw_series(LineSeries::new(
-                s.iter().map(|p| (fin(p.t_s), fin(p.mean_depth))),
-                blue.stroke_width(2),
-            ))
+            .draw_series(LineSeries::new(s.iter().map(|p| (fin(p.t_s), fin(p.mean_depth))), blue.stroke_width(2)))
             .s()?
             .label("mean depth of routed nodes")
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2))
-            });
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2)));
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::LowerRight)
@@ -841,10 +743,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .y_label_formatter(&tick)
         .x_label_formatter(&tick)
         .x_desc("time (s)")
-        .y_desc(format!(
-            "delivered (pkt per {} s)",
-            trim(r.bin.as_secs_f64())
-        ))
+        .y_desc(format!("delivered (pkt per {} s)", trim(r.bin.as_secs_f64())))
         .label_style(font(13.0))
         .axis_desc_style(font(15.0))
         .draw()
@@ -857,19 +756,14 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
     let mut bars = Vec::with_capacity(s.len());
     for p in s {
         let t = fin(p.t_s);
-        bars.push(Rectangle::new(
-            [(prev, 0.0), (t.max(prev), p.delivered as f64)],
-            green.mix(0.8).filled(),
-        ));
+        bars.push(Rectangle::new([(prev, 0.0), (t.max(prev), p.delivered as f64)], green.mix(0.8).filled()));
         prev = t;
     }
     chart
         .draw_series(bars)
         .s()?
         .label("packets delivered to sinks, all flows")
-        .legend(move |(x, y)| {
-            Rectangle::new([(x, y - 6), (x + 20, y + 6)], green.mix(0.8).filled())
-        });
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], green.mix(0.8).filled()));
     chart
         .configure_series_labels()
         .position(SeriesLabelPosition::UpperLeft)
@@ -923,20 +817,11 @@ fn draw_sweep<DB: DrawingBackend>(
     offered: bool,
 ) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let root = root
-        .titled(
-            &format!("Sweep {name}: per-flow goodput and delivery ratio"),
-            font(21.0),
-        )
-        .s()?;
+    let root = root.titled(&format!("Sweep {name}: per-flow goodput and delivery ratio"), font(21.0)).s()?;
     let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 58 / 100);
     let f = |v: f64| if v.is_finite() { Some(v) } else { None };
     let xs = pts.iter().map(|p| p.x);
-    let (x0, x1) = span(
-        xs.clone().fold(f64::INFINITY, f64::min),
-        xs.fold(f64::NEG_INFINITY, f64::max),
-        1e-9,
-    );
+    let (x0, x1) = span(xs.clone().fold(f64::INFINITY, f64::min), xs.fold(f64::NEG_INFINITY, f64::max), 1e-9);
     let (x0, x1) = if x1 - x0 < 1e-6 {
         let w = (x0.abs() * 0.2).max(0.5);
         (x0 - w, x1 + w)
@@ -944,11 +829,7 @@ fn draw_sweep<DB: DrawingBackend>(
         let w = (x1 - x0) * 0.04;
         (x0 - w, x1 + w)
     };
-    let ymax = pts
-        .iter()
-        .flat_map(|p| [p.mean, p.min, p.max])
-        .filter_map(f)
-        .fold(0.0, f64::max);
+    let ymax = pts.iter().flat_map(|p| [p.mean, p.min, p.max]).filter_map(f).fold(0.0, f64::max);
     let ytop = y_top(ymax);
 
     let mut chart = ChartBuilder::on(&top)
@@ -973,10 +854,8 @@ fn draw_sweep<DB: DrawingBackend>(
     } else {
         let blue = RGBColor(40, 90, 190);
         // Min–max band over the points where both are known.
-        let band: Vec<(f64, f64, f64)> = pts
-            .iter()
-            .filter_map(|p| Some((p.x, f(p.min)?.clamp(0.0, ytop), f(p.max)?.clamp(0.0, ytop))))
-            .collect();
+        let band: Vec<(f64, f64, f64)> =
+            pts.iter().filter_map(|p| Some((p.x, f(p.min)?.clamp(0.0, ytop), f(p.max)?.clamp(0.0, ytop)))).collect();
         if band.len() >= 2 {
             let mut poly: Vec<(f64, f64)> = band.iter().map(|b| (b.0, b.2)).collect();
             poly.extend(band.iter().rev().map(|b| (b.0, b.1)));
@@ -984,22 +863,16 @@ fn draw_sweep<DB: DrawingBackend>(
                 .draw_series(std::iter::once(Polygon::new(poly, blue.mix(0.15).filled())))
                 .s()?
                 .label("min–max over flows")
-                .legend(move |(x, y)| {
-                    Rectangle::new([(x, y - 6), (x + 20, y + 6)], blue.mix(0.25).filled())
-                });
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], blue.mix(0.25).filled()));
         }
         let caps = band.iter().flat_map(|&(x, lo, hi)| [(x, lo), (x, hi)]);
         chart
-            .draw_series(caps.map(|c| {
-                EmptyElement::at(c) + PathElement::new(vec![(-5, 0), (5, 0)], blue.stroke_width(1))
-            }))
+            .draw_series(
+                caps.map(|c| EmptyElement::at(c) + PathElement::new(vec![(-5, 0), (5, 0)], blue.stroke_width(1))),
+            )
             .s()?;
         chart
-            .draw_series(
-                band.iter().map(|&(x, lo, hi)| {
-                    PathElement::new(vec![(x, lo), (x, hi)], blue.stroke_width(1))
-                }),
-            )
+            .draw_series(band.iter().map(|&(x, lo, hi)| PathElement::new(vec![(x, lo), (x, hi)], blue.stroke_width(1))))
             .s()?;
         if band.len() == 1 {
             // No band with one point: label the error bar instead.
@@ -1007,9 +880,7 @@ fn draw_sweep<DB: DrawingBackend>(
                 .draw_series(std::iter::empty::<PathElement<(f64, f64)>>())
                 .s()?
                 .label("min–max over flows")
-                .legend(move |(x, y)| {
-                    PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], blue.stroke_width(1))
-                });
+                .legend(move |(x, y)| PathElement::new(vec![(x + 10, y - 6), (x + 10, y + 6)], blue.stroke_width(1)));
         }
         if offered {
             // y = x, clipped to the visible box.
@@ -1018,23 +889,13 @@ fn draw_sweep<DB: DrawingBackend>(
             if b > a {
                 let grey = RGBColor(90, 90, 90);
                 chart
-                    .draw_series(DashedLineSeries::new(
-                        vec![(a, a), (b, b)],
-                        8,
-                        6,
-                        grey.stroke_width(2),
-                    ))
+                    .draw_series(DashedLineSeries::new(vec![(a, a), (b, b)], 8, 6, grey.stroke_width(2)))
                     .s()?
                     .label("offered load (y = x)")
-                    .legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2))
-                    });
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2)));
             }
         }
-        let mean: Vec<(f64, f64)> = pts
-            .iter()
-            .filter_map(|p| Some((p.x, f(p.mean)?.clamp(0.0, ytop))))
-            .collect();
+        let mean: Vec<(f64, f64)> = pts.iter().filter_map(|p| Some((p.x, f(p.mean)?.clamp(0.0, ytop)))).collect();
         chart
             .draw_series(LineSeries::new(mean.clone(), blue.stroke_width(2)))
             .s()?
@@ -1044,9 +905,7 @@ fn draw_sweep<DB: DrawingBackend>(
                     + PathElement::new(vec![(-10, 0), (10, 0)], blue.stroke_width(2))
                     + Circle::new((0, 0), 4, blue.filled())
             });
-        chart
-            .draw_series(mean.iter().map(|&p| Circle::new(p, 4, blue.filled())))
-            .s()?;
+        chart.draw_series(mean.iter().map(|&p| Circle::new(p, 4, blue.filled()))).s()?;
         chart
             .configure_series_labels()
             .position(SeriesLabelPosition::UpperLeft)
@@ -1080,16 +939,9 @@ fn draw_sweep<DB: DrawingBackend>(
         return note(&chart.plotting_area().strip_coord_spec(), "no data");
     }
     let green = RGBColor(50, 130, 70);
-    let del: Vec<(f64, f64)> = pts
-        .iter()
-        .filter_map(|p| Some((p.x, f(p.delivery)?.clamp(0.0, 1.05))))
-        .collect();
-    chart
-        .draw_series(LineSeries::new(del.clone(), green.stroke_width(2)))
-        .s()?;
-    chart
-        .draw_series(del.iter().map(|&p| Circle::new(p, 4, green.filled())))
-        .s()?;
+    let del: Vec<(f64, f64)> = pts.iter().filter_map(|p| Some((p.x, f(p.delivery)?.clamp(0.0, 1.05)))).collect();
+    chart.draw_series(LineSeries::new(del.clone(), green.stroke_width(2))).s()?;
+    chart.draw_series(del.iter().map(|&p| Circle::new(p, 4, green.filled()))).s()?;
     Ok(())
 }
 
@@ -1146,35 +998,11 @@ mod tests {
         let nan = f64::NAN;
         let cases: Vec<Vec<SweepPoint>> = vec![
             vec![],
-            vec![SweepPoint {
-                x: 3.0,
-                mean: 0.0,
-                min: 0.0,
-                max: 0.0,
-                delivery: 0.0,
-            }],
-            vec![SweepPoint {
-                x: nan,
-                mean: nan,
-                min: nan,
-                max: nan,
-                delivery: nan,
-            }],
+            vec![SweepPoint { x: 3.0, mean: 0.0, min: 0.0, max: 0.0, delivery: 0.0 }],
+            vec![SweepPoint { x: nan, mean: nan, min: nan, max: nan, delivery: nan }],
             vec![
-                SweepPoint {
-                    x: 1.0,
-                    mean: nan,
-                    min: f64::INFINITY,
-                    max: nan,
-                    delivery: nan,
-                },
-                SweepPoint {
-                    x: 1.0,
-                    mean: 0.0,
-                    min: 0.0,
-                    max: 0.0,
-                    delivery: 2.0,
-                },
+                SweepPoint { x: 1.0, mean: nan, min: f64::INFINITY, max: nan, delivery: nan },
+                SweepPoint { x: 1.0, mean: 0.0, min: 0.0, max: 0.0, delivery: 2.0 },
             ],
         ];
         for (k, pts) in cases.iter().enumerate() {
@@ -1186,11 +1014,7 @@ mod tests {
     }
 
     fn tiny_run(nodes: usize, duration_s: f64, flows: bool) -> RunResult {
-        let flow = if flows {
-            "[[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 100.0\n"
-        } else {
-            ""
-        };
+        let flow = if flows { "[[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 100.0\n" } else { "" };
         let text = format!(
             "name = \"tiny\"\nduration_s = {duration_s:?}\n\
              [topology]\nlayout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 5.0 }}\n\
@@ -1199,15 +1023,7 @@ mod tests {
         );
         let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
         let sc = Scenario::from_toml(&text, "test", base, &[]).unwrap();
-        run(
-            &sc,
-            RunOptions {
-                seed: None,
-                out_dir: None,
-                progress: None,
-            },
-        )
-        .unwrap()
+        run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
     }
 
     #[test]

@@ -7,11 +7,11 @@ use serde::Serialize;
 use wsn_proto::time::{Duration, Instant};
 use wsn_wire::NodeId;
 
+use crate::endpoints::EndpointSpec;
 use crate::network::{ChannelOptions, FlowSpec, Network, NetworkSpec};
 use crate::radio::noise::{NoiseConfig, NoiseModel};
 use crate::rng::{stream, Purpose};
 use crate::routing::static_tree::read_tree;
-use crate::endpoints::EndpointSpec;
 use crate::scenario::{ProtocolConfig, RcrtConfig, RcrtProfile, RoutingKind, Scenario, Sources};
 use crate::topology::{generate_links, place, read_tossim_gains, Links, Position};
 use crate::trace::Tracer;
@@ -246,9 +246,9 @@ pub struct RunOptions<'a> {
 pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunError> {
     let mut prng = stream(sc.topology.seed, 0, 0, Purpose::Placement);
     let layout = match &sc.topology.layout {
-        crate::topology::Placement::File { path } => crate::topology::Placement::File {
-            path: sc.resolve(path).to_string_lossy().into_owned(),
-        },
+        crate::topology::Placement::File { path } => {
+            crate::topology::Placement::File { path: sc.resolve(path).to_string_lossy().into_owned() }
+        }
         other => other.clone(),
     };
     let positions = place(&layout, Path::new(""), &mut prng).map_err(|e| RunError::Input(e.to_string()))?;
@@ -259,13 +259,17 @@ pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel
             reset_gap_s: *reset_gap_s,
             max_samples: *max_samples,
         },
-        NoiseConfig::Replay { trace } => NoiseConfig::Replay { trace: sc.resolve(trace).to_string_lossy().into_owned() },
+        NoiseConfig::Replay { trace } => {
+            NoiseConfig::Replay { trace: sc.resolve(trace).to_string_lossy().into_owned() }
+        }
         other => other.clone(),
     };
     let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| RunError::Input(e.to_string()))?;
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
-        Some(g) => read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?,
+        Some(g) => {
+            read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?
+        }
         None => generate_links(&positions, &sc.radio.link, sc.topology.seed, min_rx)
             .map_err(|e| RunError::Input(e.to_string()))?,
     };
@@ -300,11 +304,9 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     let static_parents = match sc.routing.kind {
         RoutingKind::Mhlqi => None,
         RoutingKind::Static => {
-            let path = sc
-                .routing
-                .tree_file
-                .as_ref()
-                .ok_or_else(|| RunError::Config("routing.tree_file is required with routing.kind = \"static\"".into()))?;
+            let path = sc.routing.tree_file.as_ref().ok_or_else(|| {
+                RunError::Config("routing.tree_file is required with routing.kind = \"static\"".into())
+            })?;
             if sinks.len() != 1 {
                 return Err(RunError::Config("a static tree supports exactly one sink".into()));
             }
@@ -349,7 +351,9 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
         }
-        if matches!(sc.protocol, ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_)) && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN {
+        if matches!(sc.protocol, ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_))
+            && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN
+        {
             return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ 6 for RCRT flows")));
         }
         for s in sources {
@@ -357,7 +361,9 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
                 return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
             }
             if s == sink.0 {
-                return Err(RunError::Config(format!("flows[{k}]: node {s} cannot send to itself (it is the flow's sink)")));
+                return Err(RunError::Config(format!(
+                    "flows[{k}]: node {s} cannot send to itself (it is the flow's sink)"
+                )));
             }
             flows.push(FlowSpec {
                 source: NodeId(s),
@@ -380,10 +386,14 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             std::fs::File::create(&p).map_err(|source| RunError::Output { path: p.display().to_string(), source })
         };
         if sc.output.trace {
-            tracer = tracer.with_csv(open("trace.csv")?).map_err(|source| RunError::Output { path: "trace.csv".into(), source })?;
+            tracer = tracer
+                .with_csv(open("trace.csv")?)
+                .map_err(|source| RunError::Output { path: "trace.csv".into(), source })?;
         }
         if sc.output.pcap {
-            tracer = tracer.with_pcap(open("frames.pcap")?).map_err(|source| RunError::Output { path: "frames.pcap".into(), source })?;
+            tracer = tracer
+                .with_pcap(open("frames.pcap")?)
+                .map_err(|source| RunError::Output { path: "frames.pcap".into(), source })?;
         }
     }
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
@@ -457,9 +467,17 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
     let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
-    let mut summary = summarize(sc, seed, &mac.preset, &net, wall_seconds, sha, max_depth_seen, 
+    let mut summary = summarize(
+        sc,
+        seed,
+        &mac.preset,
+        &net,
+        wall_seconds,
+        sha,
+        max_depth_seen,
         // No traffic within the run: no parent change happened during traffic.
-        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)));
+        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)),
+    );
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin })
@@ -638,9 +656,7 @@ fn summarize(
                         .and_then(|s| s.stats().per_flow.get(&f.source).map(|fs| fs.feedback_sent))
                         .unwrap_or(0)
                 }),
-                decreases_triggered: f
-                    .endpoint
-                    .map(|_| net.decreases().iter().filter(|d| d.2 == f.id).count() as u64),
+                decreases_triggered: f.endpoint.map(|_| net.decreases().iter().filter(|d| d.2 == f.id).count() as u64),
                 mean_rate_pps: step_average(
                     net.rate_trace(f.source.index()),
                     f.start.as_secs_f64(),
@@ -699,7 +715,11 @@ fn summarize(
             delivered,
             delivery_ratio: ratio(delivered, originated),
             mean_goodput_pps: if gp.is_empty() { 0.0 } else { gp.iter().sum::<f64>() / gp.len() as f64 },
-            min_goodput_pps: gp.iter().copied().fold(f64::INFINITY, f64::min).min(if gp.is_empty() { 0.0 } else { f64::INFINITY }),
+            min_goodput_pps: gp.iter().copied().fold(f64::INFINITY, f64::min).min(if gp.is_empty() {
+                0.0
+            } else {
+                f64::INFINITY
+            }),
             max_goodput_pps: gp.iter().copied().fold(0.0, f64::max),
             data_frames: sum(|s| s.data_tx),
             beacon_frames: sum(|s| s.beacon_tx),
@@ -803,7 +823,8 @@ mod tests {
     use super::*;
 
     fn small(set: &[&str]) -> Scenario {
-        let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+        let text =
+            "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
                     [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 10.0\n";
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap()
@@ -814,7 +835,10 @@ mod tests {
     fn rcrt_weights_must_name_nodes() {
         for kind in ["rcrt", "reliable"] {
             let sc = small(&[&format!("protocol.kind=\"{kind}\""), "protocol.weights={\"99\"=2.0}"]);
-            let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).err().expect("weight of node 99 accepted").to_string();
+            let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None })
+                .err()
+                .expect("weight of node 99 accepted")
+                .to_string();
             assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
         }
     }
@@ -822,7 +846,8 @@ mod tests {
     /// A run whose flows start after its end has no parent changes during traffic.
     #[test]
     fn no_traffic_no_changes_during_traffic() {
-        let r = run(&small(&["flows.0.start_s=100"]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let r =
+            run(&small(&["flows.0.start_s=100"]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
         assert!(r.summary.routing.parent_changes > 0);
         assert_eq!(r.summary.routing.parent_changes_during_traffic, 0);
     }

@@ -459,8 +459,8 @@ impl Scenario {
     pub fn load(spec: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let path = Path::new(spec);
         if path.exists() {
-            let text = std::fs::read_to_string(path)
-                .map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
+            let text =
+                std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
             let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
             return Self::from_toml(&text, spec, base, overrides);
         }
@@ -532,9 +532,8 @@ impl Scenario {
             Some(toml::Value::String(s)) => s.as_str(),
             Some(_) => return Err("mac.preset must be a string".into()),
         };
-        let base = MacConfig::preset(name).ok_or_else(|| {
-            format!("mac.preset: unknown preset `{name}` (known: {})", MacConfig::PRESETS.join(", "))
-        })?;
+        let base = MacConfig::preset(name)
+            .ok_or_else(|| format!("mac.preset: unknown preset `{name}` (known: {})", MacConfig::PRESETS.join(", ")))?;
         let mut table = toml::Table::try_from(&base).map_err(|e| e.to_string())?;
         for (k, v) in &self.mac {
             if k == "preset" {
@@ -629,7 +628,9 @@ impl Scenario {
                 }
             }
             if f.count == Some(0) {
-                return Err(format!("flows[{i}].count = 0: a flow must send at least one packet (leave count out for no limit)"));
+                return Err(format!(
+                    "flows[{i}].count = 0: a flow must send at least one packet (leave count out for no limit)"
+                ));
             }
             if let Some(d) = f.demand_pps {
                 // 0 is RCRT's "let the sink choose" (the sink's default demand).
@@ -655,7 +656,9 @@ impl Scenario {
             }
             if let Some(b) = c.buffer_packets {
                 if b < 2 {
-                    return Err(format!("protocol.buffer_packets = {b}: the retransmit buffer needs at least 2 packets"));
+                    return Err(format!(
+                        "protocol.buffer_packets = {b}: the retransmit buffer needs at least 2 packets"
+                    ));
                 }
             }
             for (k, w) in &c.weights {
@@ -673,15 +676,24 @@ impl Scenario {
                     return Err(format!("protocol.policy_changes[{i}].at_s = {}: must be a time ≥ 0 s", pc.at_s));
                 }
                 if !self.topology.sinks.contains(&pc.sink) {
-                    return Err(format!("protocol.policy_changes[{i}].sink = {}: not a sink of topology.sinks", pc.sink));
+                    return Err(format!(
+                        "protocol.policy_changes[{i}].sink = {}: not a sink of topology.sinks",
+                        pc.sink
+                    ));
                 }
             }
         }
         if !(0.0..=1.0).contains(&self.radio.false_ack_prob) {
-            return Err(format!("radio.false_ack_prob = {}: must be a probability in 0..=1", self.radio.false_ack_prob));
+            return Err(format!(
+                "radio.false_ack_prob = {}: must be a probability in 0..=1",
+                self.radio.false_ack_prob
+            ));
         }
         if !self.routing.shortest_snr_db.is_finite() {
-            return Err(format!("routing.shortest_snr_db = {}: must be a finite number of dB", self.routing.shortest_snr_db));
+            return Err(format!(
+                "routing.shortest_snr_db = {}: must be a finite number of dB",
+                self.routing.shortest_snr_db
+            ));
         }
         if let Some(t) = self.routing.freeze_after_s {
             if !(t.is_finite() && t >= 0.0) {
@@ -817,9 +829,8 @@ fn resolve_path(base: &Path, p: &str) -> PathBuf {
 /// Apply one `key.path=value` override to a TOML document. The value is parsed as TOML
 /// (number, bool, string, array, inline table) and taken as a bare string if that fails.
 pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<(), String> {
-    let (key, raw) = spec
-        .split_once('=')
-        .ok_or_else(|| format!("--set {spec}: expected KEY=VALUE (e.g. mac.max_retries=2)"))?;
+    let (key, raw) =
+        spec.split_once('=').ok_or_else(|| format!("--set {spec}: expected KEY=VALUE (e.g. mac.max_retries=2)"))?;
     let key = key.trim();
     if key.is_empty() {
         return Err(format!("--set {spec}: empty key"));
@@ -873,18 +884,14 @@ fn set_in(
     }
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
     if let Ok(idx) = rest[0].parse::<usize>() {
-        let arr = child
-            .as_array_of_tables_mut()
-            .ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
+        let arr =
+            child.as_array_of_tables_mut().ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
         let len = arr.len();
-        let t = arr
-            .get_mut(idx)
-            .ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
+        let t =
+            arr.get_mut(idx).ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
         return set_in(t, &rest[1..], value, key);
     }
-    let t = child
-        .as_table_like_mut()
-        .ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
+    let t = child.as_table_like_mut().ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
 }
 
@@ -907,15 +914,24 @@ mod tests {
     fn errors_name_the_key() {
         let cases: &[(&[&str], &str)] = &[
             (&["mac.max_retries=-1"], "mac.max_retries = -1: invalid value"),
-            (&["protocol.kind=\"rcrt\"", "protocol.profile=\"foo\""], "protocol.profile = \"foo\": unknown variant `foo`"),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.profile=\"foo\""],
+                "protocol.profile = \"foo\": unknown variant `foo`",
+            ),
             (&["protocol.kind=\"rcrt\"", "protocol.demand_pps=3"], "protocol.demand_pps = 3: unknown field"),
             (&["protocol.kind=\"ifrc\"", "protocol.epsilon=\"x\""], "protocol.epsilon = \"x\": invalid type"),
             (&["protocol.kind=\"foo\""], "protocol.kind = \"foo\": unknown protocol"),
             (&["protocol={profile=\"paper\"}"], "protocol.kind must be given"),
             (&["bogus=1"], "--set bogus=1: unknown field `bogus`"),
             (&["duration_s=\"x\""], "--set duration_s=\"x\": invalid type"),
-            (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=5.0,sink=3,policy=\"fair\"}]"], "protocol.policy_changes[0].sink = 3"),
-            (&["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=nan,sink=0,policy=\"fair\"}]"], "protocol.policy_changes[0].at_s = NaN"),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=5.0,sink=3,policy=\"fair\"}]"],
+                "protocol.policy_changes[0].sink = 3",
+            ),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=nan,sink=0,policy=\"fair\"}]"],
+                "protocol.policy_changes[0].at_s = NaN",
+            ),
             (&["radio.prune_margin_db=-100"], "radio.prune_margin_db = -100: must be within 0 … 100 dB"),
         ];
         for (set, says) in cases {
@@ -925,7 +941,9 @@ mod tests {
         }
         // An error in the file itself keeps the file's own line numbers under --set.
         let text = "name = \"x\"\nduration_s = 10.0\nbogus = 1\n[topology]\nlayout = { kind = \"chain\", nodes = 3, spacing_m = 1.0 }\n";
-        let e = Scenario::from_toml(text, "t.toml", builtin_base(), &["seed=2".into(), "duration_s=5".into()]).unwrap_err().to_string();
+        let e = Scenario::from_toml(text, "t.toml", builtin_base(), &["seed=2".into(), "duration_s=5".into()])
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("bogus") && e.contains("line 3"), "{e}");
     }
 

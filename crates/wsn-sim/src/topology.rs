@@ -141,9 +141,7 @@ fn check_count(nodes: usize, max: usize) -> Result<(), TopologyError> {
 
 fn check_len(name: &str, v: f64) -> Result<(), TopologyError> {
     if !(v.is_finite() && v > 0.0) {
-        return invalid(format!(
-            "topology.layout.{name} = {v}: must be a positive number of metres"
-        ));
+        return invalid(format!("topology.layout.{name} = {v}: must be a positive number of metres"));
     }
     Ok(())
 }
@@ -167,10 +165,7 @@ struct SpacingIndex {
 
 impl SpacingIndex {
     fn cell(p: &Position) -> (i64, i64) {
-        (
-            (p.x / MIN_SPACING_M).floor() as i64,
-            (p.y / MIN_SPACING_M).floor() as i64,
-        )
+        ((p.x / MIN_SPACING_M).floor() as i64, (p.y / MIN_SPACING_M).floor() as i64)
     }
     fn too_close(&self, p: &Position) -> bool {
         let (cx, cy) = Self::cell(p);
@@ -192,38 +187,22 @@ impl SpacingIndex {
 
 /// Places the nodes. Random placements draw from `rng` (use the run's
 /// `Purpose::Placement` stream); file paths are resolved against `base_dir`.
-pub fn place(
-    p: &Placement,
-    base_dir: &Path,
-    rng: &mut SimRng,
-) -> Result<Vec<Position>, TopologyError> {
+pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Position>, TopologyError> {
     match *p {
         Placement::Grid { nodes, spacing_m } => {
             check_count(nodes, MAX_NODES)?;
             check_len("spacing_m", spacing_m)?;
             let cols = ceil_sqrt(nodes);
             Ok((0..nodes)
-                .map(|i| Position {
-                    x: (i % cols) as f64 * spacing_m,
-                    y: (i / cols) as f64 * spacing_m,
-                })
+                .map(|i| Position { x: (i % cols) as f64 * spacing_m, y: (i / cols) as f64 * spacing_m })
                 .collect())
         }
         Placement::Chain { nodes, spacing_m } => {
             check_count(nodes, MAX_CHAIN_NODES)?;
             check_len("spacing_m", spacing_m)?;
-            Ok((0..nodes)
-                .map(|i| Position {
-                    x: i as f64 * spacing_m,
-                    y: 0.0,
-                })
-                .collect())
+            Ok((0..nodes).map(|i| Position { x: i as f64 * spacing_m, y: 0.0 }).collect())
         }
-        Placement::Uniform {
-            nodes,
-            width_m,
-            height_m,
-        } => {
+        Placement::Uniform { nodes, width_m, height_m } => {
             check_count(nodes, MAX_NODES)?;
             check_len("width_m", width_m)?;
             check_len("height_m", height_m)?;
@@ -236,18 +215,11 @@ pub fn place(
                 y: ((i / cols) as f64 + rng.gen::<f64>()) * ch,
             }))
         }
-        Placement::Random {
-            nodes,
-            width_m,
-            height_m,
-        } => {
+        Placement::Random { nodes, width_m, height_m } => {
             check_count(nodes, MAX_NODES)?;
             check_len("width_m", width_m)?;
             check_len("height_m", height_m)?;
-            Ok(spaced(nodes, rng, |_, rng| Position {
-                x: rng.gen::<f64>() * width_m,
-                y: rng.gen::<f64>() * height_m,
-            }))
+            Ok(spaced(nodes, rng, |_, rng| Position { x: rng.gen::<f64>() * width_m, y: rng.gen::<f64>() * height_m }))
         }
         Placement::File { ref path } => read_positions(&base_dir.join(path)),
     }
@@ -255,14 +227,8 @@ pub fn place(
 
 /// Draws `n` positions with `draw`, redrawing a position closer than [`MIN_SPACING_M`] to an
 /// earlier node up to [`PLACEMENT_MAX_TRIES`] times (then the last draw is kept).
-fn spaced(
-    n: usize,
-    rng: &mut SimRng,
-    mut draw: impl FnMut(usize, &mut SimRng) -> Position,
-) -> Vec<Position> {
-    let mut idx = SpacingIndex {
-        cells: HashMap::new(),
-    };
+fn spaced(n: usize, rng: &mut SimRng, mut draw: impl FnMut(usize, &mut SimRng) -> Position) -> Vec<Position> {
+    let mut idx = SpacingIndex { cells: HashMap::new() };
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let mut p = draw(i, rng);
@@ -279,30 +245,16 @@ fn spaced(
 
 /// Reads a positions CSV (`node,x_m,y_m`, extra columns ignored).
 pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
-    let perr = |line: u64, msg: String| TopologyError::Parse {
-        path: path.to_path_buf(),
-        line,
-        msg,
-    };
-    let file = std::fs::File::open(path).map_err(|source| TopologyError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let mut rdr = csv::ReaderBuilder::new()
-        .trim(csv::Trim::All)
-        .comment(Some(b'#'))
-        .from_reader(std::io::BufReader::new(file));
-    let headers = rdr
-        .headers()
-        .map_err(|e| perr(1, format!("cannot read the CSV header: {e}")))?
-        .clone();
+    let perr = |line: u64, msg: String| TopologyError::Parse { path: path.to_path_buf(), line, msg };
+    let file = std::fs::File::open(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
+    let mut rdr =
+        csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(std::io::BufReader::new(file));
+    let headers = rdr.headers().map_err(|e| perr(1, format!("cannot read the CSV header: {e}")))?.clone();
     let col = |name: &str| -> Result<usize, TopologyError> {
-        headers.iter().position(|h| h == name).ok_or_else(|| {
-            perr(
-                1,
-                format!("the header has no column `{name}` (need node,x_m,y_m)"),
-            )
-        })
+        headers
+            .iter()
+            .position(|h| h == name)
+            .ok_or_else(|| perr(1, format!("the header has no column `{name}` (need node,x_m,y_m)")))
     };
     let (cn, cx, cy) = (col("node")?, col("x_m")?, col("y_m")?);
     let mut rows: Vec<(usize, Position, u64)> = Vec::new();
@@ -313,28 +265,17 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
         })?;
         let line = rec.position().map(|p| p.line()).unwrap_or(0);
         let field = |c: usize| rec.get(c).unwrap_or("");
-        let id: usize = field(cn).parse().map_err(|_| {
-            perr(
-                line,
-                format!("node id {:?} is not a non-negative integer", field(cn)),
-            )
-        })?;
+        let id: usize = field(cn)
+            .parse()
+            .map_err(|_| perr(line, format!("node id {:?} is not a non-negative integer", field(cn))))?;
         let num = |c: usize, name: &str| -> Result<f64, TopologyError> {
             field(c)
                 .parse::<f64>()
                 .ok()
                 .filter(|v| v.is_finite())
-                .ok_or_else(|| {
-                    perr(
-                        line,
-                        format!("{name} {:?} is not a finite number", field(c)),
-                    )
-                })
+                .ok_or_else(|| perr(line, format!("{name} {:?} is not a finite number", field(c))))
         };
-        let pos = Position {
-            x: num(cx, "x_m")?,
-            y: num(cy, "y_m")?,
-        };
+        let pos = Position { x: num(cx, "x_m")?, y: num(cy, "y_m")? };
         if rows.len() >= MAX_NODES {
             return Err(perr(line, format!("more than {MAX_NODES} nodes")));
         }
@@ -347,20 +288,14 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let mut out: Vec<Option<Position>> = vec![None; n];
     for (id, pos, line) in rows {
         if id >= n {
-            return Err(perr(
-                line,
-                format!("node id {id} outside 0..{n} (ids must be 0..n−1)"),
-            ));
+            return Err(perr(line, format!("node id {id} outside 0..{n} (ids must be 0..n−1)")));
         }
         if out[id].is_some() {
             return Err(perr(line, format!("node id {id} appears twice")));
         }
         out[id] = Some(pos);
     }
-    Ok(out
-        .into_iter()
-        .map(|p| p.expect("all ids 0..n present"))
-        .collect())
+    Ok(out.into_iter().map(|p| p.expect("all ids 0..n present")).collect())
 }
 
 fn d_tx() -> f64 {
@@ -502,9 +437,7 @@ impl LinkModel {
         }
         let t11 = self.s11.sqrt();
         let t12 = self.s12 / t11;
-        let t22 = ((self.s11 * self.s22 - self.s12 * self.s12) / self.s11)
-            .max(0.0)
-            .sqrt();
+        let t22 = ((self.s11 * self.s22 - self.s12 * self.s12) / self.s11).max(0.0).sqrt();
         (t11, t12, t22)
     }
 }
@@ -534,9 +467,7 @@ impl Links {
     pub fn gain(&self, from: usize, to: usize) -> Option<f32> {
         let v = self.out.get(from)?;
         let to = u32::try_from(to).ok()?;
-        v.binary_search_by_key(&to, |l| l.to)
-            .ok()
-            .map(|i| v[i].gain_db)
+        v.binary_search_by_key(&to, |l| l.to).ok().map(|i| v[i].gain_db)
     }
 
     /// Number of nodes.
@@ -580,37 +511,24 @@ fn pair_normal(seed: u64, a: u32, b: u32) -> f64 {
 /// beyond which even `tx_power − PL(d) + 4σ + max ΔP` is below `min_rx_dbm`. Pairs farther apart
 /// are treated as unreachable; one of them would be kept only if its shadowing draw exceeded +4σ
 /// (probability 3.2·10⁻⁵ per pair).
-pub fn generate_links(
-    pos: &[Position],
-    m: &LinkModel,
-    seed: u64,
-    min_rx_dbm: f64,
-) -> Result<Links, TopologyError> {
+pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f64) -> Result<Links, TopologyError> {
     m.validate()?;
     if min_rx_dbm.is_nan() || min_rx_dbm == f64::INFINITY {
-        return invalid(format!(
-            "min_rx_dbm must be a number or −∞, got {min_rx_dbm}"
-        ));
+        return invalid(format!("min_rx_dbm must be a number or −∞, got {min_rx_dbm}"));
     }
     let n = pos.len();
     if n > MAX_NODES {
         return invalid(format!("{n} nodes exceed the limit of {MAX_NODES}"));
     }
-    if let Some(i) = pos
-        .iter()
-        .position(|p| !(p.x.is_finite() && p.y.is_finite()))
-    {
+    if let Some(i) = pos.iter().position(|p| !(p.x.is_finite() && p.y.is_finite())) {
         return invalid(format!("node {i} has a non-finite position"));
     }
     let chol = m.cholesky();
-    let hw: Vec<(f64, f64)> = (0..n as u32)
-        .map(|i| hardware_variance(seed, i, chol))
-        .collect();
+    let hw: Vec<(f64, f64)> = (0..n as u32).map(|i| hardware_variance(seed, i, chol)).collect();
     let tenn = 10.0 * m.path_loss_exponent;
     // Largest distance at which node i's links could still reach min_rx (bound on X: +4σ).
     let reach = |dp: f64| -> f64 {
-        let slack = m.tx_power_dbm - m.pl_d0_db + SHADOWING_TAIL_SIGMAS * m.shadowing_sigma_db + dp
-            - min_rx_dbm;
+        let slack = m.tx_power_dbm - m.pl_d0_db + SHADOWING_TAIL_SIGMAS * m.shadowing_sigma_db + dp - min_rx_dbm;
         m.d0_m * 10f64.powf(slack.max(0.0) / tenn)
     };
     let reach_sq: Vec<f64> = hw.iter().map(|&(_, dp)| reach(dp).powi(2)).collect();
@@ -618,26 +536,15 @@ pub fn generate_links(
     let cell = if n == 0 { f64::INFINITY } else { reach(max_dp) };
 
     // Bucket nodes by cell, sorted by (row, column), so the three cells of a row are contiguous.
-    let (minx, miny) = pos
-        .iter()
-        .fold((f64::INFINITY, f64::INFINITY), |(a, b), p| {
-            (a.min(p.x), b.min(p.y))
-        });
+    let (minx, miny) = pos.iter().fold((f64::INFINITY, f64::INFINITY), |(a, b), p| (a.min(p.x), b.min(p.y)));
     let cell_of = |p: &Position| -> (i64, i64) {
         if cell.is_finite() {
-            (
-                ((p.y - miny) / cell).floor() as i64,
-                ((p.x - minx) / cell).floor() as i64,
-            )
+            (((p.y - miny) / cell).floor() as i64, ((p.x - minx) / cell).floor() as i64)
         } else {
             (0, 0)
         }
     };
-    let mut order: Vec<((i64, i64), u32)> = pos
-        .iter()
-        .enumerate()
-        .map(|(i, p)| (cell_of(p), i as u32))
-        .collect();
+    let mut order: Vec<((i64, i64), u32)> = pos.iter().enumerate().map(|(i, p)| (cell_of(p), i as u32)).collect();
     order.sort_unstable();
 
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
@@ -662,16 +569,10 @@ pub fn generate_links(
                 let gij = base + dpi;
                 let gji = base + hw[j].1;
                 if m.tx_power_dbm + gij >= min_rx_dbm {
-                    out[i].push(Link {
-                        to: j as u32,
-                        gain_db: gij as f32,
-                    });
+                    out[i].push(Link { to: j as u32, gain_db: gij as f32 });
                 }
                 if m.tx_power_dbm + gji >= min_rx_dbm {
-                    out[j].push(Link {
-                        to: i as u32,
-                        gain_db: gji as f32,
-                    });
+                    out[j].push(Link { to: i as u32, gain_db: gji as f32 });
                 }
             }
         }
@@ -679,11 +580,7 @@ pub fn generate_links(
     for v in &mut out {
         v.sort_unstable_by_key(|l| l.to);
     }
-    Ok(Links {
-        out,
-        noise_offset_db: hw.iter().map(|h| h.0).collect(),
-        tx_power_dbm: vec![m.tx_power_dbm; n],
-    })
+    Ok(Links { out, noise_offset_db: hw.iter().map(|h| h.0).collect(), tx_power_dbm: vec![m.tx_power_dbm; n] })
 }
 
 /// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
@@ -697,20 +594,12 @@ pub fn generate_links(
 /// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode).
 /// [AMBIG-1 → mean used as a relative floor offset]
 pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
-    let text = std::fs::read_to_string(path).map_err(|source| TopologyError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let perr = |line: usize, msg: String| TopologyError::Parse {
-        path: path.to_path_buf(),
-        line: line as u64,
-        msg,
-    };
+    let text =
+        std::fs::read_to_string(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
+    let perr = |line: usize, msg: String| TopologyError::Parse { path: path.to_path_buf(), line: line as u64, msg };
     let limit = n_hint.unwrap_or(MAX_NODES).min(MAX_NODES);
     let id = |s: &str, line: usize| -> Result<usize, TopologyError> {
-        let v: usize = s
-            .parse()
-            .map_err(|_| perr(line, format!("node id {s:?} is not a non-negative integer")))?;
+        let v: usize = s.parse().map_err(|_| perr(line, format!("node id {s:?} is not a non-negative integer")))?;
         if v >= limit {
             return Err(perr(line, format!("node id {v} outside 0..{limit}")));
         }
@@ -735,21 +624,10 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         let fields = match tok[0] {
             "gain" | "noise" => &tok[1..],
             _ if tok.len() == 3 => &tok[..],
-            other => {
-                return Err(perr(
-                    line,
-                    format!("unknown line type {other:?} (expected gain or noise)"),
-                ))
-            }
+            other => return Err(perr(line, format!("unknown line type {other:?} (expected gain or noise)"))),
         };
         if fields.len() != 3 {
-            return Err(perr(
-                line,
-                format!(
-                    "expected 3 fields after the keyword, found {}",
-                    fields.len()
-                ),
-            ));
+            return Err(perr(line, format!("expected 3 fields after the keyword, found {}", fields.len())));
         }
         if tok[0] == "noise" {
             let i = id(fields[0], line)?;
@@ -768,7 +646,10 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         }
     }
     if gains.is_empty() {
-        return Err(TopologyError::Invalid(format!("{}: no gain lines: the network would have no links", path.display())));
+        return Err(TopologyError::Invalid(format!(
+            "{}: no gain lines: the network would have no links",
+            path.display()
+        )));
     }
     let n = n_hint.unwrap_or(max_id.map_or(0, |m| m + 1));
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
@@ -787,31 +668,18 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         }
         *v = dedup;
     }
-    let avg = if noise.is_empty() {
-        0.0
-    } else {
-        noise.values().sum::<f64>() / noise.len() as f64
-    };
+    let avg = if noise.is_empty() { 0.0 } else { noise.values().sum::<f64>() / noise.len() as f64 };
     let mut offs = vec![0.0; n];
     for (i, mean) in noise {
         offs[i] = mean - avg;
     }
-    Ok(Links {
-        out,
-        noise_offset_db: offs,
-        tx_power_dbm: vec![0.0; n],
-    })
+    Ok(Links { out, noise_offset_db: offs, tx_power_dbm: vec![0.0; n] })
 }
 
 /// Writes a TOSSIM gain file: one `gain SRC DST G` line per directional link (by sender, then
 /// receiver; 2 decimals), then one `noise ID MEAN SPREAD` line per node with
 /// MEAN = `noise_floor_dbm` + δ_i and SPREAD = `spread_db`.
-pub fn write_tossim_gains(
-    links: &Links,
-    noise_floor_dbm: f64,
-    spread_db: f64,
-    path: &Path,
-) -> std::io::Result<()> {
+pub fn write_tossim_gains(links: &Links, noise_floor_dbm: f64, spread_db: f64, path: &Path) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
     for (i, v) in links.out.iter().enumerate() {
         for l in v {
@@ -820,13 +688,7 @@ pub fn write_tossim_gains(
     }
     for i in 0..links.n() {
         let off = links.noise_offset_db.get(i).copied().unwrap_or(0.0);
-        writeln!(
-            w,
-            "noise {} {:.2} {:.2}",
-            i,
-            noise_floor_dbm + off,
-            spread_db
-        )?;
+        writeln!(w, "noise {} {:.2} {:.2}", i, noise_floor_dbm + off, spread_db)?;
     }
     w.flush()
 }
@@ -849,99 +711,36 @@ mod tests {
     #[test]
     fn grid_and_chain() {
         let here = Path::new(".");
-        let g = place(
-            &Placement::Grid {
-                nodes: 10,
-                spacing_m: 5.0,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
+        let g = place(&Placement::Grid { nodes: 10, spacing_m: 5.0 }, here, &mut rng()).unwrap();
         assert_eq!(g.len(), 10);
         assert_eq!(g[0], Position { x: 0.0, y: 0.0 });
         assert_eq!(g[3], Position { x: 15.0, y: 0.0 }); // 4 columns
         assert_eq!(g[4], Position { x: 0.0, y: 5.0 });
         assert_eq!(g[9], Position { x: 5.0, y: 10.0 });
-        let g = place(
-            &Placement::Grid {
-                nodes: 9,
-                spacing_m: 2.0,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
+        let g = place(&Placement::Grid { nodes: 9, spacing_m: 2.0 }, here, &mut rng()).unwrap();
         assert_eq!(g[8], Position { x: 4.0, y: 4.0 });
-        let c = place(
-            &Placement::Chain {
-                nodes: 4,
-                spacing_m: 7.5,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
+        let c = place(&Placement::Chain { nodes: 4, spacing_m: 7.5 }, here, &mut rng()).unwrap();
         assert_eq!(c[3], Position { x: 22.5, y: 0.0 });
-        assert!(place(
-            &Placement::Chain {
-                nodes: 10_001,
-                spacing_m: 1.0
-            },
-            here,
-            &mut rng()
-        )
-        .is_err());
-        assert!(place(
-            &Placement::Grid {
-                nodes: 0,
-                spacing_m: 1.0
-            },
-            here,
-            &mut rng()
-        )
-        .is_err());
-        assert!(place(
-            &Placement::Grid {
-                nodes: 4,
-                spacing_m: f64::NAN
-            },
-            here,
-            &mut rng()
-        )
-        .is_err());
+        assert!(place(&Placement::Chain { nodes: 10_001, spacing_m: 1.0 }, here, &mut rng()).is_err());
+        assert!(place(&Placement::Grid { nodes: 0, spacing_m: 1.0 }, here, &mut rng()).is_err());
+        assert!(place(&Placement::Grid { nodes: 4, spacing_m: f64::NAN }, here, &mut rng()).is_err());
     }
 
     #[test]
     fn random_placements_respect_area_and_spacing() {
         let here = Path::new(".");
         for p in [
-            Placement::Uniform {
-                nodes: 100,
-                width_m: 50.0,
-                height_m: 50.0,
-            },
-            Placement::Random {
-                nodes: 100,
-                width_m: 50.0,
-                height_m: 50.0,
-            },
-            Placement::Uniform {
-                nodes: 30,
-                width_m: 90.0,
-                height_m: 10.0,
-            },
+            Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            Placement::Random { nodes: 100, width_m: 50.0, height_m: 50.0 },
+            Placement::Uniform { nodes: 30, width_m: 90.0, height_m: 10.0 },
         ] {
             let a = place(&p, here, &mut rng()).unwrap();
             let b = place(&p, here, &mut rng()).unwrap();
             assert_eq!(a, b, "deterministic for the same stream");
             let (w, h) = match p {
-                Placement::Uniform {
-                    width_m, height_m, ..
+                Placement::Uniform { width_m, height_m, .. } | Placement::Random { width_m, height_m, .. } => {
+                    (width_m, height_m)
                 }
-                | Placement::Random {
-                    width_m, height_m, ..
-                } => (width_m, height_m),
                 _ => unreachable!(),
             };
             for (i, q) in a.iter().enumerate() {
@@ -952,105 +751,35 @@ mod tests {
             }
         }
         // Uniform: one node per cell (10 × 10 cells of 5 m).
-        let u = place(
-            &Placement::Uniform {
-                nodes: 100,
-                width_m: 50.0,
-                height_m: 50.0,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
+        let u = place(&Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 }, here, &mut rng()).unwrap();
         for (i, q) in u.iter().enumerate() {
-            assert_eq!(
-                ((q.x / 5.0) as usize, (q.y / 5.0) as usize),
-                (i % 10, i / 10)
-            );
+            assert_eq!(((q.x / 5.0) as usize, (q.y / 5.0) as usize), (i % 10, i / 10));
         }
     }
 
     #[test]
     fn csv_placement() {
-        let base = Path::new(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../data/topologies"
-        ));
-        let p = place(
-            &Placement::File {
-                path: "lrwpan40.csv".into(),
-            },
-            base,
-            &mut rng(),
-        )
-        .unwrap();
+        let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/topologies"));
+        let p = place(&Placement::File { path: "lrwpan40.csv".into() }, base, &mut rng()).unwrap();
         assert_eq!(p.len(), 40);
         assert_eq!(p[0], Position { x: 17.5, y: 17.5 });
         assert_eq!(p[1], Position { x: 4.77, y: 4.69 });
         let d = tmpdir("csv");
         std::fs::write(d.join("a.csv"), "x_m,node,y_m,extra\n1,1,2,z\n3,0,4,z\n").unwrap();
-        let p = place(
-            &Placement::File {
-                path: "a.csv".into(),
-            },
-            &d,
-            &mut rng(),
-        )
-        .unwrap();
-        assert_eq!(
-            p,
-            vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]
-        );
+        let p = place(&Placement::File { path: "a.csv".into() }, &d, &mut rng()).unwrap();
+        assert_eq!(p, vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]);
         std::fs::write(d.join("b.csv"), "node,x_m,y_m\n0,1,2\n1,abc,3\n").unwrap();
-        let e = place(
-            &Placement::File {
-                path: "b.csv".into(),
-            },
-            &d,
-            &mut rng(),
-        )
-        .unwrap_err();
+        let e = place(&Placement::File { path: "b.csv".into() }, &d, &mut rng()).unwrap_err();
         assert!(e.to_string().contains("b.csv:3"), "{e}");
         std::fs::write(d.join("c.csv"), "node,x_m,y_m\n0,1,2\n2,1,3\n").unwrap();
-        let e = place(
-            &Placement::File {
-                path: "c.csv".into(),
-            },
-            &d,
-            &mut rng(),
-        )
-        .unwrap_err();
+        let e = place(&Placement::File { path: "c.csv".into() }, &d, &mut rng()).unwrap_err();
         assert!(e.to_string().contains("c.csv:3"), "{e}");
         std::fs::write(d.join("d.csv"), "node,x,y\n0,1,2\n").unwrap();
-        let e = place(
-            &Placement::File {
-                path: "d.csv".into(),
-            },
-            &d,
-            &mut rng(),
-        )
-        .unwrap_err();
-        assert!(
-            e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"),
-            "{e}"
-        );
+        let e = place(&Placement::File { path: "d.csv".into() }, &d, &mut rng()).unwrap_err();
+        assert!(e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"), "{e}");
         std::fs::write(d.join("e.csv"), "node,x_m,y_m\n0,1,2\n0,1,3\n").unwrap();
-        assert!(place(
-            &Placement::File {
-                path: "e.csv".into()
-            },
-            &d,
-            &mut rng()
-        )
-        .is_err());
-        assert!(place(
-            &Placement::File {
-                path: "nope.csv".into()
-            },
-            &d,
-            &mut rng()
-        )
-        .is_err());
+        assert!(place(&Placement::File { path: "e.csv".into() }, &d, &mut rng()).is_err());
+        assert!(place(&Placement::File { path: "nope.csv".into() }, &d, &mut rng()).is_err());
         std::fs::remove_dir_all(&d).ok();
     }
 
@@ -1058,13 +787,7 @@ mod tests {
     fn link_model_defaults_and_validation() {
         let m: LinkModel = toml::from_str("shadowing_sigma_db = 4.0\n").unwrap();
         assert_eq!(m.shadowing_sigma_db, 4.0);
-        assert_eq!(
-            LinkModel {
-                shadowing_sigma_db: 3.0,
-                ..m.clone()
-            },
-            LinkModel::default()
-        );
+        assert_eq!(LinkModel { shadowing_sigma_db: 3.0, ..m.clone() }, LinkModel::default());
         let d = LinkModel::default();
         assert_eq!((d.s11, d.s12, d.s22, d.pl_d0_db), (3.7, -3.3, 6.0, 55.0));
         assert!(toml::from_str::<LinkModel>("bogus = 1\n").is_err());
@@ -1098,10 +821,7 @@ mod tests {
         }));
         assert!(bad(&|m| m.s22 = 0.0)); // S12 ≠ 0 with S22 = 0
         let pos = [Position { x: 0.0, y: 0.0 }];
-        let m = LinkModel {
-            s12: 9.0,
-            ..LinkModel::default()
-        };
+        let m = LinkModel { s12: 9.0, ..LinkModel::default() };
         assert!(generate_links(&pos, &m, 1, -110.0).is_err());
         assert!(generate_links(&pos, &LinkModel::default(), 1, f64::NAN).is_err());
     }
@@ -1126,16 +846,7 @@ mod tests {
     #[test]
     fn shadowing_is_shared_by_both_directions() {
         let here = Path::new(".");
-        let pos = place(
-            &Placement::Random {
-                nodes: 60,
-                width_m: 40.0,
-                height_m: 40.0,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
+        let pos = place(&Placement::Random { nodes: 60, width_m: 40.0, height_m: 40.0 }, here, &mut rng()).unwrap();
         let m = LinkModel::default();
         let links = generate_links(&pos, &m, 99, f64::NEG_INFINITY).unwrap();
         assert_eq!(links.link_count(), 60 * 59);
@@ -1164,17 +875,9 @@ mod tests {
         }
         let mx = xs.iter().sum::<f64>() / xs.len() as f64;
         let sd = (xs.iter().map(|x| (x - mx).powi(2)).sum::<f64>() / xs.len() as f64).sqrt();
-        assert!(
-            mx.abs() < 0.25 && (sd - 3.0).abs() < 0.25,
-            "X mean {mx} sd {sd}"
-        );
+        assert!(mx.abs() < 0.25 && (sd - 3.0).abs() < 0.25, "X mean {mx} sd {sd}");
         // Symmetric hardware (S = 0): gains are exactly symmetric.
-        let sym = LinkModel {
-            s11: 0.0,
-            s12: 0.0,
-            s22: 0.0,
-            ..m
-        };
+        let sym = LinkModel { s11: 0.0, s12: 0.0, s22: 0.0, ..m };
         let l = generate_links(&pos, &sym, 99, f64::NEG_INFINITY).unwrap();
         assert_eq!(l.gain(3, 17), l.gain(17, 3));
         assert!(l.noise_offset_db.iter().all(|&o| o == 0.0));
@@ -1183,40 +886,21 @@ mod tests {
     #[test]
     fn spatial_index_matches_brute_force() {
         let here = Path::new(".");
-        let pos = place(
-            &Placement::Random {
-                nodes: 400,
-                width_m: 200.0,
-                height_m: 120.0,
-            },
-            here,
-            &mut rng(),
-        )
-        .unwrap();
-        let m = LinkModel {
-            tx_power_dbm: -10.0,
-            ..LinkModel::default()
-        };
+        let pos = place(&Placement::Random { nodes: 400, width_m: 200.0, height_m: 120.0 }, here, &mut rng()).unwrap();
+        let m = LinkModel { tx_power_dbm: -10.0, ..LinkModel::default() };
         let min_rx = -100.0;
         let fast = generate_links(&pos, &m, 5, min_rx).unwrap();
         let all = generate_links(&pos, &m, 5, f64::NEG_INFINITY).unwrap();
         // Brute force: prune the complete set by the threshold.
         let mut missed = 0;
         for i in 0..pos.len() {
-            let want: Vec<Link> = all.out[i]
-                .iter()
-                .copied()
-                .filter(|l| -10.0 + l.gain_db as f64 >= min_rx)
-                .collect();
+            let want: Vec<Link> = all.out[i].iter().copied().filter(|l| -10.0 + l.gain_db as f64 >= min_rx).collect();
             for l in &fast.out[i] {
                 assert!(want.contains(l));
             }
             missed += want.len() - fast.out[i].len();
         }
-        assert_eq!(
-            missed, 0,
-            "links beyond the cut-off should need a > 4σ draw"
-        );
+        assert_eq!(missed, 0, "links beyond the cut-off should need a > 4σ draw");
         assert!(fast.link_count() > 1000 && fast.link_count() < all.link_count() / 4);
     }
 
@@ -1226,20 +910,9 @@ mod tests {
         let n = 10_000;
         let side = (28.0 * n as f64).sqrt();
         let start = std::time::Instant::now();
-        let pos = place(
-            &Placement::Uniform {
-                nodes: n,
-                width_m: side,
-                height_m: side,
-            },
-            Path::new("."),
-            &mut rng(),
-        )
-        .unwrap();
-        let m = LinkModel {
-            tx_power_dbm: -25.0,
-            ..LinkModel::default()
-        };
+        let pos =
+            place(&Placement::Uniform { nodes: n, width_m: side, height_m: side }, Path::new("."), &mut rng()).unwrap();
+        let m = LinkModel { tx_power_dbm: -25.0, ..LinkModel::default() };
         let links = generate_links(&pos, &m, 1, -115.0).unwrap();
         let el = start.elapsed();
         let deg = links.link_count() as f64 / n as f64;
@@ -1252,16 +925,8 @@ mod tests {
 
     #[test]
     fn gain_file_round_trip() {
-        let pos = place(
-            &Placement::Random {
-                nodes: 50,
-                width_m: 60.0,
-                height_m: 60.0,
-            },
-            Path::new("."),
-            &mut rng(),
-        )
-        .unwrap();
+        let pos =
+            place(&Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 }, Path::new("."), &mut rng()).unwrap();
         let links = generate_links(&pos, &LinkModel::default(), 4, -110.0).unwrap();
         let d = tmpdir("gains");
         let f = d.join("g.txt");
@@ -1293,18 +958,12 @@ mod tests {
         assert_eq!(l.gain(1, 0), Some(-61.0));
         assert_eq!(l.gain(0, 2), None);
         assert_eq!(l.noise_offset_db, vec![2.0, 0.0, -2.0]);
-        assert!(read_tossim_gains(&f, Some(2))
-            .unwrap_err()
-            .to_string()
-            .contains("g.txt:7"));
+        assert!(read_tossim_gains(&f, Some(2)).unwrap_err().to_string().contains("g.txt:7"));
         std::fs::write(&f, "gain 0 1 -60\ngain 0 x -60\n").unwrap();
         let e = read_tossim_gains(&f, None).unwrap_err().to_string();
         assert!(e.contains("g.txt:2"), "{e}");
         std::fs::write(&f, "gain 0 1\n").unwrap();
-        assert!(read_tossim_gains(&f, None)
-            .unwrap_err()
-            .to_string()
-            .contains("g.txt:1"));
+        assert!(read_tossim_gains(&f, None).unwrap_err().to_string().contains("g.txt:1"));
         std::fs::write(&f, "link 0 1 3 4\n").unwrap();
         assert!(read_tossim_gains(&f, None).is_err());
         // A node's gain to itself, and a file without links, are errors (they used to be
@@ -1343,22 +1002,12 @@ mod tests {
         assert!((d_disc - 53.8).abs() < 0.15, "{d_disc}");
         // The generated mean gain at that distance gives the median PRR (no shadowing).
         let pos = [Position { x: 0.0, y: 0.0 }, Position { x: d50, y: 0.0 }];
-        let m = LinkModel {
-            shadowing_sigma_db: 0.0,
-            s11: 0.0,
-            s12: 0.0,
-            s22: 0.0,
-            ..LinkModel::default()
-        };
+        let m = LinkModel { shadowing_sigma_db: 0.0, s11: 0.0, s12: 0.0, s22: 0.0, ..LinkModel::default() };
         let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
         let g = l.gain(0, 1).unwrap() as f64;
         assert!((prr(tx + g - floor) - 0.5).abs() < 0.001);
         // Worked numbers of §2.3: −85 dB at 10 m, −94 at 20 m.
-        let pos = [
-            Position { x: 0.0, y: 0.0 },
-            Position { x: 10.0, y: 0.0 },
-            Position { x: 0.0, y: 20.0 },
-        ];
+        let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 10.0, y: 0.0 }, Position { x: 0.0, y: 20.0 }];
         let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
         assert!((l.gain(0, 1).unwrap() + 85.0).abs() < 1e-4);
         assert!((l.gain(0, 2).unwrap() + 94.03).abs() < 0.01);

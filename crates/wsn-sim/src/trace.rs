@@ -129,12 +129,9 @@ impl TraceEvent {
 
     fn csv_line(&self, w: &mut impl Write) -> std::io::Result<()> {
         match self {
-            TraceEvent::Tx { t, node, frame_id, dst, am, len, attempt } => writeln!(
-                w,
-                "{},tx,{node},{frame_id},{},{am},{len},{attempt}",
-                t.as_nanos(),
-                dst.0
-            ),
+            TraceEvent::Tx { t, node, frame_id, dst, am, len, attempt } => {
+                writeln!(w, "{},tx,{node},{frame_id},{},{am},{len},{attempt}", t.as_nanos(), dst.0)
+            }
             TraceEvent::Rx { t, node, from, lqi } => writeln!(w, "{},rx,{node},{from},{lqi},,,", t.as_nanos()),
             TraceEvent::SendDone { t, node, frame_id, acked, attempts } => {
                 writeln!(w, "{},send_done,{node},{frame_id},{},{attempts},,", t.as_nanos(), *acked as u8)
@@ -146,12 +143,9 @@ impl TraceEvent {
             TraceEvent::Drop { t, node, reason } => {
                 writeln!(w, "{},drop,{node},{},,,,", t.as_nanos(), reason.as_str())
             }
-            TraceEvent::Parent { t, node, tree, parent } => writeln!(
-                w,
-                "{},parent,{node},{tree},{},,,",
-                t.as_nanos(),
-                parent.map_or(-1, |p| p.0 as i64)
-            ),
+            TraceEvent::Parent { t, node, tree, parent } => {
+                writeln!(w, "{},parent,{node},{tree},{},,,", t.as_nanos(), parent.map_or(-1, |p| p.0 as i64))
+            }
         }
     }
 }
@@ -178,7 +172,14 @@ impl Default for Tracer {
 impl Tracer {
     /// A tracer that only fingerprints.
     pub fn new() -> Tracer {
-        Tracer { hasher: Sha256::new(), buf: Vec::with_capacity(1 << 16), csv: None, pcap: None, io_error: None, events: 0 }
+        Tracer {
+            hasher: Sha256::new(),
+            buf: Vec::with_capacity(1 << 16),
+            csv: None,
+            pcap: None,
+            io_error: None,
+            events: 0,
+        }
     }
     /// Also write `trace.csv` to `file`.
     pub fn with_csv(mut self, file: File) -> std::io::Result<Tracer> {
@@ -216,7 +217,16 @@ impl Tracer {
     }
     /// Write a data frame to the pcap.
     #[allow(clippy::too_many_arguments)]
-    pub fn pcap_data(&mut self, t: Instant, src: NodeId, dst: NodeId, dsn: u8, ack_request: bool, am: u8, payload: &[u8]) {
+    pub fn pcap_data(
+        &mut self,
+        t: Instant,
+        src: NodeId,
+        dst: NodeId,
+        dsn: u8,
+        ack_request: bool,
+        am: u8,
+        payload: &[u8],
+    ) {
         use wsn_wire::ieee802154::{Frame, FrameKind, FrameRepr, DEFAULT_PAN};
         let repr = FrameRepr {
             kind: FrameKind::Data,

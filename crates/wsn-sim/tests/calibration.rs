@@ -13,7 +13,11 @@ fn single_hop_saturation_matches_spec_table() {
     let cases: [(&str, &[&str], f64); 3] = [
         ("tinyos2", &[], 133.0),
         ("tossim", &[], 137.0),
-        ("tinyos1_tenet", &["mac.txfifo_load_base_ns=0", "mac.txfifo_load_per_byte_ns=0", "mac.rx_process_ns=0"], 210.0),
+        (
+            "tinyos1_tenet",
+            &["mac.txfifo_load_base_ns=0", "mac.txfifo_load_per_byte_ns=0", "mac.rx_process_ns=0"],
+            210.0,
+        ),
     ];
     for (preset, extra, expect) in cases {
         let r = one_hop(preset, 8, extra);

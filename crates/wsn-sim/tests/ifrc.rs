@@ -18,7 +18,7 @@ fn ifrc2006_one_hop_capacity_matches_the_testbed() {
     )
     .summary
     .flows[0]
-    .goodput_pps;
+        .goodput_pps;
     assert!((75.0..=92.0).contains(&raw), "without ACKs, default backoff {raw:.1} pkt/s (testbed 80–90)");
 }
 
@@ -67,7 +67,10 @@ fn e1_forty_nodes_no_overflow_small_loss_low_overhead() {
             .sum();
         let restamps = t.protocol_counters.get("restamps").copied().unwrap_or(0) as i64;
         assert!(restamps > 100, "{profile}: only {restamps} re-stamps");
-        assert!((restamps - retries).abs() <= r.network.len() as i64, "{profile}: {restamps} re-stamps for {retries} retries");
+        assert!(
+            (restamps - retries).abs() <= r.network.len() as i64,
+            "{profile}: {restamps} re-stamps for {retries} retries"
+        );
     }
 }
 
@@ -101,7 +104,11 @@ fn e6_subset_senders_get_at_least_the_fair_share() {
     let all = e1(&["duration_s=2400"]).summary.totals.mean_goodput_pps;
     let sub = go(&load("ifrc/e6-subset.toml", &["duration_s=2400", "output.plots=false"]));
     assert_eq!(sub.summary.flows.len(), 13);
-    assert!(sub.summary.totals.min_goodput_pps >= all, "subset min {:.3} vs all-senders mean {all:.3}", sub.summary.totals.min_goodput_pps);
+    assert!(
+        sub.summary.totals.min_goodput_pps >= all,
+        "subset min {:.3} vs all-senders mean {all:.3}",
+        sub.summary.totals.min_goodput_pps
+    );
 }
 
 /// Bad IFRC settings are refused with the field's name.

@@ -65,7 +65,14 @@ fn rcrt_joins_and_leaves() {
 fn reliable_baseline_is_reliable_at_light_load() {
     let r = go(&load(
         "rcrt/baseline.toml",
-        &["protocol.kind=\"reliable\"", "flows.0.rate_pps=0.2", "flows.0.demand_pps=0.2", "flows.0.count=60", "duration_s=1500", "output.plots=false"],
+        &[
+            "protocol.kind=\"reliable\"",
+            "flows.0.rate_pps=0.2",
+            "flows.0.demand_pps=0.2",
+            "flows.0.count=60",
+            "duration_s=1500",
+            "output.plots=false",
+        ],
     ));
     assert_eq!(r.summary.protocol, "reliable_no_cc");
     for f in &r.summary.flows {
@@ -97,7 +104,14 @@ fn median_rate(flows: &[&wsn_sim::network::Flow], t: f64) -> Option<f64> {
 fn rcrt_two_sinks_two_policies() {
     let r = go(&load(
         "rcrt/two-sinks.toml",
-        &["flows.0.count=60", "flows.1.count=30", "flows.2.count=30", "flows.3.count=15", "duration_s=1500", "output.plots=false"],
+        &[
+            "flows.0.count=60",
+            "flows.1.count=30",
+            "flows.2.count=30",
+            "flows.3.count=15",
+            "duration_s=1500",
+            "output.plots=false",
+        ],
     ));
     let s = &r.summary;
     assert_eq!(s.flows.len(), 4 * 19);
@@ -151,7 +165,9 @@ fn rcrt_policy_change_at_run_time() {
         assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
     }
     let flows = r.network.flows();
-    let set = |demand: f64| -> Vec<&wsn_sim::network::Flow> { flows.iter().filter(|f| (f.demand_pps - demand).abs() < 1e-9).collect() };
+    let set = |demand: f64| -> Vec<&wsn_sim::network::Flow> {
+        flows.iter().filter(|f| (f.demand_pps - demand).abs() < 1e-9).collect()
+    };
     let (high, low) = (set(1.0), set(0.5));
     assert_eq!((high.len(), low.len()), (5, 5));
     // Before the change (every flow has joined by 310 s): fair, all rates equal.
@@ -162,7 +178,8 @@ fn rcrt_policy_change_at_run_time() {
         assert!(mx - mn <= 1e-9 * mx, "fair at {t} s: {rates:?}");
     }
     // After it (while both sets are still sending): demand-proportional, 1 : 2.
-    let until = |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| f.last_delivery.as_secs_f64()).fold(f64::INFINITY, f64::min);
+    let until =
+        |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| f.last_delivery.as_secs_f64()).fold(f64::INFINITY, f64::min);
     let to = until(&high).min(until(&low));
     assert!(to > 660.0, "both sets still active a minute after the change (first finish at {to} s)");
     for t in [601.0, 630.0, 660.0] {
@@ -204,11 +221,22 @@ fn rcrt_diagnostic() {
             st.flows_expired, st.unknown_flow, st.duplicates, st.recovered
         );
         println!("  triggers fired {:?}", st.feedback_triggers);
-        println!("  sent by trigger {:?}; deferred sent {} (stale when due {}); revived {}", st.feedback_sent_by, st.feedback_sent_deferred, st.feedback_deferred_stale, st.flows_revived);
-        let mut per: Vec<(u64, u64, u64, u64)> = st.per_flow.iter().map(|(n, f)| (f.feedback_sent, f.nacks_sent, f.unique, u64::from(n.0))).collect();
+        println!(
+            "  sent by trigger {:?}; deferred sent {} (stale when due {}); revived {}",
+            st.feedback_sent_by, st.feedback_sent_deferred, st.feedback_deferred_stale, st.flows_revived
+        );
+        let mut per: Vec<(u64, u64, u64, u64)> =
+            st.per_flow.iter().map(|(n, f)| (f.feedback_sent, f.nacks_sent, f.unique, u64::from(n.0))).collect();
         per.sort();
         let q = |i: usize| per[(per.len() - 1) * i / 4];
-        println!("  per-flow feedback (sent, nacked seqnos, unique, node) min {:?} q1 {:?} med {:?} q3 {:?} max {:?}", q(0), q(1), q(2), q(3), q(4));
+        println!(
+            "  per-flow feedback (sent, nacked seqnos, unique, node) min {:?} q1 {:?} med {:?} q3 {:?} max {:?}",
+            q(0),
+            q(1),
+            q(2),
+            q(3),
+            q(4)
+        );
         let mut rows: Vec<(f64, f64, f64, f64)> = k
             .flows()
             .filter_map(|src| k.flow_info(src))
@@ -220,7 +248,15 @@ fn rcrt_diagnostic() {
         rows.sort_by(|a, b| a.0.total_cmp(&b.0));
         if let (Some(lo), Some(hi)) = (rows.first(), rows.last()) {
             let mid = rows[rows.len() / 2];
-            println!("  live flows {}: rtt s min/med/max {:.3}/{:.3}/{:.3}; r {:.3}; r·rtt med {:.3}", rows.len(), lo.0, mid.0, hi.0, mid.1, mid.2);
+            println!(
+                "  live flows {}: rtt s min/med/max {:.3}/{:.3}/{:.3}; r {:.3}; r·rtt med {:.3}",
+                rows.len(),
+                lo.0,
+                mid.0,
+                hi.0,
+                mid.1,
+                mid.2
+            );
         }
     }
 }

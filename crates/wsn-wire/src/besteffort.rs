@@ -134,11 +134,7 @@ impl Repr {
     /// Parse a packet. Every header value is legal, so the only error is [`Error::Truncated`].
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
-        Ok(Repr {
-            flow: packet.flow(),
-            seq: packet.seq(),
-            data_len: packet.data().len(),
-        })
+        Ok(Repr { flow: packet.flow(), seq: packet.seq(), data_len: packet.data().len() })
     }
 
     /// Bytes this packet needs: header plus data. Unit: bytes.
@@ -150,11 +146,7 @@ impl Repr {
     ///
     /// # Panics
     /// If the buffer is not exactly [`Repr::buffer_len`] bytes or `data.len() != self.data_len`.
-    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(
-        &self,
-        packet: &mut Packet<&mut T>,
-        data: &[u8],
-    ) {
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, packet: &mut Packet<&mut T>, data: &[u8]) {
         packet.set_flow(self.flow);
         packet.set_seq(self.seq);
         packet.data_mut().copy_from_slice(data);
@@ -163,11 +155,7 @@ impl Repr {
 
 impl fmt::Display for Repr {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "BE flow={} seq={} len={}",
-            self.flow, self.seq, self.data_len
-        )
+        write!(f, "BE flow={} seq={} len={}", self.flow, self.seq, self.data_len)
     }
 }
 
@@ -190,16 +178,8 @@ mod tests {
     const BASIC: &str = include_str!("../../../testdata/vectors/besteffort/basic.hex");
     const HEADER_ONLY: &str = include_str!("../../../testdata/vectors/besteffort/header_only.hex");
 
-    const BASIC_REPR: Repr = Repr {
-        flow: 3,
-        seq: 7,
-        data_len: 2,
-    };
-    const HEADER_ONLY_REPR: Repr = Repr {
-        flow: 0xffff,
-        seq: 0xffff_fffe,
-        data_len: 0,
-    };
+    const BASIC_REPR: Repr = Repr { flow: 3, seq: 7, data_len: 2 };
+    const HEADER_ONLY_REPR: Repr = Repr { flow: 0xffff, seq: 0xffff_fffe, data_len: 0 };
 
     #[test]
     fn test_deconstruct() {
@@ -231,10 +211,7 @@ mod tests {
 
     #[test]
     fn test_emit() {
-        for (text, repr, data) in [
-            (BASIC, BASIC_REPR, &b"hi"[..]),
-            (HEADER_ONLY, HEADER_ONLY_REPR, &[][..]),
-        ] {
+        for (text, repr, data) in [(BASIC, BASIC_REPR, &b"hi"[..]), (HEADER_ONLY, HEADER_ONLY_REPR, &[][..])] {
             let mut bytes = vec![0xa5; repr.buffer_len()];
             repr.emit(&mut Packet::new_unchecked(&mut bytes[..]), data);
             assert_eq!(bytes, vector(text));
@@ -249,11 +226,7 @@ mod tests {
             assert_eq!(packet.check_len(), Err(Error::Truncated));
             assert_eq!(Repr::parse(&packet), Err(Error::Truncated));
             // Getters on a short buffer do not panic either.
-            let _ = (
-                packet.flow(),
-                packet.seq(),
-                packet.data(),
-            );
+            let _ = (packet.flow(), packet.seq(), packet.data());
         }
     }
 

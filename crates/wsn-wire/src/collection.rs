@@ -48,7 +48,6 @@ pub enum Direction {
 const FLAG_UP: u8 = 0x01;
 const FLAG_DOWN: u8 = 0x02;
 
-
 /// A read/write view of a collection packet.
 #[derive(Debug, Clone)]
 pub struct Packet<T: AsRef<[u8]>> {
@@ -241,10 +240,8 @@ mod tests {
 
     // flags UP, protocol 0x10, origin 7, dst 0, sink 0, prev_hop 0x0102, ttl 20, seqno 0xbeef,
     // hops 3, payload "hi"
-    static BYTES: [u8; 16] = [
-        0x01, 0x10, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x14, 0xbe, 0xef, 0x03, b'h',
-        b'i',
-    ];
+    static BYTES: [u8; 16] =
+        [0x01, 0x10, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x14, 0xbe, 0xef, 0x03, b'h', b'i'];
 
     fn repr() -> Repr {
         Repr {

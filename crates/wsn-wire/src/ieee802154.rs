@@ -104,11 +104,7 @@ const fn build_crc_table() -> [u16; 256] {
         let mut value = i as u16;
         let mut bit = 0;
         while bit < 8 {
-            value = if value & 1 != 0 {
-                (value >> 1) ^ CRC_POLY_REFLECTED
-            } else {
-                value >> 1
-            };
+            value = if value & 1 != 0 { (value >> 1) ^ CRC_POLY_REFLECTED } else { value >> 1 };
             bit += 1;
         }
         table[i] = value;
@@ -291,28 +287,22 @@ impl<T: AsRef<[u8]>> Frame<T> {
 
     /// The destination short address of a data frame.
     pub fn dst_addr(&self) -> Option<NodeId> {
-        self.data_bytes()
-            .and_then(|b| read_le16(b, field::DST_ADDR))
-            .map(NodeId)
+        self.data_bytes().and_then(|b| read_le16(b, field::DST_ADDR)).map(NodeId)
     }
 
     /// The source short address of a data frame.
     pub fn src_addr(&self) -> Option<NodeId> {
-        self.data_bytes()
-            .and_then(|b| read_le16(b, field::SRC_ADDR))
-            .map(NodeId)
+        self.data_bytes().and_then(|b| read_le16(b, field::SRC_ADDR)).map(NodeId)
     }
 
     /// The TinyOS AM type of a data frame.
     pub fn am_type(&self) -> Option<u8> {
-        self.data_bytes()
-            .and_then(|b| b.get(field::AM_TYPE).copied())
+        self.data_bytes().and_then(|b| b.get(field::AM_TYPE).copied())
     }
 
     /// The payload of a data frame (between the AM type byte and the FCS).
     pub fn payload(&self) -> Option<&[u8]> {
-        self.data_bytes()
-            .and_then(|b| b.get(field::payload(b.len())))
+        self.data_bytes().and_then(|b| b.get(field::payload(b.len())))
     }
 
     /// The FCS as carried in the frame (0 if the buffer is shorter than 2 bytes).
@@ -482,13 +472,9 @@ impl FrameRepr {
             FrameRepr::ack(frame.dsn())
         } else if control & !fcf::ACK_REQUEST == fcf::DATA_BASE {
             // check_len passed and the type is data, so every data getter is `Some`.
-            let (Some(pan), Some(dst), Some(src), Some(am_type), Some(payload)) = (
-                frame.dst_pan(),
-                frame.dst_addr(),
-                frame.src_addr(),
-                frame.am_type(),
-                frame.payload(),
-            ) else {
+            let (Some(pan), Some(dst), Some(src), Some(am_type), Some(payload)) =
+                (frame.dst_pan(), frame.dst_addr(), frame.src_addr(), frame.am_type(), frame.payload())
+            else {
                 return Err(Error::Truncated);
             };
             FrameRepr {
@@ -528,27 +514,15 @@ impl FrameRepr {
     /// # Panics
     /// If the buffer is not exactly [`FrameRepr::buffer_len`] bytes, or (data frames) if
     /// `payload.len() != self.payload_len`.
-    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(
-        &self,
-        frame: &mut Frame<&mut T>,
-        payload: &[u8],
-    ) {
-        assert_eq!(
-            frame.len(),
-            self.buffer_len(),
-            "802.15.4 emit: buffer length"
-        );
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, frame: &mut Frame<&mut T>, payload: &[u8]) {
+        assert_eq!(frame.len(), self.buffer_len(), "802.15.4 emit: buffer length");
         match self.kind {
             FrameKind::Ack => {
                 frame.set_frame_control(fcf::ACK);
                 frame.set_dsn(self.dsn);
             }
             FrameKind::Data => {
-                let ack = if self.ack_request {
-                    fcf::ACK_REQUEST
-                } else {
-                    0
-                };
+                let ack = if self.ack_request { fcf::ACK_REQUEST } else { 0 };
                 frame.set_frame_control(fcf::DATA_BASE | ack);
                 frame.set_dsn(self.dsn);
                 frame.set_dst_pan(self.pan);
@@ -602,13 +576,10 @@ mod tests {
     const DATA_BCAST: &str = include_str!("../../../testdata/vectors/ieee802154/data_bcast.hex");
     const DATA_EMPTY: &str = include_str!("../../../testdata/vectors/ieee802154/data_empty.hex");
     const ACK: &str = include_str!("../../../testdata/vectors/ieee802154/ack.hex");
-    const DATA_BAD_FCS: &str =
-        include_str!("../../../testdata/vectors/ieee802154/data_bad_fcs.hex");
+    const DATA_BAD_FCS: &str = include_str!("../../../testdata/vectors/ieee802154/data_bad_fcs.hex");
 
     /// The payload of `data_ackreq.hex` (a best-effort packet).
-    const ACKREQ_PAYLOAD: [u8; 12] = [
-        0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x03, 0xe8, 0x68, 0x69,
-    ];
+    const ACKREQ_PAYLOAD: [u8; 12] = [0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x03, 0xe8, 0x68, 0x69];
 
     fn ackreq_repr() -> FrameRepr {
         FrameRepr {
@@ -749,10 +720,7 @@ mod tests {
             assert_eq!(FrameRepr::parse(&frame), Err(Error::Truncated));
         }
         let ack = vector(ACK);
-        assert_eq!(
-            Frame::new_checked(&ack[..ACK_LEN - 1]).map(|_| ()),
-            Err(Error::Truncated)
-        );
+        assert_eq!(Frame::new_checked(&ack[..ACK_LEN - 1]).map(|_| ()), Err(Error::Truncated));
     }
 
     #[test]
@@ -765,20 +733,10 @@ mod tests {
         // ACK frame with a trailing byte.
         let mut ack = vector(ACK);
         ack.push(0);
-        assert_eq!(
-            FrameRepr::parse(&Frame::new_unchecked(&ack[..])),
-            Err(Error::Malformed)
-        );
+        assert_eq!(FrameRepr::parse(&Frame::new_unchecked(&ack[..])), Err(Error::Malformed));
         // Longer than the PHY can carry.
-        let long = [0x41, 0x88]
-            .iter()
-            .copied()
-            .chain([0u8; 126])
-            .collect::<Vec<_>>();
-        assert_eq!(
-            FrameRepr::parse(&Frame::new_unchecked(&long[..])),
-            Err(Error::Malformed)
-        );
+        let long = [0x41, 0x88].iter().copied().chain([0u8; 126]).collect::<Vec<_>>();
+        assert_eq!(FrameRepr::parse(&Frame::new_unchecked(&long[..])), Err(Error::Malformed));
     }
 
     fn arb_repr() -> impl Strategy<Value = (FrameRepr, Vec<u8>)> {

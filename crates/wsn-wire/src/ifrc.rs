@@ -128,7 +128,6 @@ fn read_u24(b: &[u8], r: core::ops::Range<usize>) -> u32 {
     u32::from_be_bytes([0, b[r.start], b[r.start + 1], b[r.start + 2]])
 }
 
-
 /// A read/write view of an IFRC header and the bytes after it.
 #[derive(Debug, Clone)]
 pub struct Packet<T: AsRef<[u8]>> {
@@ -325,11 +324,7 @@ impl core::fmt::Display for Repr {
             self.avg_q
         )?;
         if self.child_congested {
-            write!(
-                f,
-                " cc rate={:.5} avg_q={:.3}",
-                self.child_rate_pps, self.child_avg_q
-            )?;
+            write!(f, " cc rate={:.5} avg_q={:.3}", self.child_rate_pps, self.child_avg_q)?;
         }
         write!(f, " proto={:#04x}", self.protocol)
     }
@@ -345,8 +340,7 @@ mod tests {
     use crate::test_vector as vector;
 
     const DATA: &str = include_str!("../../../testdata/vectors/ifrc/data.hex");
-    const CHILD_CONGESTED: &str =
-        include_str!("../../../testdata/vectors/ifrc/child_congested.hex");
+    const CHILD_CONGESTED: &str = include_str!("../../../testdata/vectors/ifrc/child_congested.hex");
     const CONTROL: &str = include_str!("../../../testdata/vectors/ifrc/control.hex");
     const BAD_VERSION: &str = include_str!("../../../testdata/vectors/ifrc/bad_version.hex");
     const BAD_RESERVED: &str = include_str!("../../../testdata/vectors/ifrc/bad_reserved.hex");
@@ -415,30 +409,18 @@ mod tests {
     fn bad_version_and_reserved_bits_are_malformed() {
         for text in [BAD_VERSION, BAD_RESERVED] {
             let bytes = vector(text);
-            assert_eq!(
-                Repr::parse(&Packet::new_unchecked(&bytes[..])),
-                Err(Error::Malformed)
-            );
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&bytes[..])), Err(Error::Malformed));
         }
         let zero = [0u8; HEADER_LEN];
-        assert_eq!(
-            Repr::parse(&Packet::new_unchecked(&zero[..])),
-            Err(Error::Malformed)
-        );
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&zero[..])), Err(Error::Malformed));
     }
 
     #[test]
     fn truncated_input_is_rejected() {
         let bytes = vector(DATA);
         for len in 0..HEADER_LEN {
-            assert_eq!(
-                Packet::new_checked(&bytes[..len]).unwrap_err(),
-                Error::Truncated
-            );
-            assert_eq!(
-                Repr::parse(&Packet::new_unchecked(&bytes[..len])),
-                Err(Error::Truncated)
-            );
+            assert_eq!(Packet::new_checked(&bytes[..len]).unwrap_err(), Error::Truncated);
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&bytes[..len])), Err(Error::Truncated));
         }
         assert!(Packet::new_checked(&bytes[..HEADER_LEN]).is_ok());
     }
@@ -446,11 +428,7 @@ mod tests {
     #[test]
     fn quantisation_rounds_and_saturates() {
         assert_eq!(rate_to_raw(1.0), 65_536);
-        assert_eq!(
-            rate_to_raw(1e-9),
-            1,
-            "a positive rate never encodes as zero"
-        );
+        assert_eq!(rate_to_raw(1e-9), 1, "a positive rate never encodes as zero");
         assert_eq!(rate_to_raw(-3.0), 0);
         assert_eq!(rate_to_raw(f64::NAN), 0);
         assert_eq!(rate_to_raw(1e12), RATE_RAW_MAX);

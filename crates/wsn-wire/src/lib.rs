@@ -17,12 +17,12 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod besteffort;
 pub mod collection;
 pub mod ieee802154;
-pub mod mhlqi;
-pub mod besteffort;
-pub mod rcrt;
 pub mod ifrc;
+pub mod mhlqi;
+pub mod rcrt;
 
 use core::fmt;
 

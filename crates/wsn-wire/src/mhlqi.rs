@@ -56,16 +56,8 @@ impl BeaconRepr {
         if b.len() < BEACON_LEN {
             return Err(Error::Truncated);
         }
-        for (i, v) in [
-            self.sink.0,
-            self.source.0,
-            self.seqno,
-            self.parent.0,
-            self.cost,
-            self.hop_count,
-        ]
-        .into_iter()
-        .enumerate()
+        for (i, v) in
+            [self.sink.0, self.source.0, self.seqno, self.parent.0, self.cost, self.hop_count].into_iter().enumerate()
         {
             b[2 * i..2 * i + 2].copy_from_slice(&v.to_be_bytes());
         }

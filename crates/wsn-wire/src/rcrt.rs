@@ -263,10 +263,7 @@ pub struct NackList {
 impl NackList {
     /// An empty list.
     pub const fn new() -> NackList {
-        NackList {
-            ranges: [NackRange { first: 0, run: 0 }; MAX_NACK_RANGES],
-            len: 0,
-        }
+        NackList { ranges: [NackRange { first: 0, run: 0 }; MAX_NACK_RANGES], len: 0 }
     }
 
     /// Append a range; returns false (and changes nothing) when the list is full or `run` is 0.
@@ -302,9 +299,7 @@ impl NackList {
 
     /// Every NACKed sequence number, oldest first.
     pub fn seqnos(&self) -> impl Iterator<Item = u16> + '_ {
-        self.as_slice()
-            .iter()
-            .flat_map(|r| (0..u16::from(r.run)).map(move |k| r.first.wrapping_add(k)))
+        self.as_slice().iter().flat_map(|r| (0..u16::from(r.run)).map(move |k| r.first.wrapping_add(k)))
     }
 }
 
@@ -321,11 +316,7 @@ pub fn crc16_ccitt(data: &[u8]) -> u16 {
     for &byte in data {
         crc ^= u16::from(byte) << 8;
         for _ in 0..8 {
-            crc = if crc & 0x8000 != 0 {
-                (crc << 1) ^ 0x1021
-            } else {
-                crc << 1
-            };
+            crc = if crc & 0x8000 != 0 { (crc << 1) ^ 0x1021 } else { crc << 1 };
         }
     }
     crc
@@ -493,10 +484,7 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return NackRange::default();
         }
         let start = field::FB_NACKS + NACK_RANGE_LEN * index;
-        NackRange {
-            first: self.read_u16(start..start + 2),
-            run: self.read_u8(start + 2),
-        }
+        NackRange { first: self.read_u16(start..start + 2), run: self.read_u8(start + 2) }
     }
 
     /// DATA: the application data (empty for other types or a short buffer).
@@ -740,19 +728,11 @@ impl<'a> Repr<'a> {
         }
         let kind = packet.kind().ok_or(Error::Malformed)?;
         let repr = match kind {
-            Kind::Syn => Repr::Syn {
-                demand: packet.rate(),
-                nonce: packet.nonce(),
-            },
-            Kind::SynAck => Repr::SynAck {
-                fid: packet.fid(),
-                rate: packet.rate(),
-                rtt_ms: packet.rtt_ms(),
-                nonce: packet.nonce(),
-            },
-            Kind::SynNack => Repr::SynNack {
-                nonce: packet.nonce(),
-            },
+            Kind::Syn => Repr::Syn { demand: packet.rate(), nonce: packet.nonce() },
+            Kind::SynAck => {
+                Repr::SynAck { fid: packet.fid(), rate: packet.rate(), rtt_ms: packet.rtt_ms(), nonce: packet.nonce() }
+            }
+            Kind::SynNack => Repr::SynNack { nonce: packet.nonce() },
             Kind::Data => Repr::Data {
                 seq: packet.seq(),
                 rate: packet.rate(),
@@ -781,9 +761,7 @@ impl<'a> Repr<'a> {
             Kind::FinAck => Repr::FinAck { last: packet.seq() },
         };
         match repr {
-            Repr::SynAck { fid, rate, .. } | Repr::Feedback { fid, rate, .. }
-                if fid == 0 || rate.is_zero() =>
-            {
+            Repr::SynAck { fid, rate, .. } | Repr::Feedback { fid, rate, .. } if fid == 0 || rate.is_zero() => {
                 Err(Error::Malformed)
             }
             Repr::Data { rate, .. } if rate.is_zero() => Err(Error::Malformed),
@@ -821,17 +799,9 @@ impl<'a> Repr<'a> {
         let len = self.buffer_len();
         let mut packet = Packet::new_unchecked(&mut buf[..len]);
         let flags = match *self {
-            Repr::Data {
-                ack_request,
-                retransmission,
-                ..
-            } => {
+            Repr::Data { ack_request, retransmission, .. } => {
                 (if ack_request { FLAG_ACK_REQUEST } else { 0 })
-                    | (if retransmission {
-                        FLAG_RETRANSMISSION
-                    } else {
-                        0
-                    })
+                    | (if retransmission { FLAG_RETRANSMISSION } else { 0 })
             }
             _ => 0,
         };
@@ -841,39 +811,21 @@ impl<'a> Repr<'a> {
                 packet.set_rate(demand);
                 packet.set_nonce(nonce);
             }
-            Repr::SynAck {
-                fid,
-                rate,
-                rtt_ms,
-                nonce,
-            } => {
+            Repr::SynAck { fid, rate, rtt_ms, nonce } => {
                 packet.set_fid(fid);
                 packet.set_rate(rate);
                 packet.set_rtt_ms(rtt_ms);
                 packet.set_nonce(nonce);
             }
             Repr::SynNack { nonce } => packet.set_nonce(nonce),
-            Repr::Data {
-                seq,
-                rate,
-                fid,
-                since_feedback_2ms,
-                payload,
-                ..
-            } => {
+            Repr::Data { seq, rate, fid, since_feedback_2ms, payload, .. } => {
                 packet.set_seq(seq);
                 packet.set_rate(rate);
                 packet.set_fid(fid);
                 packet.set_since_feedback_2ms(since_feedback_2ms);
                 packet.payload_mut().copy_from_slice(payload);
             }
-            Repr::Feedback {
-                fid,
-                rate,
-                rtt_ms,
-                cack,
-                nacks,
-            } => {
+            Repr::Feedback { fid, rate, rtt_ms, cack, nacks } => {
                 packet.set_fid(fid);
                 packet.set_rate(rate);
                 packet.set_rtt_ms(rtt_ms);
@@ -893,32 +845,13 @@ impl fmt::Display for Repr<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Repr::Syn { demand, nonce } => {
-                write!(
-                    f,
-                    "RCRT SYN demand={:.3}pps nonce={nonce:#06x}",
-                    demand.pps()
-                )
+                write!(f, "RCRT SYN demand={:.3}pps nonce={nonce:#06x}", demand.pps())
             }
-            Repr::SynAck {
-                fid,
-                rate,
-                rtt_ms,
-                nonce,
-            } => write!(
-                f,
-                "RCRT SYN-ACK fid={fid} rate={:.3}pps rtt={rtt_ms}ms nonce={nonce:#06x}",
-                rate.pps()
-            ),
+            Repr::SynAck { fid, rate, rtt_ms, nonce } => {
+                write!(f, "RCRT SYN-ACK fid={fid} rate={:.3}pps rtt={rtt_ms}ms nonce={nonce:#06x}", rate.pps())
+            }
             Repr::SynNack { nonce } => write!(f, "RCRT SYN-NACK nonce={nonce:#06x}"),
-            Repr::Data {
-                seq,
-                rate,
-                fid,
-                since_feedback_2ms,
-                ack_request,
-                retransmission,
-                payload,
-            } => write!(
+            Repr::Data { seq, rate, fid, since_feedback_2ms, ack_request, retransmission, payload } => write!(
                 f,
                 "RCRT DATA{}{} seq={seq} rate={:.3}pps fid={fid} since={}ms len={}",
                 if *retransmission { "|RETX" } else { "" },
@@ -927,13 +860,7 @@ impl fmt::Display for Repr<'_> {
                 u32::from(*since_feedback_2ms) * SINCE_FEEDBACK_UNIT_MS,
                 payload.len()
             ),
-            Repr::Feedback {
-                fid,
-                rate,
-                rtt_ms,
-                cack,
-                nacks,
-            } => write!(
+            Repr::Feedback { fid, rate, rtt_ms, cack, nacks } => write!(
                 f,
                 "RCRT FEEDBACK fid={fid} rate={:.3}pps rtt={rtt_ms}ms cack={cack} nacks={nacks:?}",
                 rate.pps()
@@ -962,10 +889,8 @@ mod tests {
     const FEEDBACK_EMPTY: &str = include_str!("../../../testdata/vectors/rcrt/feedback_empty.hex");
     const FIN: &str = include_str!("../../../testdata/vectors/rcrt/fin.hex");
     const FIN_ACK: &str = include_str!("../../../testdata/vectors/rcrt/fin_ack.hex");
-    const FEEDBACK_BAD_CRC: &str =
-        include_str!("../../../testdata/vectors/rcrt/feedback_bad_crc.hex");
-    const DATA_BAD_VERSION: &str =
-        include_str!("../../../testdata/vectors/rcrt/data_bad_version.hex");
+    const FEEDBACK_BAD_CRC: &str = include_str!("../../../testdata/vectors/rcrt/feedback_bad_crc.hex");
+    const DATA_BAD_VERSION: &str = include_str!("../../../testdata/vectors/rcrt/data_bad_version.hex");
 
     fn two_nacks() -> NackList {
         let mut nacks = NackList::new();
@@ -1001,42 +926,13 @@ mod tests {
                     payload: &[],
                 },
             ),
-            (
-                SYN,
-                Repr::Syn {
-                    demand: Rate(0x0100),
-                    nonce: 0xbeef,
-                },
-            ),
-            (
-                SYN_ACK,
-                Repr::SynAck {
-                    fid: 1,
-                    rate: Rate(0x0080),
-                    rtt_ms: 0,
-                    nonce: 0xbeef,
-                },
-            ),
+            (SYN, Repr::Syn { demand: Rate(0x0100), nonce: 0xbeef }),
+            (SYN_ACK, Repr::SynAck { fid: 1, rate: Rate(0x0080), rtt_ms: 0, nonce: 0xbeef }),
             (SYN_NACK, Repr::SynNack { nonce: 0xbeef }),
-            (
-                FEEDBACK,
-                Repr::Feedback {
-                    fid: 9,
-                    rate: Rate(0x00cd),
-                    rtt_ms: 1200,
-                    cack: 2,
-                    nacks: two_nacks(),
-                },
-            ),
+            (FEEDBACK, Repr::Feedback { fid: 9, rate: Rate(0x00cd), rtt_ms: 1200, cack: 2, nacks: two_nacks() }),
             (
                 FEEDBACK_EMPTY,
-                Repr::Feedback {
-                    fid: 0xff,
-                    rate: Rate(0xffff),
-                    rtt_ms: 0xffff,
-                    cack: 0,
-                    nacks: NackList::new(),
-                },
+                Repr::Feedback { fid: 0xff, rate: Rate(0xffff), rtt_ms: 0xffff, cack: 0, nacks: NackList::new() },
             ),
             (FIN, Repr::Fin { last: 100 }),
             (FIN_ACK, Repr::FinAck { last: 100 }),
@@ -1120,10 +1016,7 @@ mod tests {
     #[test]
     fn bad_checksum_and_version() {
         assert_eq!(Repr::parse(&vector(FEEDBACK_BAD_CRC)), Err(Error::Checksum));
-        assert_eq!(
-            Repr::parse(&vector(DATA_BAD_VERSION)),
-            Err(Error::Malformed)
-        );
+        assert_eq!(Repr::parse(&vector(DATA_BAD_VERSION)), Err(Error::Malformed));
         // Any single flipped bit in a control packet is caught (by the CRC or a field check),
         // except in the three type bits: those can turn it into a DATA, which has no CRC (see
         // the module docs; on the air the 802.15.4 FCS catches it).
@@ -1144,11 +1037,7 @@ mod tests {
             let min = Packet::new_unchecked(&bytes[..]).kind().unwrap().min_len();
             for len in 0..min {
                 let packet = Packet::new_unchecked(&bytes[..len]);
-                assert_eq!(
-                    Repr::parse(&bytes[..len]),
-                    Err(Error::Truncated),
-                    "{text} {len}"
-                );
+                assert_eq!(Repr::parse(&bytes[..len]), Err(Error::Truncated), "{text} {len}");
                 // Getters on a short buffer do not panic either.
                 let _ = (
                     packet.seq(),
@@ -1177,13 +1066,7 @@ mod tests {
         // Reserved type 7.
         assert_eq!(Repr::parse(&[0x78, 0, 0, 0, 0]), Err(Error::Malformed));
         // Zero fid in a feedback, zero rate in DATA.
-        let repr = Repr::Feedback {
-            fid: 0,
-            rate: Rate(1),
-            rtt_ms: 0,
-            cack: 0,
-            nacks: NackList::new(),
-        };
+        let repr = Repr::Feedback { fid: 0, rate: Rate(1), rtt_ms: 0, cack: 0, nacks: NackList::new() };
         let mut bytes = vec![0; repr.buffer_len()];
         repr.emit(&mut bytes);
         assert_eq!(Repr::parse(&bytes), Err(Error::Malformed));
@@ -1217,18 +1100,12 @@ mod tests {
         let mut nacks = NackList::new();
         assert!(!nacks.push(NackRange { first: 1, run: 0 }));
         for k in 0..MAX_NACK_RANGES as u16 {
-            assert!(nacks.push(NackRange {
-                first: k * 10,
-                run: 2
-            }));
+            assert!(nacks.push(NackRange { first: k * 10, run: 2 }));
         }
         assert!(!nacks.push(NackRange { first: 999, run: 1 }));
         assert_eq!(nacks.seqno_count(), 2 * MAX_NACK_RANGES);
         let mut wrap = NackList::new();
-        wrap.push(NackRange {
-            first: 0xffff,
-            run: 3,
-        });
+        wrap.push(NackRange { first: 0xffff, run: 3 });
         assert_eq!(wrap.seqnos().collect::<Vec<_>>(), vec![0xffff, 0, 1]);
     }
 
@@ -1237,15 +1114,13 @@ mod tests {
     }
 
     fn arb_nacks() -> impl Strategy<Value = NackList> {
-        proptest::collection::vec((any::<u16>(), 1..=u8::MAX), 0..=MAX_NACK_RANGES).prop_map(
-            |ranges| {
-                let mut nacks = NackList::new();
-                for (first, run) in ranges {
-                    nacks.push(NackRange { first, run });
-                }
-                nacks
-            },
-        )
+        proptest::collection::vec((any::<u16>(), 1..=u8::MAX), 0..=MAX_NACK_RANGES).prop_map(|ranges| {
+            let mut nacks = NackList::new();
+            for (first, run) in ranges {
+                nacks.push(NackRange { first, run });
+            }
+            nacks
+        })
     }
 
     proptest! {

@@ -8,13 +8,10 @@ use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
 use super::config::{
-    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold,
-    MAX_THRESHOLDS,
+    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
-use crate::agent::{
-    AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError,
-};
+use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
 use crate::forwarder::{CollectionForwarder, ForwarderConfig, ForwarderStats};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
@@ -99,12 +96,7 @@ impl Ladder {
         for (k, slot) in u.iter_mut().enumerate().take(n) {
             *slot = cfg.threshold(k);
         }
-        Ladder {
-            u,
-            n,
-            lower: cfg.lower_threshold,
-            test: cfg.threshold_test,
-        }
+        Ladder { u, n, lower: cfg.lower_threshold, test: cfg.threshold_test }
     }
 
     fn value(&self, x: f64) -> f64 {
@@ -151,10 +143,7 @@ pub(super) struct Epoch {
 }
 
 impl Epoch {
-    pub(super) const IDLE: Epoch = Epoch {
-        congested: false,
-        maxlvl: -1,
-    };
+    pub(super) const IDLE: Epoch = Epoch { congested: false, maxlvl: -1 };
 
     /// Feed a new average; returns (previous max level, new max level) of the epoch, and
     /// whether an epoch started.
@@ -276,11 +265,7 @@ pub struct IfrcAgent {
 
 /// 1/r as a duration (at least 1 ns).
 fn period(rate: f64) -> Duration {
-    let r = if rate.is_finite() && rate > 0.0 {
-        rate
-    } else {
-        1e-4
-    };
+    let r = if rate.is_finite() && rate > 0.0 { rate } else { 1e-4 };
     Duration::from_secs_f64(1.0 / r).max(Duration(1))
 }
 
@@ -299,35 +284,17 @@ fn earlier(t: Instant, d: Duration) -> Instant {
 impl IfrcAgent {
     /// An agent for node `me` created at `now`. The forwarder's queue bound is replaced by
     /// [`IfrcConfig::queue_capacity`].
-    pub fn new(
-        me: NodeId,
-        role: Role,
-        cfg: IfrcConfig,
-        fwd: ForwarderConfig,
-        now: Instant,
-    ) -> Self {
-        let fwd = CollectionForwarder::new(
-            me,
-            ForwarderConfig {
-                queue_capacity: cfg.queue_capacity,
-                ..fwd
-            },
-        );
+    pub fn new(me: NodeId, role: Role, cfg: IfrcConfig, fwd: ForwarderConfig, now: Instant) -> Self {
+        let fwd = CollectionForwarder::new(me, ForwarderConfig { queue_capacity: cfg.queue_capacity, ..fwd });
         let ladder = Ladder::new(&cfg);
         let (rate, mode) = match role {
             Role::Node { .. } => (cfg.initial_rate_pps, Mode::SlowStart),
             // The base station always increases additively [PAPER §4.1.4].
-            Role::BaseStation => (
-                cfg.bs_initial_rate_pps.min(cfg.max_rate_pps),
-                Mode::Additive,
-            ),
+            Role::BaseStation => (cfg.bs_initial_rate_pps.min(cfg.max_rate_pps), Mode::Additive),
         };
         let p = period(rate);
-        let (next_tick, last_tick, phase_pending) = if cfg.random_start_phase {
-            (now, now, true)
-        } else {
-            (now + p, now, false)
-        };
+        let (next_tick, last_tick, phase_pending) =
+            if cfg.random_start_phase { (now, now, true) } else { (now + p, now, false) };
         let is_node = matches!(role, Role::Node { .. });
         let next_slot = match (is_node, cfg.generation) {
             (true, Generation::SeparateTimer) => Some(next_tick),
@@ -336,9 +303,7 @@ impl IfrcAgent {
         let next_control = match (role, cfg.bs_trigger) {
             // The first periodic control packet assumes a fastest child at 1 pkt/s.
             // [CODE usc-ifrc: RateControlM.nc setBS]
-            (Role::BaseStation, BsTrigger::Timer) => {
-                Some(now + Duration::from_secs_f64(f64::from(cfg.bs_m)))
-            }
+            (Role::BaseStation, BsTrigger::Timer) => Some(now + Duration::from_secs_f64(f64::from(cfg.bs_m))),
             _ => None,
         };
         IfrcAgent {
@@ -408,10 +373,7 @@ impl IfrcAgent {
     }
     /// Counters.
     pub fn stats(&self) -> IfrcStats {
-        IfrcStats {
-            queue_drops: self.fwd.stats().queue_drops,
-            ..self.stats
-        }
+        IfrcStats { queue_drops: self.fwd.stats().queue_drops, ..self.stats }
     }
     /// Counters of the inner collection forwarder.
     pub fn forwarder_stats(&self) -> &ForwarderStats {
@@ -440,16 +402,10 @@ impl IfrcAgent {
     pub fn set_weight(&mut self, w: f64) {
         let w = if w.is_finite() && w > 0.0 { w } else { 0.0 };
         self.weight = w;
-        if matches!(self.role, Role::Node { .. })
-            && self.cfg.generation == Generation::SeparateTimer
-        {
+        if matches!(self.role, Role::Node { .. }) && self.cfg.generation == Generation::SeparateTimer {
             self.next_slot = if w > 0.0 {
                 let t = self.last_slot + period(w * self.rate);
-                Some(if self.phase_pending {
-                    t
-                } else {
-                    at_least(t, self.last_now)
-                })
+                Some(if self.phase_pending { t } else { at_least(t, self.last_now) })
             } else {
                 None
             };
@@ -491,11 +447,7 @@ impl IfrcAgent {
             // The base station advertises an empty queue [AMBIG-12].
             avg_q: if bs { 0.0 } else { self.avg_q },
             // Multi-BS fix: the base station's own r_b [PAPER §4.2; AMBIG-13].
-            child_rate_pps: if bs && self.cfg.multi_bs_fix {
-                self.rate
-            } else {
-                child.map_or(0.0, |c| c.0)
-            },
+            child_rate_pps: if bs && self.cfg.multi_bs_fix { self.rate } else { child.map_or(0.0, |c| c.0) },
             child_avg_q: child.map_or(0.0, |c| c.1),
             protocol,
         }
@@ -509,10 +461,7 @@ impl IfrcAgent {
             return;
         }
         self.rate = rate;
-        self.events.push_back(AgentEvent::RateChanged {
-            rate_pps: rate,
-            level: self.avg_q,
-        });
+        self.events.push_back(AgentEvent::RateChanged { rate_pps: rate, level: self.avg_q });
         if self.next_tick == Instant::MAX {
             // A parked base station timer restarts now that r_b can grow again.
             self.last_tick = now;
@@ -539,11 +488,7 @@ impl IfrcAgent {
     /// Enter slow start when r ≤ r_init, otherwise additive increase with a fresh δ.
     fn after_decrease(&mut self) {
         self.delta = self.cfg.delta_for(self.rate);
-        self.mode = if self.at_or_below_initial(self.rate) {
-            Mode::SlowStart
-        } else {
-            Mode::Additive
-        };
+        self.mode = if self.at_or_below_initial(self.rate) { Mode::SlowStart } else { Mode::Additive };
     }
 
     /// An own threshold U(k) was newly crossed [PAPER §4.1.1].
@@ -612,8 +557,7 @@ impl IfrcAgent {
         match self.role {
             Role::BaseStation => r += self.cfg.bs_slope_factor * self.delta / r,
             Role::Node { .. } => {
-                let may_grow =
-                    !self.cfg.grow_only_below_parent || self.parent_rate.is_some_and(|p| r < p);
+                let may_grow = !self.cfg.grow_only_below_parent || self.parent_rate.is_some_and(|p| r < p);
                 if may_grow {
                     r += match self.mode {
                         Mode::SlowStart => self.cfg.slow_start_increment_pps,
@@ -649,10 +593,7 @@ impl IfrcAgent {
         self.shared_since_tick = false;
         if r != old {
             self.rate = r;
-            self.events.push_back(AgentEvent::RateChanged {
-                rate_pps: r,
-                level: self.avg_q,
-            });
+            self.events.push_back(AgentEvent::RateChanged { rate_pps: r, level: self.avg_q });
         }
         self.next_tick = if self.role == Role::BaseStation && self.rate >= self.cfg.max_rate_pps {
             // Nothing can grow at the cap: park the base station's timer until r_b is lowered
@@ -679,11 +620,7 @@ impl IfrcAgent {
     /// The child with the largest advertised rate among those heard within
     /// `child_expiry_intervals` of their inter-packet times (a removed child stops counting,
     /// AMBIG-6) that pass `keep`.
-    fn fastest_fresh_child(
-        &self,
-        now: Instant,
-        keep: impl Fn(&Neighbour) -> bool,
-    ) -> Option<(NodeId, f64)> {
+    fn fastest_fresh_child(&self, now: Instant, keep: impl Fn(&Neighbour) -> bool) -> Option<(NodeId, f64)> {
         let mut best: Option<(NodeId, f64)> = None;
         for (&id, n) in &self.neighbours {
             if !n.is_child || n.rate <= 0.0 || !keep(n) {
@@ -703,15 +640,9 @@ impl IfrcAgent {
     /// The base station's periodic control timer [CODE usc-ifrc: RateControlM.nc].
     fn control_timer(&mut self, t: Instant) {
         self.pending_control = self.pending_control.max(1);
-        let rmax = self
-            .fastest_fresh_child(t, |_| true)
-            .map_or(1.0, |(_, r)| r);
+        let rmax = self.fastest_fresh_child(t, |_| true).map_or(1.0, |(_, r)| r);
         let m = f64::from(self.cfg.bs_m.max(1));
-        let secs = if rmax / m < self.cfg.initial_rate_pps {
-            10.0
-        } else {
-            m / rmax
-        };
+        let secs = if rmax / m < self.cfg.initial_rate_pps { 10.0 } else { m / rmax };
         self.next_control = Some(t + Duration::from_secs_f64(secs).max(Duration(1)));
     }
 
@@ -760,10 +691,7 @@ impl IfrcAgent {
             return;
         }
         let ladder = self.ladder;
-        let e = self
-            .neighbours
-            .entry(n)
-            .or_insert_with(|| Neighbour::new(now));
+        let e = self.neighbours.entry(n).or_insert_with(|| Neighbour::new(now));
         e.rate = h.rate_pps;
         e.avg_q = h.avg_q;
         e.last_heard = now;
@@ -839,26 +767,20 @@ impl IfrcAgent {
     fn drain_forwarder(&mut self) {
         while let Some(ev) = self.fwd.poll_event() {
             let ev = match ev {
-                AgentEvent::Delivered {
-                    origin,
-                    protocol: PROTO_IFRC,
-                    hops,
-                    payload,
-                } => match wire::Repr::parse(&wire::Packet::new_unchecked(&payload[..])) {
-                    Ok(h) if !h.control => AgentEvent::Delivered {
-                        origin,
-                        protocol: h.protocol,
-                        hops,
-                        payload: payload[wire::HEADER_LEN..].to_vec(),
-                    },
-                    _ => {
-                        self.stats.malformed += 1;
-                        AgentEvent::Dropped {
-                            reason: DropReason::Malformed,
-                            origin: Some(origin),
+                AgentEvent::Delivered { origin, protocol: PROTO_IFRC, hops, payload } => {
+                    match wire::Repr::parse(&wire::Packet::new_unchecked(&payload[..])) {
+                        Ok(h) if !h.control => AgentEvent::Delivered {
+                            origin,
+                            protocol: h.protocol,
+                            hops,
+                            payload: payload[wire::HEADER_LEN..].to_vec(),
+                        },
+                        _ => {
+                            self.stats.malformed += 1;
+                            AgentEvent::Dropped { reason: DropReason::Malformed, origin: Some(origin) }
                         }
                     }
-                },
+                }
                 other => other,
             };
             self.events.push_back(ev);
@@ -866,14 +788,7 @@ impl IfrcAgent {
     }
 
     /// Hand a frame addressed to this node to the forwarder and watch what it did.
-    fn forward_in(
-        &mut self,
-        now: Instant,
-        ctx: &mut dyn LinkCtx,
-        rx: &RxInfo,
-        payload: &[u8],
-        origin: Option<NodeId>,
-    ) {
+    fn forward_in(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8], origin: Option<NodeId>) {
         let before = *self.fwd.stats();
         self.fwd.handle_frame(now, ctx, rx, payload);
         self.drain_forwarder();
@@ -929,23 +844,14 @@ impl IfrcAgent {
     fn pacing_child(&self, now: Instant) -> Option<(NodeId, bool)> {
         let expiry = self.cfg.child_expiry_intervals;
         let originating = self.fastest_fresh_child(now, |n| {
-            n.last_originated
-                .is_some_and(|t| now.saturating_since(t).as_secs_f64() * n.rate <= expiry)
+            n.last_originated.is_some_and(|t| now.saturating_since(t).as_secs_f64() * n.rate <= expiry)
         });
-        originating.map(|(id, _)| (id, true)).or_else(|| {
-            self.fastest_fresh_child(now, |_| true)
-                .map(|(id, _)| (id, false))
-        })
+        originating
+            .map(|(id, _)| (id, true))
+            .or_else(|| self.fastest_fresh_child(now, |_| true).map(|(id, _)| (id, false)))
     }
 
-    fn on_frame(
-        &mut self,
-        now: Instant,
-        ctx: &mut dyn LinkCtx,
-        rx: &RxInfo,
-        payload: &[u8],
-        addressed: bool,
-    ) {
+    fn on_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8], addressed: bool) {
         self.last_now = now;
         self.refresh_parent(ctx);
         let packet = collection::Packet::new_unchecked(payload);
@@ -972,10 +878,8 @@ impl IfrcAgent {
             Err(_) => {
                 if addressed {
                     self.stats.malformed += 1;
-                    self.events.push_back(AgentEvent::Dropped {
-                        reason: DropReason::Malformed,
-                        origin: Some(c.origin),
-                    });
+                    self.events
+                        .push_back(AgentEvent::Dropped { reason: DropReason::Malformed, origin: Some(c.origin) });
                 } else {
                     self.stats.snoop_malformed += 1;
                 }
@@ -1011,11 +915,7 @@ impl IfrcAgent {
         self.control_seq = self.control_seq.wrapping_add(1);
         let h = self.build_header(now, 0, true);
         h.emit(&mut wire::Packet::new_unchecked(p.payload_mut()));
-        Frame {
-            dst: NodeId::BROADCAST,
-            ack_request: false,
-            payload: bytes,
-        }
+        Frame { dst: NodeId::BROADCAST, ack_request: false, payload: bytes }
     }
 
     /// Write the current header into a data frame at transmission time [AMBIG-16].
@@ -1038,13 +938,7 @@ impl NodeAgent for IfrcAgent {
         self.on_frame(now, ctx, rx, payload, true);
     }
 
-    fn handle_overheard(
-        &mut self,
-        now: Instant,
-        ctx: &mut dyn LinkCtx,
-        rx: &RxInfo,
-        payload: &[u8],
-    ) {
+    fn handle_overheard(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
         self.on_frame(now, ctx, rx, payload, false);
     }
 

@@ -1,6 +1,5 @@
 //! IFRC parameters, with the paper's values and the authors' code's values.
 
-
 /// Most thresholds U(0) … U(K) the ladder may hold (K ≤ 15). The paper's ladder converges to
 /// U(0) + 2I, so more than a handful of rungs never differ. [DERIVED: U(k) tends to U(0) + 2I]
 pub const MAX_THRESHOLDS: usize = 16;
@@ -277,9 +276,7 @@ impl IfrcConfig {
 
     /// The ladder U(0) … U(K).
     pub fn thresholds(&self) -> alloc::vec::Vec<f64> {
-        (0..self.threshold_count())
-            .map(|k| self.threshold(k))
-            .collect()
+        (0..self.threshold_count()).map(|k| self.threshold(k)).collect()
     }
 
     /// δ right after the rate was lowered to `rate`, pkt/s² [AMBIG-7].

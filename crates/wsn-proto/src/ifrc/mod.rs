@@ -126,8 +126,8 @@ mod tests;
 
 pub use agent::{IfrcAgent, IfrcStats, Mode, Role};
 pub use config::{
-    ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile,
-    Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
+    ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, Sharing,
+    SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
 };
 
 /// Collection-header protocol number of IFRC data and control packets (the IFRC header follows

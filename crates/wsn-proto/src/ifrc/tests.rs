@@ -22,33 +22,13 @@ use crate::test_ctx::TestCtx as Ctx;
 
 /// Paper parameters with a deterministic start (no random phase).
 fn cfg() -> IfrcConfig {
-    IfrcConfig {
-        random_start_phase: false,
-        ..IfrcConfig::default()
-    }
+    IfrcConfig { random_start_phase: false, ..IfrcConfig::default() }
 }
 
 fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
-    let fwd = ForwarderConfig {
-        max_frame_payload: 120,
-        ..ForwarderConfig::default()
-    };
-    let a = IfrcAgent::new(
-        NodeId(me),
-        Role::Node { sink: SINK },
-        cfg,
-        fwd,
-        Instant::ZERO,
-    );
-    (
-        a,
-        Ctx {
-            me: NodeId(me),
-            parent: Some(NodeId(parent)),
-            learned: Vec::new(),
-rng: u32::from(me),
-        },
-    )
+    let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
+    let a = IfrcAgent::new(NodeId(me), Role::Node { sink: SINK }, cfg, fwd, Instant::ZERO);
+    (a, Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new(), rng: u32::from(me) })
 }
 
 fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
@@ -56,31 +36,12 @@ fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
 }
 
 fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
-    let a = IfrcAgent::new(
-        NodeId(me),
-        Role::BaseStation,
-        cfg,
-        ForwarderConfig::default(),
-        Instant::ZERO,
-    );
-    (
-        a,
-        Ctx {
-            me: NodeId(me),
-            parent: None,
-            learned: Vec::new(),
-rng: 7,
-        },
-    )
+    let a = IfrcAgent::new(NodeId(me), Role::BaseStation, cfg, ForwarderConfig::default(), Instant::ZERO);
+    (a, Ctx { me: NodeId(me), parent: None, learned: Vec::new(), rng: 7 })
 }
 
 fn rx(from: u16, to: NodeId) -> RxInfo {
-    RxInfo {
-        link_src: NodeId(from),
-        link_dst: to,
-        rssi_dbm: -70,
-        lqi: 105,
-    }
+    RxInfo { link_src: NodeId(from), link_dst: to, rssi_dbm: -70, lqi: 105 }
 }
 
 /// A data header with the given rate and average queue (no congested child).
@@ -98,12 +59,7 @@ fn hdr(rate: f64, avg_q: f64) -> wire::Repr {
 
 /// A header reporting a congested child.
 fn hdr_child(rate: f64, avg_q: f64, child_rate: f64, child_avg_q: f64) -> wire::Repr {
-    wire::Repr {
-        child_congested: true,
-        child_rate_pps: child_rate,
-        child_avg_q,
-        ..hdr(rate, avg_q)
-    }
+    wire::Repr { child_congested: true, child_rate_pps: child_rate, child_avg_q, ..hdr(rate, avg_q) }
 }
 
 /// Collection header + IFRC header + "app".
@@ -224,10 +180,7 @@ fn epoch_hysteresis_and_multi_crossing() {
     assert_eq!(e.update(&l, 20.5), (-1, 2, true));
     // Dipping and re-crossing within the epoch crosses nothing new.
     assert_eq!(e.update(&l, 5.0), (2, 2, false));
-    assert!(
-        e.congested,
-        "between L and U(0) while congested: still congested"
-    );
+    assert!(e.congested, "between L and U(0) while congested: still congested");
     assert_eq!(e.update(&l, 21.0), (2, 2, false));
     assert_eq!(e.update(&l, 22.5), (2, 3, false));
     // Below L ends the epoch and clears the levels.
@@ -278,14 +231,8 @@ fn reference_code_profile_differs_where_the_code_does() {
     assert_eq!((p.bs_immediate_copies, c.bs_immediate_copies), (2, 4));
     assert!(p.multi_bs_fix && !c.multi_bs_fix);
     // Shared values.
-    assert_eq!(
-        (c.initial_rate_pps, c.slow_start_increment_pps),
-        (0.02, 0.0025)
-    );
-    assert_eq!(
-        (c.lower_threshold, c.upper_threshold, c.threshold_increment),
-        (4.0, 8.0, 8.0)
-    );
+    assert_eq!((c.initial_rate_pps, c.slow_start_increment_pps), (0.02, 0.0025));
+    assert_eq!((c.lower_threshold, c.upper_threshold, c.threshold_increment), (4.0, 8.0, 8.0));
 }
 
 // ----- queue monitor -----
@@ -293,43 +240,23 @@ fn reference_code_profile_differs_where_the_code_does() {
 #[test]
 fn ewma_updates_on_insertion_only_with_queue_after_insertion() {
     let (mut a, mut c) = node(5, 2);
-    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-        .unwrap();
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     assert!(close(a.avg_queue(), 0.02), "inst = 1 counts the new packet");
     let f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
     a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
     assert_eq!(a.queue_len(), 0);
-    assert!(
-        close(a.avg_queue(), 0.02),
-        "dequeue does not update the EWMA"
-    );
+    assert!(close(a.avg_queue(), 0.02), "dequeue does not update the EWMA");
     // A forwarded packet is an insertion too; the held frame counts.
-    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-        .unwrap();
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     let _held = a.poll_frame(Instant::ZERO, &mut c).unwrap();
     let before = a.avg_queue();
-    a.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(9, NodeId(5)),
-        &frame(9, 1, &hdr(0.02, 0.0)),
-    );
+    a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &frame(9, 1, &hdr(0.02, 0.0)));
     assert_eq!(a.queue_len(), 2);
     assert!(close(a.avg_queue(), 0.98 * before + 0.02 * 2.0));
     // A duplicate, an overheard frame and a timer tick are not insertions.
     let avg = a.avg_queue();
-    a.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(9, NodeId(5)),
-        &frame(9, 1, &hdr(0.02, 0.0)),
-    );
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(9, NodeId(7)),
-        &frame(9, 2, &hdr(0.02, 0.0)),
-    );
+    a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &frame(9, 1, &hdr(0.02, 0.0)));
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(9, NodeId(7)), &frame(9, 2, &hdr(0.02, 0.0)));
     let t = a.poll_timeout().unwrap();
     a.handle_timeout(t, &mut c);
     assert_eq!(a.avg_queue(), avg);
@@ -338,15 +265,11 @@ fn ewma_updates_on_insertion_only_with_queue_after_insertion() {
 
 #[test]
 fn one_halving_per_new_threshold_per_epoch() {
-    let cfg = IfrcConfig {
-        ewma_weight: 1.0,
-        ..cfg()
-    }; // avg = instantaneous queue
+    let cfg = IfrcConfig { ewma_weight: 1.0, ..cfg() }; // avg = instantaneous queue
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 1.0);
     let r0 = a.rate_pps();
-    let send =
-        |a: &mut IfrcAgent, c: &mut Ctx| a.send(Instant::ZERO, c, SINK, SINK, APP, b"x").unwrap();
+    let send = |a: &mut IfrcAgent, c: &mut Ctx| a.send(Instant::ZERO, c, SINK, SINK, APP, b"x").unwrap();
     for _ in 0..8 {
         send(&mut a, &mut c);
     }
@@ -356,10 +279,7 @@ fn one_halving_per_new_threshold_per_epoch() {
     assert_eq!(a.stats().halvings, 1);
     assert!(close(a.rate_pps(), r0 / 2.0));
     assert!(!a.in_slow_start(), "halving leaves slow start");
-    assert!(
-        close(a.delta(), 0.025 * (r0 / 2.0) * (r0 / 2.0)),
-        "δ = ε·r² after the decrease"
-    );
+    assert!(close(a.delta(), 0.025 * (r0 / 2.0) * (r0 / 2.0)), "δ = ε·r² after the decrease");
     for _ in 9..24 {
         send(&mut a, &mut c);
     }
@@ -391,15 +311,11 @@ fn one_halving_per_new_threshold_per_epoch() {
 
 #[test]
 fn halving_to_r_init_or_below_reenters_slow_start() {
-    let cfg = IfrcConfig {
-        ewma_weight: 1.0,
-        ..cfg()
-    };
+    let cfg = IfrcConfig { ewma_weight: 1.0, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 0.03);
     for _ in 0..9 {
-        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-            .unwrap();
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     }
     assert_eq!(a.stats().halvings, 1);
     assert!(a.rate_pps() <= 0.02);
@@ -416,20 +332,12 @@ fn slow_start_adds_phi_per_tick_and_additive_adds_delta_over_r() {
         let t = a.poll_timeout().unwrap();
         a.handle_timeout(t, &mut c);
         assert!(close(a.rate_pps(), 0.02 + n as f64 * 0.0025));
-        events += drain(&mut a)
-            .iter()
-            .filter(|e| matches!(e, AgentEvent::RateChanged { .. }))
-            .count();
+        events += drain(&mut a).iter().filter(|e| matches!(e, AgentEvent::RateChanged { .. })).count();
     }
     assert_eq!(events, 10, "one RateChanged per change");
     assert!(a.in_slow_start());
     // Rule 2 constraint → additive with δ = ε·r².
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.04, 9.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.04, 9.0)));
     let r = wire::quantize_rate(0.04);
     assert!(close(a.rate_pps(), r));
     assert!(!a.in_slow_start());
@@ -448,47 +356,24 @@ fn slow_start_adds_phi_per_tick_and_additive_adds_delta_over_r() {
 #[test]
 fn rate_timer_period_and_reschedule_on_decrease() {
     let (mut a, mut c) = node(5, 2);
-    assert_eq!(
-        a.poll_timeout(),
-        Some(Instant::from_secs(50)),
-        "first tick at 1/r_init"
-    );
+    assert_eq!(a.poll_timeout(), Some(Instant::from_secs(50)), "first tick at 1/r_init");
     a.handle_timeout(Instant::from_secs(50), &mut c);
     let r = a.rate_pps(); // 0.0225
     let next = a.poll_timeout().unwrap();
-    assert_eq!(
-        next,
-        Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r)
-    );
+    assert_eq!(next, Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r));
     // A constraint moves the pending tick to last_tick + 1/r_new [AMBIG-9].
-    a.handle_overheard(
-        Instant::from_secs(51),
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.01, 9.0)),
-    );
+    a.handle_overheard(Instant::from_secs(51), &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.01, 9.0)));
     let r2 = a.rate_pps();
     assert!(r2 < r);
-    assert_eq!(
-        a.poll_timeout(),
-        Some(Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r2))
-    );
+    assert_eq!(a.poll_timeout(), Some(Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r2)));
 }
 
 #[test]
 fn global_delta_rule() {
-    let cfg = IfrcConfig {
-        delta_rule: DeltaRule::Global { r_min_pps: 0.147 },
-        ..cfg()
-    };
+    let cfg = IfrcConfig { delta_rule: DeltaRule::Global { r_min_pps: 0.147 }, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 0.2);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.1, 9.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.1, 9.0)));
     assert!(close(a.delta(), 0.025 * 0.147 * 0.147));
     assert!(!a.in_slow_start());
 }
@@ -512,32 +397,15 @@ fn rule1_clamps_on_hearing_parent_and_not_before() {
     let (mut a, mut c) = node(5, 2);
     tick_to(&mut a, &mut c, 0.1);
     assert_eq!(a.parent_rate(), None);
-    assert_eq!(
-        a.stats().rule1_caps + a.stats().rule1_clamps,
-        0,
-        "no cap before the parent is heard"
-    );
+    assert_eq!(a.stats().rule1_caps + a.stats().rule1_clamps, 0, "no cap before the parent is heard");
     // A non-parent, non-congested neighbour at a lower rate changes nothing.
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(9, NodeId(3)),
-        &frame(9, 0, &hdr(0.03, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(9, NodeId(3)), &frame(9, 0, &hdr(0.03, 1.0)));
     assert!(a.rate_pps() >= 0.1);
     // Hearing the parent at a lower rate clamps (first time: slow start kept, AMBIG-8).
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 0, &hdr(0.05, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.05, 1.0)));
     assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
     assert_eq!(a.stats().rule1_clamps, 1);
-    assert!(
-        a.in_slow_start(),
-        "Recommended: a first cap keeps slow start"
-    );
+    assert!(a.in_slow_start(), "Recommended: a first cap keeps slow start");
     // Own increases are capped at the last heard parent rate.
     let t = a.poll_timeout().unwrap();
     a.handle_timeout(t, &mut c);
@@ -545,12 +413,7 @@ fn rule1_clamps_on_hearing_parent_and_not_before() {
     assert_eq!(a.stats().rule1_caps, 1);
     assert!(a.in_slow_start());
     // The parent's rate falls: clamp and leave slow start.
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 1, &hdr(0.04, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.04, 1.0)));
     let r = wire::quantize_rate(0.04);
     assert!(close(a.rate_pps(), r));
     assert!(!a.in_slow_start());
@@ -568,30 +431,15 @@ fn constraint_to_a_quantised_r_init_reenters_slow_start() {
     // Rule 1.
     let (mut a, mut c) = node(5, 2);
     tick_to(&mut a, &mut c, 0.1);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.05, 9.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.05, 9.0)));
     assert!(!a.in_slow_start());
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 0, &hdr(0.02, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.02, 1.0)));
     assert_eq!(a.rate_pps(), q);
     assert!(a.in_slow_start(), "Rule 1 to the parent's r_init");
     // Rule 2.
     let (mut b, mut cb) = node(5, 2);
     tick_to(&mut b, &mut cb, 0.1);
-    b.handle_overheard(
-        Instant::ZERO,
-        &mut cb,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.02, 9.0)),
-    );
+    b.handle_overheard(Instant::ZERO, &mut cb, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.02, 9.0)));
     assert_eq!(b.rate_pps(), q);
     assert!(b.in_slow_start(), "Rule 2 to a neighbour's r_init");
     let t = b.poll_timeout().unwrap();
@@ -601,36 +449,20 @@ fn constraint_to_a_quantised_r_init_reenters_slow_start() {
 
 #[test]
 fn literal_slow_start_exit_on_reaching_parent_rate() {
-    let cfg = IfrcConfig {
-        slow_start_exit: SlowStartExit::Literal,
-        ..cfg()
-    };
+    let cfg = IfrcConfig { slow_start_exit: SlowStartExit::Literal, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 0, &hdr(0.03, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.03, 1.0)));
     assert!(a.in_slow_start());
     let t = tick_to(&mut a, &mut c, 0.03 - STEP);
     let _ = t;
     assert!(close(a.rate_pps(), wire::quantize_rate(0.03)));
-    assert!(
-        !a.in_slow_start(),
-        "literal: r ≥ parent rate ends slow start"
-    );
+    assert!(!a.in_slow_start(), "literal: r ≥ parent rate ends slow start");
 }
 
 #[test]
 fn parent_change_forgets_parent_rate() {
     let (mut a, mut c) = node(5, 2);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 0, &hdr(0.03, 1.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.03, 1.0)));
     assert!(a.parent_rate().is_some());
     c.parent = Some(NodeId(4));
     let t = a.poll_timeout().unwrap();
@@ -645,12 +477,7 @@ fn rule2a_fires_once_per_new_level() {
     let (mut a, mut c) = node(5, 2);
     tick_to(&mut a, &mut c, 0.5);
     let heard = |a: &mut IfrcAgent, c: &mut Ctx, rate: f64, q: f64| {
-        a.handle_overheard(
-            Instant::ZERO,
-            c,
-            &rx(7, NodeId(3)),
-            &frame(7, 0, &hdr(rate, q)),
-        );
+        a.handle_overheard(Instant::ZERO, c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(rate, q)));
     };
     heard(&mut a, &mut c, 0.3, 7.0);
     assert_eq!(a.stats().rule2_signals, 0, "not congested");
@@ -677,10 +504,7 @@ fn rule2a_fires_once_per_new_level() {
     heard(&mut a, &mut c, 0.1, 9.0);
     assert_eq!(a.stats().rule2_signals, 4);
     assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
-    assert!(
-        !a.is_congested(),
-        "Rule 2 never changes the own congestion state"
-    );
+    assert!(!a.is_congested(), "Rule 2 never changes the own congestion state");
 }
 
 #[test]
@@ -707,28 +531,15 @@ fn rule2b_fires_on_reported_child_crossings() {
 
 #[test]
 fn pinned_sharing_fires_on_every_packet() {
-    let cfg = IfrcConfig {
-        sharing: Sharing::Pinned,
-        ..cfg()
-    };
+    let cfg = IfrcConfig { sharing: Sharing::Pinned, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 0.5);
     for (i, rate) in [0.4, 0.3, 0.2].into_iter().enumerate() {
-        a.handle_overheard(
-            Instant::ZERO,
-            &mut c,
-            &rx(7, NodeId(3)),
-            &frame(7, i as u16, &hdr(rate, 9.0)),
-        );
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, i as u16, &hdr(rate, 9.0)));
         assert!(close(a.rate_pps(), wire::quantize_rate(rate)));
     }
     assert_eq!(a.stats().rule2_constraints, 3);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(8, NodeId(3)),
-        &frame(8, 0, &hdr_child(0.9, 1.0, 0.1, 5.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(8, NodeId(3)), &frame(8, 0, &hdr_child(0.9, 1.0, 0.1, 5.0)));
     assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
 }
 
@@ -737,8 +548,7 @@ fn pinned_sharing_fires_on_every_packet() {
 #[test]
 fn header_is_stamped_at_transmission_time() {
     let (mut a, mut c) = node(5, 2);
-    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload")
-        .unwrap();
+    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload").unwrap();
     let r_enqueue = a.rate_pps();
     tick_to(&mut a, &mut c, 0.05);
     let r_now = a.rate_pps();
@@ -748,10 +558,7 @@ fn header_is_stamped_at_transmission_time() {
     let h = header_of(&f.payload);
     assert_eq!(h.rate_pps, wire::quantize_rate(r_now));
     assert_eq!(h.avg_q, wire::quantize_queue(a.avg_queue()));
-    assert_eq!(
-        h.protocol, 0x42,
-        "the application's protocol survives stamping"
-    );
+    assert_eq!(h.protocol, 0x42, "the application's protocol survives stamping");
     assert!(!h.control && !h.child_congested);
     let cpkt = collection::Packet::new_checked(&f.payload[..]).unwrap();
     assert_eq!(cpkt.protocol(), PROTO_IFRC);
@@ -761,8 +568,7 @@ fn header_is_stamped_at_transmission_time() {
 #[test]
 fn retransmission_is_restamped_with_current_values() {
     let (mut a, mut c) = node(5, 2);
-    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload")
-        .unwrap();
+    a.send(Instant::ZERO, &mut c, SINK, SINK, 0x42, b"payload").unwrap();
     let mut f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
     let first = header_of(&f.payload);
     // The rate moves on (additive increase) while the frame waits for its ACK.
@@ -788,18 +594,8 @@ fn header_reports_congested_child_with_smallest_rate_and_expires_it() {
     // Two congested children, one non-congested child, one congested non-child.
     a.handle_frame(t0, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.3, 9.0)));
     a.handle_frame(t0, &mut c, &rx(9, NodeId(5)), &frame(9, 0, &hdr(0.2, 12.0)));
-    a.handle_frame(
-        t0,
-        &mut c,
-        &rx(10, NodeId(5)),
-        &frame(10, 0, &hdr(0.05, 1.0)),
-    );
-    a.handle_overheard(
-        t0,
-        &mut c,
-        &rx(11, NodeId(3)),
-        &frame(11, 0, &hdr(0.01, 12.0)),
-    );
+    a.handle_frame(t0, &mut c, &rx(10, NodeId(5)), &frame(10, 0, &hdr(0.05, 1.0)));
+    a.handle_overheard(t0, &mut c, &rx(11, NodeId(3)), &frame(11, 0, &hdr(0.01, 12.0)));
     let h = a.header(t0, APP);
     assert!(h.child_congested);
     assert_eq!(h.child_rate_pps, wire::quantize_rate(0.2));
@@ -808,19 +604,10 @@ fn header_reports_congested_child_with_smallest_rate_and_expires_it() {
     // (0.3 pkt/s) after 33.3 s, child 9 (0.2 pkt/s) after 50 s.
     let h = a.header(t0 + Duration::from_secs(49), APP);
     assert_eq!(h.child_rate_pps, wire::quantize_rate(0.2));
-    a.handle_frame(
-        t0 + Duration::from_secs(49),
-        &mut c,
-        &rx(8, NodeId(5)),
-        &frame(8, 1, &hdr(0.3, 9.0)),
-    );
+    a.handle_frame(t0 + Duration::from_secs(49), &mut c, &rx(8, NodeId(5)), &frame(8, 1, &hdr(0.3, 9.0)));
     let h = a.header(t0 + Duration::from_secs(51), APP);
     assert!(h.child_congested);
-    assert_eq!(
-        h.child_rate_pps,
-        wire::quantize_rate(0.3),
-        "child 9 expired, child 8 refreshed"
-    );
+    assert_eq!(h.child_rate_pps, wire::quantize_rate(0.3), "child 9 expired, child 8 refreshed");
     let h = a.header(t0 + Duration::from_secs(100), APP);
     assert!(!h.child_congested);
     assert_eq!(h.child_rate_pps, 0.0);
@@ -837,37 +624,20 @@ fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
     assert_eq!(b.poll_timeout(), None);
     assert_eq!(b.stats().ticks, 1);
     // A non-child neighbour crossing does not lower r_b.
-    b.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.1, 9.0)),
-    );
+    b.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.1, 9.0)));
     assert_eq!(b.rate_pps(), 85.0);
     assert!(!b.wants_to_send());
     // A child crossing does.
-    b.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(3, SINK),
-        &frame(3, 0, &hdr(0.2, 9.0)),
-    );
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.2, 9.0)));
     let rb = wire::quantize_rate(0.2);
     assert_eq!(b.rate_pps(), rb);
     assert!(close(b.delta(), 0.025 * rb * rb));
-    assert_eq!(
-        b.poll_timeout(),
-        Some(Instant::ZERO + Duration::from_secs_f64(1.0 / rb)),
-        "unparked"
-    );
+    assert_eq!(b.poll_timeout(), Some(Instant::ZERO + Duration::from_secs_f64(1.0 / rb)), "unparked");
     let mut copies = 0;
     while b.wants_to_send() {
         let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
         assert!(f.dst.is_broadcast() && !f.ack_request);
-        assert!(
-            b.poll_frame(Instant::ZERO, &mut c).is_none(),
-            "one frame in flight"
-        );
+        assert!(b.poll_frame(Instant::ZERO, &mut c).is_none(), "one frame in flight");
         let h = header_of(&f.payload);
         assert!(h.control && h.child_congested);
         assert_eq!(h.rate_pps, rb);
@@ -879,40 +649,20 @@ fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
     }
     assert_eq!(copies, 2);
     assert_eq!(b.stats().control_sent, 2);
-    assert_eq!(
-        b.queue_len(),
-        0,
-        "control packets stay out of the data queue"
-    );
+    assert_eq!(b.queue_len(), 0, "control packets stay out of the data queue");
     // The same level again: no new broadcast.
-    b.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(3, SINK),
-        &frame(3, 1, &hdr(0.1, 9.5)),
-    );
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 1, &hdr(0.1, 9.5)));
     assert!(!b.wants_to_send());
     assert_eq!(b.rate_pps(), rb);
     // The delivery reached the application unchanged.
     let delivered: Vec<_> = drain(&mut b)
         .into_iter()
         .filter_map(|e| match e {
-            AgentEvent::Delivered {
-                origin,
-                protocol,
-                payload,
-                ..
-            } => Some((origin, protocol, payload)),
+            AgentEvent::Delivered { origin, protocol, payload, .. } => Some((origin, protocol, payload)),
             _ => None,
         })
         .collect();
-    assert_eq!(
-        delivered,
-        vec![
-            (NodeId(3), APP, b"app".to_vec()),
-            (NodeId(3), APP, b"app".to_vec())
-        ]
-    );
+    assert_eq!(delivered, vec![(NodeId(3), APP, b"app".to_vec()), (NodeId(3), APP, b"app".to_vec())]);
     // r_b ramps additively and never halves.
     let r = b.rate_pps();
     run_timers(&mut b, &mut c, Instant::from_secs(100));
@@ -924,49 +674,18 @@ fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
 fn base_station_periodic_control_after_m_originated_packets_of_fastest_child() {
     let (mut b, mut c) = bs_with(0, cfg());
     // Child 3 (0.5 pkt/s) is the fastest; child 4 is slower. Forwarded packets do not count.
-    b.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(4, SINK),
-        &frame(4, 0, &hdr(0.2, 1.0)),
-    );
+    b.handle_frame(Instant::ZERO, &mut c, &rx(4, SINK), &frame(4, 0, &hdr(0.2, 1.0)));
     for s in 0..10 {
-        b.handle_frame(
-            Instant::ZERO,
-            &mut c,
-            &rx(3, SINK),
-            &frame(30, s, &hdr(0.5, 1.0)),
-        );
+        b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(30, s, &hdr(0.5, 1.0)));
     }
-    assert!(
-        !b.wants_to_send(),
-        "packets forwarded by the fastest child do not count"
-    );
+    assert!(!b.wants_to_send(), "packets forwarded by the fastest child do not count");
     for s in 0..4 {
-        b.handle_frame(
-            Instant::ZERO,
-            &mut c,
-            &rx(3, SINK),
-            &frame(3, s, &hdr(0.5, 1.0)),
-        );
-        b.handle_frame(
-            Instant::ZERO,
-            &mut c,
-            &rx(4, SINK),
-            &frame(4, s + 1, &hdr(0.2, 1.0)),
-        );
+        b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, s, &hdr(0.5, 1.0)));
+        b.handle_frame(Instant::ZERO, &mut c, &rx(4, SINK), &frame(4, s + 1, &hdr(0.2, 1.0)));
     }
     assert!(!b.wants_to_send());
-    b.handle_frame(
-        Instant::ZERO,
-        &mut c,
-        &rx(3, SINK),
-        &frame(3, 4, &hdr(0.5, 1.0)),
-    );
-    assert!(
-        b.wants_to_send(),
-        "m = 5 originated packets of the fastest child"
-    );
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 4, &hdr(0.5, 1.0)));
+    assert!(b.wants_to_send(), "m = 5 originated packets of the fastest child");
     let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
     let h = header_of(&f.payload);
     assert!(h.control && !h.child_congested);
@@ -1008,10 +727,7 @@ fn base_station_is_paced_by_the_fastest_child_that_originates() {
         sent += flush_control(&mut b, &mut c, t);
         t += Duration::from_secs(1);
     }
-    assert_eq!(
-        sent, 4,
-        "one periodic control packet per m = 5 packets of child 4"
-    );
+    assert_eq!(sent, 4, "one periodic control packet per m = 5 packets of child 4");
 }
 
 /// Regression: a removed child that had the largest rate kept pacing the periodic control
@@ -1051,10 +767,7 @@ fn base_station_with_only_relaying_children_still_sends_periodic_control() {
 
 #[test]
 fn reference_code_base_station_uses_a_timer_and_four_copies() {
-    let cfg = IfrcConfig {
-        random_start_phase: false,
-        ..IfrcConfig::for_profile(Profile::ReferenceCode)
-    };
+    let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
     let (mut b, mut c) = bs_with(0, cfg);
     assert_eq!(b.rate_pps(), 60.0);
     run_timers(&mut b, &mut c, Instant::from_secs(3));
@@ -1062,20 +775,11 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
     let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
     assert_eq!(header_of(&f.payload).child_rate_pps, 0.0, "no multi-BS fix");
     b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
-    b.handle_frame(
-        Instant::from_secs(3),
-        &mut c,
-        &rx(3, SINK),
-        &frame(3, 0, &hdr(0.5, 9.0)),
-    );
+    b.handle_frame(Instant::from_secs(3), &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.5, 9.0)));
     let mut n = 0;
     while let Some(f) = b.poll_frame(Instant::from_secs(3), &mut c) {
         let h = header_of(&f.payload);
-        assert_eq!(
-            h.child_rate_pps,
-            wire::quantize_rate(0.5),
-            "the real child's rate"
-        );
+        assert_eq!(h.child_rate_pps, wire::quantize_rate(0.5), "the real child's rate");
         b.handle_send_done(Instant::from_secs(3), &mut c, &done(f.dst));
         n += 1;
     }
@@ -1087,27 +791,13 @@ fn node_hears_base_station_control_as_parent() {
     let (mut a, mut c) = node(5, 0);
     tick_to(&mut a, &mut c, 0.3);
     let (mut b, mut cb) = bs_with(0, cfg());
-    b.handle_frame(
-        Instant::ZERO,
-        &mut cb,
-        &rx(9, SINK),
-        &frame(9, 0, &hdr(0.1, 9.0)),
-    );
+    b.handle_frame(Instant::ZERO, &mut cb, &rx(9, SINK), &frame(9, 0, &hdr(0.1, 9.0)));
     let f = b.poll_frame(Instant::ZERO, &mut cb).unwrap();
     a.handle_frame(Instant::ZERO, &mut c, &rx(0, f.dst), &f.payload);
-    assert!(
-        close(a.rate_pps(), wire::quantize_rate(0.1)),
-        "Rule 1 from the BS, and 2(b) via the fix"
-    );
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.1)), "Rule 1 from the BS, and 2(b) via the fix");
     assert_eq!(a.stats().control_received, 1);
-    assert_eq!(
-        a.queue_len(),
-        0,
-        "control packets are consumed, not forwarded"
-    );
-    assert!(drain(&mut a)
-        .iter()
-        .all(|e| !matches!(e, AgentEvent::Delivered { .. })));
+    assert_eq!(a.queue_len(), 0, "control packets are consumed, not forwarded");
+    assert!(drain(&mut a).iter().all(|e| !matches!(e, AgentEvent::Delivered { .. })));
 }
 
 #[test]
@@ -1116,12 +806,7 @@ fn multi_bs_fix_reaches_nodes_of_another_tree() {
     let (mut n1, mut c1) = node(1, 20);
     tick_to(&mut n1, &mut c1, 0.5);
     let (mut b10, mut cb) = bs_with(10, cfg());
-    b10.handle_frame(
-        Instant::ZERO,
-        &mut cb,
-        &rx(11, NodeId(10)),
-        &frame(11, 0, &hdr(0.12, 9.0)),
-    );
+    b10.handle_frame(Instant::ZERO, &mut cb, &rx(11, NodeId(10)), &frame(11, 0, &hdr(0.12, 9.0)));
     let f = b10.poll_frame(Instant::ZERO, &mut cb).unwrap();
     n1.handle_frame(Instant::ZERO, &mut c1, &rx(10, f.dst), &f.payload);
     assert!(close(n1.rate_pps(), wire::quantize_rate(0.12)));
@@ -1132,10 +817,7 @@ fn multi_bs_fix_reaches_nodes_of_another_tree() {
 
 fn count_slots(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) -> (u64, u64) {
     run_timers(a, c, until);
-    let slots = drain(a)
-        .iter()
-        .filter(|e| matches!(e, AgentEvent::AppSlot { sink } if *sink == SINK))
-        .count();
+    let slots = drain(a).iter().filter(|e| matches!(e, AgentEvent::AppSlot { sink } if *sink == SINK)).count();
     (slots as u64, a.stats().ticks)
 }
 
@@ -1143,18 +825,12 @@ fn count_slots(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) -> (u64, u64) {
 fn weight_two_doubles_app_slots_and_weight_zero_gives_none() {
     let (mut a1, mut c1) = node(5, 2);
     let (s1, t1) = count_slots(&mut a1, &mut c1, Instant::from_secs(2000));
-    assert!(
-        s1 > 10 && s1.abs_diff(t1) <= 1,
-        "w = 1: one slot per rate tick ({s1}, {t1})"
-    );
+    assert!(s1 > 10 && s1.abs_diff(t1) <= 1, "w = 1: one slot per rate tick ({s1}, {t1})");
     let (mut a2, mut c2) = node(5, 2);
     a2.set_weight(2.0);
     let (s2, t2) = count_slots(&mut a2, &mut c2, Instant::from_secs(2000));
     assert_eq!(t2, t1, "the weight does not change the rate ({t2} vs {t1})");
-    assert!(
-        s2.abs_diff(2 * s1) <= 2,
-        "w = 2 doubles the slots: {s2} vs {s1}"
-    );
+    assert!(s2.abs_diff(2 * s1) <= 2, "w = 2 doubles the slots: {s2} vs {s1}");
     let (mut a0, mut c0) = node(5, 2);
     a0.set_weight(0.0);
     let (s0, t0) = count_slots(&mut a0, &mut c0, Instant::from_secs(2000));
@@ -1169,10 +845,7 @@ fn weight_two_doubles_app_slots_and_weight_zero_gives_none() {
 
 #[test]
 fn per_tick_generation_gives_w_slots_per_tick() {
-    let cfg = IfrcConfig {
-        generation: Generation::PerTick,
-        ..cfg()
-    };
+    let cfg = IfrcConfig { generation: Generation::PerTick, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
     a.set_weight(2.0);
     let (s, t) = count_slots(&mut a, &mut c, Instant::from_secs(500));
@@ -1192,12 +865,10 @@ fn reference_code_collapses_at_top_threshold_and_floors_at_r_init() {
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 1.0);
     for _ in 0..21 {
-        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-            .unwrap();
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     }
     assert_eq!(a.stats().halvings, 3, "8, 16, 20 halve (⌊avg⌋ ≥ U)");
-    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-        .unwrap();
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     assert_eq!(a.stats().collapses, 1, "22 collapses");
     assert_eq!(a.rate_pps(), 0.02);
     assert!(a.in_slow_start());
@@ -1205,41 +876,23 @@ fn reference_code_collapses_at_top_threshold_and_floors_at_r_init() {
 
 #[test]
 fn reference_code_grows_only_below_the_parent() {
-    let cfg = IfrcConfig {
-        random_start_phase: false,
-        ..IfrcConfig::for_profile(Profile::ReferenceCode)
-    };
+    let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
     let (mut a, mut c) = node_with(5, 2, cfg);
     run_timers(&mut a, &mut c, Instant::from_secs(500));
     assert_eq!(a.rate_pps(), 0.02, "no growth before the parent is heard");
-    a.handle_overheard(
-        Instant::from_secs(500),
-        &mut c,
-        &rx(2, NodeId(1)),
-        &frame(2, 0, &hdr(0.05, 0.0)),
-    );
+    a.handle_overheard(Instant::from_secs(500), &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.05, 0.0)));
     run_timers(&mut a, &mut c, Instant::from_secs(1000));
     assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
 }
 
 #[test]
 fn skip_halving_after_sharing() {
-    let cfg = IfrcConfig {
-        ewma_weight: 1.0,
-        skip_halving_after_sharing: true,
-        ..cfg()
-    };
+    let cfg = IfrcConfig { ewma_weight: 1.0, skip_halving_after_sharing: true, ..cfg() };
     let (mut a, mut c) = node_with(5, 2, cfg);
     tick_to(&mut a, &mut c, 1.0);
-    a.handle_overheard(
-        Instant::ZERO,
-        &mut c,
-        &rx(7, NodeId(3)),
-        &frame(7, 0, &hdr(0.5, 9.0)),
-    );
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.5, 9.0)));
     for _ in 0..9 {
-        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x")
-            .unwrap();
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
     }
     assert_eq!(a.stats().halvings, 0);
     assert_eq!(a.stats().skipped_halvings, 1);
@@ -1254,26 +907,14 @@ fn malformed_ifrc_payload_is_a_counted_drop() {
     let mut f = frame(9, 0, &hdr(0.1, 1.0));
     f.truncate(collection::HEADER_LEN + 5);
     a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &f);
-    assert_eq!(
-        drain(&mut a),
-        vec![AgentEvent::Dropped {
-            reason: DropReason::Malformed,
-            origin: Some(NodeId(9))
-        }]
-    );
+    assert_eq!(drain(&mut a), vec![AgentEvent::Dropped { reason: DropReason::Malformed, origin: Some(NodeId(9)) }]);
     assert_eq!(a.stats().malformed, 1);
     let mut g = frame(9, 1, &hdr(0.1, 1.0));
     g[collection::HEADER_LEN] = 0x80; // version 2
     a.handle_overheard(Instant::ZERO, &mut c, &rx(9, NodeId(4)), &g);
     assert_eq!(a.stats().snoop_malformed, 1);
     a.handle_frame(Instant::ZERO, &mut c, &rx(9, NodeId(5)), &[1, 2, 3]);
-    assert!(matches!(
-        drain(&mut a)[..],
-        [AgentEvent::Dropped {
-            reason: DropReason::Malformed,
-            ..
-        }]
-    ));
+    assert!(matches!(drain(&mut a)[..], [AgentEvent::Dropped { reason: DropReason::Malformed, .. }]));
     assert_eq!(a.queue_len(), 0);
 }
 
@@ -1337,41 +978,20 @@ struct Medium {
 }
 
 impl Medium {
-    fn new(
-        bs: u16,
-        parents: &[(u16, u16)],
-        extra_links: &[(u16, u16)],
-        cfg: &IfrcConfig,
-    ) -> Medium {
+    fn new(bs: u16, parents: &[(u16, u16)], extra_links: &[(u16, u16)], cfg: &IfrcConfig) -> Medium {
         let mut nodes = BTreeMap::new();
         let fwd = ForwarderConfig::default();
         nodes.insert(
             bs,
             SimNode {
-                agent: IfrcAgent::new(
-                    NodeId(bs),
-                    Role::BaseStation,
-                    cfg.clone(),
-                    fwd.clone(),
-                    Instant::ZERO,
-                ),
-                ctx: Ctx {
-                    me: NodeId(bs),
-                    parent: None,
-                    learned: Vec::new(),
-rng: 1,
-                },
+                agent: IfrcAgent::new(NodeId(bs), Role::BaseStation, cfg.clone(), fwd.clone(), Instant::ZERO),
+                ctx: Ctx { me: NodeId(bs), parent: None, learned: Vec::new(), rng: 1 },
             },
         );
         let mut links = BTreeSet::new();
         for &(child, parent) in parents {
-            let agent = IfrcAgent::new(
-                NodeId(child),
-                Role::Node { sink: NodeId(bs) },
-                cfg.clone(),
-                fwd.clone(),
-                Instant::ZERO,
-            );
+            let agent =
+                IfrcAgent::new(NodeId(child), Role::Node { sink: NodeId(bs) }, cfg.clone(), fwd.clone(), Instant::ZERO);
             nodes.insert(
                 child,
                 SimNode {
@@ -1380,7 +1000,7 @@ rng: 1,
                         me: NodeId(child),
                         parent: Some(NodeId(parent)),
                         learned: Vec::new(),
-rng: u32::from(child),
+                        rng: u32::from(child),
                     },
                 },
             );
@@ -1391,13 +1011,7 @@ rng: u32::from(child),
             links.insert((x, y));
             links.insert((y, x));
         }
-        Medium {
-            nodes,
-            links,
-            blocked: BTreeSet::new(),
-            now: Instant::ZERO,
-            delivered: 0,
-        }
+        Medium { nodes, links, blocked: BTreeSet::new(), now: Instant::ZERO, delivered: 0 }
     }
 
     fn rate(&self, id: u16) -> f64 {
@@ -1412,9 +1026,7 @@ rng: u32::from(child),
                 AgentEvent::AppSlot { sink } => {
                     let _ = n.agent.send(now, &mut n.ctx, sink, sink, APP, b"app");
                 }
-                AgentEvent::Delivered {
-                    protocol, payload, ..
-                } => {
+                AgentEvent::Delivered { protocol, payload, .. } => {
                     assert_eq!((protocol, &payload[..]), (APP, &b"app"[..]));
                     self.delivered += 1;
                 }
@@ -1437,12 +1049,7 @@ rng: u32::from(child),
                     continue;
                 };
                 any = true;
-                let nbrs: Vec<u16> = self
-                    .links
-                    .iter()
-                    .filter(|l| l.0 == id)
-                    .map(|l| l.1)
-                    .collect();
+                let nbrs: Vec<u16> = self.links.iter().filter(|l| l.0 == id).map(|l| l.1).collect();
                 for nb in nbrs {
                     let r = rx(id, f.dst);
                     let m = self.nodes.get_mut(&nb).unwrap();
@@ -1455,14 +1062,7 @@ rng: u32::from(child),
                 }
                 let acked = !f.dst.is_broadcast() && self.links.contains(&(id, f.dst.0));
                 let n = self.nodes.get_mut(&id).unwrap();
-                n.agent.handle_send_done(
-                    now,
-                    &mut n.ctx,
-                    &SendDone {
-                        acked,
-                        ..done(f.dst)
-                    },
-                );
+                n.agent.handle_send_done(now, &mut n.ctx, &SendDone { acked, ..done(f.dst) });
                 self.events(id);
             }
             if !any {
@@ -1474,12 +1074,7 @@ rng: u32::from(child),
     fn run_until(&mut self, end: Instant) {
         loop {
             self.pump();
-            let next = self
-                .nodes
-                .values()
-                .filter_map(|n| n.agent.poll_timeout())
-                .min()
-                .unwrap();
+            let next = self.nodes.values().filter_map(|n| n.agent.poll_timeout()).min().unwrap();
             if next > end {
                 self.now = end;
                 return;
@@ -1516,19 +1111,8 @@ fn fig1_congestion_at_16_reaches_exactly_its_potential_interferers() {
         random_start_phase: false,
         ..IfrcConfig::default()
     };
-    let parents = [
-        (11, 10),
-        (12, 10),
-        (13, 11),
-        (14, 12),
-        (15, 12),
-        (16, 14),
-        (17, 14),
-        (18, 17),
-        (19, 17),
-        (20, 16),
-        (21, 16),
-    ];
+    let parents =
+        [(11, 10), (12, 10), (13, 11), (14, 12), (15, 12), (16, 14), (17, 14), (18, 17), (19, 17), (20, 16), (21, 16)];
     let mut m = Medium::new(10, &parents, &[(13, 14)], &cfg);
     // Phase 1: slow start everywhere, no congestion on the loss-free medium.
     m.run_until(Instant::from_secs(10));
@@ -1550,26 +1134,15 @@ fn fig1_congestion_at_16_reaches_exactly_its_potential_interferers() {
     let r16 = m.rate(16);
     let interferers = [16u16, 20, 21, 14, 13, 17, 12, 15, 18, 19];
     for x in interferers {
-        assert!(
-            m.rate(x) <= r16 + 1e-3,
-            "node {x}: {} > r_16 = {r16}",
-            m.rate(x)
-        );
+        assert!(m.rate(x) <= r16 + 1e-3, "node {x}: {} > r_16 = {r16}", m.rate(x));
     }
-    assert!(
-        m.rate(11) > 1.5 * r16,
-        "node 11 keeps its higher rate: {} vs {r16}",
-        m.rate(11)
-    );
+    assert!(m.rate(11) > 1.5 * r16, "node 11 keeps its higher rate: {} vs {r16}", m.rate(11));
     assert_eq!(m.rate(10), 85.0, "the base station saw no child crossing");
     // How each one learnt it.
     let s = |x: u16| m.nodes[&x].agent.stats();
     assert!(s(14).rule2_constraints >= 1, "14: Rule 2(a)");
     for x in [12, 13] {
-        assert!(
-            s(x).rule2_constraints >= 1,
-            "{x}: Rule 2(b) via 14's header"
-        );
+        assert!(s(x).rule2_constraints >= 1, "{x}: Rule 2(b) via 14's header");
     }
     // 17 is 14's child: Rule 1 on 14's packets gets there first, then 2(b) is a no-op.
     assert!(s(17).rule1_clamps + s(17).rule2_constraints >= 1);

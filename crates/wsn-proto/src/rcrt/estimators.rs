@@ -37,14 +37,7 @@ impl Ali {
     /// An estimator with `weights` (most recent first); `clamps` selects the code's interval
     /// clamps [CODE connectionlist.c update_loss_ali; off in the paper profile, D16].
     pub fn new(weights: [f64; ALI_HISTORY], clamps: bool) -> Ali {
-        Ali {
-            intervals: [0; ALI_HISTORY],
-            len: 0,
-            last_loss: 0,
-            open: 0,
-            clamps,
-            weights,
-        }
+        Ali { intervals: [0; ALI_HISTORY], len: 0, last_loss: 0, open: 0, clamps, weights }
     }
 
     /// Account for packet `seq` that raised the highest sequence number seen from `last_recv`.
@@ -97,15 +90,10 @@ impl Ali {
         if norm.is_nan() || norm <= 0.0 {
             return None;
         }
-        let history: f64 = (0..k)
-            .map(|j| self.weights[j] * f64::from(self.intervals[j]))
-            .sum::<f64>()
-            / norm;
+        let history: f64 = (0..k).map(|j| self.weights[j] * f64::from(self.intervals[j])).sum::<f64>() / norm;
         let with_open = if k >= 2 {
             (self.weights[0] * f64::from(self.open)
-                + (0..k - 1)
-                    .map(|j| self.weights[j + 1] * f64::from(self.intervals[j]))
-                    .sum::<f64>())
+                + (0..k - 1).map(|j| self.weights[j + 1] * f64::from(self.intervals[j])).sum::<f64>())
                 / norm
         } else {
             0.0
@@ -150,13 +138,7 @@ pub struct RttEstimator {
 impl RttEstimator {
     /// An estimator with gains `alpha` (mean) and `beta` (deviation).
     pub fn new(alpha: f64, beta: f64, order: RttOrder) -> RttEstimator {
-        RttEstimator {
-            srtt: None,
-            rttvar: 0,
-            alpha,
-            beta,
-            order,
-        }
+        RttEstimator { srtt: None, rttvar: 0, alpha, beta, order }
     }
 
     /// Feed one sample. The first sample replaces the default with a zero deviation
@@ -220,10 +202,7 @@ pub struct FidRing {
 impl FidRing {
     /// A ring of `len` slots (at least 1). [CODE rcrtransport.c: 5]
     pub fn new(len: usize) -> FidRing {
-        FidRing {
-            slots: alloc::vec![None; len.max(1)],
-            next: 0,
-        }
+        FidRing { slots: alloc::vec![None; len.max(1)], next: 0 }
     }
 
     /// Record that feedback `fid` was sent at `at`, overwriting the oldest slot.
@@ -238,11 +217,7 @@ impl FidRing {
         if fid == 0 {
             return None;
         }
-        self.slots
-            .iter()
-            .flatten()
-            .find(|(f, _)| *f == fid)
-            .map(|(_, at)| *at)
+        self.slots.iter().flatten().find(|(f, _)| *f == fid).map(|(_, at)| *at)
     }
 
     /// Forget feedback `fid` (after an invalid sample). [CODE update_rtt_estimate]
@@ -301,11 +276,7 @@ pub fn level_paper(input: &LevelInput) -> f64 {
 /// with |ooo| = 0 and one packet missing (e.g. a lost last packet exposed by the FIN) the
 /// numerator is −1 and the level negative]
 pub fn level_code(input: &LevelInput) -> f64 {
-    let ll = if input.missing > 0 {
-        input.ooo as f64 - 1.0 + input.missing as f64 - 1.0
-    } else {
-        0.0
-    };
+    let ll = if input.missing > 0 { input.ooo as f64 - 1.0 + input.missing as f64 - 1.0 } else { 0.0 };
     let rtt = input.rtt.unwrap_or(Duration::ZERO).min(input.rtt_cap);
     let norm = (input.rate_pps * rtt.as_secs_f64()).max(input.norm_floor);
     ll / norm + f64::from(input.timeouts)
@@ -320,11 +291,7 @@ pub fn decrease_factor(p: f64) -> f64 {
 /// The reference code's decrease factor with its "skip once" normalisation and clamps; returns
 /// (factor, new `p_last`). [CODE rcrtransport.c decrease_all_rate, spec §2.12.3]
 pub fn decrease_factor_code(p: f64, p_last: f64) -> (f64, f64) {
-    let normalised = if p < p_last && p_last > 0.0 {
-        p / p_last
-    } else {
-        1.0
-    };
+    let normalised = if p < p_last && p_last > 0.0 { p / p_last } else { 1.0 };
     let mut factor = decrease_factor(normalised);
     if factor < 0.5 {
         factor = 0.5;
@@ -496,10 +463,7 @@ mod tests {
         let unknown = LevelInput { rtt: None, ..input };
         assert!(close(level_code(&unknown), 50.0));
         assert!(close(level_paper(&unknown), 5.0 / 4.0));
-        let timeouts = LevelInput {
-            timeouts: 2,
-            ..input
-        };
+        let timeouts = LevelInput { timeouts: 2, ..input };
         assert!(close(level_code(&timeouts), 4.5));
         // One packet missing and nothing held behind it (a lost last packet): the code's signed
         // lengths give (0 − 1) + (1 − 1) = −1 packets, i.e. −1/(r·RTT) = −0.5, plus timeouts.

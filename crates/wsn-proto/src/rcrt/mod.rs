@@ -41,14 +41,9 @@ pub mod source;
 #[cfg(test)]
 mod tests;
 
-
 pub use estimators::LevelFormula;
-pub use policy::{
-    DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted,
-};
-pub use sink::{
-    FeedbackTriggers, FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats,
-};
+pub use policy::{DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted};
+pub use sink::{FeedbackTriggers, FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats};
 pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, SourceStats};
 
 /// Transport protocol number of RCRT in the collection header.
@@ -89,11 +84,7 @@ mod unit {
         assert_eq!(unwrap_seq(65_535, 0), 65_536);
         assert_eq!(unwrap_seq(65_536, 65_530), 65_530);
         assert_eq!(unwrap_seq(70_000, 70_000u32 as u16), 70_000);
-        assert_eq!(
-            unwrap_seq(5, 65_530),
-            0,
-            "before the initial sequence number"
-        );
+        assert_eq!(unwrap_seq(5, 65_530), 0, "before the initial sequence number");
         assert_eq!(unwrap_seq(100, 3), 3);
     }
 }

@@ -106,11 +106,7 @@ impl Policy for DemandLimited {
                 break;
             }
         }
-        let share = if unallocated > 0 {
-            left / unallocated as f64
-        } else {
-            0.0
-        };
+        let share = if unallocated > 0 { left / unallocated as f64 } else { 0.0 };
         rates.into_iter().map(|r| r.unwrap_or(share)).collect()
     }
 }
@@ -136,10 +132,7 @@ impl Policy for Weighted {
         if sum.is_nan() || sum <= 0.0 {
             return Fair.allocate(total_pps, flows);
         }
-        flows
-            .iter()
-            .map(|f| total_pps * f.weight.max(0.0) / sum)
-            .collect()
+        flows.iter().map(|f| total_pps * f.weight.max(0.0) / sum).collect()
     }
 
     fn caps_at_demand(&self) -> bool {
@@ -165,10 +158,7 @@ impl Policy for FairGoodput {
             // Nobody lags: nothing changes. [CODE]
             return flows.iter().map(|f| f.current_pps).collect();
         }
-        flows
-            .iter()
-            .map(|f| f.current_pps + increment * deficit(f) / total_deficit)
-            .collect()
+        flows.iter().map(|f| f.current_pps + increment * deficit(f) / total_deficit).collect()
     }
 }
 
@@ -220,10 +210,7 @@ mod tests {
     #[test]
     fn demand_limited_water_fills() {
         let f = flows(&DEMANDS);
-        assert_rates(
-            &DemandLimited.allocate(3.0, &f),
-            &[0.5, 2.5 / 3.0, 2.5 / 3.0, 2.5 / 3.0],
-        );
+        assert_rates(&DemandLimited.allocate(3.0, &f), &[0.5, 2.5 / 3.0, 2.5 / 3.0, 2.5 / 3.0]);
         // R = 6: 0.5 and 1 fit under 1.5; then (4.5) / 2 = 2.25 fits 2; 4 gets 2.5.
         assert_rates(&DemandLimited.allocate(6.0, &f), &[0.5, 1.0, 2.0, 2.5]);
         // R above D: everyone gets the demand.
@@ -233,10 +220,7 @@ mod tests {
     /// Spec §10 test 5: same demands, R = 3 → ρ = 0.4 → {0.2, 0.4, 0.8, 1.6}.
     #[test]
     fn demand_proportional_scales_demands() {
-        assert_rates(
-            &DemandProportional.allocate(3.0, &flows(&DEMANDS)),
-            &[0.2, 0.4, 0.8, 1.6],
-        );
+        assert_rates(&DemandProportional.allocate(3.0, &flows(&DEMANDS)), &[0.2, 0.4, 0.8, 1.6]);
     }
 
     #[test]
@@ -258,21 +242,13 @@ mod tests {
     #[test]
     fn fair_goodput_gives_increase_to_lagging_flows() {
         let mut f = flows(&DEMANDS);
-        for (flow, (cur, good)) in
-            f.iter_mut()
-                .zip([(0.2, 0.2), (0.4, 0.1), (0.8, 0.8), (1.6, 1.0)])
-        {
+        for (flow, (cur, good)) in f.iter_mut().zip([(0.2, 0.2), (0.4, 0.1), (0.8, 0.8), (1.6, 1.0)]) {
             flow.current_pps = cur;
             flow.goodput_pps = good;
         }
         assert_rates(
             &FairGoodput.allocate(3.6, &f),
-            &[
-                0.2 + 0.6 / 18.0,
-                0.4 + 0.1,
-                0.8 + 0.6 * 4.0 / 18.0,
-                1.6 + 0.6 * 10.0 / 18.0,
-            ],
+            &[0.2 + 0.6 / 18.0, 0.4 + 0.1, 0.8 + 0.6 * 4.0 / 18.0, 1.6 + 0.6 * 10.0 / 18.0],
         );
         // A decrease is demand-proportional: ρ = 1.5 / 7.5.
         assert_rates(&FairGoodput.allocate(1.5, &f), &[0.1, 0.2, 0.4, 0.8]);
@@ -285,13 +261,7 @@ mod tests {
 
     #[test]
     fn names_are_distinct() {
-        let policies: [&dyn Policy; 5] = [
-            &Fair,
-            &DemandLimited,
-            &DemandProportional,
-            &Weighted,
-            &FairGoodput,
-        ];
+        let policies: [&dyn Policy; 5] = [&Fair, &DemandLimited, &DemandProportional, &Weighted, &FairGoodput];
         let mut names: Vec<&str> = policies.iter().map(|p| p.name()).collect();
         names.sort_unstable();
         names.dedup();

@@ -23,8 +23,8 @@ use core::fmt;
 use wsn_wire::rcrt::{NackList, NackRange, Rate, Repr, MAX_NACK_RANGES, SINCE_FEEDBACK_UNIT_MS};
 
 use super::estimators::{
-    decrease_factor, decrease_factor_code, level_code, level_paper, Ali, FidRing, LevelFormula,
-    LevelInput, RttEstimator, RttOrder, ALI_WEIGHTS,
+    decrease_factor, decrease_factor_code, level_code, level_paper, Ali, FidRing, LevelFormula, LevelInput,
+    RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
 use super::{unwrap_seq, Profile};
@@ -673,24 +673,14 @@ impl Sink {
             // [PAPER §3.7] SYN with the demand → set up or refresh the flow.
             Repr::Syn { demand, nonce } => self.on_syn(now, from, demand, nonce),
             // [PAPER §3.3–3.7] data → reliability, estimators, rate control, feedback.
-            Repr::Data {
-                seq,
-                rate,
-                fid,
-                since_feedback_2ms,
-                ack_request,
-                retransmission,
-                payload,
-            } => self.on_data(
+            Repr::Data { seq, rate, fid, since_feedback_2ms, ack_request, retransmission, payload } => self.on_data(
                 now,
                 from,
                 DataIn {
                     seq,
                     rate,
                     fid,
-                    since: Duration::from_millis(
-                        u64::from(since_feedback_2ms) * u64::from(SINCE_FEEDBACK_UNIT_MS),
-                    ),
+                    since: Duration::from_millis(u64::from(since_feedback_2ms) * u64::from(SINCE_FEEDBACK_UNIT_MS)),
                     ack_request,
                     retransmission,
                 },
@@ -699,10 +689,9 @@ impl Sink {
             // [PAPER §3.8] FIN with the last sequence number → teardown, trailing repair.
             Repr::Fin { last } => self.on_fin(now, from, last),
             // Sink → source types never come to a sink.
-            Repr::SynAck { .. }
-            | Repr::SynNack { .. }
-            | Repr::Feedback { .. }
-            | Repr::FinAck { .. } => self.stats.unexpected += 1,
+            Repr::SynAck { .. } | Repr::SynNack { .. } | Repr::Feedback { .. } | Repr::FinAck { .. } => {
+                self.stats.unexpected += 1
+            }
         }
     }
 
@@ -765,12 +754,7 @@ impl Sink {
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let pending = (!self.outbox.is_empty()).then_some(self.next_tx);
-        self.flows
-            .values()
-            .flat_map(|f| [f.timer, f.fb_due, self.idle_deadline(f)])
-            .chain([pending])
-            .flatten()
-            .min()
+        self.flows.values().flat_map(|f| [f.timer, f.fb_due, self.idle_deadline(f)]).chain([pending]).flatten().min()
     }
 
     /// The next event for the application or driver.
@@ -895,16 +879,11 @@ impl Sink {
         if self.flows.len() >= self.cfg.max_flows {
             // [CODE] no room: SYN-NACK.
             self.stats.syn_nacks_sent += 1;
-            self.events
-                .push_back(SinkEvent::FlowRefused { source: from });
+            self.events.push_back(SinkEvent::FlowRefused { source: from });
             self.push(from, &Repr::SynNack { nonce });
             return;
         }
-        let demand_pps = if demand.is_zero() {
-            self.cfg.default_demand_pps
-        } else {
-            demand.pps()
-        };
+        let demand_pps = if demand.is_zero() { self.cfg.default_demand_pps } else { demand.pps() };
         self.join(now, from, demand_pps, nonce);
         self.send_syn_ack(now, from);
     }
@@ -924,14 +903,7 @@ impl Sink {
         self.join_with(now, source, demand, nonce, Some(old));
     }
 
-    fn join_with(
-        &mut self,
-        now: Instant,
-        source: NodeId,
-        demand_pps: f64,
-        nonce: u16,
-        old: Option<Flow>,
-    ) {
+    fn join_with(&mut self, now: Instant, source: NodeId, demand_pps: f64, nonce: u16, old: Option<Flow>) {
         let revived = old.is_some();
         if self.cfg.profile == Profile::ReferenceCode && self.t_dec.is_none() {
             // [CODE rcrtransport.c create_rcrt_connection, gettime_ms] the sink's clock starts
@@ -942,10 +914,7 @@ impl Sink {
         let n = self.flows.len();
         let initial = demand_pps.min(self.cfg.join_rate_pps);
         let old_total = self.total;
-        if self.total <= 0.0
-            || n == 0
-            || (self.slow_start && self.total <= self.cfg.join_slow_start_limit_pps)
-        {
+        if self.total <= 0.0 || n == 0 || (self.slow_start && self.total <= self.cfg.join_slow_start_limit_pps) {
             self.total += initial;
         }
         self.demand += demand_pps;
@@ -1007,23 +976,18 @@ impl Sink {
         self.flows.insert(source, flow);
         // [D9; AMBIG → chosen: the floor R ≥ N/30 is kept as an invariant, so a join under a
         // floored R raises R too]
-        self.total = self
-            .total
-            .max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
+        self.total = self.total.max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
         if !revived {
             self.stats.flows_opened += 1;
             self.stats.per_flow.entry(source).or_default();
-            self.events
-                .push_back(SinkEvent::FlowOpened { source, demand_pps });
+            self.events.push_back(SinkEvent::FlowOpened { source, demand_pps });
         }
         self.reallocate();
         // [D10] a join restarts the increase clock (and, in the paper profile, the wait).
         self.t_inc = Some(now);
         self.t_adapt = Some(now);
         if self.total != old_total {
-            self.events.push_back(SinkEvent::RateChanged {
-                total_pps: self.total,
-            });
+            self.events.push_back(SinkEvent::RateChanged { total_pps: self.total });
         }
     }
 
@@ -1035,8 +999,7 @@ impl Sink {
         let old_total = self.total;
         self.total -= flow.assigned;
         // [AMBIG-26] the code's policy id 2 (demand-limited) never reduces D.
-        let keep_demand =
-            self.cfg.profile == Profile::ReferenceCode && self.policy.name() == "demand-limited";
+        let keep_demand = self.cfg.profile == Profile::ReferenceCode && self.policy.name() == "demand-limited";
         if !keep_demand {
             self.demand -= flow.demand;
             self.total = self.total.min(self.demand);
@@ -1048,9 +1011,7 @@ impl Sink {
             self.demand = 0.0;
         }
         // [D9; AMBIG → chosen] keep R ≥ N/30 after a leave too.
-        self.total = self
-            .total
-            .max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
+        self.total = self.total.max(self.flows.len() as f64 * self.cfg.min_rate_per_flow_pps);
         self.demand = self.demand.max(0.0);
         // [D10] a leave restarts the decrease clock (and, in the paper profile, the wait).
         self.t_dec = Some(now);
@@ -1073,9 +1034,7 @@ impl Sink {
             }
         }
         if self.total != old_total {
-            self.events.push_back(SinkEvent::RateChanged {
-                total_pps: self.total,
-            });
+            self.events.push_back(SinkEvent::RateChanged { total_pps: self.total });
         }
     }
 
@@ -1089,11 +1048,7 @@ impl Sink {
         flow.queued_deferred = false;
         self.dormant.insert(source, flow);
         while self.dormant.len() > self.cfg.max_flows {
-            let oldest = self
-                .dormant
-                .iter()
-                .min_by_key(|(_, f)| f.last_heard)
-                .map(|(s, _)| *s);
+            let oldest = self.dormant.iter().min_by_key(|(_, f)| f.last_heard).map(|(s, _)| *s);
             match oldest {
                 Some(s) => {
                     self.dormant.remove(&s);
@@ -1167,10 +1122,7 @@ impl Sink {
     /// DATA (spec §2.4, in the code's order; paper deltas per §2.20).
     fn on_data(&mut self, now: Instant, from: NodeId, d: DataIn, payload: &[u8]) {
         self.revive_if_dormant(now, from);
-        let any_congested = self
-            .flows
-            .values()
-            .any(|f| f.congestion >= self.cfg.lower_threshold);
+        let any_congested = self.flows.values().any(|f| f.congestion >= self.cfg.lower_threshold);
         let Some(flow) = self.flows.get_mut(&from) else {
             // [CODE] data on an unknown flow gets no reply.
             self.stats.unknown_flow += 1;
@@ -1215,14 +1167,7 @@ impl Sink {
             let freeze = self.cfg.freeze_rtt_when_congested && any_congested;
             rtt_sample(&self.cfg, flow, now, d.fid, d.since, freeze);
             // 7c: in-order delivery. [PAPER §3.3]
-            let delivered = deliver_in_order(
-                flow,
-                seq,
-                payload,
-                self.cfg.give_up_distance,
-                from,
-                &mut self.events,
-            );
+            let delivered = deliver_in_order(flow, seq, payload, self.cfg.give_up_distance, from, &mut self.events);
             fstats.delivered += delivered.delivered;
             self.stats.delivered += delivered.delivered;
             self.stats.given_up += delivered.given_up;
@@ -1311,9 +1256,7 @@ impl Sink {
             (FlowState::NackWait, true) => flow.state = FlowState::Active,
             // [CODE] a loss is outstanding: NACK_WAIT.
             (FlowState::Active, false) => flow.state = FlowState::NackWait,
-            (FlowState::Active, true)
-            | (FlowState::NackWait, false)
-            | (FlowState::FinRetxWait, false) => {}
+            (FlowState::Active, true) | (FlowState::NackWait, false) | (FlowState::FinRetxWait, false) => {}
         }
         // Step 10: send (or defer) the feedback; sending arms the RTO timer.
         if let Some(why) = feedback {
@@ -1345,10 +1288,7 @@ impl Sink {
                 update_congestion(&self.cfg, flow);
                 self.events.push_back(SinkEvent::Level { source, level: flow.congestion });
                 let timeouts = flow.timeouts;
-                if timeouts >= 2
-                    && self.decrease_time_ok_code(now)
-                    && self.should_decrease_code(source)
-                {
+                if timeouts >= 2 && self.decrease_time_ok_code(now) && self.should_decrease_code(source) {
                     if self.decrease(now, source) {
                         self.c_last = self.flows.get(&source).map_or(0.0, |f| f.congestion);
                     }
@@ -1394,11 +1334,7 @@ impl Sink {
                     }
                     return Adapt::Hold;
                 }
-                if self
-                    .flows
-                    .values()
-                    .all(|f| f.congestion < self.cfg.lower_threshold)
-                {
+                if self.flows.values().all(|f| f.congestion < self.cfg.lower_threshold) {
                     // [PAPER §3.4–3.5] every C_j < L: uncongested → increase.
                     if self.increase(now) {
                         return Adapt::Increased;
@@ -1416,10 +1352,7 @@ impl Sink {
                     }
                     return Adapt::Hold;
                 }
-                let calm = self
-                    .flows
-                    .values()
-                    .all(|f| f.congestion < self.cfg.lower_threshold && f.missing.len() <= 1);
+                let calm = self.flows.values().all(|f| f.congestion < self.cfg.lower_threshold && f.missing.len() <= 1);
                 if self.increase_time_ok_code(now) && calm && self.increase(now) {
                     return Adapt::Increased;
                 }
@@ -1454,10 +1387,7 @@ impl Sink {
         self.t_dec = Some(now);
         self.t_adapt = Some(now);
         self.stats.decreases += 1;
-        self.events.push_back(SinkEvent::Congestion {
-            source: trigger,
-            level,
-        });
+        self.events.push_back(SinkEvent::Congestion { source: trigger, level });
         if self.cfg.decrease_notifies_all {
             // [PAPER §3.5, AMBIG-15] send each flow its new rate (each RTO-limited).
             self.stats.feedback_triggers.decrease += changed.len() as u64;
@@ -1496,8 +1426,7 @@ impl Sink {
     fn set_total(&mut self, total: f64) {
         if total != self.total {
             self.total = total;
-            self.events
-                .push_back(SinkEvent::RateChanged { total_pps: total });
+            self.events.push_back(SinkEvent::RateChanged { total_pps: total });
         }
     }
 
@@ -1509,11 +1438,7 @@ impl Sink {
             .map(|(source, f)| FlowDemand {
                 source: *source,
                 demand_pps: f.demand,
-                weight: self
-                    .weights
-                    .get(source)
-                    .copied()
-                    .unwrap_or(self.cfg.default_weight),
+                weight: self.weights.get(source).copied().unwrap_or(self.cfg.default_weight),
                 goodput_pps: f.goodput,
                 current_pps: f.assigned,
             })
@@ -1525,11 +1450,7 @@ impl Sink {
         }
         let mut changed = Vec::new();
         for ((source, flow), rate) in self.flows.iter_mut().zip(rates) {
-            let mut rate = if rate.is_finite() && rate > 0.0 {
-                rate
-            } else {
-                self.cfg.min_rate_per_flow_pps
-            };
+            let mut rate = if rate.is_finite() && rate > 0.0 { rate } else { self.cfg.min_rate_per_flow_pps };
             if self.cfg.quantize_to_ms {
                 // [CODE rate2interval] interval = ⌊1000/r⌋ ms, capped.
                 let max_ms = (self.cfg.max_interval.as_nanos() / 1_000_000).max(1);
@@ -1541,10 +1462,7 @@ impl Sink {
             if code != flow.assigned_code {
                 flow.assigned_code = code;
                 changed.push(*source);
-                self.events.push_back(SinkEvent::Allocated {
-                    source: *source,
-                    rate_pps: rate,
-                });
+                self.events.push_back(SinkEvent::Allocated { source: *source, rate_pps: rate });
             }
         }
         changed
@@ -1552,12 +1470,8 @@ impl Sink {
 
     /// [PAPER §3.5] W = 2 × max_j RTT_j (default RTT before a sample).
     fn paper_wait(&self) -> Duration {
-        let max_rtt = self
-            .flows
-            .values()
-            .map(|f| f.rtt.rtt_or(self.cfg.default_rtt))
-            .max()
-            .unwrap_or(self.cfg.default_rtt);
+        let max_rtt =
+            self.flows.values().map(|f| f.rtt.rtt_or(self.cfg.default_rtt)).max().unwrap_or(self.cfg.default_rtt);
         max_rtt.saturating_mul(2)
     }
 
@@ -1597,9 +1511,7 @@ impl Sink {
     /// [CODE] "should decrease": losses pending, C_i ≥ U and worse than at the last decrease.
     fn should_decrease_code(&self, source: NodeId) -> bool {
         self.flows.get(&source).is_some_and(|f| {
-            !f.missing.is_empty()
-                && f.congestion >= self.cfg.upper_threshold
-                && f.congestion > self.c_last
+            !f.missing.is_empty() && f.congestion >= self.cfg.upper_threshold && f.congestion > self.c_last
         })
     }
 
@@ -1609,22 +1521,14 @@ impl Sink {
     /// intervals of the slowest rate the flow ever had (a slow flow is not idle).
     fn idle_deadline(&self, flow: &Flow) -> Option<Instant> {
         let idle = self.cfg.idle_timeout?;
-        let slowest = if flow.slowest_told.is_zero() {
-            flow.assigned_code
-        } else {
-            flow.slowest_told
-        };
+        let slowest = if flow.slowest_told.is_zero() { flow.assigned_code } else { flow.slowest_told };
         let interval = Duration::from_secs_f64(1.0 / slowest.pps().max(1e-6));
         Some(flow.last_heard + idle.max(interval.saturating_mul(10)))
     }
 
     /// The flow's RTO.
     fn rto(&self, flow: &Flow) -> Duration {
-        flow.rtt.rto(
-            self.cfg.rto_rttvar_factor,
-            self.cfg.rto_extra,
-            self.cfg.default_rtt,
-        )
+        flow.rtt.rto(self.cfg.rto_rttvar_factor, self.cfg.rto_extra, self.cfg.default_rtt)
     }
 
     /// [PAPER §3.7; AMBIG-14 → defer] send now if RTO_i has passed since the last feedback to
@@ -1673,8 +1577,7 @@ impl Sink {
             return true;
         };
         let interval = Duration::from_secs_f64(1.0 / flow.assigned.max(1e-6));
-        flow.fid_seen == flow.fid
-            || now >= at + self.rto(flow).saturating_mul(2) + interval.saturating_mul(2)
+        flow.fid_seen == flow.fid || now >= at + self.rto(flow).saturating_mul(2) + interval.saturating_mul(2)
     }
 
     /// Queue a FEEDBACK for the flow (once: a flow already queued keeps its place).
@@ -1701,15 +1604,10 @@ impl Sink {
             // [CODE send_FEEDBACK] NACKs this far behind are deleted unrepaired.
             let last = flow.last_recv;
             let before = flow.missing.len();
-            flow.missing
-                .retain(|&seq| last < seq.saturating_add(distance));
+            flow.missing.retain(|&seq| last < seq.saturating_add(distance));
             self.stats.given_up += (before - flow.missing.len()) as u64;
         }
-        let nacks = build_nacks(
-            &flow.missing,
-            self.cfg.max_nack_ranges,
-            self.cfg.max_nack_seqnos,
-        );
+        let nacks = build_nacks(&flow.missing, self.cfg.max_nack_ranges, self.cfg.max_nack_seqnos);
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
@@ -1749,12 +1647,8 @@ impl Sink {
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
         flow.told();
-        let repr = Repr::SynAck {
-            fid: flow.fid,
-            rate: flow.assigned_code,
-            rtt_ms: rtt_field(&flow.rtt),
-            nonce: flow.nonce,
-        };
+        let repr =
+            Repr::SynAck { fid: flow.fid, rate: flow.assigned_code, rtt_ms: rtt_field(&flow.rtt), nonce: flow.nonce };
         self.stats.syn_acks_sent += 1;
         self.push(source, &repr);
     }
@@ -1816,14 +1710,7 @@ struct Delivery {
 }
 
 /// [CODE update_rtt_estimate] take an RTT sample from the echoed fid, if valid.
-fn rtt_sample(
-    cfg: &SinkConfig,
-    flow: &mut Flow,
-    now: Instant,
-    fid: u8,
-    since: Duration,
-    freeze: bool,
-) {
+fn rtt_sample(cfg: &SinkConfig, flow: &mut Flow, now: Instant, fid: u8, since: Duration, freeze: bool) {
     let Some(sent_at) = flow.fids.sent_at(fid) else {
         return; // unknown or no fid: no sample
     };
@@ -1858,16 +1745,9 @@ fn deliver_in_order(
     source: NodeId,
     events: &mut VecDeque<SinkEvent>,
 ) -> Delivery {
-    let mut out = Delivery {
-        delivered: 0,
-        given_up: 0,
-    };
+    let mut out = Delivery { delivered: 0, given_up: 0 };
     if seq == flow.next_expected {
-        events.push_back(SinkEvent::Delivered {
-            source,
-            seq,
-            data: payload.to_vec(),
-        });
+        events.push_back(SinkEvent::Delivered { source, seq, data: payload.to_vec() });
         flow.next_expected += 1;
         out.delivered += 1;
     } else if seq > flow.next_expected {
@@ -1876,9 +1756,7 @@ fn deliver_in_order(
     while let Some((&head, _)) = flow.ooo.first_key_value() {
         if head < flow.next_expected {
             flow.ooo.pop_first(); // stale
-        } else if head == flow.next_expected
-            || give_up.is_some_and(|d| seq >= head.saturating_add(d))
-        {
+        } else if head == flow.next_expected || give_up.is_some_and(|d| seq >= head.saturating_add(d)) {
             if head != flow.next_expected {
                 // [CODE, D21] skip the hole.
                 out.given_up += u64::from(head - flow.next_expected);
@@ -1889,11 +1767,7 @@ fn deliver_in_order(
             let Some((head, data)) = flow.ooo.pop_first() else {
                 break;
             };
-            events.push_back(SinkEvent::Delivered {
-                source,
-                seq: head,
-                data,
-            });
+            events.push_back(SinkEvent::Delivered { source, seq: head, data });
             flow.next_expected = head + 1;
             out.delivered += 1;
         } else {
@@ -1939,20 +1813,14 @@ fn build_nacks(missing: &BTreeSet<u32>, max_ranges: usize, max_seqnos: usize) ->
                 if list.len() + 1 >= max_ranges {
                     break;
                 }
-                list.push(NackRange {
-                    first: first as u16,
-                    run: run as u8,
-                });
+                list.push(NackRange { first: first as u16, run: run as u8 });
                 pending = Some((seq, 1));
             }
             None => pending = Some((seq, 1)),
         }
     }
     if let Some((first, run)) = pending {
-        list.push(NackRange {
-            first: first as u16,
-            run: run as u8,
-        });
+        list.push(NackRange { first: first as u16, run: run as u8 });
     }
     list
 }
@@ -1967,9 +1835,7 @@ fn next_fid(fid: u8) -> u8 {
 
 /// The RTT field of a feedback: ms, at least 1 when known, 0 when unknown.
 fn rtt_field(rtt: &RttEstimator) -> u16 {
-    rtt.srtt().map_or(0, |d| {
-        (d.as_nanos() / 1_000_000).clamp(1, u64::from(u16::MAX)) as u16
-    })
+    rtt.srtt().map_or(0, |d| (d.as_nanos() / 1_000_000).clamp(1, u64::from(u16::MAX)) as u16)
 }
 
 #[cfg(test)]
@@ -1986,10 +1852,7 @@ mod tests {
 
     /// The profile's defaults without output pacing (these tests drain the outbox at once).
     fn config(profile: Profile) -> SinkConfig {
-        SinkConfig {
-            tx_spacing: Duration::ZERO,
-            ..SinkConfig::for_profile(profile)
-        }
+        SinkConfig { tx_spacing: Duration::ZERO, ..SinkConfig::for_profile(profile) }
     }
 
     fn sink(profile: Profile) -> Sink {
@@ -2003,10 +1866,7 @@ mod tests {
     }
 
     fn syn(demand: f64, nonce: u16) -> Vec<u8> {
-        bytes(&Repr::Syn {
-            demand: Rate::from_pps(demand),
-            nonce,
-        })
+        bytes(&Repr::Syn { demand: Rate::from_pps(demand), nonce })
     }
 
     /// DATA with the given rate, fid echo and time since that feedback (ms).
@@ -2053,13 +1913,9 @@ mod tests {
 
     fn feedback(bytes: &[u8]) -> (u8, Rate, u16, u16, Vec<u16>) {
         match Repr::parse(bytes) {
-            Ok(Repr::Feedback {
-                fid,
-                rate,
-                rtt_ms,
-                cack,
-                nacks,
-            }) => (fid, rate, rtt_ms, cack, nacks.seqnos().collect()),
+            Ok(Repr::Feedback { fid, rate, rtt_ms, cack, nacks }) => {
+                (fid, rate, rtt_ms, cack, nacks.seqnos().collect())
+            }
             other => panic!("expected FEEDBACK, got {other:?}"),
         }
     }
@@ -2074,17 +1930,11 @@ mod tests {
         assert_eq!(s.total_rate(), 0.5);
         assert_eq!(s.flow_rate(SRC), Some(0.5));
         let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
-        assert!(events.contains(&SinkEvent::FlowOpened {
-            source: SRC,
-            demand_pps: 1.0
-        }));
+        assert!(events.contains(&SinkEvent::FlowOpened { source: SRC, demand_pps: 1.0 }));
         // A duplicate SYN gets a fresh SYN-ACK with the next fid; nothing else changes.
         s.handle_datagram(ms(100), SRC, &syn(1.0, 1));
         let out = sent(&mut s);
-        assert!(matches!(
-            Repr::parse(&out[0].1),
-            Ok(Repr::SynAck { fid: 2, .. })
-        ));
+        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::SynAck { fid: 2, .. })));
         assert_eq!(s.flow_count(), 1);
         // An unstated demand is 50 pkt/s.
         s.handle_datagram(ms(200), NodeId(8), &syn(0.0, 1));
@@ -2098,16 +1948,12 @@ mod tests {
         assert_eq!(s.flow_info(SRC).unwrap().cack, 1);
         s.handle_datagram(ms(200), SRC, &syn(1.0, 2));
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0);
-        assert!(core::iter::from_fn(|| s.poll_event())
-            .any(|e| e == SinkEvent::FlowAborted { source: SRC }));
+        assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SinkEvent::FlowAborted { source: SRC }));
     }
 
     #[test]
     fn syn_beyond_capacity_is_refused() {
-        let cfg = SinkConfig {
-            max_flows: 1,
-            ..config(Profile::Paper)
-        };
+        let cfg = SinkConfig { max_flows: 1, ..config(Profile::Paper) };
         let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
         s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
         s.handle_datagram(ms(0), NodeId(9), &syn(1.0, 5));
@@ -2139,10 +1985,7 @@ mod tests {
         }
         assert_eq!(delivered(&mut s), vec![1, 2]);
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!(
-            (info.state, info.missing, info.out_of_order),
-            (FlowState::NackWait, 1, 2)
-        );
+        assert_eq!((info.state, info.missing, info.out_of_order), (FlowState::NackWait, 1, 2));
         // The gap was seen at 1300 ms, RTO = 1 s (var 0) after the SYN-ACK: the NACK went out at
         // once; 5 triggered nothing (and C stays below U: 1, then 2.5).
         let out = sent(&mut s);
@@ -2153,10 +1996,7 @@ mod tests {
         s.handle_datagram(ms(1_500), SRC, &data(3, rate, 2, 10, true));
         assert_eq!(delivered(&mut s), vec![3, 4, 5]);
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!(
-            (info.state, info.cack, info.missing),
-            (FlowState::Active, 5, 0)
-        );
+        assert_eq!((info.state, info.cack, info.missing), (FlowState::Active, 5, 0));
         assert_eq!(s.stats().recovered, 1);
     }
 
@@ -2200,9 +2040,7 @@ mod tests {
         let (_, _, _, cack, nacks) = feedback(&out[0].1);
         assert_eq!(cack, 2);
         assert_eq!(nacks, vec![3, 5, 6, 7, 10]);
-        let Ok(Repr::Feedback { nacks: list, .. }) = Repr::parse(&out[0].1) else {
-            unreachable!()
-        };
+        let Ok(Repr::Feedback { nacks: list, .. }) = Repr::parse(&out[0].1) else { unreachable!() };
         assert_eq!(list.len(), 3);
 
         // Reference code: at most the 10 oldest seqnos.
@@ -2218,10 +2056,7 @@ mod tests {
     fn build_nacks_limits() {
         let missing: BTreeSet<u32> = [1, 2, 3, 5, 7, 8].into_iter().collect();
         let seqs = |l: NackList| l.seqnos().collect::<Vec<u16>>();
-        assert_eq!(
-            seqs(build_nacks(&missing, 10, usize::MAX)),
-            vec![1, 2, 3, 5, 7, 8]
-        );
+        assert_eq!(seqs(build_nacks(&missing, 10, usize::MAX)), vec![1, 2, 3, 5, 7, 8]);
         assert_eq!(seqs(build_nacks(&missing, 2, usize::MAX)), vec![1, 2, 3, 5]);
         assert_eq!(seqs(build_nacks(&missing, 10, 4)), vec![1, 2, 3, 5]);
         assert!(build_nacks(&missing, 0, 4).is_empty());
@@ -2251,10 +2086,7 @@ mod tests {
     /// [PAPER §3.5] ALI through the sink: 1–10, 12 → p = 1 − 1/11.
     #[test]
     fn ali_from_a_loss_pattern() {
-        for (profile, p) in [
-            (Profile::Paper, 1.0 - 1.0 / 11.0),
-            (Profile::ReferenceCode, 0.9),
-        ] {
+        for (profile, p) in [(Profile::Paper, 1.0 - 1.0 / 11.0), (Profile::ReferenceCode, 0.9)] {
             let (mut s, rate) = open(profile, 1.0);
             for seq in (1..=10).chain([12]) {
                 s.handle_datagram(ms(100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
@@ -2283,10 +2115,7 @@ mod tests {
         assert_eq!(s.poll_timeout(), Some(ms(6_000)));
         s.handle_timeout(ms(6_000));
         let out = sent(&mut s);
-        assert!(matches!(
-            Repr::parse(&out[0].1),
-            Ok(Repr::Feedback { fid: 2, .. })
-        ));
+        assert!(matches!(Repr::parse(&out[0].1), Ok(Repr::Feedback { fid: 2, .. })));
         // Echoed at 7500 after 300 ms at the source: sample 1200 ms.
         s.handle_datagram(ms(7_500), SRC, &data(5, rate, 2, 300, false));
         let info = s.flow_info(SRC).unwrap();
@@ -2354,9 +2183,7 @@ mod tests {
         assert_eq!(s.stats().decreases, 1);
         assert!(crate::rcrt::abs(s.total_rate() - 0.5 / 3.0) < 1e-9);
         let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
-        assert!(events
-            .iter()
-            .any(|e| matches!(e, SinkEvent::Congestion { source: SRC, level } if *level > 4.0)));
+        assert!(events.iter().any(|e| matches!(e, SinkEvent::Congestion { source: SRC, level } if *level > 4.0)));
         // The triggering packet is 5; 6 came within the 2 × RTT wait: no second cut.
         assert_eq!(s.stats().decreases, 1);
     }
@@ -2440,22 +2267,14 @@ mod tests {
         assert_eq!(sent(&mut s).len(), 1, "rate differs: feedback");
         s.handle_datagram(ms(7_000), SRC, &data(2, stale, 0, 0, false));
         assert!(sent(&mut s).is_empty());
-        assert_eq!(
-            s.poll_timeout(),
-            Some(ms(11_000)),
-            "deferred to tLastFb + RTO"
-        );
+        assert_eq!(s.poll_timeout(), Some(ms(11_000)), "deferred to tLastFb + RTO");
         s.handle_timeout(ms(11_000));
         assert_eq!(sent(&mut s).len(), 1);
     }
 
     #[test]
     fn leave_subtracts_share_without_reallocation() {
-        let mut s = Sink::new(
-            NodeId(0),
-            config(Profile::Paper),
-            Box::new(DemandProportional),
-        );
+        let mut s = Sink::new(NodeId(0), config(Profile::Paper), Box::new(DemandProportional));
         s.handle_datagram(ms(0), NodeId(1), &syn(1.0, 1));
         s.handle_datagram(ms(0), NodeId(2), &syn(3.0, 1));
         // Before any decrease each join adds min(d, 0.5): R = 1; ρ = 1 / 4.
@@ -2468,10 +2287,7 @@ mod tests {
         assert!(crate::rcrt::abs(s.flow_rate(NodeId(1)).unwrap() - 0.25) < 1e-9);
         assert_eq!(s.total_demand(), 1.0);
         s.handle_datagram(ms(20), NodeId(1), &fin);
-        assert_eq!(
-            (s.total_rate(), s.total_demand(), s.flow_count()),
-            (0.0, 0.0, 0)
-        );
+        assert_eq!((s.total_rate(), s.total_demand(), s.flow_count()), (0.0, 0.0, 0));
     }
 
     /// [CODE-FILL adjust_rates_at_node_join] joins add min(d, 0.5) until the first decrease
@@ -2493,11 +2309,7 @@ mod tests {
 
     #[test]
     fn set_policy_reallocates_at_once() {
-        let mut s = Sink::new(
-            NodeId(0),
-            config(Profile::Paper),
-            Box::new(DemandProportional),
-        );
+        let mut s = Sink::new(NodeId(0), config(Profile::Paper), Box::new(DemandProportional));
         s.handle_datagram(ms(0), NodeId(1), &syn(0.5, 1));
         s.handle_datagram(ms(0), NodeId(2), &syn(4.0, 1));
         s.total = 3.0;
@@ -2528,18 +2340,11 @@ mod tests {
     fn teardown_repairs_trailing_losses() {
         let (mut s, rate) = open(Profile::Paper, 1.0);
         for seq in 1..=5 {
-            s.handle_datagram(
-                ms(6_000 + 100 * u64::from(seq)),
-                SRC,
-                &data(seq, rate, 0, 0, false),
-            );
+            s.handle_datagram(ms(6_000 + 100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
         }
         s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: 8 }));
         let info = s.flow_info(SRC).unwrap();
-        assert_eq!(
-            (info.state, info.missing, info.last_recv),
-            (FlowState::FinRetxWait, 3, 8)
-        );
+        assert_eq!((info.state, info.missing, info.last_recv), (FlowState::FinRetxWait, 3, 8));
         let out = sent(&mut s);
         assert_eq!(feedback(&out[0].1).4, vec![6, 7, 8]);
         for seq in 6..=8 {
@@ -2551,19 +2356,13 @@ mod tests {
         assert_eq!(Repr::parse(&out[0].1), Ok(Repr::FinAck { last: 8 }));
         // A repeated FIN after the flow is gone: FIN-ACK again.
         s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: 8 }));
-        assert_eq!(
-            Repr::parse(&sent(&mut s)[0].1),
-            Ok(Repr::FinAck { last: 8 })
-        );
+        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: 8 }));
         assert_eq!(s.stats().flows_closed, 1);
     }
 
     #[test]
     fn output_is_paced() {
-        let cfg = SinkConfig {
-            tx_spacing: Duration::from_millis(20),
-            ..SinkConfig::paper()
-        };
+        let cfg = SinkConfig { tx_spacing: Duration::from_millis(20), ..SinkConfig::paper() };
         let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
         for n in 1..=3 {
             s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
@@ -2595,11 +2394,7 @@ mod tests {
     fn expired_flow_is_revived_by_its_data() {
         let (mut s, rate) = open(Profile::Paper, 1.0);
         for seq in 1..=3u16 {
-            s.handle_datagram(
-                ms(u64::from(seq) * 2_000),
-                SRC,
-                &data(seq, rate, 1, 1_000, false),
-            );
+            s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
         }
         assert_eq!(delivered(&mut s), vec![1, 2, 3]);
         let _ = sent(&mut s);
@@ -2627,32 +2422,17 @@ mod tests {
         let (_, _, _, cack, nacks) = feedback(&out[0].1);
         assert_eq!((cack, nacks), (3, vec![4, 5]));
         for seq in [4u16, 5] {
-            s.handle_datagram(
-                t + Duration::from_secs(1),
-                SRC,
-                &data(seq, rate, 2, 10, true),
-            );
+            s.handle_datagram(t + Duration::from_secs(1), SRC, &data(seq, rate, 2, 10, true));
         }
-        assert_eq!(
-            delivered(&mut s),
-            vec![4, 5, 6],
-            "in order, exactly once, from where it stopped"
-        );
+        assert_eq!(delivered(&mut s), vec![4, 5, 6], "in order, exactly once, from where it stopped");
         // Without the option, the same DATA is dropped as for an unknown flow (spec §2.4 step 2).
-        let cfg = SinkConfig {
-            revive_expired: false,
-            ..config(Profile::Paper)
-        };
+        let cfg = SinkConfig { revive_expired: false, ..config(Profile::Paper) };
         let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
         s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
         let _ = sent(&mut s);
         let idle_at = s.poll_timeout().unwrap();
         s.handle_timeout(idle_at);
-        s.handle_datagram(
-            idle_at + Duration::from_secs(1),
-            SRC,
-            &data(1, rate, 1, 1_000, false),
-        );
+        s.handle_datagram(idle_at + Duration::from_secs(1), SRC, &data(1, rate, 1, 1_000, false));
         assert_eq!((s.flow_count(), s.stats().unknown_flow), (0, 1));
         // A new incarnation (another nonce) replaces the released state instead of reviving it.
         let (mut s, _) = open(Profile::Paper, 1.0);

@@ -114,11 +114,7 @@ impl SourceConfig {
 
     /// The reference-code profile.
     pub fn reference_code() -> SourceConfig {
-        SourceConfig {
-            profile: Profile::ReferenceCode,
-            recovery_capacity: 10,
-            ..SourceConfig::paper()
-        }
+        SourceConfig { profile: Profile::ReferenceCode, recovery_capacity: 10, ..SourceConfig::paper() }
     }
 
     /// The defaults of `profile`.
@@ -301,8 +297,7 @@ impl Source {
     /// last acked 2, last fid 1, feedback time 4, RTT 2, staged/closing/stalled flags 1,
     /// pacing deadline 4, state (SYN/FIN) deadline 4, stall deadline 4, retransmission
     /// deadline 4, recovery list 10 × 2 + head/length 2 = 61.
-    pub const STATE_BYTES: usize =
-        1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 4 + 4 + 4 + 4 + (10 * 2 + 2);
+    pub const STATE_BYTES: usize = 1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 4 + 4 + 4 + 4 + (10 * 2 + 2);
 
     /// A source at node `me` for a connection to `sink`.
     pub fn new(me: NodeId, sink: NodeId, cfg: SourceConfig) -> Source {
@@ -346,10 +341,7 @@ impl Source {
         }
         self.demand = Rate::from_pps(demand_pps);
         // [PAPER §3.7; CODE] IDLE → SYN_ACK_WAIT: SYN with the demand.
-        self.state = SourceState::SynAckWait {
-            retries: 0,
-            deadline: now + self.cfg.syn_timeout,
-        };
+        self.state = SourceState::SynAckWait { retries: 0, deadline: now + self.cfg.syn_timeout };
         self.send_syn();
     }
 
@@ -414,15 +406,7 @@ impl Source {
         let own = self.cfg.nonce;
         match (self.state, repr) {
             // [CODE] SYN_ACK_WAIT + SYN-ACK → ACTIVE; the SYN-ACK is processed as a feedback.
-            (
-                SourceState::SynAckWait { .. },
-                Repr::SynAck {
-                    fid,
-                    rate,
-                    rtt_ms,
-                    nonce,
-                },
-            ) if nonce == own => {
+            (SourceState::SynAckWait { .. }, Repr::SynAck { fid, rate, rtt_ms, nonce }) if nonce == own => {
                 self.state = SourceState::Active;
                 self.last_sent = 0;
                 self.last_acked = 0;
@@ -435,47 +419,22 @@ impl Source {
                 self.events.push_back(SourceEvent::OpenFailed);
             }
             // A late duplicate SYN-ACK: only its rate and RTT matter (the fid filter applies).
-            (
-                SourceState::Active | SourceState::FinAckWait { .. },
-                Repr::SynAck {
-                    fid,
-                    rate,
-                    rtt_ms,
-                    nonce,
-                },
-            ) if nonce == own => self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new()),
+            (SourceState::Active | SourceState::FinAckWait { .. }, Repr::SynAck { fid, rate, rtt_ms, nonce })
+                if nonce == own =>
+            {
+                self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new())
+            }
             // [PAPER §3.7] ACTIVE + FEEDBACK → rate, cumulative ACK, NACK retransmissions.
-            (
-                SourceState::Active,
-                Repr::Feedback {
-                    fid,
-                    rate,
-                    rtt_ms,
-                    cack,
-                    nacks,
-                },
-            ) => self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks),
+            (SourceState::Active, Repr::Feedback { fid, rate, rtt_ms, cack, nacks }) => {
+                self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks)
+            }
             // [CODE] FIN_ACK_WAIT + FEEDBACK → repairs go on; the FIN timer and retries reset.
-            (
-                SourceState::FinAckWait { .. },
-                Repr::Feedback {
-                    fid,
-                    rate,
-                    rtt_ms,
-                    cack,
-                    nacks,
-                },
-            ) => {
-                self.state = SourceState::FinAckWait {
-                    retries: 0,
-                    deadline: now + self.cfg.fin_timeout,
-                };
+            (SourceState::FinAckWait { .. }, Repr::Feedback { fid, rate, rtt_ms, cack, nacks }) => {
+                self.state = SourceState::FinAckWait { retries: 0, deadline: now + self.cfg.fin_timeout };
                 self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks);
             }
             // [CODE; spec §4.11 item 7] FIN_ACK_WAIT + FIN-ACK echoing our last seqno → CLOSED.
-            (SourceState::FinAckWait { .. }, Repr::FinAck { last })
-                if last == self.last_sent as u16 =>
-            {
+            (SourceState::FinAckWait { .. }, Repr::FinAck { last }) if last == self.last_sent as u16 => {
                 self.state = SourceState::Closed;
                 self.release();
                 self.events.push_back(SourceEvent::Closed);
@@ -541,9 +500,7 @@ impl Source {
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Instant> {
         let state_deadline = match self.state {
-            SourceState::SynAckWait { deadline, .. } | SourceState::FinAckWait { deadline, .. } => {
-                Some(deadline)
-            }
+            SourceState::SynAckWait { deadline, .. } | SourceState::FinAckWait { deadline, .. } => Some(deadline),
             _ => None,
         };
         // With wait_for_send_done: nothing leaves while a datagram is in flight (its send-done
@@ -551,9 +508,7 @@ impl Source {
         let blocked = self.cfg.wait_for_send_done && (self.in_flight || self.link_busy);
         let floor = if self.cfg.wait_for_send_done { self.resume_at } else { Instant::ZERO };
         let retx = match self.state {
-            SourceState::Active | SourceState::FinAckWait { .. }
-                if !self.recovery.is_empty() && !blocked =>
-            {
+            SourceState::Active | SourceState::FinAckWait { .. } if !self.recovery.is_empty() && !blocked => {
                 Some(self.next_retx_at.max(self.now).max(floor))
             }
             _ => None,
@@ -564,10 +519,7 @@ impl Source {
         };
         let send = if blocked { None } else { self.next_send_time().map(|t| t.max(floor)) };
         let queued = (!blocked && !self.outbox.is_empty()).then(|| self.now.max(floor));
-        [state_deadline, retx, stall, send, queued]
-            .into_iter()
-            .flatten()
-            .min()
+        [state_deadline, retx, stall, send, queued].into_iter().flatten().min()
     }
 
     /// The next event for the application.
@@ -642,10 +594,7 @@ impl Source {
             // [CODE] SYN timeout: repeat up to 10 times, then give up.
             SourceState::SynAckWait { retries, deadline } if deadline <= now => {
                 if retries < self.cfg.syn_retries {
-                    self.state = SourceState::SynAckWait {
-                        retries: retries + 1,
-                        deadline: now + self.cfg.syn_timeout,
-                    };
+                    self.state = SourceState::SynAckWait { retries: retries + 1, deadline: now + self.cfg.syn_timeout };
                     self.send_syn();
                 } else {
                     self.state = SourceState::Failed;
@@ -655,13 +604,8 @@ impl Source {
             // [CODE] FIN timeout: repeat up to 10 times, then drop the connection.
             SourceState::FinAckWait { retries, deadline } if deadline <= now => {
                 if retries < self.cfg.fin_retries {
-                    self.state = SourceState::FinAckWait {
-                        retries: retries + 1,
-                        deadline: now + self.cfg.fin_timeout,
-                    };
-                    self.push(&Repr::Fin {
-                        last: self.last_sent as u16,
-                    });
+                    self.state = SourceState::FinAckWait { retries: retries + 1, deadline: now + self.cfg.fin_timeout };
+                    self.push(&Repr::Fin { last: self.last_sent as u16 });
                     self.stats.fin_sent += 1;
                 } else {
                     self.state = SourceState::Failed;
@@ -685,12 +629,7 @@ impl Source {
         // With wait_for_send_done a DATA packet is built only when it can leave at once.
         let link_free = !self.cfg.wait_for_send_done
             || (!self.in_flight && !self.link_busy && now >= self.resume_at && self.outbox.is_empty());
-        if link_free
-            && matches!(
-                self.state,
-                SourceState::Active | SourceState::FinAckWait { .. }
-            )
-        {
+        if link_free && matches!(self.state, SourceState::Active | SourceState::FinAckWait { .. }) {
             self.retransmit(now);
         }
         if self.state == SourceState::Active {
@@ -772,15 +711,7 @@ impl Source {
     }
 
     /// Process a feedback (or SYN-ACK). [CODE process_feedback_packet, spec §3.7]
-    fn on_feedback(
-        &mut self,
-        now: Instant,
-        fid: u8,
-        rate: Rate,
-        rtt_ms: u16,
-        cack: Option<u16>,
-        nacks: &NackList,
-    ) {
+    fn on_feedback(&mut self, now: Instant, fid: u8, rate: Rate, rtt_ms: u16, cack: Option<u16>, nacks: &NackList) {
         // 1. Duplicate or old feedback.
         if self.last_fid != 0 && self.last_fid.wrapping_sub(fid) < self.cfg.fid_dup_window {
             self.stats.feedback_stale += 1;
@@ -881,10 +812,7 @@ impl Source {
         let per_packet = interval(self.rate);
         match self.cfg.profile {
             Profile::Paper => per_packet.saturating_mul(2).max(self.rtt),
-            Profile::ReferenceCode => per_packet
-                .max(self.rtt)
-                .min(self.cfg.stall_probe_cap)
-                .saturating_mul(2),
+            Profile::ReferenceCode => per_packet.max(self.rtt).min(self.cfg.stall_probe_cap).saturating_mul(2),
         }
     }
 
@@ -905,23 +833,15 @@ impl Source {
 
     fn send_syn(&mut self) {
         self.stats.syn_sent += 1;
-        self.push(&Repr::Syn {
-            demand: self.demand,
-            nonce: self.cfg.nonce,
-        });
+        self.push(&Repr::Syn { demand: self.demand, nonce: self.cfg.nonce });
     }
 
     fn send_fin(&mut self, now: Instant) {
         // [PAPER §3.8] FIN with the last sequence number sent.
-        self.state = SourceState::FinAckWait {
-            retries: 0,
-            deadline: now + self.cfg.fin_timeout,
-        };
+        self.state = SourceState::FinAckWait { retries: 0, deadline: now + self.cfg.fin_timeout };
         self.stall_at = None;
         self.stats.fin_sent += 1;
-        self.push(&Repr::Fin {
-            last: self.last_sent as u16,
-        });
+        self.push(&Repr::Fin { last: self.last_sent as u16 });
     }
 
     /// Drop the buffer and pending work (connection over).
@@ -965,12 +885,7 @@ mod tests {
     }
 
     fn syn_ack(fid: u8, rate: f64) -> Vec<u8> {
-        bytes(&Repr::SynAck {
-            fid,
-            rate: Rate::from_pps(rate),
-            rtt_ms: 0,
-            nonce: 1,
-        })
+        bytes(&Repr::SynAck { fid, rate: Rate::from_pps(rate), rtt_ms: 0, nonce: 1 })
     }
 
     fn fb(fid: u8, rate: f64, rtt_ms: u16, cack: u16, nacks: &[u16]) -> Vec<u8> {
@@ -978,13 +893,7 @@ mod tests {
         for &n in nacks {
             list.push(wsn_wire::rcrt::NackRange { first: n, run: 1 });
         }
-        bytes(&Repr::Feedback {
-            fid,
-            rate: Rate::from_pps(rate),
-            rtt_ms,
-            cack,
-            nacks: list,
-        })
+        bytes(&Repr::Feedback { fid, rate: Rate::from_pps(rate), rtt_ms, cack, nacks: list })
     }
 
     /// A DATA packet in owned form.
@@ -1000,15 +909,7 @@ mod tests {
 
     fn parse_data(b: &[u8]) -> Data {
         match Repr::parse(b) {
-            Ok(Repr::Data {
-                seq,
-                fid,
-                since_feedback_2ms,
-                ack_request,
-                retransmission,
-                payload,
-                ..
-            }) => Data {
+            Ok(Repr::Data { seq, fid, since_feedback_2ms, ack_request, retransmission, payload, .. }) => Data {
                 seq,
                 fid,
                 since_ms: u32::from(since_feedback_2ms) * 2,
@@ -1068,13 +969,7 @@ mod tests {
         assert_eq!(s.send(ms(0), b"x"), Err(SendError::NotOpen));
         s.open(ms(0), 2.0);
         let out = drain(&mut s, ms(0));
-        assert_eq!(
-            Repr::parse(&out[0]),
-            Ok(Repr::Syn {
-                demand: Rate::from_pps(2.0),
-                nonce: 1
-            })
-        );
+        assert_eq!(Repr::parse(&out[0]), Ok(Repr::Syn { demand: Rate::from_pps(2.0), nonce: 1 }));
         for k in 1..=10u64 {
             assert_eq!(s.poll_timeout(), Some(ms(2_000 * k)));
             assert_eq!(drain(&mut s, ms(2_000 * k)).len(), 1, "SYN repeat {k}");
@@ -1157,7 +1052,7 @@ mod tests {
         s.handle_send_done(ms(2));
         assert!(!s.is_in_flight());
         s.handle_datagram(ms(5), &syn_ack(1, 10.0)); // token −1, ticks at 105, 205, …
-        // Packets 1..3, each acknowledged by the link 1 ms after it leaves.
+                                                     // Packets 1..3, each acknowledged by the link 1 ms after it leaves.
         let mut now = ms(5);
         for seq in 1..=3u8 {
             s.send(now, &[seq]).unwrap();
@@ -1218,39 +1113,18 @@ mod tests {
     /// [PAPER §3.7] buffer full: no new packets; probe with last_acked + 1 every max(2/r, RTT).
     #[test]
     fn full_buffer_stalls_and_probes() {
-        let cfg = SourceConfig {
-            buffer_packets: 4,
-            ack_request_above: 2,
-            ..SourceConfig::paper()
-        };
+        let cfg = SourceConfig { buffer_packets: 4, ack_request_above: 2, ..SourceConfig::paper() };
         let mut s = active(cfg, 10.0);
         let out = run(&mut s, 0, 2_000);
-        let sent: Vec<(u16, bool, bool)> = out
-            .iter()
-            .map(|(_, d)| (d.seq, d.ack_request, d.retx))
-            .collect();
+        let sent: Vec<(u16, bool, bool)> = out.iter().map(|(_, d)| (d.seq, d.ack_request, d.retx)).collect();
         // Seqnos 1–4 at 200…500 ms (ACK-request above 2 outstanding); the probe (RTT 5 s >
         // 2/r) at 500 + 5000 ms is beyond the horizon.
-        assert_eq!(
-            sent,
-            vec![
-                (1, false, false),
-                (2, false, false),
-                (3, true, false),
-                (4, true, false)
-            ]
-        );
+        assert_eq!(sent, vec![(1, false, false), (2, false, false), (3, true, false), (4, true, false)]);
         assert!(s.is_stalled());
         assert!(!s.can_send(), "the fifth packet is staged and blocked");
         let out = run(&mut s, 2_000, 11_000);
-        let probes: Vec<(u64, u16, bool, bool)> = out
-            .iter()
-            .map(|(t, d)| (*t, d.seq, d.ack_request, d.retx))
-            .collect();
-        assert_eq!(
-            probes,
-            vec![(5_500, 1, true, true), (10_500, 1, true, true)]
-        );
+        let probes: Vec<(u64, u16, bool, bool)> = out.iter().map(|(t, d)| (*t, d.seq, d.ack_request, d.retx)).collect();
+        assert_eq!(probes, vec![(5_500, 1, true, true), (10_500, 1, true, true)]);
         // A cumulative ACK frees the buffer; sending resumes.
         s.handle_datagram(ms(11_000), &fb(2, 10.0, 0, 4, &[]));
         let events: Vec<SourceEvent> = core::iter::from_fn(|| s.poll_event()).collect();
@@ -1263,10 +1137,7 @@ mod tests {
 
     #[test]
     fn code_probe_period() {
-        let cfg = SourceConfig {
-            buffer_packets: 1,
-            ..SourceConfig::reference_code()
-        };
+        let cfg = SourceConfig { buffer_packets: 1, ..SourceConfig::reference_code() };
         let mut s = active(cfg, 0.25); // 1/r = 4 s, RTT 5 s → 2·5 s
         let out = run(&mut s, 0, 30_000);
         let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
@@ -1284,10 +1155,7 @@ mod tests {
         let first = drain(&mut s, ms(750));
         assert_eq!(first.len(), 1);
         let d = parse_data(&first[0]);
-        assert_eq!(
-            (d.seq, d.retx, d.fid, d.since_ms, d.payload),
-            (2, true, 2, 0, vec![2])
-        );
+        assert_eq!((d.seq, d.retx, d.fid, d.since_ms, d.payload), (2, true, 2, 0, vec![2]));
         assert_eq!(s.poll_timeout(), Some(ms(760)));
         let second = drain(&mut s, ms(760));
         assert_eq!(parse_data(&second[0]).seq, 4);
@@ -1348,11 +1216,7 @@ mod tests {
         let mut s = active(SourceConfig::paper(), 1.0);
         s.send(ms(0), b"a").unwrap();
         s.close(ms(0));
-        assert_eq!(
-            s.state(),
-            SourceState::Active,
-            "FIN waits for the staged packet"
-        );
+        assert_eq!(s.state(), SourceState::Active, "FIN waits for the staged packet");
         let out = drain(&mut s, ms(2_000));
         assert_eq!(parse_data(&out[0]).seq, 1);
         assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: 1 }));
@@ -1374,10 +1238,7 @@ mod tests {
     fn fin_retries_then_abort() {
         let mut s = active(SourceConfig::paper(), 1.0);
         s.close(ms(0));
-        assert_eq!(
-            Repr::parse(&drain(&mut s, ms(0))[0]),
-            Ok(Repr::Fin { last: 0 })
-        );
+        assert_eq!(Repr::parse(&drain(&mut s, ms(0))[0]), Ok(Repr::Fin { last: 0 }));
         for k in 1..=10u64 {
             assert_eq!(drain(&mut s, ms(20_000 * k)).len(), 1, "FIN repeat {k}");
         }

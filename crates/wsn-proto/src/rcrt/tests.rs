@@ -73,11 +73,7 @@ impl Net {
             self.lost += 1;
             return;
         }
-        let copies = if self.rng.unit() < self.link.duplicate {
-            2
-        } else {
-            1
-        };
+        let copies = if self.rng.unit() < self.link.duplicate { 2 } else { 1 };
         for _ in 0..copies {
             let jitter = (self.link.jitter.as_nanos() as f64 * self.rng.unit()) as u64;
             self.queue.push(Reverse(InFlight {
@@ -95,9 +91,7 @@ impl Net {
 /// The application data of packet `seq` of source `i` (length varies with seq).
 fn payload(i: usize, seq: u32) -> Vec<u8> {
     let len = 1 + (seq as usize * 7 + i) % 64;
-    (0..len)
-        .map(|k| (i as u8).wrapping_mul(31) ^ (seq as u8).wrapping_add(k as u8))
-        .collect()
+    (0..len).map(|k| (i as u8).wrapping_mul(31) ^ (seq as u8).wrapping_add(k as u8)).collect()
 }
 
 /// One scenario.
@@ -136,10 +130,7 @@ fn policy(index: usize) -> Box<dyn Policy> {
 /// Run `sc` to completion; `Err` describes the first violated property.
 fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
     let n = sc.demands.len();
-    let sink_cfg = SinkConfig {
-        rng_seed: sc.seed,
-        ..SinkConfig::for_profile(sc.profile)
-    };
+    let sink_cfg = SinkConfig { rng_seed: sc.seed, ..SinkConfig::for_profile(sc.profile) };
     let floor = sink_cfg.min_rate_per_flow_pps;
     let mut sink = Sink::new(SINK, sink_cfg, policy(sc.policy));
     let mut sources: Vec<Source> = (0..n)
@@ -153,14 +144,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
             Source::new(NodeId(i as u16 + 1), SINK, cfg)
         })
         .collect();
-    let mut net = Net {
-        link: sc.link,
-        rng: Rng(sc.seed),
-        queue: BinaryHeap::new(),
-        next_id: 0,
-        sent: 0,
-        lost: 0,
-    };
+    let mut net = Net { link: sc.link, rng: Rng(sc.seed), queue: BinaryHeap::new(), next_id: 0, sent: 0, lost: 0 };
     let mut handed = vec![0u32; n];
     let mut next_delivery = vec![1u32; n];
     let mut closed = vec![false; n];
@@ -181,9 +165,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         for (i, source) in sources.iter_mut().enumerate() {
             if source.can_send() && handed[i] < sc.packets {
                 handed[i] += 1;
-                source
-                    .send(now, &payload(i, handed[i]))
-                    .map_err(|e| std::format!("send refused: {e}"))?;
+                source.send(now, &payload(i, handed[i])).map_err(|e| std::format!("send refused: {e}"))?;
             }
             if handed[i] == sc.packets && source.state() == SourceState::Active {
                 source.close(now);
@@ -208,10 +190,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
                 SinkEvent::Delivered { source, seq, data } => {
                     let i = usize::from(source.0) - 1;
                     if seq != next_delivery[i] {
-                        return Err(std::format!(
-                            "flow {i}: delivered {seq}, expected {}",
-                            next_delivery[i]
-                        ));
+                        return Err(std::format!("flow {i}: delivered {seq}, expected {}", next_delivery[i]));
                     }
                     if seq > handed[i] {
                         return Err(std::format!("flow {i}: delivered {seq}, never sent"));
@@ -221,9 +200,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
                     }
                     next_delivery[i] += 1;
                 }
-                SinkEvent::FlowClosed { source } => {
-                    closed_at_sink[usize::from(source.0) - 1] = true
-                }
+                SinkEvent::FlowClosed { source } => closed_at_sink[usize::from(source.0) - 1] = true,
                 SinkEvent::FlowExpired { source } if failed_open[usize::from(source.0) - 1] => {}
                 SinkEvent::FlowExpired { source } | SinkEvent::FlowAborted { source } => {
                     return Err(std::format!("flow {source:?} expired or aborted"));
@@ -249,9 +226,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         let flows = sink.flow_count() as f64;
         let total = sink.total_rate();
         if !total.is_finite() || total < flows * floor * (1.0 - 1e-9) {
-            return Err(std::format!(
-                "R = {total} below the floor for {flows} flows"
-            ));
+            return Err(std::format!("R = {total} below the floor for {flows} flows"));
         }
         for source in sink.flows() {
             let rate = sink.flow_rate(source).unwrap_or(0.0);
@@ -302,16 +277,10 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
             continue;
         }
         if aborted[i] && !closed_at_sink[i] {
-            return Err(std::format!(
-                "flow {i}: aborted before the sink had everything"
-            ));
+            return Err(std::format!("flow {i}: aborted before the sink had everything"));
         }
         if next_delivery[i] != sc.packets + 1 {
-            return Err(std::format!(
-                "flow {i}: {} of {} delivered",
-                next_delivery[i] - 1,
-                sc.packets
-            ));
+            return Err(std::format!("flow {i}: {} of {} delivered", next_delivery[i] - 1, sc.packets));
         }
         if !closed_at_sink[i] {
             return Err(std::format!("flow {i}: no FlowClosed at the sink"));
@@ -328,12 +297,7 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
 }
 
 fn clean_link() -> Link {
-    Link {
-        loss: 0.0,
-        duplicate: 0.0,
-        delay: Duration::from_millis(50),
-        jitter: Duration::ZERO,
-    }
+    Link { loss: 0.0, duplicate: 0.0, delay: Duration::from_millis(50), jitter: Duration::ZERO }
 }
 
 /// Regression: under demand-proportional allocation a small-demand flow gets far less than
@@ -342,33 +306,10 @@ fn clean_link() -> Link {
 #[test]
 fn slow_flows_are_not_expired() {
     let cases = [
+        (vec![5.755823380856879, 0.2, 5.724711809506083], 2, 2, 0.0, 0.0, 1, 1, 66013623232337865),
+        (vec![0.2, 4.786687650913657, 5.133396829545823], 4, 3, 0.1894, 0.0758, 1, 0, 17201014263470250213),
         (
-            vec![5.755823380856879, 0.2, 5.724711809506083],
-            2,
-            2,
-            0.0,
-            0.0,
-            1,
-            1,
-            66013623232337865,
-        ),
-        (
-            vec![0.2, 4.786687650913657, 5.133396829545823],
-            4,
-            3,
-            0.1894,
-            0.0758,
-            1,
-            0,
-            17201014263470250213,
-        ),
-        (
-            vec![
-                0.3174923621240502,
-                1.7062054190509657,
-                3.3819309975454677,
-                4.087126714221351,
-            ],
+            vec![0.3174923621240502, 1.7062054190509657, 3.3819309975454677, 4.087126714221351],
             15,
             2,
             0.1489,
@@ -385,12 +326,7 @@ fn slow_flows_are_not_expired() {
             demands,
             packets,
             buffer,
-            link: Link {
-                loss,
-                duplicate,
-                delay: Duration::from_millis(delay),
-                jitter: Duration::from_millis(jitter),
-            },
+            link: Link { loss, duplicate, delay: Duration::from_millis(delay), jitter: Duration::from_millis(jitter) },
             seed,
         };
         if let Err(why) = run(&sc) {
@@ -439,10 +375,7 @@ fn lossless_transfer_delivers_everything() {
         assert_eq!(out.sink.recovered, 0);
         assert_eq!(out.sink.duplicates, 0);
         // No congestion on a clean link: R grows to D = 6 by additive increases.
-        assert!(
-            out.sink.increases > 0 && out.sink.decreases == 0,
-            "{profile}: {out:?}"
-        );
+        assert!(out.sink.increases > 0 && out.sink.decreases == 0, "{profile}: {out:?}");
         assert!(out.max_total > 5.0, "{profile}: {}", out.max_total);
     }
 }
@@ -479,12 +412,7 @@ fn small_buffer_stalls_and_recovers() {
         demands: vec![5.0],
         packets: 60,
         buffer: 4,
-        link: Link {
-            loss: 0.3,
-            duplicate: 0.0,
-            delay: Duration::from_millis(300),
-            jitter: Duration::from_millis(100),
-        },
+        link: Link { loss: 0.3, duplicate: 0.0, delay: Duration::from_millis(300), jitter: Duration::from_millis(100) },
         seed: 7,
     };
     let out = run(&sc).unwrap();
@@ -511,17 +439,15 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
         link_strategy(),
         any::<u64>(),
     )
-        .prop_map(
-            |(profile, policy, demands, packets, buffer, link, seed)| Scenario {
-                profile,
-                policy,
-                demands,
-                packets,
-                buffer,
-                link,
-                seed,
-            },
-        )
+        .prop_map(|(profile, policy, demands, packets, buffer, link, seed)| Scenario {
+            profile,
+            policy,
+            demands,
+            packets,
+            buffer,
+            link,
+            seed,
+        })
 }
 
 proptest! {

@@ -92,10 +92,7 @@ mod tests {
         // Spec §4.5: mean LQI 88.6 at 5 dB, 106.9 at 20 dB, 76.6 at 0 dB, 100.4 at 10 dB.
         for (snr, want) in [(5.0, 88.6), (20.0, 106.9), (0.0, 76.6), (10.0, 100.4)] {
             let m = mean_lqi(snr, 40_000);
-            assert!(
-                (m - want).abs() < 1.5,
-                "mean LQI at {snr} dB = {m}, want {want}"
-            );
+            assert!((m - want).abs() < 1.5, "mean LQI at {snr} dB = {m}, want {want}");
         }
         // Below the table uses the 0-dB row; above, the 31-dB row.
         assert!((mean_lqi(-12.0, 20_000) - 76.6).abs() < 1.5);

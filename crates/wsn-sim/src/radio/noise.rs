@@ -186,9 +186,17 @@ enum Kind {
     /// bytes per slot in one array: a node reads one cache line per 32 ms of trace. The trace
     /// is read far apart by every node, so this halves the noise model's cache misses against
     /// separate value and run arrays.
-    Replay { trace: Vec<ReplayEntry>, min: i16 },
-    Constant { floor: f64 },
-    Gaussian { floor: f64, sigma: f64 },
+    Replay {
+        trace: Vec<ReplayEntry>,
+        min: i16,
+    },
+    Constant {
+        floor: f64,
+    },
+    Gaussian {
+        floor: f64,
+        sigma: f64,
+    },
 }
 
 /// One slot of a replayed trace.
@@ -255,11 +263,7 @@ struct Hop {
 #[inline]
 fn key_bin(v: i16) -> u8 {
     let v = v as i32;
-    let v = if !(KEY_MIN_DBM..=KEY_MAX_DBM).contains(&v) {
-        KEY_MIN_DBM
-    } else {
-        v
-    };
+    let v = if !(KEY_MIN_DBM..=KEY_MAX_DBM).contains(&v) { KEY_MIN_DBM } else { v };
     ((v - KEY_MIN_DBM) / KEY_BIN_DB + 1) as u8
 }
 
@@ -272,11 +276,7 @@ impl CpmTable {
     fn build(trace: Vec<i16>, k: usize, reset_gap_ms: u64, skip_same_bin: bool) -> CpmTable {
         let l = trace.len();
         debug_assert!((1..=MAX_HISTORY).contains(&k) && l > k);
-        let mask: u128 = if 5 * k >= 128 {
-            u128::MAX
-        } else {
-            (1u128 << (5 * k)) - 1
-        };
+        let mask: u128 = if 5 * k >= 128 { u128::MAX } else { (1u128 << (5 * k)) - 1 };
         let bins: Vec<u8> = trace.iter().map(|&v| key_bin(v)).collect();
         // order = (key of p, p) for the positions p in k..L that have a successor.
         let mut order: Vec<(u128, u32)> = Vec::with_capacity(l - k);
@@ -323,9 +323,7 @@ impl CpmTable {
                 best = r;
             }
         }
-        let end_run = runs
-            .binary_search_by(|&(s, _, _)| order[s].0.cmp(&end_key))
-            .ok();
+        let end_run = runs.binary_search_by(|&(s, _, _)| order[s].0.cmp(&end_key)).ok();
         let end_key_known = end_run.is_some();
         let end_run = end_run.unwrap_or(best);
 
@@ -364,12 +362,7 @@ impl CpmTable {
         branch_at[l] = true;
 
         let mut hop = vec![Hop::default(); l + 1];
-        let mut next = Hop {
-            pos: l as u32,
-            branch: l as u32,
-            start: end_group.0,
-            count: end_group.1,
-        };
+        let mut next = Hop { pos: l as u32, branch: l as u32, start: end_group.0, count: end_group.1 };
         let mut run_of = vec![0u32; l];
         for (r, &(s, e, _)) in runs.iter().enumerate() {
             for &(_, p) in &order[s..e] {
@@ -379,17 +372,9 @@ impl CpmTable {
         for p in (0..=l).rev() {
             if p < l && branch_at[p] {
                 let (start, count) = succ_range[run_of[p] as usize];
-                next = Hop {
-                    pos: p as u32,
-                    branch: p as u32,
-                    start,
-                    count,
-                };
+                next = Hop { pos: p as u32, branch: p as u32, start, count };
             }
-            hop[p] = Hop {
-                pos: p as u32,
-                ..next
-            };
+            hop[p] = Hop { pos: p as u32, ..next };
         }
         drop(run_of);
         let mut succ = Vec::with_capacity(n_succ as usize + end_group.1 as usize);
@@ -436,11 +421,7 @@ impl CpmTable {
             if h.branch == self.len {
                 *ends += 1;
             }
-            let pick = if h.count > 1 {
-                rng.gen_range(0..h.count)
-            } else {
-                0
-            };
+            let pick = if h.count > 1 { rng.gen_range(0..h.count) } else { 0 };
             *h = self.succ[(h.start + pick) as usize];
             steps -= 1;
             if steps == 0 {
@@ -505,10 +486,7 @@ fn parse_trace(text: &str, path: &Path) -> Result<Vec<i16>, NoiseError> {
 
 /// Reads and parses a trace file.
 pub fn read_trace(path: &Path) -> Result<Vec<i16>, NoiseError> {
-    let text = std::fs::read_to_string(path).map_err(|source| NoiseError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read_to_string(path).map_err(|source| NoiseError::Io { path: path.to_path_buf(), source })?;
     parse_trace(&text, path)
 }
 
@@ -533,27 +511,14 @@ impl NoiseModel {
         Self::build(cfg, trace, Path::new("<in-memory trace>"))
     }
 
-    fn build(
-        cfg: &NoiseConfig,
-        mut trace: Vec<i16>,
-        path: &Path,
-    ) -> Result<NoiseModel, NoiseError> {
+    fn build(cfg: &NoiseConfig, mut trace: Vec<i16>, path: &Path) -> Result<NoiseModel, NoiseError> {
         let kind = match *cfg {
-            NoiseConfig::Cpm {
-                history,
-                reset_gap_s,
-                max_samples,
-                ..
-            } => {
+            NoiseConfig::Cpm { history, reset_gap_s, max_samples, .. } => {
                 if !(1..=MAX_HISTORY).contains(&history) {
-                    return Err(NoiseError::Config(format!(
-                        "CPM history {history} outside 1..={MAX_HISTORY}"
-                    )));
+                    return Err(NoiseError::Config(format!("CPM history {history} outside 1..={MAX_HISTORY}")));
                 }
                 if reset_gap_s.is_nan() || reset_gap_s < 0.0 {
-                    return Err(NoiseError::Config(format!(
-                        "reset_gap_s must be ≥ 0, got {reset_gap_s}"
-                    )));
+                    return Err(NoiseError::Config(format!("reset_gap_s must be ≥ 0, got {reset_gap_s}")));
                 }
                 if let Some(n) = max_samples {
                     trace.truncate(n);
@@ -567,31 +532,18 @@ impl NoiseModel {
                     });
                 }
                 if trace.len() >= u32::MAX as usize {
-                    return Err(NoiseError::Config(
-                        "noise trace longer than 2^32 − 1".into(),
-                    ));
+                    return Err(NoiseError::Config("noise trace longer than 2^32 − 1".into()));
                 }
                 let ms = reset_gap_s * 1000.0;
-                let gap = if ms >= u64::MAX as f64 {
-                    u64::MAX
-                } else {
-                    ms as u64
-                };
+                let gap = if ms >= u64::MAX as f64 { u64::MAX } else { ms as u64 };
                 Kind::Cpm(CpmTable::build(trace, history, gap, true))
             }
             NoiseConfig::Replay { .. } => {
                 if trace.is_empty() {
-                    return Err(NoiseError::TooShort {
-                        path: path.to_path_buf(),
-                        len: 0,
-                        needed: 1,
-                        model: "replay",
-                    });
+                    return Err(NoiseError::TooShort { path: path.to_path_buf(), len: 0, needed: 1, model: "replay" });
                 }
                 if trace.len() >= u32::MAX as usize {
-                    return Err(NoiseError::Config(
-                        "noise trace longer than 2^32 − 1".into(),
-                    ));
+                    return Err(NoiseError::Config("noise trace longer than 2^32 − 1".into()));
                 }
                 let min = trace.iter().copied().min().unwrap_or(0);
                 let max = trace.iter().copied().max().unwrap_or(0);
@@ -612,25 +564,17 @@ impl NoiseModel {
             }
             NoiseConfig::Constant { floor_dbm } => {
                 if !floor_dbm.is_finite() {
-                    return Err(NoiseError::Config(format!(
-                        "floor_dbm {floor_dbm} not finite"
-                    )));
+                    return Err(NoiseError::Config(format!("floor_dbm {floor_dbm} not finite")));
                 }
                 Kind::Constant { floor: floor_dbm }
             }
-            NoiseConfig::Gaussian {
-                floor_dbm,
-                sigma_db,
-            } => {
+            NoiseConfig::Gaussian { floor_dbm, sigma_db } => {
                 if !floor_dbm.is_finite() || !sigma_db.is_finite() || sigma_db < 0.0 {
                     return Err(NoiseError::Config(format!(
                         "gaussian noise needs a finite floor and σ ≥ 0, got {floor_dbm} / {sigma_db}"
                     )));
                 }
-                Kind::Gaussian {
-                    floor: floor_dbm,
-                    sigma: sigma_db,
-                }
+                Kind::Gaussian { floor: floor_dbm, sigma: sigma_db }
             }
         };
         Ok(NoiseModel { kind })
@@ -661,24 +605,12 @@ impl NoiseModel {
     /// `rng::stream(seed, run, node, Purpose::Noise)`).
     pub fn node(&self, offset_db: f64, mut rng: SimRng) -> NodeNoise {
         let state = match &self.kind {
-            Kind::Cpm(t) => NodeState::Cpm {
-                hop: t.hop[0],
-                ends: 0,
-            },
-            Kind::Replay { trace, .. } => NodeState::Replay {
-                offset: rng.gen_range(0..trace.len() as u32),
-                pos: 0,
-            },
+            Kind::Cpm(t) => NodeState::Cpm { hop: t.hop[0], ends: 0 },
+            Kind::Replay { trace, .. } => NodeState::Replay { offset: rng.gen_range(0..trace.len() as u32), pos: 0 },
             Kind::Constant { .. } => NodeState::Constant,
             Kind::Gaussian { .. } => NodeState::Gaussian { spare: None },
         };
-        NodeNoise {
-            offset: offset_db,
-            rng,
-            last_ms: NONE_MS,
-            last: self.min_dbm(),
-            state,
-        }
+        NodeNoise { offset: offset_db, rng, last_ms: NONE_MS, last: self.min_dbm(), state }
     }
 }
 
@@ -744,11 +676,7 @@ impl NodeNoise {
         let v = match (&model.kind, &mut self.state) {
             (Kind::Cpm(tab), NodeState::Cpm { hop, ends }) => {
                 // Steps since the last sample; the first call walks from "slot −1".
-                let steps = if self.last_ms == NONE_MS {
-                    m.saturating_add(1)
-                } else {
-                    m - self.last_ms
-                };
+                let steps = if self.last_ms == NONE_MS { m.saturating_add(1) } else { m - self.last_ms };
                 if steps > tab.reset_gap_ms && m >= tab.k as u64 {
                     tab.reseed(hop, &mut self.rng) as f64
                 } else {
@@ -844,22 +772,11 @@ mod tests {
     use super::*;
     use crate::rng::{stream, Purpose};
 
-    const HEAVY: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/noise/meyer-heavy.txt"
-    );
-    const SHORT: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../data/noise/meyer-short.txt"
-    );
+    const HEAVY: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/noise/meyer-heavy.txt");
+    const SHORT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/noise/meyer-short.txt");
 
     fn cpm(history: usize, max_samples: Option<usize>) -> NoiseConfig {
-        NoiseConfig::Cpm {
-            trace: "meyer-heavy.txt".into(),
-            history,
-            reset_gap_s: DEFAULT_RESET_GAP_S,
-            max_samples,
-        }
+        NoiseConfig::Cpm { trace: "meyer-heavy.txt".into(), history, reset_gap_s: DEFAULT_RESET_GAP_S, max_samples }
     }
 
     fn ms(m: u64) -> Instant {
@@ -880,20 +797,11 @@ mod tests {
         let mean = x.iter().sum::<f64>() / n;
         let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n;
         let ac = |lag: usize| {
-            let s: f64 = (0..x.len() - lag)
-                .map(|i| (x[i] - mean) * (x[i + lag] - mean))
-                .sum();
+            let s: f64 = (0..x.len() - lag).map(|i| (x[i] - mean) * (x[i + lag] - mean)).sum();
             s / (x.len() - lag) as f64 / var
         };
         let frac = |thr: f64| x.iter().filter(|&&v| v >= thr).count() as f64 / n;
-        Stats {
-            mean,
-            p90: frac(-90.0),
-            p80: frac(-80.0),
-            p72: frac(-72.0),
-            ac1: ac(1),
-            ac10: ac(10),
-        }
+        Stats { mean, p90: frac(-90.0), p80: frac(-80.0), p72: frac(-72.0), ac1: ac(1), ac10: ac(10) }
     }
 
     #[test]
@@ -940,11 +848,7 @@ mod tests {
         assert!((s.p90 - 0.58).abs() < 0.03, "P(≥−90) {}", s.p90);
         assert!((s.p72 - 0.03).abs() < 0.01, "P(≥−72) {}", s.p72);
         assert!((pooled_ac.0 - 0.48).abs() < 0.05, "lag-1 {}", pooled_ac.0);
-        assert!(
-            (0.25..=0.35).contains(&pooled_ac.1),
-            "lag-10 {}",
-            pooled_ac.1
-        );
+        assert!((0.25..=0.35).contains(&pooled_ac.1), "lag-10 {}", pooled_ac.1);
     }
 
     /// A direct, step-by-step CPM generator written the way TOSSIM describes it (spec §3.1):
@@ -977,14 +881,7 @@ mod tests {
                     fallback = key.clone();
                 }
             }
-            Naive {
-                succ,
-                fallback,
-                key: bins[..k].to_vec(),
-                trace: trace.to_vec(),
-                k,
-                m: 0,
-            }
+            Naive { succ, fallback, key: bins[..k].to_vec(), trace: trace.to_vec(), k, m: 0 }
         }
         fn next(&mut self, rng: &mut SimRng) -> i16 {
             let m = self.m;
@@ -996,11 +893,7 @@ mod tests {
                 self.key = self.fallback.clone();
             }
             let list = &self.succ[&self.key];
-            let v = if list.len() == 1 {
-                list[0]
-            } else {
-                list[rng.gen_range(0..list.len() as u32) as usize]
-            };
+            let v = if list.len() == 1 { list[0] } else { list[rng.gen_range(0..list.len() as u32) as usize] };
             self.key.remove(0);
             self.key.push(key_bin(v));
             v
@@ -1014,12 +907,8 @@ mod tests {
         // the trace-end fallback and for jumps over many slots.
         let heavy = read_trace(Path::new(HEAVY)).unwrap();
         let short = read_trace(Path::new(SHORT)).unwrap();
-        for (trace, k, n) in [
-            (&short, 20, 30_000u64),
-            (&short, 3, 20_000),
-            (&heavy, 20, 60_000),
-            (&heavy, 10, 30_000),
-        ] {
+        for (trace, k, n) in [(&short, 20, 30_000u64), (&short, 3, 20_000), (&heavy, 20, 60_000), (&heavy, 10, 30_000)]
+        {
             let tab = CpmTable::build(trace.clone(), k, u64::MAX, false);
             let mut naive = Naive::new(trace, k);
             let mut r1 = stream(8, 0, k as u32, Purpose::Noise);
@@ -1072,26 +961,12 @@ mod tests {
         let mut a = model.node(0.0, stream(5, 0, 1, Purpose::Noise));
         let x: Vec<f64> = (0..60_000).map(|i| a.sample(&model, ms(i * 7))).collect();
         let s = stats(&x);
-        assert!(
-            (s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.58).abs() < 0.03,
-            "{}",
-            s.mean
-        );
+        assert!((s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.58).abs() < 0.03, "{}", s.mean);
         let mut b = model.node(0.0, stream(5, 0, 2, Purpose::Noise));
-        let y: Vec<f64> = (1..40_000)
-            .map(|i| b.sample(&model, ms(i * 20_000)))
-            .collect();
+        let y: Vec<f64> = (1..40_000).map(|i| b.sample(&model, ms(i * 20_000))).collect();
         let s = stats(&y);
-        assert!(
-            (s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.585).abs() < 0.03,
-            "{}",
-            s.mean
-        );
-        assert!(
-            s.ac1.abs() < 0.05,
-            "reset samples should be independent: {}",
-            s.ac1
-        );
+        assert!((s.mean - -87.4).abs() < 0.7 && (s.p90 - 0.585).abs() < 0.03, "{}", s.mean);
+        assert!(s.ac1.abs() < 0.05, "reset samples should be independent: {}", s.ac1);
     }
 
     #[test]
@@ -1123,9 +998,7 @@ mod tests {
         let model = NoiseModel::from_trace(&cpm(20, None), trace).unwrap();
         let run = |seed: u64| {
             let mut n = model.node(0.0, stream(seed, 0, 7, Purpose::Noise));
-            (0..20_000u64)
-                .map(|i| n.sample(&model, Instant(i * 3_300_000)))
-                .collect::<Vec<_>>()
+            (0..20_000u64).map(|i| n.sample(&model, Instant(i * 3_300_000))).collect::<Vec<_>>()
         };
         assert_eq!(run(9), run(9));
         assert_ne!(run(9), run(10));
@@ -1156,20 +1029,11 @@ mod tests {
     #[test]
     fn fallback_fires_at_end_of_short_trace_and_walk_continues() {
         let trace = read_trace(Path::new(SHORT)).unwrap();
-        let cfg = NoiseConfig::Cpm {
-            trace: "meyer-short.txt".into(),
-            history: 20,
-            reset_gap_s: 10.0,
-            max_samples: None,
-        };
+        let cfg =
+            NoiseConfig::Cpm { trace: "meyer-short.txt".into(), history: 20, reset_gap_s: 10.0, max_samples: None };
         let model = NoiseModel::from_trace(&cfg, trace.clone()).unwrap();
-        let Kind::Cpm(tab) = &model.kind else {
-            unreachable!()
-        };
-        assert!(
-            !tab.end_key_known,
-            "meyer-short's final history should be unknown"
-        );
+        let Kind::Cpm(tab) = &model.kind else { unreachable!() };
+        assert!(!tab.end_key_known, "meyer-short's final history should be unknown");
         let mut n = model.node(0.0, stream(3, 0, 0, Purpose::Noise));
         let x: Vec<f64> = (0..20_000).map(|m| n.sample(&model, ms(m))).collect();
         let ends = n.trace_end_count();
@@ -1274,17 +1138,13 @@ mod tests {
     #[test]
     fn replay_constant_gaussian() {
         let trace: Vec<i16> = vec![-90, -91, -92, -93, -94];
-        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone())
-            .unwrap();
+        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone()).unwrap();
         assert_eq!(m.min_dbm(), -94.0);
         let mut n = m.node(1.0, stream(1, 0, 0, Purpose::Noise));
         let v0 = n.sample(&m, ms(0));
         let o = trace.iter().position(|&v| v as f64 + 1.0 == v0).unwrap();
         for k in 1..12u64 {
-            assert_eq!(
-                n.sample(&m, ms(k)),
-                trace[(o + k as usize) % 5] as f64 + 1.0
-            );
+            assert_eq!(n.sample(&m, ms(k)), trace[(o + k as usize) % 5] as f64 + 1.0);
         }
 
         // Irregular gaps, shorter and longer than the trace, and repeated slots: the incremental
@@ -1292,26 +1152,15 @@ mod tests {
         let mut t = 12u64;
         for gap in [0u64, 1, 4, 5, 6, 9, 10, 11, 3, 0, 2, 1_000_003, 7, 5] {
             t += gap;
-            assert_eq!(
-                n.sample(&m, ms(t)),
-                trace[(o + t as usize) % 5] as f64 + 1.0
-            );
+            assert_eq!(n.sample(&m, ms(t)), trace[(o + t as usize) % 5] as f64 + 1.0);
         }
 
-        let c =
-            NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, vec![]).unwrap();
+        let c = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, vec![]).unwrap();
         let mut n = c.node(-1.5, stream(1, 0, 0, Purpose::Noise));
         assert_eq!(n.sample(&c, ms(3)), -99.5);
         assert_eq!(c.min_dbm(), -98.0);
 
-        let g = NoiseModel::from_trace(
-            &NoiseConfig::Gaussian {
-                floor_dbm: -105.0,
-                sigma_db: 4.0,
-            },
-            vec![],
-        )
-        .unwrap();
+        let g = NoiseModel::from_trace(&NoiseConfig::Gaussian { floor_dbm: -105.0, sigma_db: 4.0 }, vec![]).unwrap();
         assert_eq!(g.min_dbm(), -129.0);
         let mut n = g.node(0.0, stream(1, 0, 0, Purpose::Noise));
         let a = n.sample(&g, Instant(10_000_000));
@@ -1329,52 +1178,23 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("wsn-noise-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("bad.txt"), "-98\n\n-97 \nabc\n-96\n").unwrap();
-        let cfg = NoiseConfig::Replay {
-            trace: "bad.txt".into(),
-        };
+        let cfg = NoiseConfig::Replay { trace: "bad.txt".into() };
         let err = NoiseModel::new(&cfg, &dir).unwrap_err();
         let msg = err.to_string();
         assert!(matches!(err, NoiseError::Parse { line: 4, .. }), "{msg}");
         assert!(msg.contains("bad.txt:4"), "{msg}");
-        let err = NoiseModel::new(
-            &NoiseConfig::Replay {
-                trace: "missing.txt".into(),
-            },
-            &dir,
-        )
-        .unwrap_err();
+        let err = NoiseModel::new(&NoiseConfig::Replay { trace: "missing.txt".into() }, &dir).unwrap_err();
         assert!(err.to_string().contains("missing.txt"));
         std::fs::write(dir.join("short.txt"), "-98\n-97\n").unwrap();
-        let cfg = NoiseConfig::Cpm {
-            trace: "short.txt".into(),
-            history: 20,
-            reset_gap_s: 10.0,
-            max_samples: None,
-        };
-        assert!(matches!(
-            NoiseModel::new(&cfg, &dir),
-            Err(NoiseError::TooShort {
-                len: 2,
-                needed: 21,
-                ..
-            })
-        ));
+        let cfg = NoiseConfig::Cpm { trace: "short.txt".into(), history: 20, reset_gap_s: 10.0, max_samples: None };
+        assert!(matches!(NoiseModel::new(&cfg, &dir), Err(NoiseError::TooShort { len: 2, needed: 21, .. })));
         std::fs::write(dir.join("ok.txt"), "# comment\n-98\n-97.4\n").unwrap();
-        let m = NoiseModel::new(
-            &NoiseConfig::Replay {
-                trace: "ok.txt".into(),
-            },
-            &dir,
-        )
-        .unwrap();
+        let m = NoiseModel::new(&NoiseConfig::Replay { trace: "ok.txt".into() }, &dir).unwrap();
         assert_eq!(m.trace_len(), Some(2));
         std::fs::remove_dir_all(&dir).ok();
         assert!(NoiseModel::from_trace(&cpm(0, None), vec![-90; 50]).is_err());
         assert!(NoiseModel::from_trace(&cpm(26, None), vec![-90; 50]).is_err());
-        let g = NoiseConfig::Gaussian {
-            floor_dbm: -100.0,
-            sigma_db: -1.0,
-        };
+        let g = NoiseConfig::Gaussian { floor_dbm: -100.0, sigma_db: -1.0 };
         assert!(NoiseModel::from_trace(&g, vec![]).is_err());
     }
 
@@ -1382,12 +1202,9 @@ mod tests {
     fn config_parses_from_toml_with_defaults() {
         let c: NoiseConfig = toml::from_str("model = \"cpm\"\ntrace = \"a.txt\"\n").unwrap();
         assert_eq!(c, cpm_named("a.txt"));
-        let c: NoiseConfig =
-            toml::from_str("model = \"gaussian\"\nfloor_dbm = -105.0\nsigma_db = 2.0\n").unwrap();
+        let c: NoiseConfig = toml::from_str("model = \"gaussian\"\nfloor_dbm = -105.0\nsigma_db = 2.0\n").unwrap();
         assert!(matches!(c, NoiseConfig::Gaussian { .. }));
-        assert!(
-            toml::from_str::<NoiseConfig>("model = \"cpm\"\ntrace = \"a\"\nfoo = 1\n").is_err()
-        );
+        assert!(toml::from_str::<NoiseConfig>("model = \"cpm\"\ntrace = \"a\"\nfoo = 1\n").is_err());
         // max_samples keeps only the prefix.
         let trace = read_trace(Path::new(HEAVY)).unwrap();
         let m = NoiseModel::from_trace(&cpm(20, Some(1000)), trace).unwrap();
@@ -1396,11 +1213,6 @@ mod tests {
     }
 
     fn cpm_named(t: &str) -> NoiseConfig {
-        NoiseConfig::Cpm {
-            trace: t.into(),
-            history: 20,
-            reset_gap_s: 10.0,
-            max_samples: None,
-        }
+        NoiseConfig::Cpm { trace: t.into(), history: 20, reset_gap_s: 10.0, max_samples: None }
     }
 }

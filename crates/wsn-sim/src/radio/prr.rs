@@ -63,9 +63,7 @@ fn table() -> &'static [f64] {
     static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         let n = ((TABLE_HI - TABLE_LO) * TABLE_STEPS_PER_DB) as usize + 2;
-        (0..n)
-            .map(|i| prr_exact(TABLE_LO + i as f64 / TABLE_STEPS_PER_DB))
-            .collect()
+        (0..n).map(|i| prr_exact(TABLE_LO + i as f64 / TABLE_STEPS_PER_DB)).collect()
     })
 }
 
@@ -92,11 +90,7 @@ pub fn prr_with_exponent(sinr_db: f64, exponent: f64) -> f64 {
     }
     let pse = 0.5 * libm::erfc(BETA1 * (sinr_db - BETA2) / core::f64::consts::SQRT_2);
     let ok = (1.0 - pse).clamp(0.0, 1.0);
-    let p = if e.fract() == 0.0 && e <= u32::MAX as f64 {
-        powu(ok, e as u32)
-    } else {
-        libm::pow(ok, e)
-    };
+    let p = if e.fract() == 0.0 && e <= u32::MAX as f64 { powu(ok, e as u32) } else { libm::pow(ok, e) };
     p.clamp(0.0, 1.0)
 }
 
@@ -295,10 +289,7 @@ mod tests {
         ];
         for (x, want) in table {
             let got = prr(x);
-            assert!(
-                (got - want).abs() <= 0.0005 + 1e-12,
-                "PRR({x}) = {got}, want {want}"
-            );
+            assert!((got - want).abs() <= 0.0005 + 1e-12, "PRR({x}) = {got}, want {want}");
         }
         assert_eq!(prr(-20.0), 0.0);
         assert!(prr(30.0) > 0.999_999 && prr(30.0) <= 1.0);
@@ -309,13 +300,7 @@ mod tests {
 
     #[test]
     fn transition_points() {
-        for (p, x) in [
-            (0.01, 3.72),
-            (0.1, 4.08),
-            (0.5, 4.60),
-            (0.9, 5.28),
-            (0.99, 5.98),
-        ] {
+        for (p, x) in [(0.01, 3.72), (0.1, 4.08), (0.5, 4.60), (0.9, 5.28), (0.99, 5.98)] {
             let got = inverse(p);
             assert!((got - x).abs() < 0.006, "PRR {p} at {got} dB, want {x}");
         }
@@ -339,10 +324,7 @@ mod tests {
                 if x <= NEVER_BELOW_DB {
                     assert_eq!(b, 0.0, "x = {x}, e = {e}");
                 }
-                assert!(
-                    (a - b).abs() <= 1e-12 * b.max(1e-300),
-                    "x = {x}: {a} vs {b}"
-                );
+                assert!((a - b).abs() <= 1e-12 * b.max(1e-300), "x = {x}: {a} vs {b}");
             }
         }
     }

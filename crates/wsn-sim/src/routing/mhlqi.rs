@@ -130,9 +130,7 @@ impl Beacon {
     /// True when the beacon advertises a usable route: a real parent, a cost below
     /// [`NO_ROUTE_COST`] and a valid hop count. Only such beacons are ever adopted.
     pub fn advertises_route(&self) -> bool {
-        !self.parent.is_broadcast()
-            && self.cost < NO_ROUTE_COST
-            && self.hop_count < u16::from(INVALID_HOP_COUNT)
+        !self.parent.is_broadcast() && self.cost < NO_ROUTE_COST && self.hop_count < u16::from(INVALID_HOP_COUNT)
     }
 }
 
@@ -208,9 +206,7 @@ impl MhlqiNode {
         MhlqiNode {
             me,
             sink,
-            period_binary_ms: cfg
-                .beacon_period_binary_ms
-                .clamp(1, MAX_BEACON_PERIOD_BINARY_MS),
+            period_binary_ms: cfg.beacon_period_binary_ms.clamp(1, MAX_BEACON_PERIOD_BINARY_MS),
             timeout_beacons: cfg.timeout_beacons,
             hysteresis_percent: cfg.hysteresis_percent.min(100),
             tenet_rules: cfg.tenet_rules,
@@ -283,18 +279,13 @@ impl MhlqiNode {
     /// Beacons of another sink, from this node itself or from the broadcast address are
     /// ignored, as is everything at the root.
     pub fn handle_beacon(&mut self, beacon: &Beacon, lqi: u8) -> RouteChange {
-        if self.is_root()
-            || beacon.sink != self.sink
-            || beacon.source == self.me
-            || beacon.source.is_broadcast()
-        {
+        if self.is_root() || beacon.sink != self.sink || beacon.source == self.me || beacon.source.is_broadcast() {
             return RouteChange::None;
         }
         let link = adjust_lqi(lqi);
         if self.parent == Some(beacon.source) {
             // Rule 1: a beacon from the current parent.
-            let acceptable =
-                beacon.parent != self.me && (!self.tenet_rules || beacon.advertises_route());
+            let acceptable = beacon.parent != self.me && (!self.tenet_rules || beacon.advertises_route());
             if acceptable {
                 // 1a: refresh cost, link estimate and hop count.
                 self.parent_cost = beacon.cost;
@@ -326,10 +317,7 @@ impl MhlqiNode {
             self.hop = hop_after(beacon.hop_count);
             self.last_heard = 0;
             self.parent_changes = self.parent_changes.saturating_add(1);
-            return RouteChange::NewParent {
-                old,
-                new: beacon.source,
-            };
+            return RouteChange::NewParent { old, new: beacon.source };
         }
         RouteChange::None
     }
@@ -438,8 +426,7 @@ impl MhlqiNode {
                 let hop = hop_count.clamp(1, MAX_HOP_COUNT);
                 self.parent = Some(p);
                 self.parent_cost = (u32::from(hop - 1) * u32::from(STATIC_LINK_COST))
-                    .min(u32::from(NO_ROUTE_COST - STATIC_LINK_COST))
-                    as u16;
+                    .min(u32::from(NO_ROUTE_COST - STATIC_LINK_COST)) as u16;
                 self.link_est = STATIC_LINK_COST;
                 self.hop = hop;
             }
@@ -490,23 +477,13 @@ mod tests {
     }
 
     fn node_2x() -> MhlqiNode {
-        let cfg = MhlqiConfig {
-            tenet_rules: false,
-            ..MhlqiConfig::default()
-        };
+        let cfg = MhlqiConfig { tenet_rules: false, ..MhlqiConfig::default() };
         MhlqiNode::new(ME, SINK, &cfg)
     }
 
     /// A beacon from `source` advertising a route via `parent` at `cost`, `hop` hops.
     fn beacon(source: u16, parent: u16, cost: u16, hop: u16) -> Beacon {
-        Beacon {
-            sink: SINK,
-            source: NodeId(source),
-            seqno: 0,
-            parent: NodeId(parent),
-            cost,
-            hop_count: hop,
-        }
+        Beacon { sink: SINK, source: NodeId(source), seqno: 0, parent: NodeId(parent), cost, hop_count: hop }
     }
 
     /// A beacon from `source` advertising no route.
@@ -525,13 +502,7 @@ mod tests {
     fn node_with_cost_1000() -> MhlqiNode {
         let mut n = node();
         let ch = n.handle_beacon(&beacon(5, 1, 757, 2), 105);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: None,
-                new: NodeId(5)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.cost(), 1000);
         n
     }
@@ -581,14 +552,7 @@ mod tests {
         assert_eq!(ch, RouteChange::None);
         assert_eq!(
             b,
-            Beacon {
-                sink: SINK,
-                source: ME,
-                seqno: 0,
-                parent: NodeId::BROADCAST,
-                cost: 0xFFFE,
-                hop_count: 0xFF,
-            }
+            Beacon { sink: SINK, source: ME, seqno: 0, parent: NodeId::BROADCAST, cost: 0xFFFE, hop_count: 0xFF }
         );
         assert!(!b.advertises_route());
         assert_eq!(n.on_beacon_tick().0.seqno, 1);
@@ -608,17 +572,11 @@ mod tests {
             assert_eq!(d, n.first_beacon_delay(&mut again));
         }
         // A degenerate period does not panic.
-        let cfg = MhlqiConfig {
-            beacon_period_binary_ms: 0,
-            ..MhlqiConfig::default()
-        };
+        let cfg = MhlqiConfig { beacon_period_binary_ms: 0, ..MhlqiConfig::default() };
         let n = MhlqiNode::new(ME, SINK, &cfg);
         assert_eq!(n.first_beacon_delay(&mut rng), Duration::ZERO);
         assert_eq!(n.beacon_period(), Duration::from_binary_millis(1));
-        let cfg = MhlqiConfig {
-            beacon_period_binary_ms: u64::MAX,
-            ..MhlqiConfig::default()
-        };
+        let cfg = MhlqiConfig { beacon_period_binary_ms: u64::MAX, ..MhlqiConfig::default() };
         let n = MhlqiNode::new(ME, SINK, &cfg);
         assert_eq!(n.beacon_period(), Duration::from_binary_millis(1 << 32));
     }
@@ -640,13 +598,7 @@ mod tests {
     fn adopts_first_usable_beacon() {
         let mut n = node();
         let ch = n.handle_beacon(&beacon(5, 2, 500, 2), 105);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: None,
-                new: NodeId(5)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.parent(), Some(NodeId(5)));
         assert_eq!(n.cost(), 743);
         assert_eq!(n.hop_count(), Some(3));
@@ -660,13 +612,7 @@ mod tests {
         // 8000 + 20000 = 28000 < 0xFFFE − 0x3FFF = 49151.
         let mut n = node();
         let ch = n.handle_beacon(&beacon(5, 2, 20_000, 4), 40);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: None,
-                new: NodeId(5)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.cost(), 28_000);
     }
 
@@ -704,10 +650,7 @@ mod tests {
         b.sink = NodeId(9);
         assert_eq!(n.handle_beacon(&b, 110), RouteChange::None);
         assert_eq!(n.handle_beacon(&beacon(7, 0, 0, 0), 110), RouteChange::None);
-        assert_eq!(
-            n.handle_beacon(&beacon(0xFFFF, 0, 0, 0), 110),
-            RouteChange::None
-        );
+        assert_eq!(n.handle_beacon(&beacon(0xFFFF, 0, 0, 0), 110), RouteChange::None);
         assert_eq!(n.parent(), None);
     }
 
@@ -728,24 +671,12 @@ mod tests {
     fn switches_only_on_more_than_25_percent_improvement() {
         let mut n = node_with_cost_1000();
         // Threshold: 1000 − 250 = 750.
-        assert_eq!(
-            n.handle_beacon(&beacon(6, 1, 517, 2), 105),
-            RouteChange::None
-        ); // 760
-        assert_eq!(
-            n.handle_beacon(&beacon(6, 1, 507, 2), 105),
-            RouteChange::None
-        ); // 750
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 517, 2), 105), RouteChange::None); // 760
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 507, 2), 105), RouteChange::None); // 750
         assert_eq!(n.parent(), Some(NodeId(5)));
         assert_eq!(n.cost(), 1000);
         let ch = n.handle_beacon(&beacon(6, 1, 497, 4), 105); // 740
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: Some(NodeId(5)),
-                new: NodeId(6)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
         assert_eq!(n.cost(), 740);
         assert_eq!(n.hop_count(), Some(5));
         assert_eq!(n.parent_changes(), 2);
@@ -753,24 +684,12 @@ mod tests {
 
     #[test]
     fn hysteresis_is_configurable() {
-        let cfg = MhlqiConfig {
-            hysteresis_percent: 0,
-            ..MhlqiConfig::default()
-        };
+        let cfg = MhlqiConfig { hysteresis_percent: 0, ..MhlqiConfig::default() };
         let mut n = MhlqiNode::new(ME, SINK, &cfg);
         n.handle_beacon(&beacon(5, 1, 757, 2), 105);
-        assert_eq!(
-            n.handle_beacon(&beacon(6, 1, 757, 2), 105),
-            RouteChange::None
-        );
-        assert!(matches!(
-            n.handle_beacon(&beacon(6, 1, 756, 2), 105),
-            RouteChange::NewParent { .. }
-        ));
-        let cfg = MhlqiConfig {
-            hysteresis_percent: 200,
-            ..MhlqiConfig::default()
-        };
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 757, 2), 105), RouteChange::None);
+        assert!(matches!(n.handle_beacon(&beacon(6, 1, 756, 2), 105), RouteChange::NewParent { .. }));
+        let cfg = MhlqiConfig { hysteresis_percent: 200, ..MhlqiConfig::default() };
         let mut n = MhlqiNode::new(ME, SINK, &cfg);
         // 100 %: the threshold is 0 for everyone, so not even the first route is taken.
         assert_eq!(n.handle_beacon(&beacon(5, 0, 0, 0), 127), RouteChange::None);
@@ -782,10 +701,7 @@ mod tests {
     fn parent_beacon_refreshes_cost_and_hop() {
         let mut n = node_with_cost_1000();
         // Worse cost from the parent is taken as is (no hysteresis for the parent).
-        assert_eq!(
-            n.handle_beacon(&beacon(5, 1, 3000, 6), 90),
-            RouteChange::None
-        );
+        assert_eq!(n.handle_beacon(&beacon(5, 1, 3000, 6), 90), RouteChange::None);
         assert_eq!(n.cost(), 4000);
         assert_eq!(n.hop_count(), Some(7));
         assert_eq!(n.parent(), Some(NodeId(5)));
@@ -810,10 +726,7 @@ mod tests {
     #[test]
     fn tenet_rule_parent_without_route_drops_route() {
         let mut n = node_with_cost_1000();
-        assert_eq!(
-            n.handle_beacon(&no_route(5), 105),
-            RouteChange::Lost { old: NodeId(5) }
-        );
+        assert_eq!(n.handle_beacon(&no_route(5), 105), RouteChange::Lost { old: NodeId(5) });
         assert_eq!(n.parent(), None);
     }
 
@@ -830,13 +743,7 @@ mod tests {
         assert!(!b.advertises_route());
         // Any usable neighbour now wins.
         let ch = n.handle_beacon(&beacon(6, 1, 30_000, 2), 105);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: Some(NodeId(5)),
-                new: NodeId(6)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
     }
 
     // ---- Timeout ----
@@ -851,10 +758,7 @@ mod tests {
         assert_eq!(n.last_heard(), 8);
         let (b, ch) = n.on_beacon_tick();
         assert_eq!(ch, RouteChange::Lost { old: NodeId(5) });
-        assert_eq!(
-            (b.parent, b.cost, b.hop_count),
-            (NodeId::BROADCAST, 0xFFFE, 0xFF)
-        );
+        assert_eq!((b.parent, b.cost, b.hop_count), (NodeId::BROADCAST, 0xFFFE, 0xFF));
         assert_eq!(n.parent(), None);
         // Later ticks report nothing new.
         assert_eq!(n.on_beacon_tick().1, RouteChange::None);
@@ -882,13 +786,7 @@ mod tests {
         }
         assert_eq!(n.parent(), None);
         let ch = n.handle_beacon(&beacon(5, 1, 757, 2), 105);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: None,
-                new: NodeId(5)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.parent_changes(), 2);
     }
 
@@ -932,20 +830,11 @@ mod tests {
 
     #[test]
     fn frozen_node_without_route_may_acquire() {
-        let cfg = MhlqiConfig {
-            freeze: true,
-            ..MhlqiConfig::default()
-        };
+        let cfg = MhlqiConfig { freeze: true, ..MhlqiConfig::default() };
         let mut n = MhlqiNode::new(ME, SINK, &cfg);
         assert!(n.is_frozen());
         let ch = n.handle_beacon(&beacon(5, 1, 757, 2), 105);
-        assert_eq!(
-            ch,
-            RouteChange::NewParent {
-                old: None,
-                new: NodeId(5)
-            }
-        );
+        assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.handle_beacon(&beacon(6, 1, 0, 1), 110), RouteChange::None);
     }
 
@@ -976,10 +865,7 @@ mod tests {
         assert_eq!(n.parent(), None);
         n.set_frozen(false);
         assert!(!n.is_static());
-        assert!(matches!(
-            n.handle_beacon(&beacon(6, 0, 0, 0), 110),
-            RouteChange::NewParent { .. }
-        ));
+        assert!(matches!(n.handle_beacon(&beacon(6, 0, 0, 0), 110), RouteChange::NewParent { .. }));
     }
 
     // ---- Root ----
@@ -1009,9 +895,7 @@ mod tests {
     #[test]
     fn chain_of_five_converges_one_hop_per_round() {
         let cfg = MhlqiConfig::default();
-        let mut nodes: Vec<MhlqiNode> = (0..5)
-            .map(|i| MhlqiNode::new(NodeId(i), SINK, &cfg))
-            .collect();
+        let mut nodes: Vec<MhlqiNode> = (0..5).map(|i| MhlqiNode::new(NodeId(i), SINK, &cfg)).collect();
         for round in 1..=6 {
             // Every node beacons, then every beacon is delivered to the chain neighbours.
             let beacons: Vec<Beacon> = nodes.iter_mut().map(|n| n.on_beacon_tick().0).collect();
@@ -1028,11 +912,7 @@ mod tests {
         for (i, n) in nodes.iter().enumerate() {
             assert_eq!(n.hop_count(), Some(i as u8));
             assert_eq!(n.cost(), 243 * i as u16);
-            let expect = if i == 0 {
-                None
-            } else {
-                Some(NodeId(i as u16 - 1))
-            };
+            let expect = if i == 0 { None } else { Some(NodeId(i as u16 - 1)) };
             assert_eq!(n.parent(), expect);
             assert_eq!(n.parent_changes(), u32::from(i > 0));
         }

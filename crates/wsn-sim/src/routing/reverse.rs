@@ -41,11 +41,7 @@ pub struct ReverseConfig {
 
 impl Default for ReverseConfig {
     fn default() -> Self {
-        ReverseConfig {
-            capacity: DEFAULT_CAPACITY,
-            max_age: DEFAULT_MAX_AGE,
-            aging_period_s: DEFAULT_AGING_PERIOD_S,
-        }
+        ReverseConfig { capacity: DEFAULT_CAPACITY, max_age: DEFAULT_MAX_AGE, aging_period_s: DEFAULT_AGING_PERIOD_S }
     }
 }
 
@@ -103,12 +99,7 @@ impl ReverseTable {
     /// [`LearnOutcome::IgnoredFromParent`]; else add, refresh or replace the entry for
     /// `origin`; a new entry into a full table ages all entries instead.
     /// [CODE tenet1: ChildrenM.nc] (`addChild`).
-    pub fn learn(
-        &mut self,
-        origin: NodeId,
-        prev_hop: NodeId,
-        parent: Option<NodeId>,
-    ) -> LearnOutcome {
+    pub fn learn(&mut self, origin: NodeId, prev_hop: NodeId, parent: Option<NodeId>) -> LearnOutcome {
         if origin.is_broadcast() || prev_hop.is_broadcast() {
             return LearnOutcome::Ignored;
         }
@@ -127,10 +118,7 @@ impl ReverseTable {
                 // Delete and re-add: the freed slot always takes the new entry.
                 LearnOutcome::Replaced
             };
-            *child = Child {
-                next_hop: prev_hop,
-                age: 0,
-            };
+            *child = Child { next_hop: prev_hop, age: 0 };
             return outcome;
         }
         if self.entries.len() >= self.capacity {
@@ -138,16 +126,7 @@ impl ReverseTable {
             return LearnOutcome::TableFull;
         }
         let k = at.unwrap_err();
-        self.entries.insert(
-            k,
-            (
-                origin,
-                Child {
-                    next_hop: prev_hop,
-                    age: 0,
-                },
-            ),
-        );
+        self.entries.insert(k, (origin, Child { next_hop: prev_hop, age: 0 }));
         LearnOutcome::Learned
     }
 
@@ -221,16 +200,11 @@ mod tests {
     const PARENT: Option<NodeId> = Some(NodeId(1));
 
     fn table(capacity: usize) -> ReverseTable {
-        ReverseTable::new(&ReverseConfig {
-            capacity,
-            ..ReverseConfig::default()
-        })
+        ReverseTable::new(&ReverseConfig { capacity, ..ReverseConfig::default() })
     }
 
     fn age_of(t: &ReverseTable, dst: u16) -> Option<u8> {
-        t.iter()
-            .find(|(d, _, _)| *d == NodeId(dst))
-            .map(|(_, _, a)| a)
+        t.iter().find(|(d, _, _)| *d == NodeId(dst)).map(|(_, _, a)| a)
     }
 
     #[test]
@@ -242,10 +216,7 @@ mod tests {
         assert_eq!(t.aging_period(), Duration::from_secs(60));
         assert!(t.is_empty());
         assert!(serde_json::from_str::<ReverseConfig>(r#"{"size": 3}"#).is_err());
-        let bad = ReverseConfig {
-            aging_period_s: f64::NAN,
-            ..c
-        };
+        let bad = ReverseConfig { aging_period_s: f64::NAN, ..c };
         assert_eq!(ReverseTable::new(&bad).aging_period(), Duration::ZERO);
     }
 
@@ -271,10 +242,7 @@ mod tests {
         t.age_tick();
         t.age_tick();
         assert_eq!(age_of(&t, 9), Some(2));
-        assert_eq!(
-            t.learn(NodeId(9), NodeId(4), PARENT),
-            LearnOutcome::Refreshed
-        );
+        assert_eq!(t.learn(NodeId(9), NodeId(4), PARENT), LearnOutcome::Refreshed);
         assert_eq!(age_of(&t, 9), Some(0));
         assert_eq!(t.len(), 1);
     }
@@ -284,10 +252,7 @@ mod tests {
         let mut t = table(90);
         t.learn(NodeId(9), NodeId(4), PARENT);
         t.age_tick();
-        assert_eq!(
-            t.learn(NodeId(9), NodeId(6), PARENT),
-            LearnOutcome::Replaced
-        );
+        assert_eq!(t.learn(NodeId(9), NodeId(6), PARENT), LearnOutcome::Replaced);
         assert_eq!(t.next_hop(NodeId(9)), Some(NodeId(6)));
         assert_eq!(age_of(&t, 9), Some(0));
         assert_eq!(t.len(), 1);
@@ -298,10 +263,7 @@ mod tests {
         let mut t = table(2);
         t.learn(NodeId(9), NodeId(4), PARENT);
         t.learn(NodeId(8), NodeId(4), PARENT);
-        assert_eq!(
-            t.learn(NodeId(9), NodeId(6), PARENT),
-            LearnOutcome::Replaced
-        );
+        assert_eq!(t.learn(NodeId(9), NodeId(6), PARENT), LearnOutcome::Replaced);
         assert_eq!(t.next_hop(NodeId(9)), Some(NodeId(6)));
         assert_eq!(age_of(&t, 8), Some(0));
     }
@@ -311,27 +273,18 @@ mod tests {
         let mut t = table(2);
         t.learn(NodeId(9), NodeId(4), PARENT);
         t.learn(NodeId(8), NodeId(4), PARENT);
-        assert_eq!(
-            t.learn(NodeId(7), NodeId(4), PARENT),
-            LearnOutcome::TableFull
-        );
+        assert_eq!(t.learn(NodeId(7), NodeId(4), PARENT), LearnOutcome::TableFull);
         assert_eq!(t.next_hop(NodeId(7)), None);
         assert_eq!((age_of(&t, 9), age_of(&t, 8)), (Some(1), Some(1)));
         // Repeated pressure eventually expires the old entries and makes room.
         for _ in 0..10 {
-            assert_eq!(
-                t.learn(NodeId(7), NodeId(4), PARENT),
-                LearnOutcome::TableFull
-            );
+            assert_eq!(t.learn(NodeId(7), NodeId(4), PARENT), LearnOutcome::TableFull);
         }
         assert!(t.is_empty());
         assert_eq!(t.learn(NodeId(7), NodeId(4), PARENT), LearnOutcome::Learned);
         // Capacity 0 never stores anything.
         let mut z = table(0);
-        assert_eq!(
-            z.learn(NodeId(7), NodeId(4), PARENT),
-            LearnOutcome::TableFull
-        );
+        assert_eq!(z.learn(NodeId(7), NodeId(4), PARENT), LearnOutcome::TableFull);
         assert!(z.is_empty());
     }
 
@@ -365,38 +318,23 @@ mod tests {
     #[test]
     fn origin_is_parent_means_loop() {
         let mut t = table(90);
-        assert_eq!(
-            t.learn(NodeId(1), NodeId(3), PARENT),
-            LearnOutcome::DropLoop
-        );
-        assert_eq!(
-            t.learn(NodeId(1), NodeId(1), PARENT),
-            LearnOutcome::DropLoop
-        );
+        assert_eq!(t.learn(NodeId(1), NodeId(3), PARENT), LearnOutcome::DropLoop);
+        assert_eq!(t.learn(NodeId(1), NodeId(1), PARENT), LearnOutcome::DropLoop);
         assert!(t.is_empty());
     }
 
     #[test]
     fn packets_from_parent_are_not_learned() {
         let mut t = table(90);
-        assert_eq!(
-            t.learn(NodeId(9), NodeId(1), PARENT),
-            LearnOutcome::IgnoredFromParent
-        );
+        assert_eq!(t.learn(NodeId(9), NodeId(1), PARENT), LearnOutcome::IgnoredFromParent);
         assert!(t.is_empty());
     }
 
     #[test]
     fn broadcast_addresses_are_ignored() {
         let mut t = table(90);
-        assert_eq!(
-            t.learn(NodeId::BROADCAST, NodeId(4), PARENT),
-            LearnOutcome::Ignored
-        );
-        assert_eq!(
-            t.learn(NodeId(9), NodeId::BROADCAST, PARENT),
-            LearnOutcome::Ignored
-        );
+        assert_eq!(t.learn(NodeId::BROADCAST, NodeId(4), PARENT), LearnOutcome::Ignored);
+        assert_eq!(t.learn(NodeId(9), NodeId::BROADCAST, PARENT), LearnOutcome::Ignored);
         assert!(t.is_empty());
     }
 

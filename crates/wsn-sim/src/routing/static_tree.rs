@@ -102,10 +102,7 @@ pub fn tree_depths(parent: &[Option<NodeId>]) -> Vec<Option<u8>> {
 /// 0..N−1 or twice, names an unknown parent, contains a parent cycle, is deeper than 255 hops,
 /// or has a `hops` value that disagrees with the parents. Messages name the file and line.
 pub fn read_tree(path: &Path) -> Result<StaticTree, RoutingError> {
-    let text = std::fs::read(path).map_err(|source| RoutingError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
+    let text = std::fs::read(path).map_err(|source| RoutingError::Io { path: path.to_path_buf(), source })?;
     parse_tree(&text, path)
 }
 
@@ -120,31 +117,18 @@ struct Row {
 /// Parse tree CSV `bytes`; `path` is used in error messages only.
 fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
     let file: PathBuf = path.to_path_buf();
-    let parse_err = |line: u64, msg: String| RoutingError::Parse {
-        path: file.clone(),
-        line,
-        msg,
-    };
+    let parse_err = |line: u64, msg: String| RoutingError::Parse { path: file.clone(), line, msg };
     let mut reader = csv::ReaderBuilder::new()
         .has_headers(true)
         .comment(Some(b'#'))
         .trim(csv::Trim::All)
         .flexible(false)
         .from_reader(bytes);
-    let headers = reader
-        .headers()
-        .map_err(|e| parse_err(csv_line(&e), format!("bad header: {e}")))?
-        .clone();
+    let headers = reader.headers().map_err(|e| parse_err(csv_line(&e), format!("bad header: {e}")))?.clone();
     let header_line = reader.position().line().max(1);
-    let column = |name: &str| {
-        headers
-            .iter()
-            .position(|h| h.trim().eq_ignore_ascii_case(name))
-    };
-    let node_col = column("node")
-        .ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
-    let parent_col = column("parent")
-        .ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
+    let column = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
+    let node_col = column("node").ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
+    let parent_col = column("parent").ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
     let hops_col = column("hops");
 
     let mut rows: Vec<Row> = Vec::new();
@@ -165,39 +149,23 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
                 s.parse()
                     .ok()
                     .filter(|p| *p != NodeId::BROADCAST.0)
-                    .ok_or_else(|| {
-                        parse_err(
-                            line,
-                            format!("bad parent `{s}` (a node id, or -1 for a root)"),
-                        )
-                    })?,
+                    .ok_or_else(|| parse_err(line, format!("bad parent `{s}` (a node id, or -1 for a root)")))?,
             ),
         };
         let hops = match hops_col {
             Some(c) => {
                 let s = field(c);
-                Some(
-                    s.parse::<u64>()
-                        .map_err(|_| parse_err(line, format!("bad hops `{s}`")))?,
-                )
+                Some(s.parse::<u64>().map_err(|_| parse_err(line, format!("bad hops `{s}`")))?)
             }
             None => None,
         };
-        rows.push(Row {
-            line,
-            node,
-            parent,
-            hops,
-        });
+        rows.push(Row { line, node, parent, hops });
     }
 
     // Node ids must be exactly 0..N−1, once each.
     let n = rows.len();
     if n > usize::from(NodeId::BROADCAST.0) {
-        return Err(parse_err(
-            0,
-            format!("{n} rows: more nodes than 16-bit ids allow"),
-        ));
+        return Err(parse_err(0, format!("{n} rows: more nodes than 16-bit ids allow")));
     }
     let mut line_of: Vec<Option<u64>> = vec![None; n];
     for r in &rows {
@@ -205,38 +173,24 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
         if i >= n {
             return Err(parse_err(
                 r.line,
-                format!(
-                    "node id {} out of range: the file has {n} rows (ids 0..{n})",
-                    r.node
-                ),
+                format!("node id {} out of range: the file has {n} rows (ids 0..{n})", r.node),
             ));
         }
         if let Some(first) = line_of[i] {
-            return Err(parse_err(
-                r.line,
-                format!("node {} already defined on line {first}", r.node),
-            ));
+            return Err(parse_err(r.line, format!("node {} already defined on line {first}", r.node)));
         }
         line_of[i] = Some(r.line);
     }
     // With n rows, ids < n and no duplicates, every id 0..n−1 is present; kept as a guard.
     if let Some(missing) = line_of.iter().position(Option::is_none) {
-        return Err(RoutingError::MissingNode {
-            path: file,
-            node: missing as u16,
-        });
+        return Err(RoutingError::MissingNode { path: file, node: missing as u16 });
     }
 
     let mut parent: Vec<Option<NodeId>> = vec![None; n];
     for r in &rows {
         if let Some(p) = r.parent {
             if usize::from(p) >= n {
-                return Err(RoutingError::UnknownParent {
-                    path: file,
-                    line: r.line,
-                    node: r.node,
-                    parent: p,
-                });
+                return Err(RoutingError::UnknownParent { path: file, line: r.line, node: r.node, parent: p });
             }
             parent[usize::from(r.node)] = Some(NodeId(p));
         }
@@ -253,30 +207,14 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
             for _ in 0..n {
                 match parent[cur] {
                     Some(p) => cur = p.index(),
-                    None => {
-                        return Err(RoutingError::TooDeep {
-                            path: file,
-                            line: r.line,
-                            node: r.node,
-                        })
-                    }
+                    None => return Err(RoutingError::TooDeep { path: file, line: r.line, node: r.node }),
                 }
             }
-            return Err(RoutingError::Cycle {
-                path: file,
-                line: line_of[cur].unwrap_or(0),
-                node: cur as u16,
-            });
+            return Err(RoutingError::Cycle { path: file, line: line_of[cur].unwrap_or(0), node: cur as u16 });
         };
         if let Some(given) = r.hops {
             if given != u64::from(d) {
-                return Err(RoutingError::HopsMismatch {
-                    path: file,
-                    line: r.line,
-                    node: r.node,
-                    given,
-                    depth: d,
-                });
+                return Err(RoutingError::HopsMismatch { path: file, line: r.line, node: r.node, given, depth: d });
             }
         }
     }
@@ -298,15 +236,12 @@ mod tests {
     }
 
     fn ids(v: &[i32]) -> Vec<Option<NodeId>> {
-        v.iter()
-            .map(|&p| if p < 0 { None } else { Some(NodeId(p as u16)) })
-            .collect()
+        v.iter().map(|&p| if p < 0 { None } else { Some(NodeId(p as u16)) }).collect()
     }
 
     /// The shared topology file: from the workspace copy if present, else the shared data.
     fn lrwpan40() -> PathBuf {
-        let local =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/lrwpan40.csv");
+        let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/lrwpan40.csv");
         if local.exists() {
             local
         } else {
@@ -318,34 +253,19 @@ mod tests {
 
     #[test]
     fn depths_of_a_chain_and_a_star() {
-        assert_eq!(
-            tree_depths(&ids(&[-1, 0, 1, 2])),
-            vec![Some(0), Some(1), Some(2), Some(3)]
-        );
+        assert_eq!(tree_depths(&ids(&[-1, 0, 1, 2])), vec![Some(0), Some(1), Some(2), Some(3)]);
         // Reverse order of ids along the chain.
-        assert_eq!(
-            tree_depths(&ids(&[1, 2, 3, -1])),
-            vec![Some(3), Some(2), Some(1), Some(0)]
-        );
-        assert_eq!(
-            tree_depths(&ids(&[-1, 0, 0, -1, 3])),
-            vec![Some(0), Some(1), Some(1), Some(0), Some(1)]
-        );
+        assert_eq!(tree_depths(&ids(&[1, 2, 3, -1])), vec![Some(3), Some(2), Some(1), Some(0)]);
+        assert_eq!(tree_depths(&ids(&[-1, 0, 0, -1, 3])), vec![Some(0), Some(1), Some(1), Some(0), Some(1)]);
         assert_eq!(tree_depths(&[]), Vec::<Option<u8>>::new());
     }
 
     #[test]
     fn depths_none_for_cycles_and_unknown_parents() {
         // 1 ↔ 2 cycle, 3 hangs below it, 4 has an unknown parent, 5 is a self loop.
-        assert_eq!(
-            tree_depths(&ids(&[-1, 2, 1, 2, 99, 5])),
-            vec![Some(0), None, None, None, None, None]
-        );
+        assert_eq!(tree_depths(&ids(&[-1, 2, 1, 2, 99, 5])), vec![Some(0), None, None, None, None, None]);
         // Broadcast as parent is just an unknown id.
-        assert_eq!(
-            tree_depths(&[None, Some(NodeId::BROADCAST)]),
-            vec![Some(0), None]
-        );
+        assert_eq!(tree_depths(&[None, Some(NodeId::BROADCAST)]), vec![Some(0), None]);
     }
 
     #[test]
@@ -389,54 +309,22 @@ mod tests {
     #[test]
     fn cycle_is_an_error_naming_file_and_line() {
         let e = parse("node,parent\n0,-1\n1,2\n2,1\n3,1\n").unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RoutingError::Cycle {
-                    line: 3,
-                    node: 1,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
+        assert!(matches!(e, RoutingError::Cycle { line: 3, node: 1, .. }), "{e:?}");
         assert_eq!(e.to_string(), "t.csv:3: node 1 lies on a parent cycle");
         let e = parse("node,parent\n0,0\n").unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RoutingError::Cycle {
-                    line: 2,
-                    node: 0,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
+        assert!(matches!(e, RoutingError::Cycle { line: 2, node: 0, .. }), "{e:?}");
     }
 
     #[test]
     fn unknown_parent_is_an_error() {
         let e = parse("node,parent\n0,-1\n1,7\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "t.csv:3: node 1 has parent 7, which is not a node of the file"
-        );
+        assert_eq!(e.to_string(), "t.csv:3: node 1 has parent 7, which is not a node of the file");
     }
 
     #[test]
     fn hops_mismatch_is_an_error() {
         let e = parse("node,parent,hops\n0,-1,0\n1,0,2\n").unwrap_err();
-        assert!(matches!(
-            e,
-            RoutingError::HopsMismatch {
-                line: 3,
-                node: 1,
-                given: 2,
-                depth: 1,
-                ..
-            }
-        ));
+        assert!(matches!(e, RoutingError::HopsMismatch { line: 3, node: 1, given: 2, depth: 1, .. }));
     }
 
     #[test]
@@ -448,14 +336,8 @@ mod tests {
             ("node,parent\n0,-2\n", "t.csv:2: bad parent `-2`"),
             ("node,parent\n0,65535\n", "bad parent `65535`"),
             ("node,parent,hops\n0,-1,z\n", "t.csv:2: bad hops `z`"),
-            (
-                "node,parent\n0,-1\n0,-1\n",
-                "t.csv:3: node 0 already defined on line 2",
-            ),
-            (
-                "node,parent\n0,-1\n5,0\n",
-                "t.csv:3: node id 5 out of range",
-            ),
+            ("node,parent\n0,-1\n0,-1\n", "t.csv:3: node 0 already defined on line 2"),
+            ("node,parent\n0,-1\n5,0\n", "t.csv:3: node id 5 out of range"),
             ("node,parent\n0,-1\n1,0,9\n", "t.csv:3: bad row"),
         ];
         for (text, want) in cases {
@@ -475,16 +357,6 @@ mod tests {
             s.push_str(&format!("{i},{}\n", i - 1));
         }
         let e = parse(&s).unwrap_err();
-        assert!(
-            matches!(
-                e,
-                RoutingError::TooDeep {
-                    node: 256,
-                    line: 258,
-                    ..
-                }
-            ),
-            "{e:?}"
-        );
+        assert!(matches!(e, RoutingError::TooDeep { node: 256, line: 258, .. }), "{e:?}");
     }
 }
