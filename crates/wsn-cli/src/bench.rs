@@ -312,7 +312,7 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     }
     if let Some(l) = rows.iter().find(|r| r.case == "lrwpan40") {
         println!(
-            "lrwpan40: {:.1}× faster than ns-3.37 lr-wpan ({} s); delivery {:.3} vs ns-3 {:.3} ({:+.1} points)",
+            "lrwpan40: {:.1}× faster than ns-3.37 lr-wpan ({} s, a reference time measured once on another machine of this class: compare with care); delivery {:.3} vs ns-3 {:.3} ({:+.1} points)",
             NS3_LRWPAN40_WALL_S / l.wall_s,
             NS3_LRWPAN40_WALL_S,
             l.delivery,
