@@ -551,6 +551,12 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunErro
             RcrtProfile::ReferenceCode => wsn_proto::rcrt::estimators::LevelFormula::ReferenceCode,
         };
     }
+    if let Some(g) = c.congestion_gain {
+        if !(g > 0.0 && g <= 1.0) {
+            return Err(RunError::Config(format!("protocol.congestion_gain = {g}: must be in (0, 1]")));
+        }
+        e.sink.congestion_gain = g;
+    }
     e.source.wait_for_send_done = c.one_datagram_in_flight;
     if let Some(b) = c.buffer_packets {
         e.source.buffer_packets = b;
@@ -840,6 +846,20 @@ mod tests {
                 .expect("weight of node 99 accepted")
                 .to_string();
             assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
+        }
+    }
+
+    /// `protocol.congestion_gain` reaches the sink's configuration and is checked.
+    #[test]
+    fn congestion_gain_is_applied_and_checked() {
+        let mut c = RcrtConfig::default();
+        assert_eq!(endpoint_spec(&c, false).unwrap().sink.congestion_gain, 0.5);
+        c.congestion_gain = Some(0.125);
+        assert_eq!(endpoint_spec(&c, false).unwrap().sink.congestion_gain, 0.125);
+        for bad in [0.0, -0.1, 1.5, f64::NAN] {
+            c.congestion_gain = Some(bad);
+            let e = endpoint_spec(&c, false).err().expect("bad gain accepted").to_string();
+            assert!(e.contains("protocol.congestion_gain"), "{e}");
         }
     }
 

@@ -285,6 +285,10 @@ pub struct RcrtConfig {
     /// `reference_code` (((|ooo| − 1) + (|missing| − 1)) / max(r_i·RTT_i, 0.1) + timeouts).
     /// See docs/rcrt.md: the paper's formula collapses when r_i·RTT_i ≪ 1.
     pub level_formula: Option<RcrtProfile>,
+    /// Override the gain of the sink's C_i EWMA, in (0, 1] (default 0.5 in both profiles: the
+    /// paper gives none, the code uses 0.5 [spec AMBIG-7]). For sensitivity studies; see
+    /// docs/rcrt.md.
+    pub congestion_gain: Option<f64>,
     /// Model the Tenet mote stack: a source (all of a node's sources together) hands the
     /// routing layer its next datagram only after the link layer is done with the previous one
     /// [CODE RcrTransportM.nc `sending`; spec §3.8, §3.12], and the routing layer keeps one
@@ -306,6 +310,7 @@ impl Default for RcrtConfig {
             weights: Default::default(),
             buffer_packets: None,
             level_formula: None,
+            congestion_gain: None,
             one_datagram_in_flight: true,
         }
     }
