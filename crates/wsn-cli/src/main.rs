@@ -322,6 +322,12 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
+/// baseline; `None` for protocols without end-to-end repair).
+fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
+    s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| r as f64 / f.delivered.max(1) as f64)).reduce(f64::max)
+}
+
 fn sweep(
     scenario: &str,
     param: &str,
@@ -410,6 +416,10 @@ fn sweep(
         "mac_drops",
         "parent_changes",
         "median_max_depth",
+        // RCRT and the reliable baseline only (empty otherwise).
+        "congestion_decreases",
+        "feedback_ratio",
+        "max_e2e_repaired_share",
         "trace_sha256",
     ])?;
     for (v, s) in &rows {
@@ -425,6 +435,9 @@ fn sweep(
             t.mac_drops.to_string(),
             s.routing.parent_changes.to_string(),
             s.routing.median_max_depth.to_string(),
+            t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
+            t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
+            max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
             s.trace_sha256.clone(),
         ])?;
     }

@@ -215,9 +215,46 @@ fn sweep_over_seeds_uses_each_seed() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
+    let sha = csv.lines().next().unwrap().split(',').position(|c| c == "trace_sha256").expect("trace_sha256 column");
     let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.iter().map(|r| (r[0], r[1])).collect::<Vec<_>>(), vec![("3", "3"), ("4", "4")]);
-    assert_ne!(rows[0][10], rows[1][10], "two seeds, two traces");
+    assert_ne!(rows[0][sha], rows[1][sha], "two seeds, two traces");
+    // Best effort has no RCRT figures: those columns stay empty.
+    let fb = csv.lines().next().unwrap().split(',').position(|c| c == "feedback_ratio").expect("feedback_ratio column");
+    assert!(rows.iter().all(|r| r[fb].is_empty()), "{csv}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An RCRT sweep (here over the C_i gain) fills the RCRT columns of sweep.csv.
+#[test]
+fn rcrt_sweep_reports_feedback_and_repairs() {
+    let (dir, f) = tiny_scenario("sweep-rcrt");
+    let o = wsn()
+        .args([
+            "sweep",
+            f.to_str().unwrap(),
+            "--param",
+            "protocol.congestion_gain=0.25,0.5",
+            "--set",
+            "protocol.kind=\"rcrt\"",
+            "--out",
+        ])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    for row in csv.lines().skip(1) {
+        let r: Vec<&str> = row.split(',').collect();
+        for col in ["congestion_decreases", "feedback_ratio", "max_e2e_repaired_share"] {
+            let v: f64 =
+                r[head.iter().position(|c| *c == col).unwrap()].parse().unwrap_or_else(|_| panic!("{col} in {row}"));
+            assert!(v.is_finite() && v >= 0.0, "{col} = {v}");
+        }
+        let fb: f64 = r[head.iter().position(|c| *c == "feedback_ratio").unwrap()].parse().unwrap();
+        assert!(fb > 0.0, "an RCRT run sends feedback: {row}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
