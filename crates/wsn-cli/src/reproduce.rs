@@ -270,6 +270,22 @@ fn allocation_within(r: &RunResult, tol: f64) -> Option<f64> {
     (all > 0.0).then(|| inside / all)
 }
 
+/// The allocation r_i(t) of every flow of each group, one colour and one legend entry per group,
+/// each line ending when its flow closed.
+fn grouped_rates(groups: &[(&[&wsn_sim::network::Flow], &str)]) -> Vec<Series> {
+    groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, (flows, label))| {
+            flows.iter().enumerate().map(move |(i, f)| {
+                Series::step(if i == 0 { label.to_string() } else { String::new() }, f.rcrt.rates.clone())
+                    .in_group(g)
+                    .ending_at(f.rcrt.closed_s)
+            })
+        })
+        .collect()
+}
+
 fn report(
     dir: &Path,
     quick: bool,
@@ -562,17 +578,7 @@ fn report(
                 "ratio",
                 "median while set C is active (acceptance ±10 %)",
             ));
-            let series: Vec<Series> = [(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]
-                .iter()
-                .enumerate()
-                .flat_map(|(g, (v, l))| {
-                    v.iter().enumerate().map(move |(i, f)| {
-                        Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())
-                            .in_group(g)
-                            .ending_at(f.rcrt.closed_s)
-                    })
-                })
-                .collect();
+            let series = grouped_rates(&[(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]);
             fig(lines(
                 dir,
                 "fig10-robustness-rates",
@@ -646,22 +652,12 @@ fn report(
             ));
             rows.push(row("two_sinks_goodput_app1", 0.718, g1, "pkt/s", "per node"));
             rows.push(row("two_sinks_goodput_app2", 0.508, g2, "pkt/s", "per node"));
-            let series: Vec<Series> = [
+            let series = grouped_rates(&[
                 (&a1, "A1 (app 1, demand 1.0)"),
                 (&b1, "B1 (app 1, demand 0.5)"),
                 (&a2, "A2 (app 2, demand 1.0)"),
                 (&b2, "B2 (app 2, demand 0.5)"),
-            ]
-            .iter()
-            .enumerate()
-            .flat_map(|(g, (v, l))| {
-                v.iter().enumerate().map(move |(i, f)| {
-                    Series::step(if i == 0 { l.to_string() } else { String::new() }, f.rcrt.rates.clone())
-                        .in_group(g)
-                        .ending_at(f.rcrt.closed_s)
-                })
-            })
-            .collect();
+            ]);
             fig(lines(
                 dir,
                 "fig13-two-sinks-rates",
