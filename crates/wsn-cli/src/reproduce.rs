@@ -403,19 +403,11 @@ fn report(
                 "Fig. 5 analogue: packet reception (sequence number vs time)",
                 &r.network,
             ))?;
-            let reps: Vec<f64> = s
-                .flows
-                .iter()
-                .map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64)
-                .collect();
-            fig(bars(
+            fig(wsn_sim::plots::repairs_figure(
                 dir,
                 "fig6-e2e-repairs",
                 "Fig. 6 analogue: packets repaired end to end",
-                "source node",
-                "% of packets",
-                &cats,
-                &[("repaired".into(), reps)],
+                s,
             ))?;
             // Rate within ±25 % of the mean goodput after the transient (second half of the run).
             rows.push(row(

@@ -141,9 +141,9 @@ fn rcrt_run_writes_congestion_traces() {
     let mut lines = congestion.lines();
     assert_eq!(lines.next(), Some("t_s,flow,level"));
     assert!(lines.count() > 1000, "one C_i sample per unique packet");
-    // The congestion levels, the allocation profile r_i(t) (Fig. 3) and the packet reception
-    // plot (Fig. 5) of this run.
-    for stem in ["congestion_time", "allocations_time", "reception_time"] {
+    // The congestion levels, the allocation profile r_i(t) (Fig. 3), the packet reception plot
+    // (Fig. 5) and the end-to-end repairs per flow (Fig. 6) of this run.
+    for stem in ["congestion_time", "allocations_time", "reception_time", "repairs_per_flow"] {
         for f in [format!("{stem}.png"), format!("{stem}.svg")] {
             assert!(std::fs::metadata(out.join(&f)).map(|m| m.len() > 1000).unwrap_or(false), "{f} missing or empty");
         }

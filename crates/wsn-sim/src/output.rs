@@ -45,6 +45,7 @@ pub const FIGURE_STEMS: &[&str] = &[
     "congestion_time",
     "allocations_time",
     "reception_time",
+    "repairs_per_flow",
     "queues_time",
 ];
 

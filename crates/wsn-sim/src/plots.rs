@@ -165,6 +165,14 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
             mean,
         )?;
     }
+    if r.summary.flows.iter().any(|f| f.e2e_repaired.is_some()) {
+        repairs_figure(
+            dir,
+            "repairs_per_flow",
+            &format!("Packets repaired end to end — {}", run_title(r)),
+            &r.summary,
+        )?;
+    }
     if net.flows().iter().any(|f| !f.rcrt.deliveries.is_empty()) {
         reception_figure(
             dir,
@@ -215,6 +223,17 @@ pub fn allocation_figure(
         .map(|f| Series::step(format!("node {}", f.source.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "rate (pkt/s)", &series, Some((mean_goodput, "mean goodput")))
+}
+
+/// RCRT and the reliable baseline: the share of each flow's delivered packets that were repaired
+/// end to end, one bar per flow labelled by its source, written as `dir/name.png` and `.svg` (the
+/// RCRT paper's Fig. 6).
+pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runner::Summary) -> Result<(), String> {
+    let flows: Vec<&crate::runner::FlowSummary> = summary.flows.iter().filter(|f| f.e2e_repaired.is_some()).collect();
+    let cats: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
+    let reps: Vec<f64> =
+        flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
+    crate::figures::bars(dir, name, title, "source node", "% of packets", &cats, &[("repaired".into(), reps)])
 }
 
 /// RCRT: the application sequence number of every in-order delivery against time, one colour per
