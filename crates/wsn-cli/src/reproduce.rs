@@ -296,6 +296,8 @@ fn report(
     let fig = |r: std::result::Result<(), String>| r.map_err(anyhow::Error::msg);
     let mut md = String::new();
     let mut rows: Vec<Row> = Vec::new();
+    // The other profiles' figures, appended after the paper profile's (see `pkey`).
+    let mut extra: Vec<Row> = Vec::new();
     writeln!(md, "# RCRT reproduction{}\n", if quick { " (quick)" } else { "" })?;
     writeln!(md, "{}", seeds_line(runs, seed))?;
     writeln!(md, "Network: the built-in `office40` (40 nodes over 1,125 m², MultiHopLQI, TinyOS 1.x MAC with hardware ACKs and 4 retries, 64-byte payloads). Paper: Paek & Govindan, SenSys 2007, §4. Every experiment runs under both RCRT profiles (`paper`, `reference_code`) and under `paper+code_level` (the paper profile with only its congestion-level formula replaced by the code's, see docs/rcrt.md); where a figure shows one, it is the `paper` profile.\n")?;
@@ -339,46 +341,54 @@ fn report(
             100.0 * rep,
             100.0 * fb
         )?;
+        // Every profile's figures go into numbers.csv: the paper profile's under the keys the
+        // issue names, the others with the profile appended (see `pkey`).
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(
+            &pkey(p, "delivery_ratio_min"),
+            1.0,
+            dmin,
+            "ratio",
+            "every packet of every flow, checked by the simulator",
+        ));
+        out.push(row(
+            &pkey(p, "goodput_spread"),
+            0.015,
+            mx - mn,
+            "pkt/s",
+            format!("max − min per-flow goodput; relative {:.1} % (acceptance ≤ 5 %)", 100.0 * (mx - mn) / mean(&gp)),
+        ));
+        out.push(row(
+            &pkey(p, "max_e2e_repair_share"),
+            0.08,
+            rep,
+            "ratio",
+            "largest share of a flow's packets repaired end to end",
+        ));
+        out.push(row(&pkey(p, "feedback_ratio"), 0.116, fb, "ratio", "feedback packets / data packets originated"));
+        out.push(row(
+            &pkey(p, "baseline_mean_goodput_pps"),
+            0.55,
+            mean(&gp),
+            "pkt/s",
+            "paper: rate settles near 0.55 after the transient",
+        ));
+        out.push(row(
+            &pkey(p, "parent_changes_per_node"),
+            3.4,
+            pc,
+            "count",
+            "during traffic (paper: over 38 min in §4.2.3)",
+        ));
+        // Rate within ±25 % of the mean goodput after the transient (second half of the run).
+        out.push(row(
+            &pkey(p, "rate_within_25pct_share"),
+            1.0,
+            within.unwrap_or(f64::NAN),
+            "ratio",
+            "share of time over the second half of each flow's traffic that its allocation is within ±25 % of the mean goodput",
+        ));
         if p == "paper" {
-            rows.push(row(
-                "delivery_ratio_min",
-                1.0,
-                dmin,
-                "ratio",
-                "every packet of every flow, checked by the simulator",
-            ));
-            rows.push(row(
-                "goodput_spread",
-                0.015,
-                mx - mn,
-                "pkt/s",
-                format!(
-                    "max − min per-flow goodput; relative {:.1} % (acceptance ≤ 5 %)",
-                    100.0 * (mx - mn) / mean(&gp)
-                ),
-            ));
-            rows.push(row(
-                "max_e2e_repair_share",
-                0.08,
-                rep,
-                "ratio",
-                "largest share of a flow's packets repaired end to end",
-            ));
-            rows.push(row("feedback_ratio", 0.116, fb, "ratio", "feedback packets / data packets originated"));
-            rows.push(row(
-                "baseline_mean_goodput_pps",
-                0.55,
-                mean(&gp),
-                "pkt/s",
-                "paper: rate settles near 0.55 after the transient",
-            ));
-            rows.push(row(
-                "parent_changes_per_node",
-                3.4,
-                pc,
-                "count",
-                "during traffic (paper: over 38 min in §4.2.3)",
-            ));
             // Fig. 3: rate profile; Fig. 4 goodput; Fig. 5 reception; Fig. 6 repairs.
             fig(wsn_sim::plots::allocation_figure(
                 dir,
@@ -409,14 +419,6 @@ fn report(
                 "Fig. 6 analogue: packets repaired end to end",
                 s,
             ))?;
-            // Rate within ±25 % of the mean goodput after the transient (second half of the run).
-            rows.push(row(
-                "rate_within_25pct_share",
-                1.0,
-                within.unwrap_or(f64::NAN),
-                "ratio",
-                "share of time over the second half of each flow's traffic that its allocation is within ±25 % of the mean goodput",
-            ));
         }
     }
     writeln!(md, "\n![Fig. 3](fig3-rate-profile.png)\n![Fig. 4](fig4-goodput.png)\n![Fig. 5](fig5-reception.png)\n![Fig. 6](fig6-e2e-repairs.png)\n")?;
@@ -483,6 +485,11 @@ fn report(
     ));
     rows.push(row("rcrt_plateau_pps", 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
     rows.push(row("rcrt_over_reliable_knee", 0.88, plateau / rel_knee, "ratio", "acceptance ≥ 0.85"));
+    for (p, v) in [("reference_code", &rc2), ("paper+code_level", &rc3)] {
+        let plateau = v.last().map_or(f64::NAN, |q| q.1);
+        extra.push(row(&pkey(p, "rcrt_plateau_pps"), 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
+        extra.push(row(&pkey(p, "rcrt_over_reliable_knee"), 0.88, plateau / rel_knee, "ratio", "acceptance ≥ 0.85"));
+    }
     let line = |v: &[(f64, f64, f64, f64)], l: &str| Series::line(l, v.iter().map(|p| (p.0, p.1)).collect());
     let diag = Series::line("offered = goodput", loads.iter().map(|&x| (x, x)).collect());
     fig(lines(
@@ -506,15 +513,14 @@ fn report(
     for p in PROFILES {
         let src = runs.get(&format!("single-rcrt/{p}")).map_or(f64::NAN, |r| r.summary.totals.mean_goodput_pps);
         writeln!(md, "Single source one hop from the sink ({p}): RCRT {src:.1} pkt/s, best effort {sbe:.1} pkt/s, ratio {:.2} (paper 60/95 = 0.63).\n", src / sbe)?;
-        if p == "paper" {
-            rows.push(row(
-                "single_source_rcrt_over_be",
-                0.63,
-                src / sbe,
-                "ratio",
-                format!("RCRT {src:.1} vs best effort {sbe:.1} pkt/s (paper 60 vs 95)"),
-            ));
-        }
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(
+            &pkey(p, "single_source_rcrt_over_be"),
+            0.63,
+            src / sbe,
+            "ratio",
+            format!("RCRT {src:.1} vs best effort {sbe:.1} pkt/s (paper 60 vs 95)"),
+        ));
     }
 
     // ------------------------------------------------------------------ robustness (Figs 10-12)
@@ -552,24 +558,25 @@ fn report(
         ratios_c.sort_by(f64::total_cmp);
         let med = |v: &[f64]| v.get(v.len() / 2).copied().unwrap_or(f64::NAN);
         writeln!(md, "{p}: set goodputs demand 0.5 → {ga:.3}, 1.0 → {gb:.3}, 4.0 → {gc:.3} pkt/s (paper 0.44 / 0.77 / 2.04); median rate ratio while C is active 1 : {:.2} : {:.2} (paper 1 : 2 : 8).\n", med(&ratios_b), med(&ratios_c))?;
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(&pkey(p, "robustness_goodput_d05"), 0.44, ga, "pkt/s", "demand-0.5 set"));
+        out.push(row(&pkey(p, "robustness_goodput_d10"), 0.77, gb, "pkt/s", "demand-1.0 set"));
+        out.push(row(&pkey(p, "robustness_goodput_d40"), 2.04, gc, "pkt/s", "demand-4.0 set (joins late)"));
+        out.push(row(
+            &pkey(p, "robustness_ratio_d10_over_d05"),
+            2.0,
+            med(&ratios_b),
+            "ratio",
+            "median while set C is active (acceptance ±10 %)",
+        ));
+        out.push(row(
+            &pkey(p, "robustness_ratio_d40_over_d05"),
+            8.0,
+            med(&ratios_c),
+            "ratio",
+            "median while set C is active (acceptance ±10 %)",
+        ));
         if p == "paper" {
-            rows.push(row("robustness_goodput_d05", 0.44, ga, "pkt/s", "demand-0.5 set"));
-            rows.push(row("robustness_goodput_d10", 0.77, gb, "pkt/s", "demand-1.0 set"));
-            rows.push(row("robustness_goodput_d40", 2.04, gc, "pkt/s", "demand-4.0 set (joins late)"));
-            rows.push(row(
-                "robustness_ratio_d10_over_d05",
-                2.0,
-                med(&ratios_b),
-                "ratio",
-                "median while set C is active (acceptance ±10 %)",
-            ));
-            rows.push(row(
-                "robustness_ratio_d40_over_d05",
-                8.0,
-                med(&ratios_c),
-                "ratio",
-                "median while set C is active (acceptance ±10 %)",
-            ));
             let series = grouped_rates(&[(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]);
             fig(lines(
                 dir,
@@ -627,23 +634,24 @@ fn report(
         let n_nodes = (r.network.len() - sinks.len()) as f64;
         let (g1, g2) = ((app(&a1) + app(&b1)) / n_nodes, (app(&a2) + app(&b2)) / n_nodes);
         writeln!(md, "{p}: mid-run rates A1 {ra1:.3}, B1 {rb1:.3} (A1/B1 {:.2}, paper 2), A2 {ra2:.3}, B2 {rb2:.3} (equal while below 0.5); per-node goodput app 1 {g1:.3}, app 2 {g2:.3}, total {:.3} pkt/s (paper 0.718 + 0.508 = 1.226).\n", ra1 / rb1, g1 + g2)?;
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(
+            &pkey(p, "two_sinks_a1_over_b1"),
+            2.0,
+            ra1 / rb1,
+            "ratio",
+            "demand-proportional application (acceptance 2 ± 10 %)",
+        ));
+        out.push(row(
+            &pkey(p, "two_sinks_a2_over_b2"),
+            1.0,
+            ra2 / rb2,
+            "ratio",
+            "demand-limited application, equal while below 0.5",
+        ));
+        out.push(row(&pkey(p, "two_sinks_goodput_app1"), 0.718, g1, "pkt/s", "per node"));
+        out.push(row(&pkey(p, "two_sinks_goodput_app2"), 0.508, g2, "pkt/s", "per node"));
         if p == "paper" {
-            rows.push(row(
-                "two_sinks_a1_over_b1",
-                2.0,
-                ra1 / rb1,
-                "ratio",
-                "demand-proportional application (acceptance 2 ± 10 %)",
-            ));
-            rows.push(row(
-                "two_sinks_a2_over_b2",
-                1.0,
-                ra2 / rb2,
-                "ratio",
-                "demand-limited application, equal while below 0.5",
-            ));
-            rows.push(row("two_sinks_goodput_app1", 0.718, g1, "pkt/s", "per node"));
-            rows.push(row("two_sinks_goodput_app2", 0.508, g2, "pkt/s", "per node"));
             let series = grouped_rates(&[
                 (&a1, "A1 (app 1, demand 1.0)"),
                 (&b1, "B1 (app 1, demand 0.5)"),
@@ -687,12 +695,32 @@ fn report(
     }
     writeln!(md, "![Fig. 13](fig13-two-sinks-rates.png)\n![Fig. 14](fig14-two-sinks-goodput.png)\n")?;
 
+    rows.extend(extra);
     write_numbers(dir, md, &rows)
+}
+
+/// The `numbers.csv` key of `base` for profile `p`: the paper profile (the default) keeps the
+/// key the RCRT issue names; the others append theirs (`feedback_ratio_reference_code`,
+/// `feedback_ratio_paper_code_level`).
+fn pkey(p: &str, base: &str) -> String {
+    if p == "paper" {
+        base.to_string()
+    } else {
+        format!("{base}_{}", p.replace('+', "_"))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::time_within;
+    use super::{pkey, time_within};
+
+    /// The paper profile keeps the issue's keys; the others append their name.
+    #[test]
+    fn profile_keys() {
+        assert_eq!(pkey("paper", "feedback_ratio"), "feedback_ratio");
+        assert_eq!(pkey("reference_code", "feedback_ratio"), "feedback_ratio_reference_code");
+        assert_eq!(pkey("paper+code_level", "feedback_ratio"), "feedback_ratio_paper_code_level");
+    }
 
     #[test]
     fn time_within_weights_each_value_by_how_long_it_holds() {

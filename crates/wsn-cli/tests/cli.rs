@@ -100,6 +100,49 @@ fn compare_quick_writes_the_required_numbers() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// `wsn reproduce rcrt --quick` writes the report, the figures and numbers.csv with every key the
+/// RCRT issue names (paper profile), and the same figures for the other profiles under suffixed
+/// keys.
+#[test]
+fn reproduce_rcrt_quick_writes_the_required_numbers() {
+    let out = std::env::temp_dir().join(format!("wsn-reproduce-rcrt-test-{}", std::process::id()));
+    let o = wsn().args(["reproduce", "rcrt", "--quick", "--out"]).arg(&out).output().expect("wsn runs");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
+    assert!(csv.starts_with("key,paper,ours,unit,note\n"));
+    let value = |key: &str| -> String {
+        let line = csv.lines().find(|l| l.starts_with(&format!("{key},"))).unwrap_or_else(|| panic!("{key} missing"));
+        line.split(',').nth(2).unwrap().to_string()
+    };
+    for key in [
+        "delivery_ratio_min",
+        "goodput_spread",
+        "max_e2e_repair_share",
+        "feedback_ratio",
+        "best_effort_knee_pps",
+        "reliable_knee_pps",
+        "rcrt_plateau_pps",
+        "rcrt_over_reliable_knee",
+        "single_source_rcrt_over_be",
+    ] {
+        let v = value(key);
+        // The knees may be undefined (n/a) on a short run; everything else is a number.
+        assert!(v == "n/a" && key.ends_with("knee_pps") || v.parse::<f64>().is_ok(), "{key} = {v}");
+    }
+    for key in
+        ["feedback_ratio_reference_code", "rcrt_plateau_pps_paper_code_level", "two_sinks_a1_over_b1_reference_code"]
+    {
+        assert!(value(key).parse::<f64>().is_ok(), "{key}");
+    }
+    let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
+    for fig in
+        ["fig3-rate-profile.png", "fig7-9-optimality.png", "fig10-robustness-rates.png", "fig13-two-sinks-rates.png"]
+    {
+        assert!(report.contains(fig) && out.join(fig).exists(), "{fig}");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
 /// One bench case reports its channel work: frames, arrivals (at least one receiver per frame
 /// here) and a delivery ratio, as one JSON line; a malformed case name is an error, not a panic.
 #[test]
