@@ -68,7 +68,8 @@ pub(crate) struct Merged {
     key: String,
     paper: String,
     unit: String,
-    /// Seed 1's note (the notes carry seed-specific detail; the first is kept as an example).
+    /// The first seed's note (notes can carry seed-specific detail; the first is kept as an
+    /// example, marked with its seed).
     note: String,
     /// One entry per seed: the number, or `None` where that seed gave none (`n/a`).
     values: Vec<Option<f64>>,
@@ -136,6 +137,9 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
         let mut note = format!("median over run seeds {range} (per seed: seeds.csv)");
         if missing > 0 {
             write!(note, "; {missing} of {} seeds gave no number", seeds.len())?;
+        }
+        if !r.note.is_empty() {
+            write!(note, "; seed {}: {}", seeds[0], r.note)?;
         }
         w.write_record([r.key.as_str(), r.paper.as_str(), &fmt(r.median()), r.unit.as_str(), &note])?;
     }
@@ -233,6 +237,7 @@ mod tests {
             numbers.starts_with("key,paper,ours,unit,note\nx,1,4.500,ratio,median over run seeds 4–5"),
             "{numbers}"
         );
+        assert!(numbers.contains("; seed 4: seed note"), "{numbers}");
         let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
         assert!(
             seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4.000,5.000,4.500,4.000,5.000,ratio"),
