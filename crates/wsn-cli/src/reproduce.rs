@@ -702,7 +702,7 @@ fn report(
 /// The `numbers.csv` key of `base` for profile `p`: the paper profile (the default) keeps the
 /// key the RCRT issue names; the others append theirs (`feedback_ratio_reference_code`,
 /// `feedback_ratio_paper_code_level`).
-fn pkey(p: &str, base: &str) -> String {
+pub(crate) fn pkey(p: &str, base: &str) -> String {
     if p == "paper" {
         base.to_string()
     } else {

@@ -16,7 +16,7 @@ use wsn_proto::NodeId;
 use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{step_average, RunResult};
 
-use crate::reproduce::{job, knee, mean, row, run_jobs, write_numbers, Job, Row};
+use crate::reproduce::{job, knee, mean, pkey, row, run_jobs, write_numbers, Job, Row};
 
 /// Profiles the protocol experiments run under.
 const PROFILES: [&str; 2] = ["paper", "reference_code"];
@@ -210,6 +210,8 @@ fn report(
     let get = |k: &str| runs.get(k).with_context(|| format!("run {k} missing"));
     let mut md = String::new();
     let mut rows: Vec<Row> = Vec::new();
+    // The reference-code profile's figures, appended after the paper profile's (keys suffixed).
+    let mut extra: Vec<Row> = Vec::new();
     writeln!(md, "# IFRC reproduction{}\n", if plan.quick { " (quick)" } else { "" })?;
     writeln!(md, "{}", crate::reproduce::seeds_line(runs, seed))?;
     writeln!(
@@ -250,59 +252,60 @@ fn report(
             t.queue_drops,
             counter(r, "halvings")
         )?;
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(
+            &pkey(p, "queue_overflows"),
+            0,
+            t.queue_drops as f64,
+            "packets",
+            "packets dropped at a full queue, all nodes, E1",
+        ));
+        out.push(row(&pkey(p, "ifrc_mean_goodput_pps"), 0.22, t.mean_goodput_pps, "pkt/s", "E1 mean per-node goodput over the whole hour, slow start included (paper: 8.8 pkt/s over 40 nodes; our network carries more, see best_fixed_fair_pps)"));
+        out.push(row(
+            &pkey(p, "ifrc_steady_goodput_pps"),
+            0.22,
+            steady,
+            "pkt/s",
+            "E1 mean per-node goodput over the second half of the hour (after slow start)",
+        ));
+        out.push(row(
+            &pkey(p, "e2e_loss"),
+            0.08,
+            loss,
+            "ratio",
+            "E1 end-to-end loss with link retransmissions (paper: below 8 %)",
+        ));
+        out.push(row(
+            &pkey(p, "bs_overhead_pps"),
+            0.1,
+            bs_pps,
+            "pkt/s",
+            "base-station control packets per second (paper: below 1 per 10 s)",
+        ));
+        // The same overhead per delivered data packet: the paper's bound at its 8.8 pkt/s
+        // in all is 0.1 / 8.8 ≈ 0.011; it makes networks of different capacity comparable.
+        out.push(row(
+            &pkey(p, "bs_overhead_per_delivered"),
+            "< 0.011",
+            counter(r, "control_sent") as f64 / t.delivered.max(1) as f64,
+            "ratio",
+            "base-station control packets per delivered data packet (paper: < 0.1 pkt/s at 8.8 pkt/s delivered)",
+        ));
+        out.push(row(
+            &pkey(p, "largest_queue"),
+            20,
+            maxq as f64,
+            "packets",
+            "largest instantaneous queue at any node (paper: never above 20 of 64)",
+        ));
+        out.push(row(
+            &pkey(p, "rate_cv_median"),
+            "≈ 0 (near-synchronous)",
+            cv,
+            "ratio",
+            "median over the second half of the run of the spread (CV) of the 39 nodes' rates",
+        ));
         if p == "paper" {
-            rows.push(row(
-                "queue_overflows",
-                0,
-                t.queue_drops as f64,
-                "packets",
-                "packets dropped at a full queue, all nodes, E1",
-            ));
-            rows.push(row("ifrc_mean_goodput_pps", 0.22, t.mean_goodput_pps, "pkt/s", "E1 mean per-node goodput over the whole hour, slow start included (paper: 8.8 pkt/s over 40 nodes; our network carries more, see best_fixed_fair_pps)"));
-            rows.push(row(
-                "ifrc_steady_goodput_pps",
-                0.22,
-                steady,
-                "pkt/s",
-                "E1 mean per-node goodput over the second half of the hour (after slow start)",
-            ));
-            rows.push(row(
-                "e2e_loss",
-                0.08,
-                loss,
-                "ratio",
-                "E1 end-to-end loss with link retransmissions (paper: below 8 %)",
-            ));
-            rows.push(row(
-                "bs_overhead_pps",
-                0.1,
-                bs_pps,
-                "pkt/s",
-                "base-station control packets per second (paper: below 1 per 10 s)",
-            ));
-            // The same overhead per delivered data packet: the paper's bound at its 8.8 pkt/s
-            // in all is 0.1 / 8.8 ≈ 0.011; it makes networks of different capacity comparable.
-            rows.push(row(
-                "bs_overhead_per_delivered",
-                "< 0.011",
-                counter(r, "control_sent") as f64 / t.delivered.max(1) as f64,
-                "ratio",
-                "base-station control packets per delivered data packet (paper: < 0.1 pkt/s at 8.8 pkt/s delivered)",
-            ));
-            rows.push(row(
-                "largest_queue",
-                20,
-                maxq as f64,
-                "packets",
-                "largest instantaneous queue at any node (paper: never above 20 of 64)",
-            ));
-            rows.push(row(
-                "rate_cv_median",
-                "≈ 0 (near-synchronous)",
-                cv,
-                "ratio",
-                "median over the second half of the run of the spread (CV) of the 39 nodes' rates",
-            ));
             fig(lines(
                 dir,
                 "fig8-rates",
@@ -570,9 +573,16 @@ fn report(
         let sub_mean = mean(&sub);
         let all = e1_goodput.get(p).map_or(f64::NAN, |g| g.1);
         writeln!(md, "E6 subset ({p}): after slow start the 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; with all 39 sending, {all:.3} (min / all-senders {:.2}, mean / all-senders {:.2}; paper ≈ 4× on average). Whole-run means: {:.3} and {:.3}.\n", sub_min / all, sub_mean / all, s.summary.totals.mean_goodput_pps, e1_goodput.get(p).map_or(f64::NAN, |g| g.0))?;
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(
+            &pkey(p, "weight2_over_weight1"),
+            2.0,
+            g2 / g1,
+            "ratio",
+            "E5 goodput ratio (acceptance 2 ± 20 %)",
+        ));
+        out.push(row(&pkey(p, "subset_min_over_all_senders"), "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
         if p == "paper" {
-            rows.push(row("weight2_over_weight1", 2.0, g2 / g1, "ratio", "E5 goodput ratio (acceptance 2 ± 20 %)"));
-            rows.push(row("subset_min_over_all_senders", "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
             let cats: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
             fig(bars(
                 dir,
@@ -615,22 +625,23 @@ fn report(
             (0..e8.network.flows().len()).map(|i| mean_rate(e8, &[i], 0.0, e8.summary.sim_seconds)).collect();
         let jr = wsn_sim::runner::jain(&rates);
         writeln!(md, "E8 no retransmissions ({p}): Jain index of the nodes' mean rates {jr:.3}, of their goodputs {:.3}; delivery {:.1} %.\n", e8.summary.totals.goodput_jain_index, 100.0 * e8.summary.totals.delivery_ratio)?;
+        let out = if p == "paper" { &mut rows } else { &mut extra };
+        out.push(row(&pkey(p, "two_sinks_rate_ratio"), "≠ 1", rb / ra, "ratio", "E7: second-half mean rate of the small group / the large group (paper: the groups settle at different rates)"));
+        out.push(row(
+            &pkey(p, "noretx_rate_jain"),
+            "≈ 1",
+            jr,
+            "index",
+            "E8: fairness of the allocation without link retransmissions",
+        ));
+        out.push(row(
+            &pkey(p, "noretx_goodput_jain"),
+            "< rate index",
+            e8.summary.totals.goodput_jain_index,
+            "index",
+            "E8: fairness of goodput (paper: allocation fair, goodput not)",
+        ));
         if p == "paper" {
-            rows.push(row("two_sinks_rate_ratio", "≠ 1", rb / ra, "ratio", "E7: second-half mean rate of the small group / the large group (paper: the groups settle at different rates)"));
-            rows.push(row(
-                "noretx_rate_jain",
-                "≈ 1",
-                jr,
-                "index",
-                "E8: fairness of the allocation without link retransmissions",
-            ));
-            rows.push(row(
-                "noretx_goodput_jain",
-                "< rate index",
-                e8.summary.totals.goodput_jain_index,
-                "index",
-                "E8: fairness of goodput (paper: allocation fair, goodput not)",
-            ));
             let mut series = rate_series(
                 r,
                 &format!("nodes of sink {}", sinks[0].0),
@@ -733,5 +744,6 @@ fn report(
 
     // ------------------------------------------------------------------ RCRT vs IFRC
     crate::compare::section(dir, &mut md, &mut rows, runs, cmp_rates)?;
+    rows.extend(extra);
     write_numbers(dir, md, &rows)
 }
