@@ -33,6 +33,17 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
     }
     let merged = merge(seeds, &tables)?;
     write(dir, seeds, &merged)?;
+    for r in &merged {
+        println!(
+            "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
+            r.key,
+            r.paper,
+            fmt(r.median()),
+            fmt(r.min()),
+            fmt(r.max()),
+            r.unit
+        );
+    }
     println!(
         "over seeds {}: {}",
         seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
