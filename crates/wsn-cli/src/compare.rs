@@ -322,9 +322,8 @@ pub(crate) fn section(
     Ok(())
 }
 
-/// `wsn compare`.
-pub fn compare(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
-    let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
+/// `wsn compare` into `dir` (created if missing).
+pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let (jobs, rates) = jobs(quick);
     let runs = run_jobs("compare", &jobs, seed)?;

@@ -238,26 +238,26 @@ fn run_cli(cli: Cli) -> Result<()> {
             None => bench::all(quick, repeat, out)?,
         },
         Cmd::Reproduce { paper, quick, out, seed, seeds: k } => {
-            let one = |dir: Option<PathBuf>, seed: Option<u64>| match paper.as_str() {
+            let one = |dir: PathBuf, seed: Option<u64>| match paper.as_str() {
                 "rcrt" => reproduce::rcrt(quick, dir, seed),
                 "ifrc" => reproduce_ifrc::ifrc(quick, dir, seed),
                 other => anyhow::bail!("unknown paper {other}"),
             };
+            let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
             if k == 1 {
-                one(out, seed)?;
+                seeds::remove_seed_tables(&dir)?;
+                one(dir, seed)?;
             } else {
-                let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
-                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(Some(sub), Some(s)))?;
+                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(sub, Some(s)))?;
             }
         }
         Cmd::Compare { quick, out, seed, seeds: k } => {
+            let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
             if k == 1 {
-                compare::compare(quick, out, seed)?;
+                seeds::remove_seed_tables(&dir)?;
+                compare::compare(quick, dir, seed)?;
             } else {
-                let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
-                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| {
-                    compare::compare(quick, Some(sub), Some(s))
-                })?;
+                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| compare::compare(quick, sub, Some(s)))?;
             }
         }
         Cmd::Gains { scenario, out, set } => {

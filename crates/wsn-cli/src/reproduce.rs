@@ -112,9 +112,8 @@ fn variant(p: &str) -> Vec<String> {
     }
 }
 
-/// Run the RCRT reproduction.
-pub fn rcrt(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
-    let dir = out.unwrap_or_else(|| PathBuf::from("out/reproduce-rcrt"));
+/// Run the RCRT reproduction into `dir` (created if missing).
+pub fn rcrt(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let count = if quick { 200 } else { 1000 };
     let loads: Vec<f64> = if quick { vec![0.3, 0.6, 0.9, 1.2] } else { vec![0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6] };

@@ -38,9 +38,8 @@ const EXPERIMENTS: [(&str, &str); 7] = [
 /// paper §6.2, Table 2).
 const UNSTABLE_HALVINGS_PER_EPOCH: f64 = 1.5;
 
-/// Run the IFRC reproduction.
-pub fn ifrc(quick: bool, out: Option<PathBuf>, seed: Option<u64>) -> Result<()> {
-    let dir = out.unwrap_or_else(|| PathBuf::from("out/reproduce-ifrc"));
+/// Run the IFRC reproduction into `dir` (created if missing).
+pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let plan = Plan::new(quick);
     let mut jobs: Vec<Job> = Vec::new();

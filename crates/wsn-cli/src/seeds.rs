@@ -4,6 +4,9 @@
 //! `DIR/numbers.csv` keeps the columns every reproduction writes (`key,paper,ours,unit,note`),
 //! with `ours` the median over the seeds that gave a number; `DIR/seeds.csv` has one column per
 //! seed beside the median, minimum and maximum, and `DIR/seeds.md` the same as a Markdown table.
+//! `DIR/report.md` becomes an index of the seeds' reports, so that a single-seed report left in
+//! `DIR` by an earlier run is not read as this run's; a single-seed run into a folder that holds
+//! an earlier `--seeds` run's tables removes them ([`remove_seed_tables`]) for the same reason.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -33,6 +36,7 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
     }
     let merged = merge(seeds, &tables)?;
     write(dir, seeds, &merged)?;
+    write_index(dir, seeds)?;
     for r in &merged {
         println!(
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
@@ -50,6 +54,41 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
         dir.join("seeds.md").display()
     );
     Ok(())
+}
+
+/// The tables only a `--seeds` run writes at the top of its folder.
+const SEED_TABLES: [&str; 2] = ["seeds.csv", "seeds.md"];
+
+/// Remove an earlier `--seeds` run's tables from `dir` before a single-seed run writes its own
+/// `numbers.csv` and `report.md` there, so that the folder never mixes the two; the `seed-N/`
+/// folders stay (each is a complete reproduction of its own). A missing file is not an error.
+pub(crate) fn remove_seed_tables(dir: &Path) -> Result<()> {
+    for name in SEED_TABLES {
+        let path = dir.join(name);
+        match std::fs::remove_file(&path) {
+            Ok(()) => println!("removed {} (an earlier --seeds run's table)", path.display()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
+        }
+    }
+    Ok(())
+}
+
+/// `DIR/report.md` of a `--seeds` run: where the tables and each seed's report are. It replaces
+/// a single-seed report an earlier run may have left there.
+fn write_index(dir: &Path, seeds: &[u64]) -> Result<()> {
+    let mut md = format!(
+        "# Reproduction over {} run seeds\n\nThe whole reproduction ran once per seed, each into its own folder \
+         with its own report and figures. `numbers.csv` here holds the median of every number over the \
+         seeds; [seeds.md](seeds.md) and `seeds.csv` hold every seed's value. Figures or files in this \
+         folder that none of these links name are left from an earlier run.\n\n",
+        seeds.len()
+    );
+    for s in seeds {
+        writeln!(md, "- seed {s}: [seed-{s}/report.md](seed-{s}/report.md)")?;
+    }
+    let path = dir.join("report.md");
+    std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))
 }
 
 /// One line of a reproduction's `numbers.csv`.
@@ -255,6 +294,13 @@ mod tests {
             "{seeds}"
         );
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
+        let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(index.contains("over 2 run seeds") && index.contains("(seed-4/report.md)"), "{index}");
+        // A single-seed run into the same folder then removes the seed tables, not the seeds' folders.
+        remove_seed_tables(&dir).unwrap();
+        assert!(!dir.join("seeds.csv").exists() && !dir.join("seeds.md").exists());
+        assert!(dir.join("seed-4/numbers.csv").exists());
+        remove_seed_tables(&dir).unwrap();
         std::fs::remove_dir_all(&dir).ok();
     }
 }
