@@ -10,6 +10,7 @@ use wsn_sim::scenario::Scenario;
 
 mod bench;
 mod compare;
+mod progress;
 mod reproduce;
 mod reproduce_ifrc;
 mod seeds;
@@ -377,13 +378,7 @@ fn sweep(
     // No more threads than runs (each thread holds a whole network).
     let threads = jobs.unwrap_or(0).min(jobs_list.len());
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
-    let bar = ProgressBar::new(jobs_list.len() as u64);
-    bar.set_style(
-        ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  eta {eta}")
-            .expect("static")
-            .progress_chars("=> "),
-    );
-    bar.set_message(format!("sweep {key}"));
+    let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     let results: Vec<Result<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
             .par_iter()
@@ -393,12 +388,12 @@ fn sweep(
                 s.push("output.plots=false".into());
                 let sc = Scenario::load(scenario, &s)?;
                 let r = run(&sc, RunOptions { seed: Some(sd), out_dir: None, progress: None })?;
-                bar.inc(1);
+                bar.done_one();
                 Ok((v, r.summary))
             })
             .collect()
     });
-    bar.finish_and_clear();
+    bar.finish();
     let mut rows = Vec::new();
     for r in results {
         rows.push(r?);

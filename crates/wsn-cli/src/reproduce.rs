@@ -9,8 +9,8 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::progress::Batch;
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressStyle};
 use rayon::prelude::*;
 use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{run, RunOptions, RunResult};
@@ -28,16 +28,13 @@ pub(crate) fn job(key: impl Into<String>, scenario: &'static str, set: &[String]
     Job { key: key.into(), scenario, set: set.to_vec() }
 }
 
-/// Run every job in parallel (plots off) with a progress bar labelled `label`, each with its
+/// Run every job in parallel (plots off) with progress labelled `label` ([`Batch`]), each with its
 /// scenario's own seed or, if given, `seed`.
 pub(crate) fn run_jobs(
     label: &str,
     jobs: &[Job],
     seed: Option<u64>,
 ) -> Result<std::collections::BTreeMap<String, RunResult>> {
-    let bar = ProgressBar::new(jobs.len() as u64);
-    let template = format!("{label} [{{bar:40}}] {{pos}}/{{len}} runs  {{elapsed}} eta {{eta}}");
-    bar.set_style(ProgressStyle::with_template(&template).expect("static template").progress_chars("=> "));
     let base = wsn_sim::scenario::builtin_base();
     // Load every scenario first, so that a bad file stops the batch before any run.
     let scenarios: Vec<Scenario> = jobs
@@ -50,17 +47,18 @@ pub(crate) fn run_jobs(
                 .with_context(|| format!("{}: loading {}", j.key, j.scenario))
         })
         .collect::<Result<_>>()?;
+    let bar = Batch::new(label, jobs.len());
     let results: Vec<Result<(String, RunResult)>> = jobs
         .par_iter()
         .zip(scenarios.par_iter())
         .map(|(j, sc)| {
             let r = run(sc, RunOptions { seed, out_dir: None, progress: None })
                 .with_context(|| format!("{}: running", j.key))?;
-            bar.inc(1);
+            bar.done_one();
             Ok((j.key.clone(), r))
         })
         .collect();
-    bar.finish_and_clear();
+    bar.finish();
     let mut runs = std::collections::BTreeMap::new();
     for r in results {
         let (k, v) = r?;

@@ -265,6 +265,9 @@ fn sweep_over_seeds_uses_each_seed() {
     // Best effort has no RCRT figures: those columns stay empty.
     let fb = csv.lines().next().unwrap().split(',').position(|c| c == "feedback_ratio").expect("feedback_ratio column");
     assert!(rows.iter().all(|r| r[fb].is_empty()), "{csv}");
+    // Standard error is a pipe here, not a terminal: instead of a bar, one line per finished run.
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("sweep seed: 1/2 runs done") && err.contains("sweep seed: 2/2 runs done"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

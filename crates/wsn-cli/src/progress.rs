@@ -1,0 +1,48 @@
+//! Progress of a batch of runs (`wsn sweep`, `wsn reproduce`, `wsn compare`), on a terminal and
+//! in a log.
+//!
+//! On a terminal, an `indicatif` bar. When standard error is not a terminal (output redirected
+//! to a file, CI, `nohup`), `indicatif` draws nothing, and a reproduction of several minutes
+//! would print nothing until its report; each finished run then prints one plain line instead,
+//! so that a log shows how far the batch is. Wall-clock time appears only in these lines, never
+//! in a result.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Progress of `len` runs labelled `label`.
+pub(crate) struct Batch {
+    bar: ProgressBar,
+    label: String,
+    len: usize,
+    done: AtomicUsize,
+    started: Instant,
+}
+
+impl Batch {
+    pub(crate) fn new(label: &str, len: usize) -> Batch {
+        let bar = ProgressBar::new(len as u64);
+        bar.set_style(
+            ProgressStyle::with_template("{msg} [{bar:40}] {pos}/{len} runs  {elapsed} eta {eta}")
+                .expect("static template")
+                .progress_chars("=> "),
+        );
+        bar.set_message(label.to_string());
+        Batch { bar, label: label.to_string(), len, done: AtomicUsize::new(0), started: Instant::now() }
+    }
+
+    /// One run of the batch has finished (called from any worker thread).
+    pub(crate) fn done_one(&self) {
+        self.bar.inc(1);
+        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        if self.bar.is_hidden() {
+            eprintln!("{}: {done}/{} runs done, {:.0} s", self.label, self.len, self.started.elapsed().as_secs_f64());
+        }
+    }
+
+    pub(crate) fn finish(&self) {
+        self.bar.finish_and_clear();
+    }
+}
