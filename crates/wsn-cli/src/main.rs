@@ -490,7 +490,19 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
             .progress_chars("=> "),
     );
     bar.set_message(format!("{} ({} s simulated)", sc.name, sc.duration_s));
-    let mut progress = |f: f64| bar.set_position((f * 1000.0) as u64);
+    // Without a terminal the bar is hidden: a log gets a line per tenth of the run instead, once
+    // the run has taken more than a second (a short run prints nothing).
+    let log = !quiet && bar.is_hidden();
+    let (mut tenths, started) = (0u32, std::time::Instant::now());
+    let mut progress = |f: f64| {
+        bar.set_position((f * 1000.0) as u64);
+        let now = (f * 10.0).floor() as u32;
+        let wall = started.elapsed().as_secs_f64();
+        if log && now > tenths && now < 10 && wall > 1.0 {
+            tenths = now;
+            eprintln!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10);
+        }
+    };
     let r = run(sc, RunOptions { seed, out_dir: Some(dir.to_path_buf()), progress: Some(&mut progress) })?;
     bar.finish_and_clear();
     Ok(r)
