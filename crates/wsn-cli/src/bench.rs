@@ -266,13 +266,21 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         cases.push(format!("tiled-{n}-0.2-60"));
     }
     let mut runs: Vec<Vec<CaseResult>> = vec![Vec::new(); cases.len()];
+    // On a terminal one line rewritten in place; in a log one line per case.
+    let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
     for round in 1..=repeat {
         for (k, c) in cases.iter().enumerate() {
-            eprint!("\rround {round}/{repeat}: {c:<24}");
+            if terminal {
+                eprint!("\rround {round}/{repeat}: {c:<24}");
+            } else {
+                eprintln!("round {round}/{repeat}: {c}");
+            }
             runs[k].push(spawn(c)?);
         }
     }
-    eprintln!("\r{:<48}", "");
+    if terminal {
+        eprintln!("\r{:<48}", "");
+    }
     println!(
         "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json)",
         if repeat == 1 { "" } else { "s" }
