@@ -210,17 +210,6 @@ pub(crate) fn section(
         small / ifrc,
         small_c / ifrc_c
     )?;
-    rows.push(row(
-        "rcrt_over_ifrc_same_mac",
-        1.7,
-        sw / ifrc,
-        "ratio",
-        format!(
-            "mean per-node goodput, both with software ACKs (paper profiles; reference-code profiles {:.2})",
-            sw_c / ifrc_c
-        ),
-    ));
-    rows.push(row("rcrt_over_ifrc_paper_mac", 2.8, hw / ifrc, "ratio", format!("mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293; reference-code profiles {:.2})", hw_c / ifrc_c)));
     let st = |k: &str| steady.get(k).copied().unwrap_or(f64::NAN);
     writeln!(
         md,
@@ -231,36 +220,48 @@ pub(crate) fn section(
         st("cmp-rcrt-sw/reference_code") / st("cmp-ifrc/reference_code"),
         st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code")
     )?;
-    rows.push(row(
+    // Each ratio for the paper profiles under the key, and for the reference-code
+    // profiles under the same key suffixed `_reference_code` (as `wsn reproduce` does), so that
+    // `--seeds` gives the median of both.
+    let mut both = |key: &str, paper: f64, paper_ratio: f64, code_ratio: f64, what: &str| {
+        rows.push(row(key, paper, paper_ratio, "ratio", format!("{what} (reference-code profiles {code_ratio:.2})")));
+        rows.push(row(
+            &format!("{key}_reference_code"),
+            paper,
+            code_ratio,
+            "ratio",
+            format!("{what}, reference-code profiles"),
+        ));
+    };
+    both("rcrt_over_ifrc_same_mac", 1.7, sw / ifrc, sw_c / ifrc_c, "mean per-node goodput, both with software ACKs");
+    both(
+        "rcrt_over_ifrc_paper_mac",
+        2.8,
+        hw / ifrc,
+        hw_c / ifrc_c,
+        "mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293)",
+    );
+    both(
         "rcrt_over_ifrc_paper_mac_steady",
         2.8,
         st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"),
-        "ratio",
-        format!(
-            "as rcrt_over_ifrc_paper_mac over the second half of the traffic period (reference-code profiles {:.2})",
-            st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code")
-        ),
-    ));
-    rows.push(row(
+        st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code"),
+        "as rcrt_over_ifrc_paper_mac over the second half of the traffic period",
+    );
+    both(
         "rcrt_frozen_tree_over_ifrc",
         2.8,
         g("cmp-rcrt-hw-frozen/paper").0 / ifrc,
-        "ratio",
-        format!(
-            "RCRT (hardware ACKs) on a tree frozen at 600 s, as IFRC's / IFRC (reference-code profiles {:.2})",
-            g("cmp-rcrt-hw-frozen/reference_code").0 / ifrc_c
-        ),
-    ));
-    rows.push(row(
+        g("cmp-rcrt-hw-frozen/reference_code").0 / ifrc_c,
+        "RCRT (hardware ACKs) on a tree frozen at 600 s, as IFRC's / IFRC",
+    );
+    both(
         "rcrt_small_packets_over_ifrc",
         2.8,
         small / ifrc,
-        "ratio",
-        format!(
-            "RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC (reference-code profiles {:.2})",
-            small_c / ifrc_c
-        ),
-    ));
+        small_c / ifrc_c,
+        "RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC",
+    );
     rows.push(row(
         "cmp_ifrc_mean_goodput_pps",
         0.293,

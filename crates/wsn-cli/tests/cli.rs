@@ -77,6 +77,8 @@ fn compare_quick_writes_the_required_numbers() {
         "ifrc_over_best_fixed",
         "rcrt_over_ifrc_same_mac",
         "rcrt_over_ifrc_paper_mac",
+        "rcrt_over_ifrc_same_mac_reference_code",
+        "rcrt_over_ifrc_paper_mac_reference_code",
     ] {
         let line = csv.lines().find(|l| l.starts_with(&format!("{key},"))).unwrap_or_else(|| panic!("{key} missing"));
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
