@@ -35,8 +35,8 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
         tables.push(read_numbers(&path).with_context(|| format!("reading {}", path.display()))?);
     }
     let merged = merge(seeds, &tables)?;
-    write(dir, seeds, &merged)?;
-    write_index(dir, seeds)?;
+    let table = write(dir, seeds, &merged)?;
+    write_index(dir, seeds, &table)?;
     for r in &merged {
         println!(
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
@@ -74,19 +74,17 @@ pub(crate) fn remove_seed_tables(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `DIR/report.md` of a `--seeds` run: where the tables and each seed's report are. It replaces
-/// a single-seed report an earlier run may have left there.
-fn write_index(dir: &Path, seeds: &[u64]) -> Result<()> {
-    let mut md = format!(
+/// `DIR/report.md` of a `--seeds` run: what the folder holds, then the table of `seeds.md`
+/// (`table`: every seed's value, median and range, with links to each seed's report). It
+/// replaces a single-seed report an earlier run may have left there.
+fn write_index(dir: &Path, seeds: &[u64], table: &str) -> Result<()> {
+    let md = format!(
         "# Reproduction over {} run seeds\n\nThe whole reproduction ran once per seed, each into its own folder \
-         with its own report and figures. `numbers.csv` here holds the median of every number over the \
-         seeds; [seeds.md](seeds.md) and `seeds.csv` hold every seed's value. Figures or files in this \
-         folder that none of these links name are left from an earlier run.\n\n",
+         (`seed-N/`) with its own report and figures. `numbers.csv` here holds the median of every number over \
+         the seeds; the table below (also `seeds.md`, and `seeds.csv`) holds every seed's value. Figures or \
+         files in this folder that none of these links name are left from an earlier run.\n\n{table}",
         seeds.len()
     );
-    for s in seeds {
-        writeln!(md, "- seed {s}: [seed-{s}/report.md](seed-{s}/report.md)")?;
-    }
     let path = dir.join("report.md");
     std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))
 }
@@ -177,7 +175,9 @@ fn fmt(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), |x| format!("{x:.3}"))
 }
 
-fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
+/// Write `numbers.csv`, `seeds.csv` and `seeds.md`; returns the body of `seeds.md` below its
+/// title (the links and the table).
+fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
     let range = format!("{}–{}", seeds[0], seeds[seeds.len() - 1]);
     // numbers.csv: the common format, `ours` = the median over the seeds.
     let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
@@ -208,7 +208,7 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
     }
     w.flush()?;
     // seeds.md: the same table, with links to each seed's report.
-    let mut md = format!("# Numbers over run seeds {range}\n\n");
+    let mut md = String::new();
     for s in seeds {
         writeln!(md, "- seed {s}: [report](seed-{s}/report.md)")?;
     }
@@ -232,8 +232,8 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<()> {
             r.unit
         )?;
     }
-    std::fs::write(dir.join("seeds.md"), md)?;
-    Ok(())
+    std::fs::write(dir.join("seeds.md"), format!("# Numbers over run seeds {range}\n\n{md}"))?;
+    Ok(md)
 }
 
 #[cfg(test)]
@@ -296,6 +296,7 @@ mod tests {
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(index.contains("over 2 run seeds") && index.contains("(seed-4/report.md)"), "{index}");
+        assert!(index.contains("| x | 1 |"), "the index holds the table: {index}");
         // A single-seed run into the same folder then removes the seed tables, not the seeds' folders.
         remove_seed_tables(&dir).unwrap();
         assert!(!dir.join("seeds.csv").exists() && !dir.join("seeds.md").exists());
