@@ -16,7 +16,6 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub(crate) struct Batch {
     bar: ProgressBar,
     label: String,
-    len: usize,
     done: AtomicUsize,
     started: Instant,
 }
@@ -30,7 +29,7 @@ impl Batch {
                 .progress_chars("=> "),
         );
         bar.set_message(label.to_string());
-        Batch { bar, label: label.to_string(), len, done: AtomicUsize::new(0), started: Instant::now() }
+        Batch { bar, label: label.to_string(), done: AtomicUsize::new(0), started: Instant::now() }
     }
 
     /// One run of the batch has finished (called from any worker thread).
@@ -38,7 +37,8 @@ impl Batch {
         self.bar.inc(1);
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if self.bar.is_hidden() {
-            eprintln!("{}: {done}/{} runs done, {:.0} s", self.label, self.len, self.started.elapsed().as_secs_f64());
+            let len = self.bar.length().unwrap_or(0);
+            eprintln!("{}: {done}/{len} runs done, {:.0} s", self.label, self.started.elapsed().as_secs_f64());
         }
     }
 

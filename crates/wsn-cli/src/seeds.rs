@@ -4,7 +4,7 @@
 //! `DIR/numbers.csv` keeps the columns every reproduction writes (`key,paper,ours,unit,note`),
 //! with `ours` the median over the seeds that gave a number; `DIR/seeds.csv` has one column per
 //! seed beside the median, minimum and maximum, and `DIR/seeds.md` the same as a Markdown table.
-//! `DIR/report.md` becomes an index of the seeds' reports, so that a single-seed report left in
+//! `DIR/report.md` links the seeds' reports and repeats the `seeds.md` table, so that a single-seed report left in
 //! `DIR` by an earlier run is not read as this run's; a single-seed run into a folder that holds
 //! an earlier `--seeds` run's tables removes them ([`remove_seed_tables`]) for the same reason.
 
