@@ -383,6 +383,13 @@ pub struct NodeStats {
     pub data_tx: u64,
     /// Beacons put on the air.
     pub beacon_tx: u64,
+    /// Data frames (every AM type but beacons) this radio decoded that were addressed to it or
+    /// broadcast: what its agent received.
+    pub data_rx: u64,
+    /// Data frames this radio decoded that were addressed to another node, whether or not the
+    /// MAC hands them up (promiscuous overhearing). With `data_tx` and `data_rx` this is the
+    /// node's "total traffic" of the IFRC paper (§6.2: received, overheard and transmitted).
+    pub data_overheard: u64,
     /// Unicast data frames acknowledged.
     pub acked: u64,
     /// Packets dropped because the transmit queue was full (local and forwarded).
@@ -1573,6 +1580,14 @@ impl Network {
         // Hand the frame up.
         let me = NodeId(r as u16);
         let for_me = dst == me || dst.is_broadcast();
+        if am != AM_BEACON {
+            let st = &mut self.nodes[r].stats;
+            if for_me {
+                st.data_rx += 1;
+            } else {
+                st.data_overheard += 1;
+            }
+        }
         if !for_me && !self.mac.promiscuous {
             return Some(true);
         }

@@ -858,7 +858,7 @@ mod tests {
         assert_eq!(endpoint_spec(&c, false).unwrap().sink.congestion_gain, 0.125);
         for bad in [0.0, -0.1, 1.5, f64::NAN] {
             c.congestion_gain = Some(bad);
-            let e = endpoint_spec(&c, false).err().expect("bad gain accepted").to_string();
+            let e = endpoint_spec(&c, false).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
         }
     }

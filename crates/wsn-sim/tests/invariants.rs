@@ -42,6 +42,25 @@ fn network_never_creates_or_duplicates_and_queues_stay_bounded() {
 }
 
 #[test]
+fn decoded_frame_counters_match_the_traffic() {
+    // Best effort sends only unicast data frames (beacons are counted apart), so the frames
+    // decoded for their destination cannot outnumber the frames put on the air, and the sink
+    // decoded every packet it delivered at least once.
+    let r = go(&small(&["flows.0.rate_pps=1.0"]));
+    let n = r.network.len();
+    let stats: Vec<_> = (0..n).map(|i| *r.network.node_stats(i)).collect();
+    let tx: u64 = stats.iter().map(|s| s.data_tx).sum();
+    let rx: u64 = stats.iter().map(|s| s.data_rx).sum();
+    let overheard: u64 = stats.iter().map(|s| s.data_overheard).sum();
+    let sink = r.network.sinks()[0].index();
+    assert!(rx <= tx, "decoded for the destination {rx} > sent {tx}");
+    assert!(stats[sink].data_rx >= r.summary.totals.delivered, "{:?} vs {:?}", stats[sink], r.summary.totals);
+    // Neighbours decode frames not meant for them (office40 is dense), but the sink sends none.
+    assert!(overheard > rx, "overheard {overheard}, received {rx}");
+    assert_eq!(stats[sink].data_tx, 0);
+}
+
+#[test]
 fn malformed_frames_are_counted_and_dropped() {
     let sc = small(&["duration_s=50"]);
     let mut r = go(&sc);
