@@ -109,6 +109,13 @@ pub struct MacConfig {
     /// After each delivered frame the receiver cannot lock onto a new one for this long (RX FIFO
     /// read and processing), ns [AMBIG-5].
     pub rx_process_ns: u64,
+    /// Processor time charged for every data frame handed up to the node's agent (received or
+    /// overheard; beacons are not charged), ns. The processor does one thing at a time: this
+    /// time and the TXFIFO load queue behind each other, so a node busy with the frames it
+    /// hears starts its next transmission later. 0 (every preset): no processor model beyond
+    /// the TXFIFO load [AMBIG-5; an experiment on the IFRC testbed's per-node traffic,
+    /// docs/ifrc.md].
+    pub cpu_per_rx_ns: u64,
 }
 
 impl Default for MacConfig {
@@ -170,6 +177,7 @@ impl MacConfig {
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
+            cpu_per_rx_ns: 0,
         }
     }
 
@@ -211,6 +219,7 @@ impl MacConfig {
             txfifo_load_base_ns: 500_000,
             txfifo_load_per_byte_ns: 8_000,
             rx_process_ns: 1_500_000,
+            cpu_per_rx_ns: 0,
         }
     }
 
@@ -246,6 +255,7 @@ impl MacConfig {
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
+            cpu_per_rx_ns: 0,
         }
     }
 
@@ -287,6 +297,7 @@ impl MacConfig {
             txfifo_load_base_ns: 0,
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
+            cpu_per_rx_ns: 0,
         }
     }
 

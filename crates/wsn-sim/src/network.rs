@@ -420,6 +420,9 @@ pub(crate) struct Node {
     pub(crate) trees: Vec<TreeState>,
     pub(crate) agent: Box<dyn NodeAgent + Send>,
     agent_timer: Option<Instant>,
+    /// The processor is busy until then (TXFIFO loads and, with `cpu_per_rx_ns`, handed-up
+    /// frames, one after the other).
+    cpu_busy_until: Instant,
     pub(crate) stats: NodeStats,
 }
 
@@ -736,6 +739,7 @@ impl Network {
                     None => Box::new(CollectionForwarder::new(id, fwd.clone())),
                 },
                 agent_timer: None,
+                cpu_busy_until: Instant::ZERO,
                 stats: NodeStats::default(),
             });
         }
@@ -1333,9 +1337,12 @@ impl Network {
                         n.agent.refresh_frame(now, &mut cur.payload);
                     }
                     let load = self.mac.txfifo_load(cur.payload.len());
-                    if load > Duration::ZERO {
-                        self.nodes[i].mac.phase = Phase::Loading;
-                        self.schedule_mac(i, now + load);
+                    // The load waits for the processor (frames it is still handling).
+                    let start = now.max(n.cpu_busy_until);
+                    if load > Duration::ZERO || start > now {
+                        n.cpu_busy_until = start + load;
+                        n.mac.phase = Phase::Loading;
+                        self.schedule_mac(i, start + load);
                         return;
                     }
                 }
@@ -1590,6 +1597,10 @@ impl Network {
         }
         if !for_me && !self.mac.promiscuous {
             return Some(true);
+        }
+        if am != AM_BEACON && self.mac.cpu_per_rx_ns > 0 {
+            let n = &mut self.nodes[r];
+            n.cpu_busy_until = now.max(n.cpu_busy_until) + Duration(self.mac.cpu_per_rx_ns);
         }
         rd.rx_busy_until = now + Duration(self.mac.rx_process_ns);
         // The air at `r` has not changed since `n1_mw` was computed.
