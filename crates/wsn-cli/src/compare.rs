@@ -327,7 +327,7 @@ pub(crate) fn section(
 pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
     let (jobs, rates) = jobs(quick);
-    let runs = run_jobs("compare", &jobs, seed)?;
+    let runs = run_jobs("compare", &jobs, seed, None)?;
     let mut md = format!(
         "# RCRT vs IFRC{}\n\n{}\n",
         if quick { " (quick)" } else { "" },

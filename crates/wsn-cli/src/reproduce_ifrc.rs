@@ -65,7 +65,7 @@ pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     }
     let (cmp_jobs, cmp_rates) = crate::compare::jobs(quick);
     jobs.extend(cmp_jobs);
-    let runs = run_jobs("reproduce ifrc", &jobs, seed)?;
+    let runs = run_jobs("reproduce ifrc", &jobs, seed, None)?;
     report(&dir, &plan, &runs, &cmp_rates, seed)?;
     println!("report    {}", dir.join("report.md").display());
     println!("numbers   {}", dir.join("numbers.csv").display());

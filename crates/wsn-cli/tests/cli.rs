@@ -53,6 +53,14 @@ fn bad_override_is_an_error_not_a_panic() {
     assert!(err.contains("mac.max_retriez") && !err.contains("panicked"), "{err}");
 }
 
+#[test]
+fn payload_bytes_is_refused_outside_rcrt() {
+    let o = wsn().args(["reproduce", "ifrc", "--quick", "--payload-bytes", "6"]).output().expect("wsn runs");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("--payload-bytes") && !err.contains("panicked"), "{err}");
+}
+
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
 /// the IFRC issue names; `--seed 2 --seeds 2` runs it on seeds 2 and 3, each report naming its
 /// seed, and the top-level numbers.csv holds the medians.
