@@ -214,7 +214,8 @@ impl MacConfig {
             csma_max_be: 5,
             csma_max_backoffs: 4,
             // Calibrated so that one 1.x hop with a full RCRT frame is near the testbed's
-            // 95 pkt/s single-source figure and above Flush's 8 ms one-hop minimum
+            // 95 pkt/s single-source figure (since found to be the test harness's 102.4 pkt/s
+            // cap, not the radio's: docs/simulator.md) and above Flush's 8 ms one-hop minimum
             // [AMBIG-5 → chosen: SPI load 0.5 ms + 8 µs/byte, RX FIFO read 1.5 ms].
             txfifo_load_base_ns: 500_000,
             txfifo_load_per_byte_ns: 8_000,
