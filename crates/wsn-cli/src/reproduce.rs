@@ -401,6 +401,21 @@ fn report(
             "count",
             "during traffic (paper: over 38 min in §4.2.3)",
         ));
+        // The same as the authors' harness could see it: changes of the parent stamped in each
+        // delivered packet, per flow, scaled to the paper's 38 minutes of the flow's traffic.
+        let seen: Vec<f64> = s
+            .flows
+            .iter()
+            .filter(|f| f.goodput_pps > 0.0)
+            .map(|f| f.parent_changes_seen as f64 / (f.delivered as f64 / f.goodput_pps) * 2280.0)
+            .collect();
+        out.push(row(
+            &pkey(p, "parent_changes_seen_per_38min"),
+            3.4,
+            mean(&seen),
+            "count",
+            "mean over flows of the parent changes seen in delivered packets (the harness stamped the parent in each) per 38 min of the flow's traffic",
+        ));
         // Rate within ±25 % of the mean goodput after the transient (second half of the run).
         out.push(row(
             &pkey(p, "rate_within_25pct_share"),

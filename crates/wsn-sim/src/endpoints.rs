@@ -364,6 +364,7 @@ impl Network {
                 let generated_at = f.first_tick + f.interval.saturating_mul(seq);
                 f.sent_at.push(generated_at.min(now));
                 f.got.push(false);
+                f.parent_at.push(crate::network::parent_stamp(&self.nodes, &self.sinks, f.source.index(), f.sink));
                 self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
             }
             let done = f.count.is_some_and(|c| f.originated >= c) || now >= f.stop;

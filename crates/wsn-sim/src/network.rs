@@ -461,6 +461,15 @@ pub struct Flow {
     pub hops_sum: u64,
     /// Origination time per sequence number.
     pub(crate) sent_at: Vec<Instant>,
+    /// Per originated packet: the source's parent on the flow's tree when the packet was
+    /// originated (`u16::MAX`: none), as the RCRT authors' test harness wrote it into every
+    /// data packet.
+    pub(crate) parent_at: Vec<u16>,
+    /// The parent stamp of the last delivered packet.
+    pub(crate) last_seen_parent: Option<u16>,
+    /// Parent changes as the sink sees them: deliveries whose parent stamp differs from the
+    /// previous delivery's (how the RCRT paper most likely counted them, docs/rcrt.md finding H).
+    pub parent_changes_seen: u64,
     /// Delivered flag per sequence number.
     pub(crate) got: Vec<bool>,
     /// Delivered packets per time-series bin.
@@ -861,6 +870,9 @@ impl Network {
                 delay_sum_ns: 0,
                 hops_sum: 0,
                 sent_at: Vec::new(),
+                parent_at: Vec::new(),
+                last_seen_parent: None,
+                parent_changes_seen: 0,
                 got: Vec::new(),
                 bins: vec![0; bins],
                 generated: 0,
@@ -1093,6 +1105,7 @@ impl Network {
         f.originated += 1;
         f.sent_at.push(now);
         f.got.push(false);
+        f.parent_at.push(parent_stamp(&self.nodes, &self.sinks, f.source.index(), f.sink));
         let (src, sink, len) = (f.source.index(), f.sink, f.payload_bytes);
         let mut payload = vec![0u8; wsn_wire::besteffort::HEADER_LEN + len];
         {
@@ -1146,6 +1159,11 @@ impl Network {
             f.rcrt.out_of_order += 1;
         }
         f.got[seq as usize] = true;
+        let stamp = f.parent_at[seq as usize];
+        if f.last_seen_parent.is_some_and(|p| p != stamp) {
+            f.parent_changes_seen += 1;
+        }
+        f.last_seen_parent = Some(stamp);
         f.delivered += 1;
         f.last_delivery = now;
         f.hops_sum += hops as u64;
@@ -1719,6 +1737,16 @@ impl Network {
             self.mac_kick(i);
         }
     }
+}
+
+/// The parent of `node` on the tree of `sink` right now (`u16::MAX`: none, or no such tree).
+pub(crate) fn parent_stamp(nodes: &[Node], sinks: &[NodeId], node: usize, sink: NodeId) -> u16 {
+    sinks
+        .iter()
+        .position(|&s| s == sink)
+        .and_then(|t| nodes[node].trees.get(t))
+        .and_then(|t| t.mhlqi.parent())
+        .map_or(u16::MAX, |p| p.0)
 }
 
 /// Reception rule R2 (spec §4.2) at receiver `rd` for the frame of sender `src` over link `l`.

@@ -128,6 +128,10 @@ pub struct FlowSummary {
     pub feedback_packets: Option<u64>,
     /// RCRT: decreases of the total rate this flow's congestion level triggered.
     pub decreases_triggered: Option<u64>,
+    /// Parent changes of the source as the sink sees them: delivered packets whose source's
+    /// parent (at origination) differs from the previous delivered packet's. The RCRT authors'
+    /// test harness wrote the parent into every data packet (docs/rcrt.md, finding H).
+    pub parent_changes_seen: u64,
     /// Rate-controlled agents (IFRC): time average of the source node's controller rate r_i
     /// over the flow's active time, pkt/s (the origination rate is w_i·r_i).
     pub mean_rate_pps: Option<f64>,
@@ -663,6 +667,7 @@ fn summarize(
                         .unwrap_or(0)
                 }),
                 decreases_triggered: f.endpoint.map(|_| net.decreases().iter().filter(|d| d.2 == f.id).count() as u64),
+                parent_changes_seen: f.parent_changes_seen,
                 mean_rate_pps: step_average(
                     net.rate_trace(f.source.index()),
                     f.start.as_secs_f64(),

@@ -36,6 +36,14 @@ fn rcrt_delivers_every_packet_exactly_once_in_order_on_office40() {
     assert_eq!(fb, s.totals.feedback_packets.unwrap());
     let cuts: u64 = s.flows.iter().map(|f| f.decreases_triggered.expect("RCRT flow")).sum();
     assert_eq!(cuts, s.totals.congestion_decreases.unwrap());
+    // Parent changes seen in delivered packets (in order here) cannot outnumber the source's
+    // real ones, and with route changes during traffic some are seen.
+    let seen: u64 = s.flows.iter().map(|f| f.parent_changes_seen).sum();
+    assert!(seen > 0, "no parent change seen in any delivered packet");
+    for f in &s.flows {
+        let real = net.node_stats(f.source as usize).parent_changes as u64;
+        assert!(f.parent_changes_seen <= real, "flow {}: {} seen, {real} made", f.id, f.parent_changes_seen);
+    }
     for f in net.flows() {
         let unique = sink.stats().per_flow.get(&f.source).map_or(0, |st| st.unique);
         assert_eq!(f.rcrt.levels.len() as u64, unique, "flow {}: C_i samples vs unique packets", f.id);
