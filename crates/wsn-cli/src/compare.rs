@@ -20,35 +20,35 @@ use crate::reproduce::{job, knee, mean, row, run_jobs, write_numbers, Job, Row};
 
 const PROFILES: [&str; 2] = ["paper", "reference_code"];
 
-/// The comparison's runs.
-pub(crate) fn jobs(quick: bool) -> (Vec<Job>, Vec<f64>) {
+/// The comparison's runs. With `rcrt_payload`, RCRT's packets carry that many application bytes
+/// instead of the scenario's 64 (the variant with IFRC's packet size keeps its own).
+pub(crate) fn jobs(quick: bool, rcrt_payload: Option<usize>) -> (Vec<Job>, Vec<f64>) {
     let dur = if quick { "duration_s=2400" } else { "duration_s=3600" };
     let mut v = Vec::new();
     for p in PROFILES {
         let prof = format!("protocol.profile=\"{p}\"");
-        v.push(job(format!("cmp-rcrt-hw/{p}"), "compare/rcrt.toml", &[prof.clone(), dur.into()]));
+        // RCRT's overrides: the payload first, so that a variant's own payload wins.
+        let rcrt = |extra: &[&str]| -> Vec<String> {
+            let mut v = vec![prof.clone(), dur.to_string()];
+            v.extend(rcrt_payload.map(|b| format!("flows.0.payload_bytes={b}")));
+            v.extend(extra.iter().map(|e| e.to_string()));
+            v
+        };
+        v.push(job(format!("cmp-rcrt-hw/{p}"), "compare/rcrt.toml", &rcrt(&[])));
         // The same MAC as IFRC; RCRT keeps its own 86-byte frames.
         v.push(job(
             format!("cmp-rcrt-sw/{p}"),
             "compare/rcrt.toml",
-            &[prof.clone(), dur.into(), "mac.preset=\"ifrc2006\"".into(), "mac.max_payload=86".into()],
+            &rcrt(&["mac.preset=\"ifrc2006\"", "mac.max_payload=86"]),
         ));
         // RCRT with IFRC's packet size (14 + 8 + 10 = 32 bytes): separates the congestion
         // control from the packet size (IFRC's 32-byte packets take half the air time of
         // RCRT's 86-byte ones, and both papers count packets).
-        v.push(job(
-            format!("cmp-rcrt-hw-small/{p}"),
-            "compare/rcrt.toml",
-            &[prof.clone(), dur.into(), "flows.0.payload_bytes=10".into()],
-        ));
+        v.push(job(format!("cmp-rcrt-hw-small/{p}"), "compare/rcrt.toml", &rcrt(&["flows.0.payload_bytes=10"])));
         // RCRT on IFRC's kind of tree (MultiHopLQI frozen at 600 s): separates the protocols
         // from the routing dynamics IFRC is spared.
-        v.push(job(
-            format!("cmp-rcrt-hw-frozen/{p}"),
-            "compare/rcrt.toml",
-            &[prof.clone(), dur.into(), "routing.freeze_after_s=600".into()],
-        ));
-        v.push(job(format!("cmp-ifrc/{p}"), "compare/ifrc.toml", &[prof, dur.into()]));
+        v.push(job(format!("cmp-rcrt-hw-frozen/{p}"), "compare/rcrt.toml", &rcrt(&["routing.freeze_after_s=600"])));
+        v.push(job(format!("cmp-ifrc/{p}"), "compare/ifrc.toml", &[prof.clone(), dur.into()]));
     }
     let rates: Vec<f64> =
         if quick { vec![0.4, 0.7, 1.0] } else { vec![0.2, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.2, 1.4] };
@@ -323,16 +323,22 @@ pub(crate) fn section(
     Ok(())
 }
 
-/// `wsn compare` into `dir` (created if missing).
-pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
+/// `wsn compare` into `dir` (created if missing); `rcrt_payload` as in [`jobs`].
+pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Option<usize>) -> Result<()> {
     std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
-    let (jobs, rates) = jobs(quick);
+    let (jobs, rates) = jobs(quick, rcrt_payload);
     let runs = run_jobs("compare", &jobs, seed, None)?;
     let mut md = format!(
         "# RCRT vs IFRC{}\n\n{}\n",
         if quick { " (quick)" } else { "" },
         crate::reproduce::seeds_line(&runs, seed)
     );
+    if let Some(b) = rcrt_payload {
+        writeln!(
+            md,
+            "RCRT's packets carry **{b} bytes** of application data (`--rcrt-payload-bytes {b}`) instead of 64; the authors' test harness sent 6 (docs/rcrt.md, finding H). The 32-byte variant keeps its own size.\n"
+        )?;
+    }
     let mut rows = Vec::new();
     section(&dir, &mut md, &mut rows, &runs, &rates)?;
     // The keys every comparison report carries, named as in `wsn reproduce ifrc`.
@@ -350,4 +356,31 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     println!("report    {}", dir.join("report.md").display());
     println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::jobs;
+
+    /// `--rcrt-payload-bytes` reaches every RCRT run except the one defined by IFRC's packet
+    /// size, whose own payload comes later and wins; IFRC and best-effort runs are untouched.
+    #[test]
+    fn rcrt_payload_reaches_rcrt_runs_only() {
+        let (plain, _) = jobs(true, None);
+        let (six, _) = jobs(true, Some(6));
+        assert_eq!(plain.len(), six.len());
+        let six_set = |k: &str| six.iter().find(|j| j.key == k).expect("job").set.clone();
+        for p in ["paper", "reference_code"] {
+            for k in ["cmp-rcrt-hw", "cmp-rcrt-sw", "cmp-rcrt-hw-frozen"] {
+                assert!(six_set(&format!("{k}/{p}")).contains(&"flows.0.payload_bytes=6".to_string()), "{k}/{p}");
+            }
+            let small = six_set(&format!("cmp-rcrt-hw-small/{p}"));
+            let last = small.iter().rev().find(|s| s.starts_with("flows.0.payload_bytes=")).expect("payload");
+            assert_eq!(last, "flows.0.payload_bytes=10");
+        }
+        for j in six.iter().filter(|j| !j.key.starts_with("cmp-rcrt")) {
+            assert!(!j.set.iter().any(|s| s == "flows.0.payload_bytes=6"), "{}", j.key);
+        }
+        assert!(plain.iter().all(|j| !j.set.iter().any(|s| s == "flows.0.payload_bytes=6")));
+    }
 }

@@ -18,9 +18,9 @@ use wsn_sim::scenario::Scenario;
 
 /// One run of a reproduction.
 pub(crate) struct Job {
-    key: String,
+    pub(crate) key: String,
     scenario: &'static str,
-    set: Vec<String>,
+    pub(crate) set: Vec<String>,
 }
 
 /// A run keyed `key` of `scenario` (a path under the project's `scenarios/`) with overrides.

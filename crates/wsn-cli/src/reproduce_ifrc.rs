@@ -63,7 +63,7 @@ pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     for &e in &plan.eps_thirty {
         jobs.push(job(format!("e9-30/{e}"), "ifrc/e9-thirty-node.toml", &[format!("protocol.epsilon={e}")]));
     }
-    let (cmp_jobs, cmp_rates) = crate::compare::jobs(quick);
+    let (cmp_jobs, cmp_rates) = crate::compare::jobs(quick, None);
     jobs.extend(cmp_jobs);
     let runs = run_jobs("reproduce ifrc", &jobs, seed, None)?;
     report(&dir, &plan, &runs, &cmp_rates, seed)?;
