@@ -258,7 +258,7 @@ pub const MAX_REPEAT: u32 = 50;
 pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<()> {
     anyhow::ensure!((1..=MAX_REPEAT).contains(&repeat), "--repeat must be 1 to {MAX_REPEAT}, got {repeat}");
     let mut cases = vec!["lrwpan40".to_string(), "office40-hour".into(), "uniform-400-0.5-300".into()];
-    let sizes: &[usize] = if quick { &[40, 400, 2000] } else { &[40, 400, 4000, 10000] };
+    let sizes: &[usize] = if quick { &[40, 400, 2000] } else { &[40, 400, 1000, 2000, 4000, 10000] };
     for n in sizes {
         cases.push(format!("uniform-{n}-0.2-60"));
     }
