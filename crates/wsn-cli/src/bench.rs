@@ -116,7 +116,7 @@ fn grid_overrides(name: &str, family: &str, set: &mut Vec<String>) -> Result<usi
     let parts: Vec<&str> = spec.split('-').collect();
     anyhow::ensure!(parts.len() == 3, "bad case {name} (expected {family}N-RATE-SECONDS)");
     let n: usize = parts[0].parse().with_context(|| format!("bad node count in case {name}"))?;
-    anyhow::ensure!((2..=u16::MAX as usize + 1).contains(&n), "bad case {name}: 2 to 65,536 nodes");
+    anyhow::ensure!((2..=wsn_sim::topology::MAX_NODES).contains(&n), "bad case {name}: 2 to 65,535 nodes");
     let w = side(n);
     set.push(format!("topology.layout={{ kind = \"uniform\", nodes = {n}, width_m = {w:.2}, height_m = {w:.2} }}"));
     // A static tree: MultiHopLQI would need hours to converge over 60+ hops. 0 dB: the O-QPSK
@@ -479,7 +479,9 @@ mod tests {
 
     #[test]
     fn malformed_case_names_are_errors() {
-        for bad in ["tiled-x", "uniform-1-0.2-60", "uniform-400-0.2", "tiled-70000-0.2-60", "nope"] {
+        for bad in
+            ["tiled-x", "uniform-1-0.2-60", "uniform-400-0.2", "tiled-70000-0.2-60", "uniform-65536-0.2-60", "nope"]
+        {
             assert!(case_scenario(bad).is_err(), "{bad}");
         }
         let sc = case_scenario("tiled-2000-0.2-60").expect("valid case");

@@ -124,6 +124,8 @@ impl Default for MacConfig {
     }
 }
 
+/// Largest `max_retries` a configuration may ask for (the presets use 0 to 5).
+const MAX_RETRIES: u8 = 100;
 const JIFFY_NS: u64 = 30_518; // 1/32768 s, rounded [DERIVED]
 
 impl MacConfig {
@@ -408,6 +410,10 @@ impl MacConfig {
         }
         if self.byte_ns == 0 {
             return Err("mac.byte_ns must be > 0".into());
+        }
+        // The attempt counter is a byte: 1 + max_retries must fit, and no modelled MAC comes near.
+        if self.max_retries > MAX_RETRIES {
+            return Err(format!("mac.max_retries = {}: at most {MAX_RETRIES}", self.max_retries));
         }
         if self.queue_capacity == 0 {
             return Err("mac.queue_capacity must be ≥ 1".into());

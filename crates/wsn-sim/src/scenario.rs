@@ -295,8 +295,8 @@ pub struct RcrtConfig {
     /// queue slot beyond the MAC preset's bound for that datagram [CODE tenet1 RoutingLayerM.nc
     /// `_QUEUE_SIZE = FWD_Q_SIZE + 1`], so forwarded traffic cannot crowd it out; a refused
     /// datagram would be retried every 10 ms, never dropped. `false`: one shared queue bound,
-    /// and a source hands over datagrams as soon as it builds them (up to 4 refused ones are
-    /// held for retry, older ones dropped).
+    /// and a source hands over datagrams as soon as it builds them (a refused one is retried
+    /// every 10 ms; the source keeps the rest).
     pub one_datagram_in_flight: bool,
 }
 
@@ -700,6 +700,13 @@ impl Scenario {
                 self.routing.shortest_snr_db
             ));
         }
+        let aging = self.routing.reverse.aging_period_s;
+        if !(aging.is_finite() && (MIN_AGING_PERIOD_S..=1.0e7).contains(&aging)) {
+            return Err(format!(
+                "routing.reverse.aging_period_s = {aging}: must be a number of seconds from {MIN_AGING_PERIOD_S} \
+                 to 10^7 (the authors' code ages its reverse table every 60 s)"
+            ));
+        }
         if let Some(t) = self.routing.freeze_after_s {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("routing.freeze_after_s = {t}: must be a time ≥ 0 s"));
@@ -717,6 +724,10 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// Shortest interval between two aging ticks of the reverse-path tables, s. Much shorter ticks
+/// expire entries between a source's packets and flood the event queue (every node ticks).
+const MIN_AGING_PERIOD_S: f64 = 0.1;
 
 /// The protocols `[protocol] kind` may name.
 const PROTOCOL_KINDS: [&str; 4] = ["best_effort", "rcrt", "reliable", "ifrc"];
@@ -938,6 +949,9 @@ mod tests {
                 "protocol.policy_changes[0].at_s = NaN",
             ),
             (&["radio.prune_margin_db=-100"], "radio.prune_margin_db = -100: must be within 0 … 100 dB"),
+            (&["mac.max_retries=255"], "mac.max_retries = 255: at most 100"),
+            (&["routing.reverse.aging_period_s=0"], "routing.reverse.aging_period_s = 0: must be"),
+            (&["routing.reverse.aging_period_s=0.000001"], "routing.reverse.aging_period_s = 0.000001"),
         ];
         for (set, says) in cases {
             let e = err(set);

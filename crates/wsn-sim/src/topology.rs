@@ -26,8 +26,9 @@ pub const MIN_SPACING_M: f64 = 1.0;
 pub const PLACEMENT_MAX_TRIES: u32 = 100;
 /// Largest chain. [REC: from the configuration format of this project]
 pub const MAX_CHAIN_NODES: usize = 10_000;
-/// Largest network any placement produces (node ids are `u32`; memory guard). \[REC\]
-pub const MAX_NODES: usize = 1_000_000;
+/// Largest network any placement or file may give: node ids are 16-bit on the air and
+/// 0xFFFF is the broadcast address, so ids run from 0 to 65,534. \[REC\]
+pub const MAX_NODES: usize = 0xFFFF;
 /// Shadowing tail ignored by the spatial cut-off of [`generate_links`]: pairs whose gain would
 /// need a draw above +4σ to reach the threshold are not evaluated (P(X > 4σ) = 3.2·10⁻⁵). \[REC\]
 pub const SHADOWING_TAIL_SIGMAS: f64 = 4.0;

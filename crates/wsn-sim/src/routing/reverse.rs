@@ -34,8 +34,9 @@ pub struct ReverseConfig {
     /// Entries with age > `max_age` are deleted at an aging tick. Default 10.
     /// [CODE tenet1: ChildrenM.nc]
     pub max_age: u8,
-    /// Interval between aging ticks [s]. Default 60. Non-positive or non-finite values give a
-    /// zero period (the engine should then not age). [CODE tenet1: RoutingLayerM.nc]
+    /// Interval between aging ticks [s]. Default 60. Scenarios accept 0.1 s to 10^7 s; here a
+    /// non-positive or non-finite value gives a zero period, which the engine takes for "never
+    /// age". [CODE tenet1: RoutingLayerM.nc]
     pub aging_period_s: f64,
 }
 
