@@ -261,12 +261,13 @@ impl NodeAgent for CollectionForwarder {
             self.drop_packet(DropReason::Loop, Some(repr.origin));
             return;
         }
-        if !self.is_new(repr.origin, repr.seqno) {
+        let body = packet.payload();
+        let up = repr.direction == Direction::Up;
+        let for_me = repr.dst == self.me || (up && repr.sink == self.me);
+        if for_me && !self.is_new(repr.origin, repr.seqno) {
             self.drop_packet(DropReason::Duplicate, Some(repr.origin));
             return;
         }
-        let body = packet.payload();
-        let up = repr.direction == Direction::Up;
         // Reverse-path learning from every upward packet this node accepts: delivered at the
         // sink (its own radio learns too, so that it can route replies down) or accepted for
         // forwarding [CODE tenet1: RoutingLayerM.nc, spec §6.3].
@@ -289,6 +290,13 @@ impl NodeAgent for CollectionForwarder {
         }
         if !self.has_room(false) {
             self.drop_packet(DropReason::QueueFull, Some(repr.origin));
+            return;
+        }
+        // The duplicate check comes after the room check [CODE tenet1: RoutingLayerM.nc; spec
+        // §6.1, MultiHopLQI]: a packet dropped for a full queue (or its TTL) is not recorded, so
+        // the sender's retransmission after a lost ACK can still be forwarded.
+        if !self.is_new(repr.origin, repr.seqno) {
+            self.drop_packet(DropReason::Duplicate, Some(repr.origin));
             return;
         }
         if up && !ctx.learn_reverse(repr.sink, repr.origin, rx.link_src) {
@@ -567,6 +575,35 @@ mod tests {
             g.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
         }
         assert_eq!(g.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a"), Err(SendError::QueueFull));
+    }
+
+    #[test]
+    fn a_packet_dropped_for_a_full_queue_is_not_remembered() {
+        // Its copy (the sender's retransmission after a lost ACK) is forwarded once there is
+        // room, not discarded as a duplicate [spec §6.1].
+        let cfg = ForwarderConfig { queue_capacity: 1, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 0, b""));
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
+        assert_eq!((f.queue_len(), f.stats().queue_drops, f.stats().duplicates), (1, 1, 0));
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let done = SendDone {
+            frame_id: 1,
+            dst: fr.dst,
+            acked: true,
+            transmissions: 1,
+            time_to_ack: None,
+            channel_access_failure: false,
+        };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
+        assert_eq!((f.queue_len(), f.stats().queue_drops, f.stats().duplicates), (1, 1, 0));
+        // Another copy of an accepted packet is still a duplicate (given room to be tested).
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        f.handle_send_done(Instant::ZERO, &mut c, &SendDone { dst: fr.dst, ..done });
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
+        assert_eq!((f.queue_len(), f.stats().duplicates), (0, 1));
     }
 
     #[test]
