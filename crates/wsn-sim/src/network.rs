@@ -690,6 +690,9 @@ fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> 
     }
 }
 
+/// An IEEE 802.15.4 ACK frame on the air: SHR 5, length 1, FCF 2, DSN 1, FCS 2 bytes [LIT].
+const ACK_FRAME_BYTES: u32 = 11;
+
 /// IEEE 802.15.4 backoff: uniform[0, 2^BE − 1] units.
 fn draw_be(be: u8, unit_ns: u64, rng: &mut SimRng) -> Duration {
     let max = (1u64 << be.min(20)) - 1;
@@ -841,7 +844,8 @@ impl Network {
                 let d = net.nodes[i].trees[ti].mhlqi.first_beacon_delay(&mut rng);
                 net.q.push(Instant::ZERO + d, Ev::Beacon { node: i as u32, tree: ti as u16 });
             }
-            let aging = net.nodes[i].trees.first().map(|t| t.reverse.aging_period());
+            // A zero period (not reachable from a scenario) means no aging at all.
+            let aging = net.nodes[i].trees.first().map(|t| t.reverse.aging_period()).filter(|p| *p > Duration::ZERO);
             if let Some(p) = aging {
                 net.q.push(Instant::ZERO + p, Ev::Aging { node: i as u32 });
             }
@@ -1538,7 +1542,10 @@ impl Network {
         let false_ack_coin = &mut self.radios[i].rng;
         let n = &mut self.nodes[i];
         if ack_request {
-            let false_ack = !dst_decoded && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
+            // The false-ACK rule applies to a frame lost at the destination, not to one the
+            // destination never heard (out of range) [spec §4.2 R3].
+            let false_ack =
+                !dst_decoded && dst_link != u32::MAX && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
             let cur = n.mac.cur.as_mut().expect("on the air");
             cur.ack_coming = dst_decoded || false_ack;
             n.mac.phase = Phase::WaitAck;
@@ -1669,7 +1676,10 @@ impl Network {
                     // The whole ACK PPDU, PHY header included, as ns-3 charges it.
                     c < prr::oqpsk_chunk_success_db(p_rev - rd.energy_dbm(mw), 8 * self.mac.ack_bytes)
                 } else {
-                    c < frame_prr(&self.chan, self.mac.ack_bytes, p_rev - rd.energy_dbm(mw), 0)
+                    // A preset that folds the ACK's airtime into the frame (`ack_bytes` 0,
+                    // tossim) still decodes an 11-byte ACK where the curve depends on length.
+                    let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
+                    c < frame_prr(&self.chan, ack_len, p_rev - rd.energy_dbm(mw), 0)
                 };
             }
             self.acks_on_air += 1;
