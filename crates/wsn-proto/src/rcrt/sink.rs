@@ -1002,7 +1002,10 @@ impl Sink {
         let keep_demand = self.cfg.profile == Profile::ReferenceCode && self.policy.name() == "demand-limited";
         if !keep_demand {
             self.demand -= flow.demand;
-            self.total = self.total.min(self.demand);
+            // No R ≤ D cap under a policy without one (weighted, AMBIG-12).
+            if self.policy.caps_at_demand() {
+                self.total = self.total.min(self.demand);
+            }
         }
         if self.flows.is_empty() {
             // [CODE] clear rounding residue; slow start again.
@@ -2288,6 +2291,20 @@ mod tests {
         assert_eq!(s.total_demand(), 1.0);
         s.handle_datagram(ms(20), NodeId(1), &fin);
         assert_eq!((s.total_rate(), s.total_demand(), s.flow_count()), (0.0, 0.0, 0));
+    }
+
+    /// Under the weighted policy R may exceed D = Σ d_i (AMBIG-12), and a leave does not cap it.
+    #[test]
+    fn weighted_leave_keeps_r_above_d() {
+        let mut s = Sink::new(NodeId(0), config(Profile::Paper), Box::new(crate::rcrt::policy::Weighted));
+        s.handle_datagram(ms(0), NodeId(1), &syn(0.25, 1));
+        s.handle_datagram(ms(0), NodeId(2), &syn(0.25, 1));
+        assert_eq!((s.total_rate(), s.total_demand()), (0.5, 0.5));
+        let r1 = Rate::from_pps(s.flow_rate(NodeId(1)).unwrap());
+        s.handle_datagram(ms(10_000), NodeId(1), &data(1, r1, 0, 0, false));
+        assert_eq!(s.total_rate(), 1.0, "an increase above D");
+        s.handle_datagram(ms(10_010), NodeId(2), &bytes(&Repr::Fin { last: 0 }));
+        assert_eq!((s.total_rate(), s.total_demand()), (0.5, 0.25), "R −= r_2 only");
     }
 
     /// [CODE-FILL adjust_rates_at_node_join] joins add min(d, 0.5) until the first decrease
