@@ -18,6 +18,9 @@ use crate::scenario::{IfrcScenario, RcrtProfile};
 /// Bytes of the IFRC header carried after the collection header.
 pub const IFRC_HEADER_LEN: usize = wsn_wire::ifrc::HEADER_LEN;
 
+/// Largest weight of a node (weighted fairness, spec §9.2; the paper uses 2). \[REC\]
+const MAX_WEIGHT: f64 = 1000.0;
+
 /// The IFRC configuration a scenario asks for (profile values, then the scenario's overrides).
 /// The queue bound follows the MAC preset's `queue_capacity`.
 pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError> {
@@ -115,8 +118,10 @@ pub fn agent_factory(
             k.parse().ok().filter(|&i: &usize| i < n).ok_or_else(|| {
                 RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology"))
             })?;
-        if !(w.is_finite() && w >= 0.0) {
-            return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be ≥ 0")));
+        // A node originates at w·r: a weight beyond MAX_WEIGHT would ask for more packets than
+        // any radio carries (and a huge one would stall the run in slot events).
+        if !(w.is_finite() && (0.0..=MAX_WEIGHT).contains(&w)) {
+            return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be within 0 … {MAX_WEIGHT}")));
         }
         weights[i] = w;
     }

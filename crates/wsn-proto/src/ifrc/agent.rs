@@ -8,7 +8,7 @@ use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
 use super::config::{
-    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
+    BsTrigger, Generation, IfrcConfig, Profile, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
@@ -309,7 +309,9 @@ impl IfrcAgent {
         IfrcAgent {
             me,
             role,
-            delta: cfg.delta_for(cfg.initial_rate_pps),
+            // The base station's slope follows its own pseudo-rate, δ = ε·r_b² (AMBIG-12,
+            // option a), from the start as after every decrease.
+            delta: cfg.delta_for(if matches!(role, Role::BaseStation) { rate } else { cfg.initial_rate_pps }),
             ladder,
             fwd,
             rate,
@@ -749,13 +751,19 @@ impl IfrcAgent {
     /// A child of the base station crossed a new threshold [PAPER §4.1.4].
     fn bs_child_crossing(&mut self, now: Instant, r_child: f64) {
         self.stats.rule2_signals += 1;
-        if r_child < self.rate {
+        let decreased = r_child < self.rate;
+        if decreased {
             self.stats.rule2_constraints += 1;
             self.set_rate(now, r_child);
             self.delta = self.cfg.delta_for(self.rate);
         }
-        // Broadcast at once, back to back [PAPER §4.1.4; AMBIG-25].
-        self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
+        // "When r_b is decreased because a child is congested", broadcast at once, back to back
+        // [PAPER §4.1.4; AMBIG-25]; the reference-code profile answers every crossing.
+        if decreased || self.cfg.profile == Profile::ReferenceCode {
+            self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
+        } else {
+            return;
+        }
         match self.cfg.bs_trigger {
             BsTrigger::OriginatedPackets => self.reset_pacing_counts(),
             // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] the timer re-arms at 1/r_b.
