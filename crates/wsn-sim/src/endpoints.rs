@@ -103,9 +103,11 @@ pub(crate) struct Endpoint {
     pub(crate) node: u32,
     pub(crate) timer: Option<Instant>,
     pub(crate) kind: EpKind,
-    /// Datagrams the node's full transmit queue refused, retried every
-    /// [`LOCAL_RETRY`] as the mote code does (bounded by [`LOCAL_PENDING`]).
-    pub(crate) pending: std::collections::VecDeque<(NodeId, NodeId, Vec<u8>)>,
+    /// The datagram the node's full transmit queue refused, retried every [`LOCAL_RETRY`] as
+    /// the mote code does; the endpoint holds everything after it.
+    pub(crate) pending: Option<(NodeId, NodeId, Vec<u8>)>,
+    /// Datagrams the node's transmit queue accepted.
+    pub(crate) queued: u64,
 }
 
 /// Retry interval of a datagram the local queue refused. [CODE tenet1: the transport retries a
@@ -114,9 +116,6 @@ pub(crate) const LOCAL_RETRY: wsn_proto::time::Duration = wsn_proto::time::Durat
 /// Wait before an application opens a new connection after a failed setup. [AMBIG → chosen
 /// 30 s: about one MultiHopLQI beacon period, time for routes to repair]
 pub(crate) const REOPEN_DELAY: wsn_proto::time::Duration = wsn_proto::time::Duration::from_secs(30);
-/// Most refused datagrams an endpoint holds for retry; beyond it the oldest is dropped (RCRT
-/// recovers it end to end). [AMBIG → chosen 4]
-pub(crate) const LOCAL_PENDING: usize = 4;
 
 /// Per-flow RCRT figures kept by the simulator.
 #[derive(Clone, Debug, Default)]
@@ -155,7 +154,8 @@ impl Network {
             self.eps.push(Endpoint {
                 node: sink.0 as u32,
                 timer: None,
-                pending: Default::default(),
+                pending: None,
+                queued: 0,
                 kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() },
             });
         }
@@ -179,7 +179,8 @@ impl Network {
             self.eps.push(Endpoint {
                 node: src.0 as u32,
                 timer: None,
-                pending: Default::default(),
+                pending: None,
+                queued: 0,
                 kind: EpKind::Source {
                     flow: fi as u32,
                     src: Box::new(Source::new(src, sink, cfg.clone())),
@@ -373,11 +374,11 @@ impl Network {
                 src.close(now);
             }
         }
-        // 2. Datagrams out: first those the queue refused before, then new ones. A refused
+        // 2. Datagrams out: first the one the queue refused before, then new ones. A refused
         // datagram waits for a retry LOCAL_RETRY later.
         let mut retry_at = None;
         loop {
-            let out = if let Some(p) = self.eps[e].pending.pop_front() {
+            let out = if let Some(p) = self.eps[e].pending.take() {
                 Some(p)
             } else {
                 match &mut self.eps[e].kind {
@@ -392,26 +393,13 @@ impl Network {
             let n = &mut self.nodes[node];
             let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
             if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
-                let ep = &mut self.eps[e];
-                ep.pending.push_front((tree, dst, bytes));
-                // Keep what the endpoint emits flowing into the bounded retry list.
-                let fresh = match &mut ep.kind {
-                    EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
-                    EpKind::Source { flow, src, .. } => {
-                        let sink = self.flows[*flow as usize].sink;
-                        src.poll_transmit(now).map(|b| (sink, sink, b))
-                    }
-                };
-                if let Some(f) = fresh {
-                    ep.pending.push_back(f);
-                }
-                while ep.pending.len() > LOCAL_PENDING {
-                    ep.pending.pop_front();
-                    self.nodes[node].stats.queue_drops += 1;
-                }
+                // The refused datagram waits; the endpoint keeps everything else (a sink builds
+                // each FEEDBACK only when it is taken, so it carries the state of that moment).
+                self.eps[e].pending = Some((tree, dst, bytes));
                 retry_at = Some(now + LOCAL_RETRY);
                 break;
             }
+            self.eps[e].queued += 1;
         }
         // 3. Events.
         let t_s = now.as_secs_f64();
@@ -465,7 +453,10 @@ impl Network {
                 (a, b) => a.or(b),
             },
         };
+        // While the queue refuses, a time at or before now only says that the endpoint has
+        // output ready (its timers due now have run): it waits for the retry, not a busy loop.
         let t = match (t, retry_at) {
+            (Some(a), Some(b)) if a <= now => Some(b),
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
@@ -501,6 +492,15 @@ impl Network {
     pub fn rcrt_sink(&self, sink: NodeId) -> Option<&Sink> {
         self.eps.iter().find_map(|e| match &e.kind {
             EpKind::Sink { sink: s, .. } if s.node() == sink => Some(&**s),
+            _ => None,
+        })
+    }
+
+    /// Datagrams the RCRT sink at `sink` handed to its node's transmit queue, and whether one
+    /// waits for a retry after the queue refused it.
+    pub fn rcrt_sink_datagrams(&self, sink: NodeId) -> Option<(u64, bool)> {
+        self.eps.iter().find_map(|e| match &e.kind {
+            EpKind::Sink { sink: s, .. } if s.node() == sink => Some((e.queued, e.pending.is_some())),
             _ => None,
         })
     }

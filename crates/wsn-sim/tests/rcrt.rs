@@ -31,6 +31,12 @@ fn rcrt_delivers_every_packet_exactly_once_in_order_on_office40() {
         assert!((flow as usize) < s.flows.len(), "decrease at {t} s names no flow");
         assert!(level > upper, "a cut at {t} s with C_i = {level} ≤ U = {upper}");
     }
+    // Every datagram the sink built reached its node's transmit queue (or waits for a retry):
+    // a burst such as the rate notifications after a cut is paced by retries, never dropped.
+    let st = sink.stats();
+    let built = st.feedback_sent + st.syn_acks_sent + st.syn_nacks_sent + st.fin_acks_sent;
+    let (queued, waiting) = net.rcrt_sink_datagrams(net.sinks()[0]).expect("an RCRT sink");
+    assert_eq!(queued + u64::from(waiting), built, "sink datagrams built vs queued");
     // Per-flow feedback and cut counts in summary.json add up to the totals.
     let fb: u64 = s.flows.iter().map(|f| f.feedback_packets.expect("RCRT flow")).sum();
     assert_eq!(fb, s.totals.feedback_packets.unwrap());
@@ -138,16 +144,24 @@ fn rcrt_two_sinks_two_policies() {
     let until = |v: &[&wsn_sim::network::Flow]| v.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max);
     let to = until(&a1).min(until(&b1));
     assert!(to > from + 60.0, "the two sets overlap for at least a minute: {from} .. {to}");
-    let mut ratios = Vec::new();
+    let mut rates = Vec::new();
     for k in 1..10 {
         let t = from + (to - from) * k as f64 / 10.0;
         if let (Some(ra), Some(rb)) = (median_rate(&a1, t), median_rate(&b1, t)) {
-            ratios.push((t, ra / rb));
+            rates.push((t, ra, rb));
         }
     }
-    assert!(!ratios.is_empty(), "A1 and B1 have allocations while both are active");
-    for (t, ratio) in &ratios {
-        assert!((ratio - 2.0).abs() <= 0.2, "A1/B1 at {t:.0} s = {ratio:.3}, expected 2 ± 10 %: {ratios:?}");
+    assert!(!rates.is_empty(), "A1 and B1 have allocations while both are active");
+    // Rates travel in steps of 1/256 pkt/s and the trace records a flow's rate when its code
+    // changes, so each recorded rate may be up to a step from the exact share: r_A = 2·r_B
+    // within 10 % plus three steps (one for r_A, two for 2·r_B). At the R ≥ N/30 floor, where
+    // the paper profile sits for long spells (docs/rcrt.md finding A), the steps are most of it.
+    let step = 1.0 / 256.0;
+    for &(t, ra, rb) in &rates {
+        assert!(
+            (ra - 2.0 * rb).abs() <= 0.2 * rb + 3.0 * step,
+            "A1/B1 at {t:.0} s = {ra:.4}/{rb:.4}, expected 2 ± 10 % (± 3/256 pkt/s): {rates:?}"
+        );
     }
 }
 
