@@ -25,7 +25,7 @@ fn default_scenario_matches_the_readme() {
     check(
         "rcrt-baseline",
         &[],
-        "a12c0e00403b193cf7fa14a6233ade0a813b99e872092e7e7153b85a5fd993e2",
+        "5cefe147ff136e735808995a505e37d52c5433824f8d20187c9a804afa78111e",
         "the summary in README.md (Quick start)",
     );
 }
@@ -35,7 +35,7 @@ fn office40_best_effort_hour_matches_the_simulator_document() {
     check(
         "office40",
         &[],
-        "214b1032b077b6394d1517a08211d6e144b7ab867cfab7302d399152cbcc4243",
+        "7bee9de36de2144aa2ffa6c9d8a1a9eb4c0d2d10551e56ab050e9978680ac30f",
         "docs/simulator.md (section office40)",
     );
 }
