@@ -147,9 +147,10 @@ pub struct SinkConfig {
     /// Weight of a flow with no configured weight. [AMBIG-12 → 1]
     pub default_weight: f64,
     /// Least time between two datagrams [`Sink::poll_transmit`] hands out (a base station
-    /// feeding its gateway mote one packet at a time). [AMBIG → chosen 0 = hand everything out
-    /// at once and let the driver's radio queue pace; a burst such as the rate notifications of
-    /// a decrease to 39 flows can overflow a 16-deep queue, which a few ms here avoid]
+    /// feeding its gateway mote one packet at a time). [AMBIG → chosen 0 = hand out what the
+    /// driver asks for; the simulator's driver stops asking while its node's queue is full and
+    /// retries every 10 ms, so a burst such as the rate notifications of a decrease to 39 flows
+    /// waits here rather than being dropped]
     pub tx_spacing: Duration,
 }
 
