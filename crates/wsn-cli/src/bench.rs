@@ -259,7 +259,10 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     anyhow::ensure!((1..=MAX_REPEAT).contains(&repeat), "--repeat must be 1 to {MAX_REPEAT}, got {repeat}");
     let mut cases = vec!["lrwpan40".to_string(), "office40-hour".into(), "uniform-400-0.5-300".into()];
     let sizes: &[usize] = if quick { &[40, 400, 2000] } else { &[40, 400, 1000, 2000, 4000, 10000] };
-    for n in sizes {
+    // Not uniform-1000: its single sink is cut off at that size (of the centre node's links only
+    // one passes the static tree's 0-dB threshold, and that neighbour has no other), so the case
+    // would time broadcasts from unrouted nodes, not collection.
+    for n in sizes.iter().filter(|&&n| n != 1000) {
         cases.push(format!("uniform-{n}-0.2-60"));
     }
     for n in sizes.iter().filter(|&&n| n >= 400) {
