@@ -22,14 +22,19 @@ pub const IFRC_HEADER_LEN: usize = wsn_wire::ifrc::HEADER_LEN;
 const MAX_WEIGHT: f64 = 1000.0;
 
 /// The IFRC configuration a scenario asks for (profile values, then the scenario's overrides).
-/// The queue bound follows the MAC preset's `queue_capacity`.
+/// The queue bound follows the MAC preset's `queue_capacity`: all its slots under the paper
+/// profile, all but one under the reference-code profile, whose ring buffer is full when the
+/// next slot is the head [CODE usc-ifrc: QueuedSendM.nc, 64 slots of which 63 usable].
 pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError> {
     let bad = |m: String| RunError::Config(m);
     let mut cfg = IfrcConfig::for_profile(match c.profile {
         RcrtProfile::Paper => Profile::Paper,
         RcrtProfile::ReferenceCode => Profile::ReferenceCode,
     });
-    cfg.queue_capacity = mac.queue_capacity;
+    cfg.queue_capacity = match cfg.profile {
+        Profile::Paper => mac.queue_capacity,
+        Profile::ReferenceCode => mac.queue_capacity.saturating_sub(1).max(1),
+    };
     let pos = |name: &str, v: f64| -> Result<f64, RunError> {
         if v.is_finite() && v > 0.0 {
             Ok(v)
@@ -65,6 +70,10 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         cfg.initial_rate_pps = pos("r_init", v)?;
         // φ = r_init / 8 [PAPER §5] unless set explicitly.
         cfg.slow_start_increment_pps = cfg.initial_rate_pps / 8.0;
+        // The reference code's rate floor is r_init itself [CODE usc-ifrc: RateControlM.nc].
+        if cfg.profile == Profile::ReferenceCode {
+            cfg.min_rate_pps = cfg.initial_rate_pps;
+        }
     }
     if let Some(v) = c.phi {
         cfg.slow_start_increment_pps = pos("phi", v)?;
@@ -134,4 +143,26 @@ pub fn agent_factory(
         a.set_weight(weights[i]);
         Box::new(a)
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn queue_bound_and_rate_floor_follow_the_profile() {
+        let mac = MacConfig::ifrc2006();
+        let paper = config(&IfrcScenario::default(), &mac).unwrap();
+        assert_eq!(paper.queue_capacity, mac.queue_capacity);
+        let code = IfrcScenario { profile: RcrtProfile::ReferenceCode, ..IfrcScenario::default() };
+        let cfg = config(&code, &mac).unwrap();
+        assert_eq!(cfg.queue_capacity, mac.queue_capacity - 1, "a ring of N slots holds N − 1");
+        assert_eq!(cfg.min_rate_pps, cfg.initial_rate_pps);
+        // The code's floor is r_init, also when r_init is set.
+        let cfg = config(&IfrcScenario { r_init: Some(0.05), ..code }, &mac).unwrap();
+        assert_eq!((cfg.initial_rate_pps, cfg.min_rate_pps), (0.05, 0.05));
+        // The paper profile keeps its own floor.
+        let cfg = config(&IfrcScenario { r_init: Some(0.05), ..IfrcScenario::default() }, &mac).unwrap();
+        assert!(cfg.min_rate_pps < 0.05);
+    }
 }
