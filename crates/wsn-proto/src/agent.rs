@@ -220,6 +220,11 @@ pub trait NodeAgent {
     fn queue_len(&self) -> usize;
     /// Bound of the transmit queue.
     fn queue_capacity(&self) -> usize;
+    /// Whether [`NodeAgent::send`] would find room now for an upward (`upward`) or downward
+    /// datagram of this node's own, so that a driver can ask before it builds one. Default: true.
+    fn can_send(&self, _upward: bool) -> bool {
+        true
+    }
     /// Protocol-specific counters for reports, as (name, value) pairs; none by default.
     fn counters(&self) -> Vec<(&'static str, u64)> {
         Vec::new()

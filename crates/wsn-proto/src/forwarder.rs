@@ -381,6 +381,10 @@ impl NodeAgent for CollectionForwarder {
         self.cfg.queue_capacity + usize::from(self.cfg.own_slot)
     }
 
+    fn can_send(&self, upward: bool) -> bool {
+        self.has_room(upward)
+    }
+
     fn send(
         &mut self,
         _now: Instant,

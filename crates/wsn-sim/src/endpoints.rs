@@ -103,9 +103,12 @@ pub(crate) struct Endpoint {
     pub(crate) node: u32,
     pub(crate) timer: Option<Instant>,
     pub(crate) kind: EpKind,
-    /// The datagram the node's full transmit queue refused, retried every [`LOCAL_RETRY`] as
-    /// the mote code does; the endpoint holds everything after it.
+    /// A datagram the node's transmit queue refused although it had reported room (not seen
+    /// with the collection forwarder, which answers [`NodeAgent::can_send`] exactly).
     pub(crate) pending: Option<(NodeId, NodeId, Vec<u8>)>,
+    /// The node's queue was full: nothing is taken from the endpoint before this time, the
+    /// [`LOCAL_RETRY`] timer of the mote code.
+    pub(crate) retry_at: Option<Instant>,
     /// Datagrams the node's transmit queue accepted.
     pub(crate) queued: u64,
 }
@@ -155,6 +158,7 @@ impl Network {
                 node: sink.0 as u32,
                 timer: None,
                 pending: None,
+                retry_at: None,
                 queued: 0,
                 kind: EpKind::Sink { sink: Box::new(s), flows: BTreeMap::new() },
             });
@@ -180,6 +184,7 @@ impl Network {
                 node: src.0 as u32,
                 timer: None,
                 pending: None,
+                retry_at: None,
                 queued: 0,
                 kind: EpKind::Source {
                     flow: fi as u32,
@@ -313,6 +318,11 @@ impl Network {
     pub(crate) fn endpoint_timer(&mut self, e: usize) {
         let now = self.now;
         let ep = &mut self.eps[e];
+        // An event whose time was replaced by an earlier one (timers are cancelled lazily) has
+        // nothing to do: the armed time is later, or the endpoint has already run.
+        if !ep.timer.is_some_and(|t| t <= now) {
+            return;
+        }
         ep.timer = None;
         match &mut ep.kind {
             EpKind::Sink { sink, .. } => {
@@ -368,38 +378,56 @@ impl Network {
                 f.parent_at.push(crate::network::parent_stamp(&self.nodes, &self.sinks, f.source.index(), f.sink));
                 self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
             }
+            // At stop_s the application stops: what it generated but the source has not taken
+            // yet is never sent (it was not originated), and the connection closes.
+            if now >= f.stop {
+                *backlog = 0;
+            }
             let done = f.count.is_some_and(|c| f.originated >= c) || now >= f.stop;
             if done && *backlog == 0 && !*closing && f.originated > 0 {
                 *closing = true;
                 src.close(now);
             }
         }
-        // 2. Datagrams out: first the one the queue refused before, then new ones. A refused
-        // datagram waits for a retry LOCAL_RETRY later.
+        // 2. Datagrams out, while the node's queue has room. A datagram is built only when the
+        // queue can take it, so a sink's FEEDBACK carries the state of the moment it leaves
+        // (rate, ACK, NACKs, its send time T). When the queue is full the endpoint waits for
+        // the 10-ms retry timer, whatever else wakes it meanwhile [CODE RcrTransportM.nc].
         let mut retry_at = None;
-        loop {
-            let out = if let Some(p) = self.eps[e].pending.take() {
-                Some(p)
-            } else {
-                match &mut self.eps[e].kind {
-                    EpKind::Sink { sink, .. } => sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b)),
-                    EpKind::Source { flow, src, .. } => {
-                        let sink = self.flows[*flow as usize].sink;
-                        src.poll_transmit(now).map(|b| (sink, sink, b))
-                    }
+        if self.eps[e].retry_at.is_some_and(|t| now < t) {
+            retry_at = self.eps[e].retry_at;
+        } else {
+            self.eps[e].retry_at = None;
+            let upward = matches!(self.eps[e].kind, EpKind::Source { .. });
+            loop {
+                if self.eps[e].pending.is_none() && !self.nodes[node].agent.can_send(upward) {
+                    retry_at = Some(now + LOCAL_RETRY);
+                    break;
                 }
-            };
-            let Some((tree, dst, bytes)) = out else { break };
-            let n = &mut self.nodes[node];
-            let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
-            if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
-                // The refused datagram waits; the endpoint keeps everything else (a sink builds
-                // each FEEDBACK only when it is taken, so it carries the state of that moment).
-                self.eps[e].pending = Some((tree, dst, bytes));
-                retry_at = Some(now + LOCAL_RETRY);
-                break;
+                let out = if let Some(p) = self.eps[e].pending.take() {
+                    Some(p)
+                } else {
+                    match &mut self.eps[e].kind {
+                        EpKind::Sink { sink, .. } => {
+                            sink.poll_transmit(now).map(|(to, b)| (self.nodes[node].id, to, b))
+                        }
+                        EpKind::Source { flow, src, .. } => {
+                            let sink = self.flows[*flow as usize].sink;
+                            src.poll_transmit(now).map(|b| (sink, sink, b))
+                        }
+                    }
+                };
+                let Some((tree, dst, bytes)) = out else { break };
+                let n = &mut self.nodes[node];
+                let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
+                if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
+                    self.eps[e].pending = Some((tree, dst, bytes));
+                    retry_at = Some(now + LOCAL_RETRY);
+                    break;
+                }
+                self.eps[e].queued += 1;
             }
-            self.eps[e].queued += 1;
+            self.eps[e].retry_at = retry_at;
         }
         // 3. Events.
         let t_s = now.as_secs_f64();

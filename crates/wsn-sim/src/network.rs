@@ -544,6 +544,9 @@ pub struct Network {
     /// Largest transmit-queue length per node per time-series bin (empty when nodes × bins
     /// exceeds 20 million).
     pub(crate) queue_bins: Vec<Vec<u16>>,
+    /// Deliveries by an end-to-end transport's sink that name no flow or do not parse (phantoms
+    /// that cannot be charged to a flow).
+    pub(crate) unattributed_phantoms: u64,
 }
 
 /// A fixed tree: (parent, hop count) of every node; `None` for the root or an unreachable node.
@@ -788,6 +791,7 @@ impl Network {
             sure_db: f64::INFINITY,
             receptions: 0,
             pending_agent: VecDeque::new(),
+            unattributed_phantoms: 0,
             rate_controlled: spec.rate_controlled,
             flows_by_node: vec![Vec::new(); n],
             rate_trace: vec![Vec::new(); n],
@@ -1142,13 +1146,18 @@ impl Network {
         in_order: bool,
     ) -> Option<(usize, u64)> {
         let now = self.now;
+        // An end-to-end transport's sink (`in_order`) hands up only what a source sent: anything
+        // that is not one of our packets is a phantom (the check does not trust the sink). A
+        // frame injected into a best-effort run is merely malformed.
         let Ok(p) = wsn_wire::besteffort::Packet::new_checked(payload) else {
             self.nodes[node].stats.malformed += 1;
+            self.unattributed_phantoms += u64::from(in_order);
             return None;
         };
         let (fi, seq) = (p.flow() as usize, p.seq() as u64);
         let Some(f) = self.flows.get_mut(fi) else {
             self.nodes[node].stats.malformed += 1;
+            self.unattributed_phantoms += u64::from(in_order);
             return None;
         };
         if f.source != origin || f.sink.index() != node || seq >= f.originated {

@@ -647,8 +647,10 @@ fn summarize(
                         .unwrap_or(0)
                 }),
                 in_order_exactly_once: f.endpoint.map(|_| {
+                    // Complete: everything generated was originated, or the connection was
+                    // closed (a flow stopped at stop_s leaves its unsent backlog behind).
                     f.originated > 0
-                        && f.generated == f.originated
+                        && (f.generated == f.originated || f.rcrt.closed_s.is_some())
                         && f.delivered == f.originated
                         && f.rcrt.out_of_order == 0
                         && f.duplicate_deliveries == 0
@@ -680,7 +682,7 @@ fn summarize(
     let originated: u64 = flows.iter().map(|f| f.originated).sum();
     let delivered: u64 = flows.iter().map(|f| f.delivered).sum();
     let gp: Vec<f64> = flows.iter().map(|f| f.goodput_pps).collect();
-    let mut inv = Invariants::default();
+    let mut inv = Invariants { phantom_deliveries: net.unattributed_phantoms, ..Invariants::default() };
     for f in net.flows() {
         inv.duplicate_deliveries += f.duplicate_deliveries;
         inv.phantom_deliveries += f.phantom_deliveries;

@@ -58,6 +58,26 @@ fn rcrt_delivers_every_packet_exactly_once_in_order_on_office40() {
     }
 }
 
+/// At `stop_s` the application stops and the connection closes (FIN, FIN-ACK), even though
+/// RCRT's rate is below the generation rate and a backlog is waiting: nothing is originated
+/// after the stop, and every originated packet still arrives once and in order.
+#[test]
+fn rcrt_flows_close_at_their_stop_time() {
+    let r = go(&load(
+        "rcrt/baseline.toml",
+        &["duration_s=1500", "flows.0.stop_s=900", "flows.0.count=1000000", "output.plots=false"],
+    ));
+    assert_eq!(r.summary.totals.invariant_violations, Default::default());
+    for f in r.network.flows() {
+        let closed = f.rcrt.closed_s.unwrap_or_else(|| panic!("flow {} never closed", f.id));
+        assert!(closed >= 900.0, "flow {} closed at {closed} s, before its stop", f.id);
+        assert!(f.generated > f.originated, "flow {}: the backlog at the stop is never originated", f.id);
+    }
+    for f in &r.summary.flows {
+        assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
+    }
+}
+
 /// Flows that join late and leave early (different start and stop times) are served and
 /// complete reliably; the others are unaffected.
 #[test]
