@@ -103,8 +103,8 @@ pub(crate) struct Endpoint {
     pub(crate) node: u32,
     pub(crate) timer: Option<Instant>,
     pub(crate) kind: EpKind,
-    /// A datagram the node's transmit queue refused although it had reported room (not seen
-    /// with the collection forwarder, which answers [`NodeAgent::can_send`] exactly).
+    /// A datagram the node's transmit queue refused: a source's (a sink asks for room first,
+    /// [`NodeAgent::can_send`], which the collection forwarder answers exactly).
     pub(crate) pending: Option<(NodeId, NodeId, Vec<u8>)>,
     /// The node's queue was full: nothing is taken from the endpoint before this time, the
     /// [`LOCAL_RETRY`] timer of the mote code.
@@ -398,9 +398,18 @@ impl Network {
             retry_at = self.eps[e].retry_at;
         } else {
             self.eps[e].retry_at = None;
-            let upward = matches!(self.eps[e].kind, EpKind::Source { .. });
             loop {
-                if self.eps[e].pending.is_none() && !self.nodes[node].agent.can_send(upward) {
+                // A sink with output waits for room before it builds the datagram. A source's
+                // DATA carries nothing that ages in 10 ms, and it usually has nothing to send
+                // while its datagram is in flight: it is asked first, and a refused datagram
+                // waits in `pending`.
+                let sink_blocked = match &self.eps[e].kind {
+                    EpKind::Sink { sink, .. } => {
+                        self.eps[e].pending.is_none() && sink.has_output(now) && !self.nodes[node].agent.can_send(false)
+                    }
+                    EpKind::Source { .. } => false,
+                };
+                if sink_blocked {
                     retry_at = Some(now + LOCAL_RETRY);
                     break;
                 }

@@ -25,7 +25,7 @@ fn default_scenario_matches_the_readme() {
     check(
         "rcrt-baseline",
         &[],
-        "5cefe147ff136e735808995a505e37d52c5433824f8d20187c9a804afa78111e",
+        "068c60fb24397c68711edd0904e0468b6300ff52359c35e71c3d0c39659f8619",
         "the summary in README.md (Quick start)",
     );
 }

@@ -750,6 +750,13 @@ impl Sink {
         }
     }
 
+    /// Whether [`Sink::poll_transmit`] would hand out a datagram at `now` (a driver whose link
+    /// has no room asks this before it takes one, so that no FEEDBACK is built only to wait).
+    #[must_use]
+    pub fn has_output(&self, now: Instant) -> bool {
+        !self.outbox.is_empty() && now >= self.next_tx
+    }
+
     /// Earliest time [`Sink::handle_timeout`] has work, or a held-back datagram can be taken
     /// with [`Sink::poll_transmit`].
     #[must_use]
