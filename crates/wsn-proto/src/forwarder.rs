@@ -449,6 +449,11 @@ mod tests {
         Ctx::new(me, Some(parent))
     }
 
+    /// The MAC's report of a first-attempt, acknowledged frame to `dst`.
+    fn acked(dst: NodeId) -> SendDone {
+        SendDone { frame_id: 1, dst, acked: true, transmissions: 1, time_to_ack: None, channel_access_failure: false }
+    }
+
     fn rx(from: u16, to: u16) -> RxInfo {
         RxInfo { link_src: NodeId(from), link_dst: NodeId(to), rssi_dbm: -70, lqi: 105 }
     }
@@ -559,15 +564,7 @@ mod tests {
         for _ in 0..3 {
             let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
             assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b"), Err(SendError::QueueFull));
-            let done = SendDone {
-                frame_id: 1,
-                dst: fr.dst,
-                acked: true,
-                transmissions: 1,
-                time_to_ack: None,
-                channel_access_failure: false,
-            };
-            f.handle_send_done(Instant::ZERO, &mut c, &done);
+            f.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
             events.extend(core::iter::from_fn(|| f.poll_event()));
         }
         assert_eq!(events, vec![AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: true }]);
@@ -592,20 +589,12 @@ mod tests {
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
         assert_eq!((f.queue_len(), f.stats().queue_drops, f.stats().duplicates), (1, 1, 0));
         let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
-        let done = SendDone {
-            frame_id: 1,
-            dst: fr.dst,
-            acked: true,
-            transmissions: 1,
-            time_to_ack: None,
-            channel_access_failure: false,
-        };
-        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        f.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
         assert_eq!((f.queue_len(), f.stats().queue_drops, f.stats().duplicates), (1, 1, 0));
         // Another copy of an accepted packet is still a duplicate (given room to be tested).
         let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
-        f.handle_send_done(Instant::ZERO, &mut c, &SendDone { dst: fr.dst, ..done });
+        f.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b""));
         assert_eq!((f.queue_len(), f.stats().duplicates), (0, 1));
     }
