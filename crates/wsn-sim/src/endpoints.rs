@@ -320,7 +320,7 @@ impl Network {
         let ep = &mut self.eps[e];
         // An event whose time was replaced by an earlier one (timers are cancelled lazily) has
         // nothing to do: the armed time is later, or the endpoint has already run.
-        if !ep.timer.is_some_and(|t| t <= now) {
+        if ep.timer.is_none_or(|t| t > now) {
             return;
         }
         ep.timer = None;
