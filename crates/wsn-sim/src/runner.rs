@@ -625,10 +625,16 @@ fn summarize(
         .iter()
         .map(|f| {
             // A flow whose application generated its whole packet count was active until its
-            // last delivery (whether or not every packet arrived); otherwise until it stopped
-            // (or the run ended).
-            let finished = f.count.is_some_and(|c| f.generated >= c) && f.delivered > 0;
-            let until = if finished { f.last_delivery.max(f.start) } else { f.stop.min(end) };
+            // last delivery (whether or not every packet arrived), but at least until its last
+            // packet was due (a flow of one packet is not "22 pkt/s" because it arrived fast);
+            // otherwise until it stopped (or the run ended).
+            let until = match f.count {
+                Some(c) if f.generated >= c => {
+                    let due = f.first_tick.max(f.start) + f.interval.saturating_mul(c);
+                    f.last_delivery.max(due).min(end)
+                }
+                _ => f.stop.min(end),
+            };
             let active = (until - f.start).as_secs_f64();
             FlowSummary {
                 id: f.id,

@@ -41,6 +41,20 @@ fn network_never_creates_or_duplicates_and_queues_stay_bounded() {
     }
 }
 
+/// A flow with a packet count is active at least until its last packet was due, so that its
+/// goodput can never exceed the rate it sends at (a one-packet flow delivered quickly once read
+/// 22 pkt/s at 1 pkt/s).
+#[test]
+fn goodput_of_a_counted_flow_never_exceeds_its_rate() {
+    for count in ["flows.0.count=1", "flows.0.count=5"] {
+        let r = go(&small(&[count]));
+        assert!(r.summary.totals.delivered > 0, "{count}: something arrives");
+        for f in &r.summary.flows {
+            assert!(f.goodput_pps <= 1.0 + 1e-9, "{count}: flow {} at {} pkt/s", f.id, f.goodput_pps);
+        }
+    }
+}
+
 #[test]
 fn decoded_frame_counters_match_the_traffic() {
     // Best effort sends only unicast data frames (beacons are counted apart), so the frames
