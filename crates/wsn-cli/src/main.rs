@@ -477,9 +477,12 @@ fn sweep(
         points.push(p);
     }
     // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
-    // fair (every flow gets at least 80 % of the mean).
+    // fair (every flow gets at least 80 % of the mean), walking the values in ascending order
+    // whatever order `--param` gave them in.
+    let mut ascending: Vec<&SweepPoint> = points.iter().collect();
+    ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
     let mut knee = None;
-    for p in &points {
+    for p in ascending {
         if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
             knee = Some(p.x);
         } else {

@@ -281,6 +281,22 @@ fn sweep_over_seeds_uses_each_seed() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The knee is found in ascending order of the swept values, whatever order `--param` lists
+/// them in (lrwpan40 carries 0.5 and 1 pkt/s per node with 99 % delivery).
+#[test]
+fn sweep_knee_ignores_the_order_of_the_values() {
+    let dir = std::env::temp_dir().join(format!("wsn-cli-sweep-order-{}", std::process::id()));
+    let o = wsn()
+        .args(["sweep", "lrwpan40", "--param", "flows.0.rate_pps=1,0.5", "--set", "duration_s=120", "--out"])
+        .arg(dir.join("o"))
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(out.contains("knee: fair with ≥ 95 % delivery up to flows.0.rate_pps = 1\n"), "{out}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// An RCRT sweep (here over the C_i gain) fills the RCRT columns of sweep.csv.
 #[test]
 fn rcrt_sweep_reports_feedback_and_repairs() {
