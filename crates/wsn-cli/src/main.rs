@@ -572,13 +572,14 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         t.mean_goodput_pps, t.min_goodput_pps, t.max_goodput_pps
     );
     println!(
-        "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}; dups suppressed {}",
+        "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}, loop/TTL {}; dups suppressed {}",
         t.data_frames,
         t.beacon_frames,
         t.ack_frames,
         t.queue_drops,
         t.mac_drops,
         t.no_route_drops,
+        t.loop_ttl_drops,
         t.duplicates_suppressed
     );
     if let Some(fb) = t.feedback_packets {

@@ -402,7 +402,7 @@ pub struct NodeStats {
     pub duplicates: u64,
     /// Malformed frames dropped.
     pub malformed: u64,
-    /// Other drops (loops, TTL).
+    /// Packets dropped for a routing loop or an expired TTL.
     pub other_drops: u64,
     /// Parent changes, summed over trees.
     pub parent_changes: u32,

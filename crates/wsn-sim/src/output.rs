@@ -169,7 +169,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     let e = io(dir, "nodes.csv");
     writeln!(
         w,
-        "node,x_m,y_m,parent,hops,data_tx,beacon_tx,data_rx,data_overheard,acked,queue_drops,mac_drops,no_route_drops,duplicates,parent_changes,max_queue"
+        "node,x_m,y_m,parent,hops,data_tx,beacon_tx,data_rx,data_overheard,acked,queue_drops,mac_drops,no_route_drops,loop_ttl_drops,duplicates,parent_changes,max_queue"
     )
     .map_err(&e)?;
     for (i, p) in r.positions.iter().enumerate() {
@@ -178,7 +178,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         let hops = net.hop_count(i, 0).map_or(-1, |h| h as i64);
         writeln!(
             w,
-            "{i},{:.2},{:.2},{parent},{hops},{},{},{},{},{},{},{},{},{},{},{}",
+            "{i},{:.2},{:.2},{parent},{hops},{},{},{},{},{},{},{},{},{},{},{},{}",
             p.x,
             p.y,
             s.data_tx,
@@ -189,6 +189,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
             s.queue_drops,
             s.mac_drops,
             s.no_route_drops,
+            s.other_drops,
             s.duplicates,
             s.parent_changes,
             s.max_queue

@@ -164,6 +164,8 @@ pub struct Totals {
     pub mac_drops: u64,
     /// Packets sent without a route.
     pub no_route_drops: u64,
+    /// Packets dropped for a routing loop or an expired TTL.
+    pub loop_ttl_drops: u64,
     /// Duplicates suppressed in the network.
     pub duplicates_suppressed: u64,
     /// Malformed frames dropped.
@@ -746,6 +748,7 @@ fn summarize(
             queue_drops: sum(|s| s.queue_drops),
             mac_drops: sum(|s| s.mac_drops),
             no_route_drops: sum(|s| s.no_route_drops),
+            loop_ttl_drops: sum(|s| s.other_drops),
             duplicates_suppressed: sum(|s| s.duplicates),
             malformed_frames: sum(|s| s.malformed),
             feedback_packets: if net.flows().iter().any(|f| f.endpoint.is_some()) {
