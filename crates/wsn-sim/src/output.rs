@@ -82,9 +82,14 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     let e = io(dir, "timeseries.csv");
     writeln!(w, "t_s,flow,delivered,goodput_pps").map_err(&e)?;
     let bins = r.series.len();
+    // Each bin is stamped with its end; the last one ends with the run and its rate is taken
+    // over its real width.
+    let end_s = r.summary.sim_seconds;
     for f in r.network.flows() {
         for (b, &d) in f.bins.iter().take(bins).enumerate() {
-            writeln!(w, "{:.3},{},{},{:.4}", (b + 1) as f64 * bin_s, f.id, d, d as f64 / bin_s).map_err(&e)?;
+            let (from, to) = (b as f64 * bin_s, ((b + 1) as f64 * bin_s).min(end_s));
+            let rate = if to > from { d as f64 / (to - from) } else { 0.0 };
+            writeln!(w, "{to:.3},{},{d},{rate:.4}", f.id).map_err(&e)?;
         }
     }
     w.flush().map_err(&e)?;
@@ -159,7 +164,9 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     for i in 0..net.len() {
         for (b, &q) in net.queue_bins(i).iter().enumerate() {
             if q > 0 {
-                writeln!(w, "{:.3},{i},{q}", b as f64 * bin_s).map_err(&e)?;
+                // Stamped with the bin's end, as timeseries.csv and network.csv.
+                let to = ((b + 1) as f64 * bin_s).min(net.end().as_secs_f64());
+                writeln!(w, "{to:.3},{i},{q}").map_err(&e)?;
             }
         }
     }
