@@ -274,7 +274,13 @@ pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
-            read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?
+            let mut links =
+                read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?;
+            // A gain file holds gains without the transmit power (TOSSIM's convention): every
+            // node transmits at the scenario's power, so that `wsn gains` and back give the same
+            // network.
+            links.tx_power_dbm = vec![sc.radio.link.tx_power_dbm; links.n()];
+            links
         }
         None => generate_links(&positions, &sc.radio.link, sc.topology.seed, min_rx)
             .map_err(|e| RunError::Input(e.to_string()))?,
