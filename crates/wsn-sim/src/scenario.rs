@@ -499,7 +499,7 @@ impl Scenario {
         default_protocol_kind(&mut doc).map_err(invalid)?;
         let mut sc: Scenario = match toml::from_str(&doc.to_string()) {
             Ok(sc) => sc,
-            Err(e) => return Err(invalid(explain(text, &doc, overrides, &e))),
+            Err(e) => return Err(invalid(with_line(text, overrides, explain(text, &doc, overrides, &e)))),
         };
         sc.base_dir = base_dir;
         if sc.protocol == ProtocolConfig::BestEffort {
@@ -517,7 +517,7 @@ impl Scenario {
                 ));
             }
         }
-        sc.validate().map_err(invalid)?;
+        sc.validate().map_err(|m| invalid(with_line(text, overrides, m)))?;
         for (i, f) in sc.flows.iter().enumerate() {
             if f.start_s >= sc.duration_s {
                 sc.warnings.push(format!(
@@ -729,6 +729,48 @@ impl Scenario {
 /// expire entries between a source's packets and flood the event queue (every node ticks).
 const MIN_AGING_PERIOD_S: f64 = 0.1;
 
+/// `message` with the line of the scenario text where its key is written, when it starts with a
+/// key path (`mac.max_retries`, `protocol.policy`, `flows[0].rate_pps`, …) found in the text
+/// and does not name a line already. A key set with `--set` gets none: its value is not the
+/// file's.
+fn with_line(text: &str, overrides: &[String], message: String) -> String {
+    if message.contains("line ") {
+        return message;
+    }
+    let path: String = message.chars().take_while(|c| !matches!(c, ':' | ' ' | '=')).collect();
+    // `flows[0].x` in messages is `flows.0.x` on the command line.
+    let dotted = path.replace('[', ".").replace(']', "");
+    if overrides.iter().any(|o| o.split('=').next().is_some_and(|k| k.trim() == dotted)) {
+        return message;
+    }
+    match key_line(text, &path) {
+        Some(n) => format!("{message} (line {n})"),
+        None => message,
+    }
+}
+
+/// The 1-based line on which the key `path` (`table.key`, `table.sub.key` or `flows[i].key`)
+/// is written in `text`, if it is written as `key = …` inside its table's section.
+fn key_line(text: &str, path: &str) -> Option<usize> {
+    let lines: Vec<&str> = text.lines().collect();
+    let header = |l: &str| l.trim_start().starts_with('[');
+    let assigns =
+        |l: &str, key: &str| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
+    // The section where the key lives, and the key within it.
+    let (start, key) = if let Some(rest) = path.strip_prefix("flows[") {
+        let (idx, key) = rest.split_once("].")?;
+        let idx: usize = idx.parse().ok()?;
+        let start = lines.iter().enumerate().filter(|(_, l)| l.trim() == "[[flows]]").nth(idx)?.0;
+        (start, key.to_string())
+    } else {
+        let (table, key) = path.rsplit_once('.')?;
+        let start = lines.iter().position(|l| l.trim() == format!("[{table}]"))?;
+        (start, key.to_string())
+    };
+    let end = lines[start + 1..].iter().position(|l| header(l)).map_or(lines.len(), |k| start + 1 + k);
+    (start + 1..end).find(|&i| assigns(lines[i], &key)).map(|i| i + 1)
+}
+
 /// The protocols `[protocol] kind` may name.
 const PROTOCOL_KINDS: [&str; 4] = ["best_effort", "rcrt", "reliable", "ifrc"];
 
@@ -926,6 +968,26 @@ mod tests {
     /// Errors name the key and the value, also where serde alone would not: a `[mac]` key, a
     /// `[protocol]` key (the tagged enum reports only the table's line), an unknown key brought
     /// in by `--set` (as that `--set`, not as a line of a rewritten copy of the file).
+    #[test]
+    fn errors_name_the_line_of_a_key_in_the_file() {
+        let office = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
+        let line_of = |text: &str, needle: &str| text.lines().position(|l| l.starts_with(needle)).unwrap() + 1;
+        // An unknown [mac] key and a refused [[flows]] value, written in the file.
+        let text = office.replacen("[mac]\n", "[mac]\nmax_retriez = 3\n", 1);
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        let n = line_of(&text, "max_retriez = 3");
+        assert!(e.contains(&format!("mac.max_retriez: unknown MAC parameter (line {n})")), "{e}");
+        let text = office.replacen("start_s = 300.0", "start_s = -5.0", 1);
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        let n = line_of(&text, "start_s = -5.0");
+        assert!(e.contains(&format!("flows[0].start_s = -5: must be a time ≥ 0 s (line {n})")), "{e}");
+        // The same key set on the command line: the file's line would mislead, so none.
+        let e = Scenario::from_toml(office, "t.toml", PathBuf::from("."), &["flows.0.start_s=-5".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("flows[0].start_s = -5") && !e.contains("line"), "{e}");
+    }
+
     #[test]
     fn errors_name_the_key() {
         let cases: &[(&[&str], &str)] = &[
