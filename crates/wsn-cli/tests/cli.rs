@@ -44,21 +44,24 @@ fn every_shipped_scenario_runs() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// `wsn ARGS` fails with a non-zero exit, no panic, and an error that contains `says`.
+#[track_caller]
+fn fails_saying(args: &[&str], says: &str) {
+    let o = wsn().args(args).output().expect("wsn runs");
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains(says) && !err.contains("panicked"), "{err}");
+}
+
 /// A misspelt key is an error that names it, with a non-zero exit and no panic.
 #[test]
 fn bad_override_is_an_error_not_a_panic() {
-    let o = wsn().args(["run", "office40", "-q", "--set", "mac.max_retriez=3"]).output().expect("wsn runs");
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("mac.max_retriez") && !err.contains("panicked"), "{err}");
+    fails_saying(&["run", "office40", "-q", "--set", "mac.max_retriez=3"], "mac.max_retriez");
 }
 
 #[test]
 fn payload_bytes_is_refused_outside_rcrt() {
-    let o = wsn().args(["reproduce", "ifrc", "--quick", "--payload-bytes", "6"]).output().expect("wsn runs");
-    assert!(!o.status.success());
-    let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("--payload-bytes") && !err.contains("panicked"), "{err}");
+    fails_saying(&["reproduce", "ifrc", "--quick", "--payload-bytes", "6"], "--payload-bytes");
 }
 
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
