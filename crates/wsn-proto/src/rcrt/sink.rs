@@ -559,6 +559,15 @@ struct Flow {
     /// with it: after a speed-up the code's pacing keeps one tick of the old interval, and
     /// feedback may be lost, so a live source can stay silent for several slow intervals).
     slowest_told: Rate,
+    /// The rate of the latest feedback or SYN-ACK built for the source.
+    last_told: Rate,
+    /// Slow-downs (a told rate below the previous one, or the SYN-ACK) built since the source
+    /// was last heard, and when the latest was built. Each one the source receives restarts its
+    /// pacing timer and takes a token, with no floor in the reference code (spec §3.4), so a
+    /// live slow source under frequent rate cuts can stay silent for many intervals; the idle
+    /// timeout allows for that ([`Sink::idle_deadline`]).
+    slowdowns_unheard: u32,
+    last_slowdown: Option<Instant>,
     fin_last: Option<u16>,
 }
 
@@ -571,14 +580,21 @@ impl Flow {
     /// still be an older one when feedback was lost).
     fn heard(&mut self, now: Instant, reported: Option<Rate>) {
         self.last_heard = now;
+        self.slowdowns_unheard = 0;
         if let Some(rate) = reported {
             self.slowest(rate);
         }
     }
 
-    /// Record the rate carried by a feedback or SYN-ACK.
-    fn told(&mut self) {
-        self.slowest(self.assigned_code);
+    /// Record the rate carried by a feedback or SYN-ACK built at `now`.
+    fn told(&mut self, now: Instant) {
+        let rate = self.assigned_code;
+        if self.last_told.is_zero() || rate < self.last_told {
+            self.slowdowns_unheard = self.slowdowns_unheard.saturating_add(1);
+            self.last_slowdown = Some(now);
+        }
+        self.last_told = rate;
+        self.slowest(rate);
     }
 
     fn slowest(&mut self, rate: Rate) {
@@ -963,6 +979,9 @@ impl Sink {
             last_reported: Rate::ZERO,
             last_heard: now,
             slowest_told: Rate::ZERO,
+            last_told: Rate::ZERO,
+            slowdowns_unheard: 0,
+            last_slowdown: None,
             fin_last: None,
         };
         let flow = match old {
@@ -977,6 +996,8 @@ impl Sink {
                 queued: None,
                 queued_deferred: false,
                 last_heard: now,
+                slowdowns_unheard: 0,
+                last_slowdown: None,
                 ..old
             },
             None => flow,
@@ -1529,12 +1550,22 @@ impl Sink {
     // ------------------------------------------------------------------------------ feedback
 
     /// When the flow expires for silence: [`SinkConfig::idle_timeout`], stretched to ten
-    /// intervals of the slowest rate the flow ever had (a slow flow is not idle).
+    /// intervals of the slowest rate the flow ever had (a slow flow is not idle), and to ten
+    /// more intervals than the slow-downs built since the source was last heard can explain:
+    /// k of them, the latest at t, can keep a live source silent until about
+    /// t + (k + 1) intervals (each restarts its pacing timer and takes a token, spec §3.4).
     fn idle_deadline(&self, flow: &Flow) -> Option<Instant> {
         let idle = self.cfg.idle_timeout?;
         let slowest = if flow.slowest_told.is_zero() { flow.assigned_code } else { flow.slowest_told };
         let interval = Duration::from_secs_f64(1.0 / slowest.pps().max(1e-6));
-        Some(flow.last_heard + idle.max(interval.saturating_mul(10)))
+        let heard = flow.last_heard + idle.max(interval.saturating_mul(10));
+        // The code's token is an int8_t: at most 128 slow-downs count.
+        let deficit = flow.slowdowns_unheard.min(128);
+        let explained = match flow.last_slowdown {
+            Some(at) if deficit > 0 => at + interval.saturating_mul(u64::from(deficit) + 10),
+            _ => Instant::ZERO,
+        };
+        Some(heard.max(explained))
     }
 
     /// The flow's RTO.
@@ -1622,7 +1653,7 @@ impl Sink {
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
-        flow.told();
+        flow.told(now);
         flow.fb_due = None;
         flow.fb_due_why = None;
         flow.last_sent_cack = flow.cack();
@@ -1657,7 +1688,7 @@ impl Sink {
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
-        flow.told();
+        flow.told(now);
         let repr =
             Repr::SynAck { fid: flow.fid, rate: flow.assigned_code, rtt_ms: rtt_field(&flow.rtt), nonce: flow.nonce };
         self.stats.syn_acks_sent += 1;
@@ -2409,6 +2440,38 @@ mod tests {
         assert_eq!(s.stats().flows_expired, 1);
         let (s, _) = open(Profile::ReferenceCode, 1.0);
         assert_eq!(s.poll_timeout(), None, "the code has no idle timeout");
+    }
+
+    /// A slow source that keeps being slowed down is silent for longer than ten intervals: each
+    /// slow-down it receives restarts its pacing and takes a token (spec §3.4). The idle
+    /// timeout waits ten intervals beyond what the unheard slow-downs explain, and forgets them
+    /// when the source is heard.
+    #[test]
+    fn idle_timeout_allows_for_unheard_slow_downs() {
+        let (mut s, first) = open(Profile::Paper, 1.0);
+        let slow = Rate::from_pps(1.0 / 128.0);
+        assert!(first.pps() > 0.1, "{first:?}");
+        assert_eq!(slow.pps(), 1.0 / 128.0);
+        let flow = s.flows.get_mut(&SRC).unwrap();
+        // The SYN-ACK at 0 was the first slow-down (from no rate), then three more.
+        for (at, pps) in
+            [(10_000, first.pps() / 2.0), (20_000, 1.0 / 128.0), (30_000, 2.0 / 128.0), (40_000, 1.0 / 128.0)]
+        {
+            flow.assigned_code = Rate::from_pps(pps);
+            flow.told(ms(at));
+        }
+        assert_eq!(flow.slowdowns_unheard, 4, "the speed-up at 30 s does not count");
+        // Ten intervals of 128 s after the last hearing would be 1280 s; the slow-downs explain
+        // silence until about 40 s + 5 × 128 s, and ten intervals more are allowed.
+        let flow = s.flows.get(&SRC).unwrap();
+        assert_eq!(s.idle_deadline(flow), Some(ms(40_000 + 14 * 128_000)));
+        s.handle_timeout(ms(1_500_000));
+        assert_eq!(s.flow_count(), 1, "not idle yet");
+        // Heard again (a DATA at 1600 s): back to ten intervals after it.
+        s.handle_datagram(ms(1_600_000), SRC, &data(1, slow, 1, 1_000, false));
+        let flow = s.flows.get(&SRC).unwrap();
+        assert_eq!(flow.slowdowns_unheard, 0);
+        assert_eq!(s.idle_deadline(flow), Some(ms(1_600_000 + 1_280_000)));
     }
 
     /// Known problem 2 of docs/rcrt.md: a source cut off (route black hole) for longer than

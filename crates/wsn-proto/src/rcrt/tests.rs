@@ -318,6 +318,16 @@ fn slow_flows_are_not_expired() {
             3,
             18331009167098572525,
         ),
+        (
+            vec![4.144783206142676, 4.652464275082548, 0.2, 3.8186417883965293],
+            108,
+            12,
+            0.19748082782671114,
+            0.03383088101413544,
+            4,
+            7,
+            16190294837525817417,
+        ),
     ];
     for (demands, packets, buffer, loss, duplicate, delay, jitter, seed) in cases {
         let sc = Scenario {
