@@ -180,6 +180,16 @@ pub struct Totals {
     /// duplicate, ack_request, decrease, fin, timer), all sinks.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub feedback_by_trigger: Option<std::collections::BTreeMap<String, u64>>,
+    /// RCRT: flows the sinks released after their idle timeout (paper profile; the reference
+    /// code has none).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_expired: Option<u64>,
+    /// RCRT: released flows that their source's datagrams brought back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_revived: Option<u64>,
+    /// RCRT: flows abandoned for a new incarnation of their source (a SYN with a new nonce).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub flows_replaced: Option<u64>,
     /// Jain's fairness index of the per-flow goodputs (1 = all equal).
     pub goodput_jain_index: f64,
     /// Protocol-specific counters summed over all nodes' agents (IFRC: halvings, sharing
@@ -570,6 +580,9 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunErro
         e.sink.congestion_gain = g;
     }
     e.source.wait_for_send_done = c.one_datagram_in_flight;
+    if let Some(f) = c.slow_down_token_floor {
+        e.source.slow_down_token_floor = f;
+    }
     if let Some(b) = c.buffer_packets {
         e.source.buffer_packets = b;
         e.source.ack_request_above = b / 2;
@@ -783,6 +796,21 @@ fn summarize(
                     }
                 }
                 Some(m)
+            } else {
+                None
+            },
+            flows_expired: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_expired).sum())
+            } else {
+                None
+            },
+            flows_revived: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_revived).sum())
+            } else {
+                None
+            },
+            flows_replaced: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_replaced).sum())
             } else {
                 None
             },

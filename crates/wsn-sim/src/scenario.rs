@@ -298,6 +298,10 @@ pub struct RcrtConfig {
     /// and a source hands over datagrams as soon as it builds them (a refused one is retried
     /// every 10 ms; the source keeps the rest).
     pub one_datagram_in_flight: bool,
+    /// Lowest token count a slow-down can leave at a source, from −128 (the reference code's
+    /// `int8_t`, the default in both profiles) to 0. −1 stops the "skip one token on slow-down"
+    /// deficit at one token (spec AMBIG-16). For sensitivity studies; see docs/rcrt.md.
+    pub slow_down_token_floor: Option<i8>,
 }
 
 impl Default for RcrtConfig {
@@ -312,6 +316,7 @@ impl Default for RcrtConfig {
             level_formula: None,
             congestion_gain: None,
             one_datagram_in_flight: true,
+            slow_down_token_floor: None,
         }
     }
 }
@@ -666,6 +671,13 @@ impl Scenario {
                     ));
                 }
             }
+            if let Some(f) = c.slow_down_token_floor {
+                if f > 0 {
+                    return Err(format!(
+                        "protocol.slow_down_token_floor = {f}: must be between -128 and 0 (a slow-down takes a token, it never adds one)"
+                    ));
+                }
+            }
             for (k, w) in &c.weights {
                 if !(w.is_finite() && *w > 0.0) {
                     return Err(format!("protocol.weights.{k} = {w}: must be > 0"));
@@ -999,6 +1011,14 @@ mod tests {
             (&["protocol.kind=\"rcrt\"", "protocol.demand_pps=3"], "protocol.demand_pps = 3: unknown field"),
             (&["protocol.kind=\"ifrc\"", "protocol.epsilon=\"x\""], "protocol.epsilon = \"x\": invalid type"),
             (&["protocol.kind=\"foo\""], "protocol.kind = \"foo\": unknown protocol"),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.slow_down_token_floor=1"],
+                "protocol.slow_down_token_floor = 1: must be between -128 and 0",
+            ),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.slow_down_token_floor=-129"],
+                "protocol.slow_down_token_floor = -129: invalid value",
+            ),
             (&["protocol={profile=\"paper\"}"], "protocol.kind must be given"),
             (&["bogus=1"], "--set bogus=1: unknown field `bogus`"),
             (&["duration_s=\"x\""], "--set duration_s=\"x\": invalid type"),

@@ -258,9 +258,9 @@ fn rcrt_diagnostic() {
         let Some(k) = r.network.rcrt_sink(sink) else { continue };
         let st = k.stats();
         println!(
-            "sink {}: feedback {} syn-acks {} increases {} decreases {} opened {} closed {} expired {} unknown-flow DATA {} dups {} recovered {}",
+            "sink {}: feedback {} syn-acks {} increases {} decreases {} opened {} closed {} expired {} replaced {} unknown-flow DATA {} dups {} recovered {}",
             sink.0, st.feedback_sent, st.syn_acks_sent, st.increases, st.decreases, st.flows_opened, st.flows_closed,
-            st.flows_expired, st.unknown_flow, st.duplicates, st.recovered
+            st.flows_expired, st.flows_replaced, st.unknown_flow, st.duplicates, st.recovered
         );
         println!("  triggers fired {:?}", st.feedback_triggers);
         println!(

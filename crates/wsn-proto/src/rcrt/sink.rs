@@ -400,8 +400,11 @@ pub struct SinkStats {
     pub flows_opened: u64,
     /// Flows completed (FIN-ACK).
     pub flows_closed: u64,
-    /// Flows deleted by the idle timeout or replaced by a new incarnation.
+    /// Flows released by the idle timeout.
     pub flows_expired: u64,
+    /// Flows abandoned because their source opened a new incarnation (a SYN with a new nonce,
+    /// AMBIG-21).
+    pub flows_replaced: u64,
     /// Expired flows brought back by their source's DATA, FIN or SYN
     /// ([`SinkConfig::revive_expired`]).
     pub flows_revived: u64,
@@ -1061,7 +1064,7 @@ impl Sink {
                 }
             }
             Leave::Replaced => {
-                self.stats.flows_expired += 1;
+                self.stats.flows_replaced += 1;
                 self.events.push_back(SinkEvent::FlowAborted { source });
             }
         }
@@ -1991,6 +1994,7 @@ mod tests {
         s.handle_datagram(ms(200), SRC, &syn(1.0, 2));
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0);
         assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SinkEvent::FlowAborted { source: SRC }));
+        assert_eq!((s.stats().flows_replaced, s.stats().flows_expired), (1, 0));
     }
 
     #[test]

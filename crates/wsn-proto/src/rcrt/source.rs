@@ -81,6 +81,12 @@ pub struct SourceConfig {
     pub nack_stale_distance: u32,
     /// Largest application payload. [PAPER §4.1: 64 bytes]
     pub max_payload: usize,
+    /// Lowest token count that a slow-down can leave. Every slow-down restarts the pacing timer
+    /// and takes one token away [CODE RcrTransportM.nc process_feedback_packet: an `int8_t`
+    /// decremented with no floor, so −128; AMBIG-16 → chosen: the code in both profiles].
+    /// −1 stops the deficit at one token (spec §3.4: "the token can become −1"): a
+    /// sensitivity option, see docs/rcrt.md ("The slow-down token skip").
+    pub slow_down_token_floor: i8,
     /// Incarnation nonce carried by the SYN; give each connection (or reboot) a fresh value.
     /// [AMBIG-21 → chosen, spec §4.11 item 5]
     pub nonce: u16,
@@ -108,6 +114,7 @@ impl SourceConfig {
             stall_probe_cap: Duration::from_secs(10),
             nack_stale_distance: 200,
             max_payload: 64,
+            slow_down_token_floor: i8::MIN,
             nonce: 1,
         }
     }
@@ -733,7 +740,9 @@ impl Source {
                 self.next_tick = now + interval(rate);
                 // [CODE RcrTransportM.nc process_feedback_packet: an int8_t decremented
                 // without a floor, so two slow-downs within one tick leave −2]
-                self.token = (self.token - 1).max(i64::from(i8::MIN));
+                if self.token > i64::from(self.cfg.slow_down_token_floor) {
+                    self.token -= 1;
+                }
             }
             self.rate = rate;
             self.events.push_back(SourceEvent::RateChanged(rate.pps()));
@@ -1029,15 +1038,39 @@ mod tests {
     }
 
     /// [CODE process_feedback_packet] every slow-down takes a token, with no floor: two within
-    /// one tick leave −2, so the next packet waits three ticks of the new rate.
+    /// one tick leave −2, so the next packet waits three ticks of the new rate. With
+    /// `slow_down_token_floor = −1`, two ticks.
     #[test]
     fn slow_downs_take_a_token_each() {
-        let mut s = active(SourceConfig::paper(), 2.0);
-        assert_eq!(run(&mut s, 0, 1_000).len(), 1); // token back to 0 after the send at 1000
-        s.handle_datagram(ms(1_200), &fb(2, 1.0, 0, 0, &[])); // token −1, tick at 2200
-        s.handle_datagram(ms(1_300), &fb(3, 0.5, 0, 0, &[])); // token −2, tick at 3300
-        let times: Vec<u64> = run(&mut s, 1_300, 7_400).iter().map(|(t, _)| *t).collect();
-        assert_eq!(times, vec![7_300]);
+        let floored = SourceConfig { slow_down_token_floor: -1, ..SourceConfig::paper() };
+        for (cfg, expected) in [(SourceConfig::paper(), vec![7_300]), (floored, vec![5_300, 7_300])] {
+            let mut s = active(cfg, 2.0);
+            assert_eq!(run(&mut s, 0, 1_000).len(), 1); // token back to 0 after the send at 1000
+            s.handle_datagram(ms(1_200), &fb(2, 1.0, 0, 0, &[])); // token −1, tick at 2200
+            s.handle_datagram(ms(1_300), &fb(3, 0.5, 0, 0, &[])); // −2 (floored: −1); tick at 3300
+            let times: Vec<u64> = run(&mut s, 1_300, 7_400).iter().map(|(t, _)| *t).collect();
+            assert_eq!(times, expected);
+        }
+    }
+
+    /// Without a floor, alternating rates pile up a deficit (the code's int8_t stops at −128);
+    /// with the floor at −1 the next packet leaves two ticks after the last slow-down.
+    #[test]
+    fn slow_down_deficit_with_and_without_a_floor() {
+        let floored: Vec<u64> = (5..=14).map(|k| k * 1_000).collect();
+        for (floor, expected) in [(i8::MIN, vec![14_000]), (-1, floored)] {
+            let mut s = active(SourceConfig { slow_down_token_floor: floor, ..SourceConfig::paper() }, 2.0);
+            assert_eq!(run(&mut s, 0, 1_000).len(), 1);
+            // Twenty feedbacks 100 ms apart alternate 4 and 1 pkt/s: ten slow-downs.
+            for k in 0..20u8 {
+                let rate = if k % 2 == 0 { 4.0 } else { 1.0 };
+                s.handle_datagram(ms(1_100 + 100 * u64::from(k)), &fb(2 + k, rate, 0, 0, &[]));
+            }
+            // The last, at 3000, is a slow-down to 1 pkt/s: ticks every second from 4000. The
+            // code's token is then −10: eleven ticks to the next packet.
+            let times: Vec<u64> = run(&mut s, 3_000, 14_500).iter().map(|(t, _)| *t).collect();
+            assert_eq!(times, expected, "floor {floor}");
+        }
     }
 
     /// [CODE RcrTransportM.nc `sending`] with `wait_for_send_done`, one datagram at a time:
