@@ -1,18 +1,21 @@
-//! RCRT and the reliable baseline over the whole simulator, on random small networks.
+//! Whole-simulator property tests on random small networks.
 //!
 //! Each case draws a network (6–16 nodes placed at random, one or two sinks, a MAC preset with
-//! or without link retransmissions), an RCRT configuration (profile, policy, buffer, the mote's
-//! one-datagram rule, the slow-down token floor) and one to three groups of flows with random
-//! rates, demands, counts, payloads, start and stop times, and runs it for up to 25 simulated
-//! minutes under dynamic MultiHopLQI routing. The simulator's own checks must hold in every case:
-//! no duplicate, phantom or out-of-order delivery, no queue above its bound, one `send_done` per
-//! accepted frame; every flow whose connection closed delivered everything it originated; and
-//! every datagram a sink built reached its node's queue. The property test in
-//! `wsn-proto/src/rcrt/tests.rs` checks the endpoints over an abstract lossy link; this one
-//! checks them through the driver, the forwarder, routing changes and the MAC.
+//! or without link retransmissions) under dynamic MultiHopLQI routing, a protocol configuration
+//! and one to three groups of flows with random rates, demands, counts, payloads, start and stop
+//! times, and runs it for 10–25 simulated minutes.
 //!
-//! 12 cases by default (from the fixed seed of `.cargo/config.toml`); `PROPTEST_CASES=n` and
-//! another `PROPTEST_RNG_SEED` for a longer hunt.
+//! - RCRT and the reliable baseline (profile, policy, buffer, the mote's one-datagram rule, the
+//!   slow-down token floor): no duplicate, phantom or out-of-order delivery, no queue above its
+//!   bound, one `send_done` per accepted frame; every flow whose connection closed delivered
+//!   everything it originated; every datagram a sink built reached its node's queue. The
+//!   property test in `wsn-proto/src/rcrt/tests.rs` checks the endpoints over an abstract lossy
+//!   link; this one checks them through the driver, the forwarder, routing changes and the MAC.
+//! - IFRC (profile, sharing rule) and fixed-rate best effort: the network's invariants.
+//!
+//! 12 cases each by default (from the fixed seed of `.cargo/config.toml`); `PROPTEST_CASES=n`
+//! and another `PROPTEST_RNG_SEED` for a longer hunt (session 12: more than 30,000 cases of
+//! each passed).
 
 mod common;
 use common::*;
@@ -219,6 +222,149 @@ proptest! {
                 let built = st.feedback_sent + st.syn_acks_sent + st.syn_nacks_sent + st.fin_acks_sent;
                 prop_assert_eq!(queued + u64::from(waiting), built, "sink {:?}\n{}", sink, text);
             }
+        }
+    }
+}
+
+/// IFRC or fixed-rate best effort on a random small network: the network's own invariants
+/// (no duplicate or phantom delivery, queues within their bound, one `send_done` per accepted
+/// frame) hold whatever the protocol, preset, routing changes and flows.
+#[derive(Clone, Debug)]
+struct HopCase {
+    nodes: u16,
+    width_m: f64,
+    height_m: f64,
+    two_sinks: bool,
+    preset: &'static str,
+    ifrc: bool,
+    profile: &'static str,
+    sharing: &'static str,
+    groups: Vec<FlowGroup>,
+    duration_s: f64,
+    seed: u64,
+}
+
+impl HopCase {
+    fn toml(&self) -> String {
+        let sinks = if self.two_sinks { format!("[0, {}]", self.nodes - 1) } else { "[0]".to_string() };
+        let protocol = if self.ifrc {
+            format!("kind = \"ifrc\"\nprofile = \"{}\"\nsharing = \"{}\"", self.profile, self.sharing)
+        } else {
+            "kind = \"best_effort\"".to_string()
+        };
+        let mut text = format!(
+            r#"
+name = "hop-fuzz"
+seed = {seed}
+duration_s = {duration}
+[topology]
+sinks = {sinks}
+seed = {seed}
+layout = {{ kind = "random", nodes = {nodes}, width_m = {w}, height_m = {h} }}
+[radio.link]
+tx_power_dbm = -8.0
+path_loss_exponent = 3.0
+shadowing_sigma_db = 4.0
+[radio.noise]
+model = "replay"
+trace = "data/noise/casino-lab.txt"
+[mac]
+preset = "{preset}"
+[routing]
+kind = "mhlqi"
+[protocol]
+{protocol}
+[output]
+plots = false
+"#,
+            seed = self.seed,
+            duration = self.duration_s,
+            nodes = self.nodes,
+            w = self.width_m,
+            h = self.height_m,
+            preset = self.preset,
+        );
+        let mut used = std::collections::BTreeSet::new();
+        for g in &self.groups {
+            let sink = if g.to_second_sink && self.two_sinks { self.nodes - 1 } else { 0 };
+            let is_sink = |s: u16| s == 0 || (self.two_sinks && s == self.nodes - 1);
+            // IFRC: a node belongs to one base station's tree and sends one flow.
+            let sources: Vec<u16> =
+                g.sources.iter().copied().filter(|&s| !is_sink(s) && (!self.ifrc || used.insert(s))).collect();
+            if sources.is_empty() {
+                continue;
+            }
+            // ifrc2006 carries 32-byte frames: the headers alone fill them; elsewhere the IFRC
+            // header takes 12 bytes of the frame.
+            let payload = match (self.preset, self.ifrc) {
+                ("ifrc2006", _) => 0,
+                (_, true) => g.payload_bytes.min(40),
+                _ => g.payload_bytes,
+            };
+            text.push_str(&format!(
+                "[[flows]]\nsources = {sources:?}\nsink = {sink}\nstart_s = {}\npayload_bytes = {payload}\n",
+                g.start_s
+            ));
+            if !self.ifrc {
+                text.push_str(&format!("rate_pps = {}\ncount = {}\n", g.rate_pps, g.count));
+            }
+            if let Some(after) = g.stop_after_s {
+                text.push_str(&format!("stop_s = {}\n", g.start_s + after));
+            }
+        }
+        text
+    }
+}
+
+fn hop_case() -> impl Strategy<Value = HopCase> {
+    (6..=16u16).prop_flat_map(|nodes| {
+        (
+            (Just(nodes), 8.0..40.0f64, 8.0..40.0f64, any::<bool>()),
+            (
+                prop_oneof![Just("ifrc2006"), Just("tinyos1_tenet"), Just("tinyos2"), Just("noack")],
+                any::<bool>(),
+                prop_oneof![Just("paper"), Just("reference_code")],
+                prop_oneof![Just("crossing"), Just("pinned")],
+            ),
+            (proptest::collection::vec(group(nodes), 1..=3), 600.0..1500.0f64, any::<u64>()),
+        )
+            .prop_map(
+                |(
+                    (nodes, width_m, height_m, two_sinks),
+                    (preset, ifrc, profile, sharing),
+                    (groups, duration_s, seed),
+                )| HopCase {
+                    nodes,
+                    width_m,
+                    height_m,
+                    two_sinks,
+                    preset,
+                    ifrc,
+                    profile,
+                    sharing,
+                    groups,
+                    duration_s,
+                    seed: seed % 1_000_000,
+                },
+            )
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12),
+        max_shrink_iters: 64,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn ifrc_and_best_effort_through_the_simulator_keep_every_invariant(c in hop_case()) {
+        let text = c.toml();
+        let r = go(&scenario(&text, &[]));
+        let s = &r.summary;
+        prop_assert_eq!(&s.totals.invariant_violations, &Default::default(), "{}", text);
+        for f in &s.flows {
+            prop_assert!(f.delivered <= f.originated, "flow {}: {:?}\n{}", f.id, f, text);
         }
     }
 }
