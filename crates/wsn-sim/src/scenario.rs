@@ -591,6 +591,9 @@ impl Scenario {
                 return Err(format!("topology.sinks names node {s} twice"));
             }
         }
+        if let Err(crate::topology::TopologyError::Invalid(why)) = self.radio.link.validate() {
+            return Err(format!("radio.link.{why}"));
+        }
         if !(0.0..=100.0).contains(&self.radio.prune_margin_db) {
             return Err(format!(
                 "radio.prune_margin_db = {}: must be within 0 … 100 dB (links weaker than the lowest noise minus this margin are left out)",
@@ -679,8 +682,8 @@ impl Scenario {
                 }
             }
             for (k, w) in &c.weights {
-                if !(w.is_finite() && *w > 0.0) {
-                    return Err(format!("protocol.weights.{k} = {w}: must be > 0"));
+                if !(1e-6..=1e6).contains(w) {
+                    return Err(format!("protocol.weights.{k} = {}: must be from 10^-6 to 10^6", short_num(*w)));
                 }
             }
             for k in c.sink_policies.keys() {
@@ -712,6 +715,13 @@ impl Scenario {
                 self.routing.shortest_snr_db
             ));
         }
+        let beacon = self.routing.mhlqi.beacon_period_binary_ms;
+        if !(MIN_BEACON_PERIOD_BINARY_MS..=crate::routing::mhlqi::MAX_BEACON_PERIOD_BINARY_MS).contains(&beacon) {
+            return Err(format!(
+                "routing.mhlqi.beacon_period_binary_ms = {beacon}: must be from {MIN_BEACON_PERIOD_BINARY_MS} \
+                 (0.1 s) to 2^32 binary ms (MultiHopLQI's default is 32769, about 32 s)"
+            ));
+        }
         let aging = self.routing.reverse.aging_period_s;
         if !(aging.is_finite() && (MIN_AGING_PERIOD_S..=1.0e7).contains(&aging)) {
             return Err(format!(
@@ -736,6 +746,20 @@ impl Scenario {
         Ok(())
     }
 }
+
+/// A number as a person would write it in a message: scientific notation when very large or
+/// very small (`1e300`, not 301 digits).
+fn short_num(x: f64) -> String {
+    if x.is_finite() && (x.abs() >= 1e7 || (x != 0.0 && x.abs() < 1e-4)) {
+        format!("{x:e}")
+    } else {
+        format!("{x}")
+    }
+}
+
+/// Shortest MultiHopLQI beacon period a scenario may set, binary ms (about 0.1 s): shorter
+/// periods only flood the channel with beacons (the routing core itself clamps to 1).
+pub const MIN_BEACON_PERIOD_BINARY_MS: u64 = 100;
 
 /// Shortest interval between two aging ticks of the reverse-path tables, s. Much shorter ticks
 /// expire entries between a source's packets and flood the event queue (every node ticks).
@@ -1011,6 +1035,14 @@ mod tests {
             (&["protocol.kind=\"rcrt\"", "protocol.demand_pps=3"], "protocol.demand_pps = 3: unknown field"),
             (&["protocol.kind=\"ifrc\"", "protocol.epsilon=\"x\""], "protocol.epsilon = \"x\": invalid type"),
             (&["protocol.kind=\"foo\""], "protocol.kind = \"foo\": unknown protocol"),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.weights={\"5\"=1e300}"],
+                "protocol.weights.5 = 1e300: must be from 10^-6 to 10^6",
+            ),
+            (
+                &["routing.mhlqi.beacon_period_binary_ms=0"],
+                "routing.mhlqi.beacon_period_binary_ms = 0: must be from 100",
+            ),
             (
                 &["protocol.kind=\"rcrt\"", "protocol.slow_down_token_floor=1"],
                 "protocol.slow_down_token_floor = 1: must be between -128 and 0",

@@ -382,18 +382,18 @@ impl LinkModel {
     /// |S12| ≤ √(S11·S22), and S11 = 0 only together with S22 = 0.
     pub fn validate(&self) -> Result<(), TopologyError> {
         let all = [
-            self.tx_power_dbm,
-            self.path_loss_exponent,
-            self.shadowing_sigma_db,
-            self.pl_d0_db,
-            self.d0_m,
-            self.noise_floor_dbm,
-            self.s11,
-            self.s12,
-            self.s22,
+            ("tx_power_dbm", self.tx_power_dbm),
+            ("path_loss_exponent", self.path_loss_exponent),
+            ("shadowing_sigma_db", self.shadowing_sigma_db),
+            ("pl_d0_db", self.pl_d0_db),
+            ("d0_m", self.d0_m),
+            ("noise_floor_dbm", self.noise_floor_dbm),
+            ("s11", self.s11),
+            ("s12", self.s12),
+            ("s22", self.s22),
         ];
-        if all.iter().any(|v| !v.is_finite()) {
-            return invalid("link model parameters must be finite numbers");
+        if let Some((name, v)) = all.iter().find(|(_, v)| !v.is_finite()) {
+            return invalid(format!("{name} = {v}: must be a finite number"));
         }
         // Wide enough for any low-power radio and path-loss fit, narrow enough that powers in mW
         // stay finite (1e9 dBm would overflow to infinity and make every SINR NaN).
@@ -407,13 +407,13 @@ impl LinkModel {
             return invalid(format!("pl_d0_db = {}: must be within 0 … 200 dB", self.pl_d0_db));
         }
         if self.path_loss_exponent <= 0.0 {
-            return invalid("path_loss_exponent must be > 0");
+            return invalid(format!("path_loss_exponent = {}: must be > 0", self.path_loss_exponent));
         }
         if self.shadowing_sigma_db < 0.0 {
-            return invalid("shadowing_sigma_db must be ≥ 0");
+            return invalid(format!("shadowing_sigma_db = {}: must be ≥ 0", self.shadowing_sigma_db));
         }
         if self.d0_m <= 0.0 {
-            return invalid("d0_m must be > 0");
+            return invalid(format!("d0_m = {}: must be > 0", self.d0_m));
         }
         if self.s11 < 0.0 || self.s22 < 0.0 {
             return invalid("s11 and s22 are variances and must be ≥ 0");

@@ -1,0 +1,145 @@
+//! Bad and extreme input never panics: a scenario with random edge values (zeros, negatives,
+//! NaN, infinities, huge numbers, wrong types) in random fields either fails to load with an
+//! error, or runs (for at most 120 simulated seconds) to an error or a result whose invariants
+//! hold. Traffic starts at 5 s unless a case moves it. Each case overrides one to three fields
+//! of the default scenario (RCRT) or of office40 (best effort), and half of the cases also set
+//! the protocol (RCRT, the reliable baseline, IFRC or best effort, some with edge parameters).
+//!
+//! 48 cases by default (fixed seed, `.cargo/config.toml`); `PROPTEST_CASES=n` and another
+//! `PROPTEST_RNG_SEED` for a longer hunt.
+
+mod common;
+use common::*;
+use proptest::prelude::*;
+use wsn_sim::runner::{run, RunOptions};
+use wsn_sim::scenario::Scenario;
+
+/// Keys and the edge values tried for each (TOML literals).
+const FIELDS: &[(&str, &[&str])] = &[
+    ("flows.0.rate_pps", &["0", "-1", "1e-9", "1e9", "nan", "inf", "\"x\""]),
+    ("flows.0.demand_pps", &["0", "-1", "1e-9", "1e9", "nan", "inf"]),
+    ("flows.0.count", &["0", "1", "4294967295", "-1", "1.5"]),
+    ("flows.0.start_s", &["0", "-1", "1e12", "nan", "59.999"]),
+    ("flows.0.stop_s", &["0", "1", "-1", "nan"]),
+    ("flows.0.payload_bytes", &["0", "1", "200", "65535", "-1"]),
+    ("flows.0.sources", &["[]", "[0]", "[1, 1]", "[65535]", "\"none\""]),
+    ("flows.0.sink", &["0", "1", "39", "40", "-1"]),
+    ("duration_s", &["0", "0.001", "-5", "nan", "inf", "30"]),
+    ("seed", &["0", "18446744073709551615", "-1"]),
+    ("mac.max_retries", &["0", "100", "101", "255"]),
+    ("mac.queue_capacity", &["0", "1", "1000000"]),
+    ("mac.max_payload", &["0", "1", "127", "100000"]),
+    ("mac.csma_max_be", &["0", "1", "20"]),
+    ("mac.preset", &["\"noack\"", "\"cc1000\"", "\"ifrc2006\"", "\"tinyos2\"", "\"nope\""]),
+    ("radio.link.tx_power_dbm", &["-100", "30", "nan"]),
+    ("radio.link.path_loss_exponent", &["0", "-1", "10", "nan"]),
+    ("radio.link.shadowing_sigma_db", &["0", "-1", "100", "nan"]),
+    ("radio.prune_margin_db", &["0", "-5", "1000", "nan"]),
+    ("topology.sinks", &["[]", "[0, 0]", "[40]", "[0, 39]"]),
+    (
+        "topology.layout",
+        &[
+            "{ kind = \"grid\", nodes = 1, spacing_m = 3.0 }",
+            "{ kind = \"grid\", nodes = 2, spacing_m = 0.0 }",
+            "{ kind = \"chain\", nodes = 12, spacing_m = 5.0 }",
+            "{ kind = \"random\", nodes = 30, width_m = 0.0, height_m = 0.0 }",
+            "{ kind = \"uniform\", nodes = 20, width_m = -3.0, height_m = 10.0 }",
+            "{ kind = \"file\", path = \"no/such.csv\" }",
+        ],
+    ),
+    ("routing.kind", &["\"mhlqi\"", "\"shortest\"", "\"static\"", "\"ctp\""]),
+    ("routing.freeze_after_s", &["0", "-1", "nan", "10"]),
+    ("routing.shortest_snr_db", &["-100", "100", "nan"]),
+    ("routing.mhlqi.beacon_period_binary_ms", &["0", "100", "4294967296", "4294967297"]),
+    ("routing.mhlqi.timeout_beacons", &["0", "255"]),
+    ("routing.mhlqi.hysteresis_percent", &["0", "100", "255"]),
+    ("routing.reverse.aging_period_s", &["0", "0.1", "nan", "1e9"]),
+    ("mac.ack_timeout_ns", &["0", "1"]),
+    ("mac.byte_ns", &["0", "1", "1000000000"]),
+    ("mac.turnaround_ns", &["0", "10000000000"]),
+    ("radio.noise", &["{ model = \"constant\", floor_dbm = nan }", "{ model = \"constant\", floor_dbm = 10.0 }"]),
+];
+
+/// Protocols, some with edge parameters: half of the cases set one.
+const PROTOCOLS: &[&str] = &[
+    "{ kind = \"best_effort\" }",
+    "{ kind = \"rcrt\", profile = \"reference_code\" }",
+    "{ kind = \"reliable\" }",
+    "{ kind = \"ifrc\" }",
+    "{ kind = \"ifrc\", epsilon = 0.0 }",
+    "{ kind = \"ifrc\", epsilon = -1.0, w_q = 2.0 }",
+    "{ kind = \"rcrt\", buffer_packets = 2, congestion_gain = 1.0 }",
+    "{ kind = \"rcrt\", congestion_gain = 0.0 }",
+    "{ kind = \"rcrt\", policy = \"demand_proportional\", slow_down_token_floor = -1 }",
+    "{ kind = \"rcrt\", policy = \"nope\" }",
+    "{ kind = \"rcrt\", policy = \"weighted\", weights = { \"5\" = 1e300, \"6\" = 1e-300 } }",
+    "{ kind = \"ifrc\", r_init = 0.0 }",
+    "{ kind = \"ifrc\", r_init = 1e9, phi = 0.0 }",
+    "{ kind = \"ifrc\", lower = 10.0, u0 = 5.0, increment = 0.0 }",
+    "{ kind = \"ifrc\", weights = { \"5\" = 0.0 } }",
+    "{ kind = \"ifrc\", delta_rule = \"global\", global_r_min = 0.0 }",
+];
+
+fn overrides() -> impl Strategy<Value = (bool, Option<usize>, Vec<(usize, usize)>)> {
+    (
+        any::<bool>(),
+        proptest::option::of(0..PROTOCOLS.len()),
+        proptest::collection::vec((0..FIELDS.len(), 0..16usize), 1..=3),
+    )
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn edge_values_give_errors_or_clean_runs_never_panics((rcrt, protocol, picks) in overrides()) {
+        let base = if rcrt { "rcrt-baseline" } else { "office40" };
+        // Traffic from 5 s, so that the short runs below carry some.
+        // 20-byte payloads fit every preset and protocol (a pick may change it).
+        let mut set: Vec<String> =
+            vec!["output.plots=false".into(), "flows.0.start_s=5".into(), "flows.0.payload_bytes=20".into()];
+        if let Some(p) = protocol {
+            set.push(format!("protocol={}", PROTOCOLS[p]));
+        }
+        for (field, value) in picks {
+            let (key, values) = FIELDS[field];
+            set.push(format!("{key}={}", values[value % values.len()]));
+        }
+        let spec = scenarios().join(if rcrt { "rcrt/baseline.toml" } else { "office40.toml" });
+        let Ok(mut sc) = Scenario::load(&spec.to_string_lossy(), &set) else {
+            return Ok(()); // refused with an error: what bad input should get
+        };
+        // Keep every case short: at most 120 simulated seconds.
+        if sc.duration_s.is_nan() || sc.duration_s > 120.0 {
+            sc.duration_s = 120.0;
+        }
+        match run(&sc, RunOptions { seed: None, out_dir: None, progress: None }) {
+            Err(_) => {}
+            Ok(r) => {
+                prop_assert_eq!(&r.summary.totals.invariant_violations, &Default::default(), "{} {:?}", base, set);
+                for f in &r.summary.flows {
+                    prop_assert!(f.delivered <= f.originated, "{} {:?}: {:?}", base, set, f);
+                }
+            }
+        }
+    }
+}
+
+/// The radio's link parameters are checked when the scenario loads, and the error names the key.
+#[test]
+fn bad_link_parameters_are_refused_by_name() {
+    let spec = scenarios().join("office40.toml");
+    for (set, expected) in [
+        ("radio.link.tx_power_dbm=nan", "radio.link.tx_power_dbm = NaN: must be a finite number"),
+        ("radio.link.d0_m=inf", "radio.link.d0_m = inf: must be a finite number"),
+        ("radio.link.path_loss_exponent=-1", "radio.link.path_loss_exponent = -1: must be > 0"),
+        ("radio.link.shadowing_sigma_db=-2", "radio.link.shadowing_sigma_db = -2: must be ≥ 0"),
+        ("radio.link.tx_power_dbm=50", "radio.link.tx_power_dbm = 50: must be within −100 … +40 dBm"),
+    ] {
+        let e = Scenario::load(&spec.to_string_lossy(), &[set.to_string()]).unwrap_err().to_string();
+        assert!(e.contains(expected), "{set}: {e}");
+    }
+}
