@@ -416,15 +416,15 @@ impl LinkModel {
             return invalid(format!("d0_m = {}: must be > 0", self.d0_m));
         }
         if self.s11 < 0.0 || self.s22 < 0.0 {
-            return invalid("s11 and s22 are variances and must be ≥ 0");
+            return invalid(format!("s11 = {}, s22 = {}: variances must be ≥ 0", self.s11, self.s22));
         }
         if self.s11 == 0.0 && self.s22 != 0.0 {
-            return invalid("s11 = 0 with s22 ≠ 0 is not allowed (LinkLayerModel rule)");
+            return invalid(format!("s22 = {}: must be 0 when s11 = 0 (LinkLayerModel rule)", self.s22));
         }
         if self.s12.abs() > (self.s11 * self.s22).sqrt() * (1.0 + 1e-12) {
             return invalid(format!(
-                "|s12| = {} exceeds √(s11·s22) = {}: S is not a covariance matrix",
-                self.s12.abs(),
+                "s12 = {}: |s12| exceeds √(s11·s22) = {}, so S is not a covariance matrix",
+                self.s12,
                 (self.s11 * self.s22).sqrt()
             ));
         }

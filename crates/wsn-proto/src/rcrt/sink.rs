@@ -607,6 +607,10 @@ impl Flow {
     }
 }
 
+/// Most tokens a source can owe after slow-downs: the mote keeps its token in an `int8_t`
+/// (−128). [CODE RcrTransportM.nc; spec §3.4]
+const MAX_TOKEN_DEFICIT: u32 = 128;
+
 /// The RCRT sink of one application (see the module docs for the call order).
 pub struct Sink {
     me: NodeId,
@@ -1552,23 +1556,32 @@ impl Sink {
 
     // ------------------------------------------------------------------------------ feedback
 
-    /// When the flow expires for silence: [`SinkConfig::idle_timeout`], stretched to ten
-    /// intervals of the slowest rate the flow ever had (a slow flow is not idle), and to ten
-    /// more intervals than the slow-downs built since the source was last heard can explain:
-    /// k of them, the latest at t, can keep a live source silent until about
-    /// t + (k + 1) intervals (each restarts its pacing timer and takes a token, spec §3.4).
+    /// When the flow expires for silence. Let `iv` be one interval of the slowest rate the
+    /// flow ever had (told in a feedback or reported in its DATA):
+    ///
+    /// - [`SinkConfig::idle_timeout`] after the source was last heard, or 10·iv if longer (a
+    ///   slow flow is not idle);
+    /// - later still while slow-downs explain the silence: k of them built since the source was
+    ///   last heard, the latest at t, can keep a live source silent until about t + (k + 1)·iv
+    ///   (each restarts its pacing timer and takes a token, spec §3.4), so the flow is kept
+    ///   until t + (k + 11)·iv, with k ≤ 128 (the code's token is an `int8_t`);
+    /// - but never longer than the idle timeout or 139·iv after the last hearing, whichever is
+    ///   longer: a cut re-notifies every flow, dead ones included, and without this bound a
+    ///   dead flow would be kept as long as R keeps moving. A live source starved for longer
+    ///   (a stream of slow-downs keeps restarting its timer) is released, and its next DATA
+    ///   brings the flow back ([`SinkConfig::revive_expired`]).
     fn idle_deadline(&self, flow: &Flow) -> Option<Instant> {
         let idle = self.cfg.idle_timeout?;
         let slowest = if flow.slowest_told.is_zero() { flow.assigned_code } else { flow.slowest_told };
-        let interval = Duration::from_secs_f64(1.0 / slowest.pps().max(1e-6));
-        let heard = flow.last_heard + idle.max(interval.saturating_mul(10));
-        // The code's token is an int8_t: at most 128 slow-downs count.
-        let deficit = flow.slowdowns_unheard.min(128);
+        let iv = Duration::from_secs_f64(1.0 / slowest.pps().max(1e-6));
+        let heard = flow.last_heard + idle.max(iv.saturating_mul(10));
+        let deficit = u64::from(flow.slowdowns_unheard.min(MAX_TOKEN_DEFICIT));
         let explained = match flow.last_slowdown {
-            Some(at) if deficit > 0 => at + interval.saturating_mul(u64::from(deficit) + 10),
+            Some(at) if deficit > 0 => at + iv.saturating_mul(deficit + 11),
             _ => Instant::ZERO,
         };
-        Some(heard.max(explained))
+        let cap = flow.last_heard + idle.max(iv.saturating_mul(u64::from(MAX_TOKEN_DEFICIT) + 11));
+        Some(heard.max(explained).min(cap))
     }
 
     /// The flow's RTO.
@@ -2465,10 +2478,10 @@ mod tests {
             flow.told(ms(at));
         }
         assert_eq!(flow.slowdowns_unheard, 4, "the speed-up at 30 s does not count");
-        // Ten intervals of 128 s after the last hearing would be 1280 s; the slow-downs explain
-        // silence until about 40 s + 5 × 128 s, and ten intervals more are allowed.
+        // Ten intervals of 128 s after the last hearing would be 1280 s; the four slow-downs
+        // explain silence until about 40 s + 5 × 128 s, and ten intervals more are allowed.
         let flow = s.flows.get(&SRC).unwrap();
-        assert_eq!(s.idle_deadline(flow), Some(ms(40_000 + 14 * 128_000)));
+        assert_eq!(s.idle_deadline(flow), Some(ms(40_000 + 15 * 128_000)));
         s.handle_timeout(ms(1_500_000));
         assert_eq!(s.flow_count(), 1, "not idle yet");
         // Heard again (a DATA at 1600 s): back to ten intervals after it.
@@ -2476,6 +2489,36 @@ mod tests {
         let flow = s.flows.get(&SRC).unwrap();
         assert_eq!(flow.slowdowns_unheard, 0);
         assert_eq!(s.idle_deadline(flow), Some(ms(1_600_000 + 1_280_000)));
+    }
+
+    /// A dead source keeps being told slow-downs while R moves (the paper profile notifies
+    /// every flow at a cut); the idle timeout still releases it, at most 139 intervals of its
+    /// slowest rate after it was last heard.
+    #[test]
+    fn dead_flow_expires_although_slow_downs_continue() {
+        let (mut s, first) = open(Profile::Paper, 1.0);
+        let half = Rate::from_pps(first.pps() / 2.0);
+        let iv = Duration::from_secs_f64(1.0 / half.pps());
+        // A cut every second, each told as a slow-down, then a raise; the source never answers.
+        let mut t = ms(0);
+        let mut told = 0;
+        while s.flow_count() == 1 && t < ms(48 * 3_600_000) {
+            t += Duration::from_secs(1);
+            s.handle_timeout(t);
+            let Some(flow) = s.flows.get_mut(&SRC) else { break };
+            flow.assigned_code = half;
+            flow.told(t);
+            flow.assigned_code = first;
+            flow.told(t + Duration::from_millis(1));
+            told += 1;
+        }
+        assert_eq!(s.flow_count(), 0, "a dead flow must be released");
+        assert_eq!(s.stats().flows_expired, 1);
+        // Released by the bound: 139 intervals of its slowest rate after its last hearing
+        // (at 0), within one step; without the bound the deadline kept moving ahead.
+        let bound = Instant::ZERO + Duration::from_secs(300).max(iv.saturating_mul(139));
+        assert!(t >= bound && t <= bound + Duration::from_secs(1), "released at {t:?}, bound {bound:?}");
+        assert!(told > 128, "{told} slow-downs told");
     }
 
     /// Known problem 2 of docs/rcrt.md: a source cut off (route black hole) for longer than
