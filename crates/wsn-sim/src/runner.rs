@@ -706,6 +706,11 @@ fn summarize(
         })
         .collect();
     let sum = |g: fn(&crate::network::NodeStats) -> u64| (0..net.len()).map(|i| g(net.node_stats(i))).sum::<u64>();
+    // RCRT counters summed over the sinks (absent from runs without end-to-end transport).
+    let rcrt = net.flows().iter().any(|f| f.endpoint.is_some());
+    let sink_sum = |g: fn(&wsn_proto::rcrt::SinkStats) -> u64| {
+        rcrt.then(|| net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|k| g(k.stats())).sum::<u64>())
+    };
     let originated: u64 = flows.iter().map(|f| f.originated).sum();
     let delivered: u64 = flows.iter().map(|f| f.delivered).sum();
     let gp: Vec<f64> = flows.iter().map(|f| f.goodput_pps).collect();
@@ -770,17 +775,9 @@ fn summarize(
             loop_ttl_drops: sum(|s| s.other_drops),
             duplicates_suppressed: sum(|s| s.duplicates),
             malformed_frames: sum(|s| s.malformed),
-            feedback_packets: if net.flows().iter().any(|f| f.endpoint.is_some()) {
-                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().feedback_sent).sum())
-            } else {
-                None
-            },
-            congestion_decreases: if net.flows().iter().any(|f| f.endpoint.is_some()) {
-                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().decreases).sum())
-            } else {
-                None
-            },
-            feedback_by_trigger: if net.flows().iter().any(|f| f.endpoint.is_some()) {
+            feedback_packets: sink_sum(|st| st.feedback_sent),
+            congestion_decreases: sink_sum(|st| st.decreases),
+            feedback_by_trigger: if rcrt {
                 let mut m = std::collections::BTreeMap::new();
                 for st in net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().feedback_sent_by) {
                     for (k, v) in [
@@ -799,21 +796,9 @@ fn summarize(
             } else {
                 None
             },
-            flows_expired: if net.flows().iter().any(|f| f.endpoint.is_some()) {
-                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_expired).sum())
-            } else {
-                None
-            },
-            flows_revived: if net.flows().iter().any(|f| f.endpoint.is_some()) {
-                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_revived).sum())
-            } else {
-                None
-            },
-            flows_replaced: if net.flows().iter().any(|f| f.endpoint.is_some()) {
-                Some(net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|s| s.stats().flows_replaced).sum())
-            } else {
-                None
-            },
+            flows_expired: sink_sum(|st| st.flows_expired),
+            flows_revived: sink_sum(|st| st.flows_revived),
+            flows_replaced: sink_sum(|st| st.flows_replaced),
             goodput_jain_index: jain(&gp),
             protocol_counters: {
                 let mut m = std::collections::BTreeMap::new();
