@@ -20,6 +20,29 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
+
+/// 12 cases by default; `PROPTEST_CASES` for more. A failing case is a whole simulation:
+/// shrinking it further rarely helps read it.
+fn config() -> ProptestConfig {
+    ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12),
+        max_shrink_iters: 64,
+        ..ProptestConfig::default()
+    }
+}
+
+/// Run a scenario; the network's invariants must hold and no flow delivers more than it
+/// originated.
+fn run_checked(text: &str) -> Result<wsn_sim::runner::RunResult, TestCaseError> {
+    let r = go(&scenario(text, &[]));
+    let s = &r.summary;
+    prop_assert_eq!(&s.totals.invariant_violations, &Default::default(), "{}", text);
+    for f in &s.flows {
+        prop_assert!(f.delivered <= f.originated, "flow {}: {:?}\n{}", f.id, f, text);
+    }
+    Ok(r)
+}
 
 #[derive(Clone, Debug)]
 struct FlowGroup {
@@ -212,21 +235,14 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12),
-        // A failing case is a whole simulation; shrinking it further rarely helps read it.
-        max_shrink_iters: 64,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config())]
 
     #[test]
     fn rcrt_through_the_simulator_keeps_every_invariant(c in case()) {
         let text = c.toml();
-        let r = go(&scenario(&text, &[]));
+        let r = run_checked(&text)?;
         let s = &r.summary;
-        prop_assert_eq!(&s.totals.invariant_violations, &Default::default(), "{}", text);
         for (f, nf) in s.flows.iter().zip(r.network.flows()) {
-            prop_assert!(f.delivered <= f.originated, "flow {}: {:?}\n{}", f.id, f, text);
             if nf.rcrt.closed_s.is_some() {
                 prop_assert_eq!(f.in_order_exactly_once, Some(true), "flow {} closed incomplete: {:?}\n{}", f.id, f, text);
             }
@@ -298,20 +314,10 @@ fn hop_case() -> impl Strategy<Value = HopCase> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig {
-        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(12),
-        max_shrink_iters: 64,
-        ..ProptestConfig::default()
-    })]
+    #![proptest_config(config())]
 
     #[test]
     fn ifrc_and_best_effort_through_the_simulator_keep_every_invariant(c in hop_case()) {
-        let text = c.toml();
-        let r = go(&scenario(&text, &[]));
-        let s = &r.summary;
-        prop_assert_eq!(&s.totals.invariant_violations, &Default::default(), "{}", text);
-        for f in &s.flows {
-            prop_assert!(f.delivered <= f.originated, "flow {}: {:?}\n{}", f.id, f, text);
-        }
+        run_checked(&c.toml())?;
     }
 }
