@@ -931,7 +931,18 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
     }
     let value: toml_edit::Value = match format!("v = {}", raw.trim()).parse::<toml_edit::DocumentMut>() {
         Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.trim().into()),
-        Err(_) => raw.trim().into(),
+        Err(_) => {
+            // Not TOML: taken as a bare string, except a number TOML cannot hold, which would
+            // otherwise fail later as "invalid type: string".
+            let digits = raw.trim().trim_start_matches(['-', '+']);
+            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(format!(
+                    "--set {spec}: integer out of range (scenario integers are 64-bit signed, at most {})",
+                    i64::MAX
+                ));
+            }
+            raw.trim().into()
+        }
     };
     // `flows[0].rate_pps`, as error messages name a field, means `flows.0.rate_pps`.
     let dotted = bracket_indices_to_dots(key);
@@ -1053,6 +1064,7 @@ mod tests {
             ),
             (&["protocol={profile=\"paper\"}"], "protocol.kind must be given"),
             (&["bogus=1"], "--set bogus=1: unknown field `bogus`"),
+            (&["seed=18446744073709551615"], "--set seed=18446744073709551615: integer out of range"),
             (&["duration_s=\"x\""], "--set duration_s=\"x\": invalid type"),
             (
                 &["protocol.kind=\"rcrt\"", "protocol.policy_changes=[{at_s=5.0,sink=3,policy=\"fair\"}]"],
