@@ -260,6 +260,9 @@ fn run_cli(cli: Cli) -> Result<()> {
             if k == 1 {
                 seeds::remove_seed_tables(&dir)?;
                 one(dir, seed)?;
+                if paper == "rcrt" {
+                    println!("note      one run seed: RCRT's figures vary strongly from seed to seed here; --seeds 5 gives medians");
+                }
             } else {
                 seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(sub, Some(s)))?;
             }

@@ -205,6 +205,11 @@ pub fn rcrt(quick: bool, dir: PathBuf, seed: Option<u64>, payload: Option<usize>
     Ok(())
 }
 
+/// What every RCRT report says about one seed's figures.
+const SEED_CAUTION: &str = "One run seed gives one realisation: on this network RCRT's figures, the paper profile's \
+     above all, vary strongly from seed to seed (a small change can move a run's mean goodput by ×5 either way; \
+     docs/rcrt.md, \"The slow-down token skip\"). Quote the medians of `--seeds 5`.";
+
 /// One line of the "paper | ours" table.
 #[derive(Clone)]
 pub(crate) struct Row {
@@ -325,6 +330,7 @@ fn report(
     let mut extra: Vec<Row> = Vec::new();
     writeln!(md, "# RCRT reproduction{}\n", if quick { " (quick)" } else { "" })?;
     writeln!(md, "{}", seeds_line(runs, seed))?;
+    writeln!(md, "{SEED_CAUTION}\n")?;
     let payload_text = match payload {
         None => "64-byte payloads".to_string(),
         Some(p) => format!(
