@@ -334,9 +334,10 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
     let (jobs, rates) = jobs(quick, rcrt_payload);
     let runs = run_jobs("compare", &jobs, seed, None)?;
     let mut md = format!(
-        "# RCRT vs IFRC{}\n\n{}\n",
+        "# RCRT vs IFRC{}\n\n{}\n{}\n\n",
         if quick { " (quick)" } else { "" },
-        crate::reproduce::seeds_line(&runs, seed)
+        crate::reproduce::seeds_line(&runs, seed),
+        crate::reproduce::SEED_CAUTION
     );
     if let Some(b) = rcrt_payload {
         writeln!(

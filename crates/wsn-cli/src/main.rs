@@ -175,6 +175,10 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
 
+/// Printed after a single-seed `reproduce rcrt` or `compare`.
+const ONE_SEED_NOTE: &str =
+    "note      one run seed: RCRT's figures vary strongly from seed to seed here; --seeds 5 gives medians";
+
 fn main() -> std::process::ExitCode {
     // Writing to a closed pipe (`wsn … | head`) ends the program quietly, as for any Unix tool,
     // instead of a panic in println!.
@@ -261,7 +265,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 seeds::remove_seed_tables(&dir)?;
                 one(dir, seed)?;
                 if paper == "rcrt" {
-                    println!("note      one run seed: RCRT's figures vary strongly from seed to seed here; --seeds 5 gives medians");
+                    println!("{ONE_SEED_NOTE}");
                 }
             } else {
                 seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(sub, Some(s)))?;
@@ -272,6 +276,7 @@ fn run_cli(cli: Cli) -> Result<()> {
             if k == 1 {
                 seeds::remove_seed_tables(&dir)?;
                 compare::compare(quick, dir, seed, b)?;
+                println!("{ONE_SEED_NOTE}");
             } else {
                 seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| {
                     compare::compare(quick, sub, Some(s), b)
