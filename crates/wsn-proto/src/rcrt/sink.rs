@@ -564,8 +564,8 @@ struct Flow {
     slowest_told: Rate,
     /// The rate of the latest feedback or SYN-ACK built for the source.
     last_told: Rate,
-    /// Slow-downs (a told rate below the previous one, or the SYN-ACK) built since the source
-    /// was last heard, and when the latest was built. Each one the source receives restarts its
+    /// Slow-downs (a told rate below the previous one, or the SYN-ACK) built since the source's
+    /// last new (not retransmitted) DATA, and when the latest was built. Each one the source receives restarts its
     /// pacing timer and takes a token, with no floor in the reference code (spec §3.4), so a
     /// live slow source under frequent rate cuts can stay silent for many intervals; the idle
     /// timeout allows for that ([`Sink::idle_deadline`]).
@@ -580,10 +580,15 @@ impl Flow {
     }
 
     /// A datagram from the source arrived; `reported` is the rate a DATA says it uses (it may
-    /// still be an older one when feedback was lost).
-    fn heard(&mut self, now: Instant, reported: Option<Rate>) {
+    /// still be an older one when feedback was lost), `paced` is true for a new (not
+    /// retransmitted) DATA: only such a packet shows that the source had a token, i.e. that the
+    /// slow-downs told before it no longer hold it back. Retransmissions, SYNs and FINs are
+    /// not paced by the token bucket.
+    fn heard(&mut self, now: Instant, reported: Option<Rate>, paced: bool) {
         self.last_heard = now;
-        self.slowdowns_unheard = 0;
+        if paced {
+            self.slowdowns_unheard = 0;
+        }
         if let Some(rate) = reported {
             self.slowest(rate);
         }
@@ -897,7 +902,7 @@ impl Sink {
         match self.flows.get_mut(&from) {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
-                flow.heard(now, None);
+                flow.heard(now, None, false);
                 self.send_syn_ack(now, from);
                 return;
             }
@@ -1115,7 +1120,7 @@ impl Sink {
             self.send_fin_ack(from, last);
             return;
         };
-        flow.heard(now, None);
+        flow.heard(now, None, false);
         let last32 = unwrap_seq(flow.last_recv, last);
         if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
@@ -1167,7 +1172,7 @@ impl Sink {
             self.stats.unknown_flow += 1;
             return;
         };
-        flow.heard(now, Some(d.rate));
+        flow.heard(now, Some(d.rate), !d.retransmission);
         flow.last_reported = d.rate;
         self.stats.data_received += 1;
         let fstats = self.stats.per_flow.entry(from).or_default();
@@ -1561,8 +1566,8 @@ impl Sink {
     ///
     /// - [`SinkConfig::idle_timeout`] after the source was last heard, or 10·iv if longer (a
     ///   slow flow is not idle);
-    /// - later still while slow-downs explain the silence: k of them built since the source was
-    ///   last heard, the latest at t, can keep a live source silent until about t + (k + 1)·iv
+    /// - later still while slow-downs explain the silence: k of them built since the source's
+    ///   last new DATA, the latest at t, can keep a live source silent until about t + (k + 1)·iv
     ///   (each restarts its pacing timer and takes a token, spec §3.4), so the flow is kept
     ///   until t + (k + 11)·iv, with k ≤ 128 (the code's token is an `int8_t`);
     /// - but never longer than the idle timeout or 139·iv after the last hearing, whichever is
@@ -2462,7 +2467,7 @@ mod tests {
     /// A slow source that keeps being slowed down is silent for longer than ten intervals: each
     /// slow-down it receives restarts its pacing and takes a token (spec §3.4). The idle
     /// timeout waits ten intervals beyond what the unheard slow-downs explain, and forgets them
-    /// when the source is heard.
+    /// when a new (not retransmitted) DATA arrives.
     #[test]
     fn idle_timeout_allows_for_unheard_slow_downs() {
         let (mut s, first) = open(Profile::Paper, 1.0);
@@ -2484,8 +2489,12 @@ mod tests {
         assert_eq!(s.idle_deadline(flow), Some(ms(40_000 + 15 * 128_000)));
         s.handle_timeout(ms(1_500_000));
         assert_eq!(s.flow_count(), 1, "not idle yet");
-        // Heard again (a DATA at 1600 s): back to ten intervals after it.
-        s.handle_datagram(ms(1_600_000), SRC, &data(1, slow, 1, 1_000, false));
+        // A retransmission is not paced by the bucket: the source is alive, but its deficit
+        // may still hold, so the slow-downs still count.
+        s.handle_datagram(ms(1_550_000), SRC, &data(1, slow, 1, 1_000, true));
+        assert_eq!(s.flows.get(&SRC).unwrap().slowdowns_unheard, 4);
+        // A new DATA at 1600 s: back to ten intervals after it.
+        s.handle_datagram(ms(1_600_000), SRC, &data(2, slow, 1, 1_000, false));
         let flow = s.flows.get(&SRC).unwrap();
         assert_eq!(flow.slowdowns_unheard, 0);
         assert_eq!(s.idle_deadline(flow), Some(ms(1_600_000 + 1_280_000)));
