@@ -599,6 +599,15 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
             t.congestion_decreases.unwrap_or(0),
             unreliable
         );
+        // The paper profile's idle timeout: flows released and brought back (rare; shown when
+        // it happened).
+        let (expired, revived, replaced) =
+            (t.flows_expired.unwrap_or(0), t.flows_revived.unwrap_or(0), t.flows_replaced.unwrap_or(0));
+        if expired + replaced > 0 {
+            println!(
+                "          flows released by the idle timeout {expired} (revived by their data {revived}); replaced by a new incarnation {replaced}"
+            );
+        }
     }
     let inv = &t.invariant_violations;
     let ok = inv.duplicate_deliveries
