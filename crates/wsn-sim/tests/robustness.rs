@@ -146,7 +146,7 @@ fn one_case((rcrt, protocol, picks): &Case) -> Result<Outcome, TestCaseError> {
 }
 
 /// Every case ends in an error or a clean run, never a panic; and the test is not vacuous: at
-/// least 30 % of the cases get past loading and run.
+/// least 30 % of the cases get past loading and run (checked from 20 cases on).
 #[test]
 fn edge_values_give_errors_or_clean_runs_never_panics() {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
@@ -163,7 +163,10 @@ fn edge_values_give_errors_or_clean_runs_never_panics() {
     let [refused, run_error, ran] = *counts.borrow();
     let total = refused + run_error + ran;
     eprintln!("{ran} of {total} cases ran ({refused} refused at load, {run_error} refused at run time)");
-    assert!(ran * 10 >= total * 3, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
+    // The floor is a statement about the generator, meaningful over enough cases.
+    if total >= 20 {
+        assert!(ran * 10 >= total * 3, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
+    }
 }
 
 /// The radio's link parameters are checked when the scenario loads, and the error names the key.
