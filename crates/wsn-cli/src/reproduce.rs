@@ -208,7 +208,7 @@ pub fn rcrt(quick: bool, dir: PathBuf, seed: Option<u64>, payload: Option<usize>
 /// What every RCRT report says about one seed's figures.
 pub(crate) const SEED_CAUTION: &str =
     "One run seed gives one realisation: on this network RCRT's figures, the paper profile's \
-     above all, vary strongly from seed to seed (a small change can move a run's mean goodput by ×5 either way; \
+     above all, vary strongly from seed to seed (a small change can move a run's mean goodput by a factor of 5 or more either way; \
      docs/rcrt.md, \"The slow-down token skip\"). Quote the medians of `--seeds 5`.";
 
 /// One line of the "paper | ours" table.

@@ -934,8 +934,9 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
         Err(_) => {
             // Not TOML: taken as a bare string, except a number TOML cannot hold, which would
             // otherwise fail later as "invalid type: string".
-            let digits = raw.trim().trim_start_matches(['-', '+']);
-            if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+            let t = raw.trim();
+            let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
+            if digits.len() > 18 && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(format!(
                     "--set {spec}: integer out of range (scenario integers are 64-bit signed, at most {})",
                     i64::MAX

@@ -5,7 +5,7 @@
 //! of the default scenario (RCRT) or of office40 (best effort), mostly with edge values a
 //! scenario may hold and sometimes with values it must refuse, and half of the cases also set
 //! the protocol (RCRT, the reliable baseline, IFRC or best effort, some with edge parameters).
-//! The test fails if fewer than 30 % of the cases reach a run.
+//! The test fails if fewer than 20 % of 40 or more cases reach a run (about half do).
 //!
 //! 48 cases by default (fixed seed, `.cargo/config.toml`); `PROPTEST_CASES=n` and another
 //! `PROPTEST_RNG_SEED` for a longer hunt.
@@ -146,7 +146,7 @@ fn one_case((rcrt, protocol, picks): &Case) -> Result<Outcome, TestCaseError> {
 }
 
 /// Every case ends in an error or a clean run, never a panic; and the test is not vacuous: at
-/// least 30 % of the cases get past loading and run (checked from 20 cases on).
+/// least 20 % of the cases get past loading and run (checked from 40 cases on; about half do).
 #[test]
 fn edge_values_give_errors_or_clean_runs_never_panics() {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
@@ -163,9 +163,10 @@ fn edge_values_give_errors_or_clean_runs_never_panics() {
     let [refused, run_error, ran] = *counts.borrow();
     let total = refused + run_error + ran;
     eprintln!("{ran} of {total} cases ran ({refused} refused at load, {run_error} refused at run time)");
-    // The floor is a statement about the generator, meaningful over enough cases.
-    if total >= 20 {
-        assert!(ran * 10 >= total * 3, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
+    // The floor is a statement about the generator, meaningful over enough cases: about half
+    // of the cases run, so fewer than a fifth of 40 or more has a chance of about 10^-6.
+    if total >= 40 {
+        assert!(ran * 5 >= total, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
     }
 }
 

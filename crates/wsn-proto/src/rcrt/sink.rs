@@ -580,15 +580,11 @@ impl Flow {
     }
 
     /// A datagram from the source arrived; `reported` is the rate a DATA says it uses (it may
-    /// still be an older one when feedback was lost), `paced` is true for a new (not
-    /// retransmitted) DATA: only such a packet shows that the source had a token, i.e. that the
-    /// slow-downs told before it no longer hold it back. Retransmissions, SYNs and FINs are
-    /// not paced by the token bucket.
-    fn heard(&mut self, now: Instant, reported: Option<Rate>, paced: bool) {
+    /// still be an older one when feedback was lost). It shows the source alive, not that its
+    /// token deficit is gone: only a unique new DATA does that (`on_data` resets the slow-down
+    /// count), as retransmissions, SYNs and FINs are not paced by the token bucket.
+    fn heard(&mut self, now: Instant, reported: Option<Rate>) {
         self.last_heard = now;
-        if paced {
-            self.slowdowns_unheard = 0;
-        }
         if let Some(rate) = reported {
             self.slowest(rate);
         }
@@ -902,7 +898,7 @@ impl Sink {
         match self.flows.get_mut(&from) {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
-                flow.heard(now, None, false);
+                flow.heard(now, None);
                 self.send_syn_ack(now, from);
                 return;
             }
@@ -1008,8 +1004,8 @@ impl Sink {
                 queued: None,
                 queued_deferred: false,
                 last_heard: now,
-                slowdowns_unheard: 0,
-                last_slowdown: None,
+                // The slow-down count stays: only a new DATA shows the deficit is gone (the
+                // revival may come from a retransmission, a FIN or a SYN).
                 ..old
             },
             None => flow,
@@ -1120,7 +1116,7 @@ impl Sink {
             self.send_fin_ack(from, last);
             return;
         };
-        flow.heard(now, None, false);
+        flow.heard(now, None);
         let last32 = unwrap_seq(flow.last_recv, last);
         if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
@@ -1172,7 +1168,7 @@ impl Sink {
             self.stats.unknown_flow += 1;
             return;
         };
-        flow.heard(now, Some(d.rate), !d.retransmission);
+        flow.heard(now, Some(d.rate));
         flow.last_reported = d.rate;
         self.stats.data_received += 1;
         let fstats = self.stats.per_flow.entry(from).or_default();
@@ -1203,6 +1199,10 @@ impl Sink {
             flow.last_recv = seq;
         }
         let mut adapt = Adapt::Hold;
+        if unique && !d.retransmission {
+            // A new packet the bucket paced: the source had a token when it sent it.
+            flow.slowdowns_unheard = 0;
+        }
         if unique {
             fstats.unique += 1;
             // 7a: liveness.
@@ -2528,6 +2528,10 @@ mod tests {
         let bound = Instant::ZERO + Duration::from_secs(300).max(iv.saturating_mul(139));
         assert!(t >= bound && t <= bound + Duration::from_secs(1), "released at {t:?}, bound {bound:?}");
         assert!(told > 128, "{told} slow-downs told");
+        // A retransmission brings the flow back but does not show the deficit gone.
+        s.handle_datagram(t + Duration::from_secs(1), SRC, &data(1, half, 1, 1_000, true));
+        assert_eq!(s.flow_count(), 1, "revived");
+        assert!(s.flows.get(&SRC).unwrap().slowdowns_unheard > 0, "the count survives the revival");
     }
 
     /// Known problem 2 of docs/rcrt.md: a source cut off (route black hole) for longer than
