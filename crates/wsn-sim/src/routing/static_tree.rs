@@ -239,14 +239,9 @@ mod tests {
         v.iter().map(|&p| if p < 0 { None } else { Some(NodeId(p as u16)) }).collect()
     }
 
-    /// The shared topology file: from the workspace copy if present, else the shared data.
+    /// The project's copy of the lrwpan40 layout (`data/topologies/`).
     fn lrwpan40() -> PathBuf {
-        let local = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/lrwpan40.csv");
-        if local.exists() {
-            local
-        } else {
-            PathBuf::from("/work/shared/data/topologies/lrwpan40.csv")
-        }
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../data/topologies/lrwpan40.csv")
     }
 
     // ---- tree_depths ----
