@@ -11,6 +11,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
 
+use plotters::chart::MeshStyle;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -110,6 +112,37 @@ fn note<DB: DrawingBackend>(area: &Area<DB>, text: &str) -> Result<(), String> {
     let (w, h) = area.dim_in_pixel();
     let style = font(20.0).color(&RGBColor(120, 120, 120)).pos(Pos::new(HPos::Center, VPos::Center));
     area.draw_text(text, &style, (w as i32 / 2, h as i32 / 2)).s()
+}
+
+/// A chart with `f64` axes, as every chart of this module has.
+type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// The grid every chart here shares: light grey lines, [`tick`] labels on both axes, 13-point
+/// labels and `desc`-point axis titles. The caller adds the titles and anything of its own.
+fn mesh<'a, 'b, DB: DrawingBackend>(
+    chart: &'b mut Chart<'a, DB>,
+    desc: f64,
+) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB> {
+    let mut style = chart.configure_mesh();
+    style
+        .light_line_style(RGBColor(240, 240, 240))
+        .y_label_formatter(&tick)
+        .x_label_formatter(&tick)
+        .label_style(font(13.0))
+        .axis_desc_style(font(desc));
+    style
+}
+
+/// Draw the legend of `chart`'s labelled series at `position`, in the style every chart shares.
+fn legend<'a, DB: DrawingBackend + 'a>(chart: &mut Chart<'a, DB>, position: SeriesLabelPosition) -> Result<(), String> {
+    chart
+        .configure_series_labels()
+        .position(position)
+        .background_style(WHITE.mix(0.9))
+        .border_style(BLACK.mix(0.5))
+        .label_font(font(14.0))
+        .draw()
+        .s()
 }
 
 fn run_title(r: &RunResult) -> String {
@@ -321,17 +354,12 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     } else {
         "flow source node"
     };
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
+    mesh(&mut chart, 16.0)
         .disable_x_mesh()
         .x_labels(n.clamp(1, 50))
         .x_label_formatter(&label)
         .x_desc(x_desc)
         .y_desc("goodput (pkt/s)")
-        .label_style(font(13.0))
-        .axis_desc_style(font(16.0))
         .draw()
         .s()?;
     if n == 0 {
@@ -354,14 +382,7 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
         .s()?
         .label(format!("mean {mean:.3} pkt/s over {n} flows"))
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.5))
-        .label_font(font(14.0))
-        .draw()
-        .s()
+    legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -408,17 +429,7 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..end_s.max(bin_s.max(1e-9)).max(1.0), 0.0..y_top(max))
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
-        .x_desc("time (s)")
-        .y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s)))
-        .label_style(font(13.0))
-        .axis_desc_style(font(16.0))
-        .draw()
-        .s()?;
+    mesh(&mut chart, 16.0).x_desc("time (s)").y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s))).draw().s()?;
     if flows.is_empty() || bins.is_empty() {
         return note(
             &chart.plotting_area().strip_coord_spec(),
@@ -451,14 +462,7 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .s()?
         .label(format!("mean over all {} flows", flows.len()))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.5))
-        .label_font(font(14.0))
-        .draw()
-        .s()
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }
 
 /// An axis tick label: shortest exact form ("100", "0.25"), no "100.0".
@@ -572,18 +576,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         .y_label_area_size(yl)
         .build_cartesian_2d((cx - hx)..(cx + hx), (cy - hy)..(cy + hy))
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
-        .x_desc("x (m)")
-        .y_desc("y (m)")
-        .label_style(font(13.0))
-        .axis_desc_style(font(15.0))
-        .bold_line_style(RGBColor(215, 215, 215))
-        .draw()
-        .s()?;
+    mesh(&mut chart, 15.0).x_desc("x (m)").y_desc("y (m)").bold_line_style(RGBColor(215, 215, 215)).draw().s()?;
     if n == 0 {
         return note(&chart.plotting_area().strip_coord_spec(), "no nodes");
     }
@@ -713,16 +706,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..end_s, 0.0..(max_depth as f64 + 1.0).max(2.0))
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
-        .y_desc("tree depth (hops)")
-        .label_style(font(13.0))
-        .axis_desc_style(font(15.0))
-        .draw()
-        .s()?;
+    mesh(&mut chart, 15.0).y_desc("tree depth (hops)").draw().s()?;
     if s.is_empty() {
         note(&chart.plotting_area().strip_coord_spec(), "no samples")?;
     } else {
@@ -738,14 +722,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
             .s()?
             .label("mean depth of routed nodes")
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], blue.stroke_width(2)));
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::LowerRight)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .label_font(font(14.0))
-            .draw()
-            .s()?;
+        legend(&mut chart, SeriesLabelPosition::LowerRight)?;
     }
 
     let max_del = s.iter().map(|p| p.delivered).max().unwrap_or(0);
@@ -756,15 +733,9 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..end_s, 0.0..y_top(max_del as f64))
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
+    mesh(&mut chart, 15.0)
         .x_desc("time (s)")
         .y_desc(format!("delivered (pkt per {} s)", trim(r.bin.as_secs_f64())))
-        .label_style(font(13.0))
-        .axis_desc_style(font(15.0))
         .draw()
         .s()?;
     if s.is_empty() {
@@ -783,14 +754,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .s()?
         .label("packets delivered to sinks, all flows")
         .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], green.mix(0.8).filled()));
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.9))
-        .border_style(BLACK.mix(0.5))
-        .label_font(font(14.0))
-        .draw()
-        .s()
+    legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -858,16 +822,7 @@ fn draw_sweep<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..ytop)
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
-        .y_desc("per-flow goodput (pkt/s)")
-        .label_style(font(13.0))
-        .axis_desc_style(font(15.0))
-        .draw()
-        .s()?;
+    mesh(&mut chart, 15.0).y_desc("per-flow goodput (pkt/s)").draw().s()?;
     if pts.is_empty() {
         note(&chart.plotting_area().strip_coord_spec(), "no data")?;
     } else {
@@ -925,14 +880,7 @@ fn draw_sweep<DB: DrawingBackend>(
                     + Circle::new((0, 0), 4, blue.filled())
             });
         chart.draw_series(mean.iter().map(|&p| Circle::new(p, 4, blue.filled()))).s()?;
-        chart
-            .configure_series_labels()
-            .position(SeriesLabelPosition::UpperLeft)
-            .background_style(WHITE.mix(0.9))
-            .border_style(BLACK.mix(0.5))
-            .label_font(font(14.0))
-            .draw()
-            .s()?;
+        legend(&mut chart, SeriesLabelPosition::UpperLeft)?;
     }
 
     let mut chart = ChartBuilder::on(&bottom)
@@ -942,16 +890,10 @@ fn draw_sweep<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..1.05)
         .s()?;
-    chart
-        .configure_mesh()
-        .light_line_style(RGBColor(240, 240, 240))
-        .y_label_formatter(&tick)
-        .x_label_formatter(&tick)
+    mesh(&mut chart, 15.0)
         .x_desc(if x_label.is_empty() { "x" } else { x_label })
         .y_desc("delivery ratio")
         .y_labels(6)
-        .label_style(font(13.0))
-        .axis_desc_style(font(15.0))
         .draw()
         .s()?;
     if pts.is_empty() {
