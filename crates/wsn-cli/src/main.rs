@@ -108,16 +108,8 @@ enum Cmd {
         /// Output directory (default: out/reproduce-<paper>).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Run every experiment with this seed instead of its scenario file's own (the layout,
-        /// which comes from the topology seed or file, stays the same); the report names it.
-        /// With --seeds, the first seed (default 1).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Repeat everything over this many run seeds (seed, seed+1, …), each into
-        /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
-        /// seeds.md with every seed's value.
-        #[arg(long, default_value_t = 1)]
-        seeds: u64,
+        #[command(flatten)]
+        seeds: seeds::SeedArgs,
         /// rcrt only: every flow of every experiment carries this many application bytes per
         /// packet instead of its scenario's 64 (the authors' test harness sent 6; see
         /// docs/rcrt.md, finding H).
@@ -133,16 +125,8 @@ enum Cmd {
         /// Output directory (default: out/compare).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Run every experiment with this seed instead of its scenario file's own (the layout,
-        /// which comes from the topology seed or file, stays the same); the report names it.
-        /// With --seeds, the first seed (default 1).
-        #[arg(long)]
-        seed: Option<u64>,
-        /// Repeat everything over this many run seeds (seed, seed+1, …), each into
-        /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
-        /// seeds.md with every seed's value.
-        #[arg(long, default_value_t = 1)]
-        seeds: u64,
+        #[command(flatten)]
+        seeds: seeds::SeedArgs,
         /// RCRT's packets carry this many application bytes instead of the scenario's 64 (the
         /// RCRT authors' test harness sent 6; see docs/rcrt.md, finding H).
         #[arg(long, value_name = "BYTES")]
@@ -251,37 +235,20 @@ fn run_cli(cli: Cli) -> Result<()> {
             Some(c) => bench::one(&c)?,
             None => bench::all(quick, repeat, out)?,
         },
-        Cmd::Reproduce { paper, quick, out, seed, seeds: k, payload_bytes } => {
+        Cmd::Reproduce { paper, quick, out, seeds, payload_bytes } => {
             if payload_bytes.is_some() && paper != "rcrt" {
                 anyhow::bail!("--payload-bytes applies to `wsn reproduce rcrt` only");
             }
-            let one = |dir: PathBuf, seed: Option<u64>| match paper.as_str() {
+            let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
+            seeds.run(&dir, paper == "rcrt", |dir, seed| match paper.as_str() {
                 "rcrt" => reproduce::rcrt(quick, dir, seed, payload_bytes),
                 "ifrc" => reproduce_ifrc::ifrc(quick, dir, seed),
                 other => anyhow::bail!("unknown paper {other}"),
-            };
-            let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
-            if k == 1 {
-                seeds::remove_seed_tables(&dir)?;
-                one(dir, seed)?;
-                if paper == "rcrt" {
-                    println!("{ONE_SEED_NOTE}");
-                }
-            } else {
-                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| one(sub, Some(s)))?;
-            }
+            })?;
         }
-        Cmd::Compare { quick, out, seed, seeds: k, rcrt_payload_bytes: b } => {
+        Cmd::Compare { quick, out, seeds, rcrt_payload_bytes: b } => {
             let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
-            if k == 1 {
-                seeds::remove_seed_tables(&dir)?;
-                compare::compare(quick, dir, seed, b)?;
-                println!("{ONE_SEED_NOTE}");
-            } else {
-                seeds::over_seeds(&dir, &seeds::seed_list(seed, k)?, |sub, s| {
-                    compare::compare(quick, sub, Some(s), b)
-                })?;
-            }
+            seeds.run(&dir, true, |dir, seed| compare::compare(quick, dir, seed, b))?;
         }
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;

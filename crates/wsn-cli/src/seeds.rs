@@ -23,6 +23,44 @@ pub(crate) fn seed_list(first: Option<u64>, count: u64) -> Result<Vec<u64>> {
     (0..count).map(|k| first.checked_add(k).context("--seed + --seeds overflows the seed range")).collect()
 }
 
+/// The run seeds of `wsn reproduce` and `wsn compare`.
+#[derive(clap::Args, Debug)]
+pub(crate) struct SeedArgs {
+    /// Run every experiment with this seed instead of its scenario file's own (the layout,
+    /// which comes from the topology seed or file, stays the same); the report names it.
+    /// With --seeds, the first seed (default 1).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Repeat everything over this many run seeds (seed, seed+1, …), each into
+    /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
+    /// seeds.md with every seed's value.
+    #[arg(long, default_value_t = 1)]
+    seeds: u64,
+}
+
+impl SeedArgs {
+    /// With one seed, run `one(dir, --seed)` and remove the tables an earlier `--seeds` run left
+    /// in `dir` (printing [`crate::ONE_SEED_NOTE`] when `caution`); with several, run `one` once
+    /// per seed into `dir/seed-N/` and write the tables over the seeds.
+    pub(crate) fn run(
+        &self,
+        dir: &Path,
+        caution: bool,
+        one: impl Fn(PathBuf, Option<u64>) -> Result<()>,
+    ) -> Result<()> {
+        if self.seeds == 1 {
+            remove_seed_tables(dir)?;
+            one(dir.to_path_buf(), self.seed)?;
+            if caution {
+                println!("{}", crate::ONE_SEED_NOTE);
+            }
+            Ok(())
+        } else {
+            over_seeds(dir, &seed_list(self.seed, self.seeds)?, |sub, s| one(sub, Some(s)))
+        }
+    }
+}
+
 /// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
