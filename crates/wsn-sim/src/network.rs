@@ -1259,14 +1259,7 @@ impl Network {
         let period = t.mhlqi.beacon_period();
         self.q.push(now + period, Ev::Beacon { node: i as u32, tree: ti as u16 });
         self.route_change(i, ti, change);
-        let repr = BeaconRepr {
-            sink: b.sink,
-            source: b.source,
-            seqno: b.seqno,
-            parent: b.parent,
-            cost: b.cost,
-            hop_count: b.hop_count,
-        };
+        let repr = BeaconRepr::from(b);
         let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
         // The buffer has exactly BEACON_LEN bytes, so emit cannot fail.
         let _ = repr.emit(&mut bytes);
@@ -1301,14 +1294,7 @@ impl Network {
             return;
         };
         let Some(ti) = self.nodes[i].trees.iter().position(|t| t.sink == b.sink) else { return };
-        let beacon = crate::routing::mhlqi::Beacon {
-            sink: b.sink,
-            source: b.source,
-            seqno: b.seqno,
-            parent: b.parent,
-            cost: b.cost,
-            hop_count: b.hop_count,
-        };
+        let beacon = crate::routing::mhlqi::Beacon::from(b);
         let change = self.nodes[i].trees[ti].mhlqi.handle_beacon(&beacon, lqi);
         self.route_change(i, ti, change);
     }

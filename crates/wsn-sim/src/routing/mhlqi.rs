@@ -134,6 +134,20 @@ impl Beacon {
     }
 }
 
+impl From<wsn_wire::mhlqi::BeaconRepr> for Beacon {
+    fn from(b: wsn_wire::mhlqi::BeaconRepr) -> Beacon {
+        let wsn_wire::mhlqi::BeaconRepr { sink, source, seqno, parent, cost, hop_count } = b;
+        Beacon { sink, source, seqno, parent, cost, hop_count }
+    }
+}
+
+impl From<Beacon> for wsn_wire::mhlqi::BeaconRepr {
+    fn from(b: Beacon) -> wsn_wire::mhlqi::BeaconRepr {
+        let Beacon { sink, source, seqno, parent, cost, hop_count } = b;
+        wsn_wire::mhlqi::BeaconRepr { sink, source, seqno, parent, cost, hop_count }
+    }
+}
+
 /// MultiHopLQI link cost of a beacon received with LQI `lqi`:
 /// `r = 130 − q`, cost = ⌊⌊r²/8⌋·r/8⌋, with q clamped to [[`MIN_LQI`], [`MAX_LQI`]].
 /// Examples: 110 → 125, 105 → 243, 90 → 1000, 80 → 1950, 50 → 8000.
