@@ -101,8 +101,9 @@ enum Cmd {
         /// RCRT-vs-IFRC comparison of `wsn compare`).
         #[arg(value_parser = ["rcrt", "ifrc"])]
         paper: String,
-        /// Shorter runs and fewer sweep points (rcrt: about 1 minute instead of 10; ifrc: shorter
-        /// sweeps and comparison runs).
+        /// Shorter runs and fewer sweep points (on 2 cores, rcrt: about 10 seconds instead of
+        /// 1.5 minutes or more per seed; ifrc: shorter sweeps and comparison runs), for a look at
+        /// the report's shape, not for its numbers.
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/reproduce-<paper>).
@@ -112,14 +113,17 @@ enum Cmd {
         seeds: seeds::SeedArgs,
         /// rcrt only: every flow of every experiment carries this many application bytes per
         /// packet instead of its scenario's 64 (the authors' test harness sent 6; see
-        /// docs/rcrt.md, finding H).
+        /// docs/rcrt.md, finding H). At least 6 (the sequence stamp) and at most 64 (the
+        /// tinyos1_tenet frame holds 86 bytes: 14 collection + 8 RCRT + payload); checked for
+        /// every run before the first starts.
         #[arg(long, value_name = "BYTES")]
         payload_bytes: Option<usize>,
     },
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
     /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
     Compare {
-        /// Shorter runs and fewer sweep points.
+        /// Shorter runs (2,400 instead of 3,600 simulated seconds) and 5 instead of 14 fixed
+        /// rates in the best-effort sweep that finds the best fixed fair rate.
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/compare).
@@ -128,7 +132,8 @@ enum Cmd {
         #[command(flatten)]
         seeds: seeds::SeedArgs,
         /// RCRT's packets carry this many application bytes instead of the scenario's 64 (the
-        /// RCRT authors' test harness sent 6; see docs/rcrt.md, finding H).
+        /// RCRT authors' test harness sent 6; see docs/rcrt.md, finding H). 6 to 64, checked for
+        /// every run before the first starts.
         #[arg(long, value_name = "BYTES")]
         rcrt_payload_bytes: Option<usize>,
     },
@@ -241,14 +246,22 @@ fn run_cli(cli: Cli) -> Result<()> {
             }
             let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
             seeds.run(&dir, paper == "rcrt", |dir, seed| match paper.as_str() {
-                "rcrt" => reproduce::rcrt(quick, dir, seed, payload_bytes),
+                "rcrt" => reproduce::rcrt(quick, dir, seed, payload_bytes).with_context(|| match payload_bytes {
+                    Some(p) => format!("wsn reproduce rcrt --payload-bytes {p}"),
+                    None => "wsn reproduce rcrt".into(),
+                }),
                 "ifrc" => reproduce_ifrc::ifrc(quick, dir, seed),
                 other => anyhow::bail!("unknown paper {other}"),
             })?;
         }
         Cmd::Compare { quick, out, seeds, rcrt_payload_bytes: b } => {
             let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
-            seeds.run(&dir, true, |dir, seed| compare::compare(quick, dir, seed, b))?;
+            seeds.run(&dir, true, |dir, seed| {
+                compare::compare(quick, dir, seed, b).with_context(|| match b {
+                    Some(b) => format!("wsn compare --rcrt-payload-bytes {b}"),
+                    None => "wsn compare".into(),
+                })
+            })?;
         }
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;

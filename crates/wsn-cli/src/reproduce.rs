@@ -60,6 +60,14 @@ pub(crate) fn run_jobs(
             }
         })
         .collect::<Result<_>>()?;
+    // Build every network once without running it, so that a setting that fails only there
+    // (e.g. a payload the MAC's frame cannot hold) stops the batch before any run.
+    for (j, sc) in jobs.iter().zip(&scenarios) {
+        wsn_sim::runner::check(sc, seed).with_context(|| match payload {
+            Some(p) => format!("{}: {} with every payload at {p} bytes", j.key, j.scenario),
+            None => format!("{}: {}", j.key, j.scenario),
+        })?;
+    }
     let bar = Batch::new(label, jobs.len());
     let results: Vec<Result<(String, RunResult)>> = jobs
         .par_iter()

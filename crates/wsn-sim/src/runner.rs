@@ -19,8 +19,9 @@ use crate::trace::Tracer;
 /// Why a run could not be built or finished.
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
-    /// The scenario is inconsistent (names the field).
-    #[error("invalid scenario: {0}")]
+    /// The scenario is inconsistent (names the field; [`run`] and [`check`] also name the
+    /// scenario and the field's line).
+    #[error("{0}")]
     Config(String),
     /// An input file could not be used.
     #[error("{0}")]
@@ -60,6 +61,9 @@ pub struct Summary {
     pub nodes: usize,
     /// SHA-256 of the trace (determinism fingerprint).
     pub trace_sha256: String,
+    /// The data files the run read, by the scenario field that names them (the layout, gain,
+    /// noise trace and tree files), as absolute paths.
+    pub data_files: std::collections::BTreeMap<String, String>,
     /// Routing.
     pub routing: RoutingSummary,
     /// Flows.
@@ -260,32 +264,57 @@ pub struct RunOptions<'a> {
 
 /// Build the positions, links and noise of a scenario (shared by `run` and tools).
 pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunError> {
+    topology_of(sc).map_err(|e| locate(sc, e))
+}
+
+/// A [`RunError::Config`] or [`RunError::Input`] named after the scenario and the field's line.
+fn locate(sc: &Scenario, e: RunError) -> RunError {
+    match e {
+        RunError::Config(m) => RunError::Config(sc.locate(m)),
+        RunError::Input(m) => RunError::Input(sc.locate(m)),
+        e => e,
+    }
+}
+
+/// The file the path field `key` names, or an input error naming the field.
+fn data_file(sc: &Scenario, key: &str, p: &str) -> Result<PathBuf, RunError> {
+    sc.resolve(key, p).map_err(RunError::Input)
+}
+
+fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunError> {
     let mut prng = stream(sc.topology.seed, 0, 0, Purpose::Placement);
     let layout = match &sc.topology.layout {
-        crate::topology::Placement::File { path } => {
-            crate::topology::Placement::File { path: sc.resolve(path).to_string_lossy().into_owned() }
-        }
+        crate::topology::Placement::File { path } => crate::topology::Placement::File {
+            path: data_file(sc, "topology.layout.path", path)?.to_string_lossy().into_owned(),
+        },
         other => other.clone(),
     };
-    let positions = place(&layout, Path::new(""), &mut prng).map_err(|e| RunError::Input(e.to_string()))?;
+    let positions = place(&layout, Path::new(""), &mut prng).map_err(|e| {
+        let key = if matches!(layout, crate::topology::Placement::File { .. }) {
+            "topology.layout.path"
+        } else {
+            "topology.layout"
+        };
+        RunError::Input(format!("{key}: {e}"))
+    })?;
     let noise_cfg = match &sc.radio.noise {
         NoiseConfig::Cpm { trace, history, reset_gap_s, max_samples } => NoiseConfig::Cpm {
-            trace: sc.resolve(trace).to_string_lossy().into_owned(),
+            trace: data_file(sc, "radio.noise.trace", trace)?.to_string_lossy().into_owned(),
             history: *history,
             reset_gap_s: *reset_gap_s,
             max_samples: *max_samples,
         },
         NoiseConfig::Replay { trace } => {
-            NoiseConfig::Replay { trace: sc.resolve(trace).to_string_lossy().into_owned() }
+            NoiseConfig::Replay { trace: data_file(sc, "radio.noise.trace", trace)?.to_string_lossy().into_owned() }
         }
         other => other.clone(),
     };
-    let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| RunError::Input(e.to_string()))?;
+    let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| RunError::Input(format!("radio.noise: {e}")))?;
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
-            let mut links =
-                read_tossim_gains(&sc.resolve(g), Some(positions.len())).map_err(|e| RunError::Input(e.to_string()))?;
+            let mut links = read_tossim_gains(&data_file(sc, "topology.gains_file", g)?, Some(positions.len()))
+                .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
             // node transmits at the scenario's power, so that `wsn gains` and back give the same
             // network.
@@ -305,11 +334,75 @@ pub fn build_topology(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel
     Ok((positions, links, noise))
 }
 
+/// A network built from a scenario, ready to run.
+struct Prepared {
+    net: Network,
+    positions: Vec<Position>,
+    preset: String,
+    seed: u64,
+    end: Instant,
+    bin: Duration,
+}
+
+/// Check a scenario as far as it can be without running it: build its network (reading every
+/// data file it names) and install its protocol. Errors name the scenario, the field and, for
+/// keys written in the file, the line, as [`run`]'s do.
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), RunError> {
+    prepare(sc, seed, None).map(drop).map_err(|e| locate(sc, e))
+}
+
 /// Run a scenario to its end.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
-    let seed = opts.seed.unwrap_or(sc.seed);
+    let Prepared { mut net, positions, preset, seed, end, bin } =
+        prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
+    let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
+    let wall = WallInstant::now();
+    let mut series = Vec::new();
+    let mut t = Instant::ZERO;
+    let mut changes_at_traffic_start = None;
+    let mut last_delivered = 0u64;
+    let mut max_depth_seen = 0;
+    while t < end {
+        let next = (t + bin).min(end);
+        if changes_at_traffic_start.is_none() && next > traffic_start {
+            net.run_until(traffic_start);
+            changes_at_traffic_start = Some(total_parent_changes(&net));
+        }
+        net.run_until(next);
+        t = next;
+        let s = sample(&net, t, &mut last_delivered);
+        max_depth_seen = max_depth_seen.max(s.max_depth);
+        series.push(s);
+        if let Some(p) = opts.progress.as_mut() {
+            p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
+        }
+    }
+    let wall_seconds = wall.elapsed().as_secs_f64();
+    let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
+    let mut depths_during: Vec<u32> =
+        series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
+    depths_during.sort_unstable();
+    let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
+    let mut summary = summarize(
+        sc,
+        seed,
+        &preset,
+        &net,
+        wall_seconds,
+        sha,
+        max_depth_seen,
+        // No traffic within the run: no parent change happened during traffic.
+        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)),
+    );
+    summary.routing.median_max_depth = pct(50);
+    summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
+    Ok(RunResult { summary, series, positions, network: net, bin })
+}
+
+fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
+    let seed = seed.unwrap_or(sc.seed);
     let mac = sc.mac().map_err(RunError::Config)?;
-    let (positions, links, noise) = build_topology(sc)?;
+    let (positions, links, noise) = topology_of(sc)?;
     let n = positions.len();
     let sinks: Vec<NodeId> = sc.topology.sinks.iter().map(|&s| NodeId(s)).collect();
     for s in &sinks {
@@ -332,7 +425,8 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             if sinks.len() != 1 {
                 return Err(RunError::Config("a static tree supports exactly one sink".into()));
             }
-            let tree = read_tree(&sc.resolve(path)).map_err(|e| RunError::Input(e.to_string()))?;
+            let tree = read_tree(&data_file(sc, "routing.tree_file", path)?)
+                .map_err(|e| RunError::Input(format!("routing.tree_file: {e}")))?;
             if tree.len() != n {
                 return Err(RunError::Config(format!("routing.tree_file has {} nodes, the layout {}", tree.len(), n)));
             }
@@ -402,7 +496,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         }
     }
     let mut tracer = Tracer::new();
-    if let Some(dir) = &opts.out_dir {
+    if let Some(dir) = out_dir {
         let open = |name: &str| {
             let p = dir.join(name);
             std::fs::File::create(&p).map_err(|source| RunError::Output { path: p.display().to_string(), source })
@@ -461,48 +555,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         ProtocolConfig::Rcrt(c) => net.install_endpoints(&endpoint_spec(c, false)?).map_err(RunError::Config)?,
         ProtocolConfig::Reliable(c) => net.install_endpoints(&endpoint_spec(c, true)?).map_err(RunError::Config)?,
     }
-    let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
-    let wall = WallInstant::now();
-    let mut series = Vec::new();
-    let mut t = Instant::ZERO;
-    let mut changes_at_traffic_start = None;
-    let mut last_delivered = 0u64;
-    let mut max_depth_seen = 0;
-    while t < end {
-        let next = (t + bin).min(end);
-        if changes_at_traffic_start.is_none() && next > traffic_start {
-            net.run_until(traffic_start);
-            changes_at_traffic_start = Some(total_parent_changes(&net));
-        }
-        net.run_until(next);
-        t = next;
-        let s = sample(&net, t, &mut last_delivered);
-        max_depth_seen = max_depth_seen.max(s.max_depth);
-        series.push(s);
-        if let Some(p) = opts.progress.as_mut() {
-            p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
-        }
-    }
-    let wall_seconds = wall.elapsed().as_secs_f64();
-    let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
-    let mut depths_during: Vec<u32> =
-        series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
-    depths_during.sort_unstable();
-    let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
-    let mut summary = summarize(
-        sc,
-        seed,
-        &mac.preset,
-        &net,
-        wall_seconds,
-        sha,
-        max_depth_seen,
-        // No traffic within the run: no parent change happened during traffic.
-        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)),
-    );
-    summary.routing.median_max_depth = pct(50);
-    summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
-    Ok(RunResult { summary, series, positions, network: net, bin })
+    Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin })
 }
 
 /// Minimum-hop tree toward `sink` over links received at ≥ `min_rx_dbm` in both directions;
@@ -742,6 +795,14 @@ fn summarize(
         events: net.events(),
         nodes: net.len(),
         trace_sha256,
+        data_files: sc
+            .file_fields()
+            .into_iter()
+            .filter_map(|(key, p)| {
+                let f = sc.resolve(key, p).ok()?;
+                Some((key.to_string(), std::fs::canonicalize(&f).unwrap_or(f).display().to_string()))
+            })
+            .collect(),
         routing: RoutingSummary {
             max_depth,
             mean_depth,
@@ -882,6 +943,42 @@ mod tests {
                 .to_string();
             assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
         }
+    }
+
+    /// Errors found only when the network is built name the scenario and, for a key written
+    /// in the file, its line; `check` finds them without running, and a key given with `--set`
+    /// gets no line.
+    #[test]
+    fn build_errors_name_the_scenario_and_the_line() {
+        let text =
+            "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                    sinks = [42]\n";
+        let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+        let e = check(&sc, None).expect_err("sink 42 of 9 nodes accepted").to_string();
+        assert_eq!(e, "t.toml: topology.sinks: node 42 does not exist (9 nodes) (line 5)");
+        let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).err().expect("ran").to_string();
+        assert_eq!(e, "t.toml: topology.sinks: node 42 does not exist (9 nodes) (line 5)");
+        let sc = small(&["topology.sinks=[9]"]);
+        let e = check(&sc, None).expect_err("sink 9 of 9 nodes accepted").to_string();
+        assert_eq!(e, "t.toml: topology.sinks: node 9 does not exist (9 nodes)");
+        assert!(check(&small(&[]), None).is_ok());
+    }
+
+    /// A missing data file is named by its field, with every place it was looked for; the
+    /// summary lists the files a run read.
+    #[test]
+    fn data_files_are_named_and_recorded() {
+        let sc = small(&["routing.kind=\"static\"", "routing.tree_file=\"no-such-tree.csv\""]);
+        let e = check(&sc, None).expect_err("missing tree file accepted").to_string();
+        assert!(e.starts_with("t.toml: routing.tree_file = \"no-such-tree.csv\": no such file (looked for "), "{e}");
+        let cwd = std::env::current_dir().unwrap().join("no-such-tree.csv");
+        assert!(e.contains(&cwd.display().to_string()), "the current directory comes first: {e}");
+        let sc = Scenario::load("office40", &["duration_s=1".into()]).unwrap();
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let files: Vec<&str> = r.summary.data_files.keys().map(String::as_str).collect();
+        assert_eq!(files, ["radio.noise.trace", "topology.layout.path"]);
+        let layout = Path::new(&r.summary.data_files["topology.layout.path"]);
+        assert!(layout.is_absolute() && layout.ends_with("data/topologies/office40.csv"), "{}", layout.display());
     }
 
     /// `protocol.congestion_gain` reaches the sink's configuration and is checked.

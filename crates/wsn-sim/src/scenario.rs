@@ -56,6 +56,15 @@ pub struct Scenario {
     /// to show; not part of the scenario.
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// Where the scenario came from (its file, or "built-in scenario NAME"), for messages.
+    #[serde(skip)]
+    pub origin: String,
+    /// The scenario's text as written, to point messages at the line of a key.
+    #[serde(skip)]
+    source_text: String,
+    /// The `--set` overrides applied, as given.
+    #[serde(skip)]
+    overrides: Vec<String>,
 }
 
 fn one() -> u64 {
@@ -507,6 +516,9 @@ impl Scenario {
             Err(e) => return Err(invalid(with_line(text, overrides, explain(text, &doc, overrides, &e)))),
         };
         sc.base_dir = base_dir;
+        sc.origin = origin.into();
+        sc.source_text = text.into();
+        sc.overrides = overrides.to_vec();
         if sc.protocol == ProtocolConfig::BestEffort {
             // `kind = "best_effort"` takes no parameters; the keys are accepted so that
             // `--set protocol.kind=best_effort` works on a scenario of another protocol.
@@ -574,9 +586,84 @@ impl Scenario {
         Ok(cfg)
     }
 
-    /// Resolve a path written in the scenario.
-    pub fn resolve(&self, p: &str) -> PathBuf {
-        resolve_path(&self.base_dir, p)
+    /// `message` about this scenario, prefixed with its origin and, when it starts with a key
+    /// written in the file, followed by that key's line.
+    pub fn locate(&self, message: String) -> String {
+        format!("{}: {}", self.origin, with_line(&self.source_text, &self.overrides, message))
+    }
+
+    /// True when `key` (dotted, e.g. `radio.noise.trace`) or a table holding it was set with
+    /// `--set`.
+    fn overridden(&self, key: &str) -> bool {
+        self.overrides.iter().filter_map(|o| o.split_once('=')).any(|(k, _)| {
+            let k = bracket_indices_to_dots(k.trim());
+            key == k || key.strip_prefix(k.as_str()).is_some_and(|rest| rest.starts_with('.'))
+        })
+    }
+
+    /// The places where the relative path `p` of the field `key` is looked for, in order:
+    /// - when the field was given with `--set`, first the current directory;
+    /// - the scenario file's folder, then the project holding the file (the nearest folder
+    ///   above it with a `Cargo.toml`; scenario files write `data/...` from there);
+    /// - last, the project this binary was built from (for built-in scenarios, and for files
+    ///   elsewhere that name the project's `data/...`).
+    ///
+    /// An absolute `p` is the one candidate.
+    pub fn candidates(&self, key: &str, p: &str) -> Vec<PathBuf> {
+        let path = Path::new(p);
+        if path.is_absolute() {
+            return vec![path.to_path_buf()];
+        }
+        let mut out = Vec::new();
+        if self.overridden(key) {
+            out.push(std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path)));
+        }
+        out.push(self.base_dir.join(path));
+        let dir = if self.base_dir.as_os_str().is_empty() { Path::new(".") } else { &self.base_dir };
+        if let Some(root) = dir.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()) {
+            out.push(root.join(path));
+        }
+        out.push(project_root().join(path));
+        let mut unique: Vec<PathBuf> = Vec::with_capacity(out.len());
+        for c in out {
+            if !unique.contains(&c) {
+                unique.push(c);
+            }
+        }
+        unique
+    }
+
+    /// The file a path field names: the first of [`Scenario::candidates`] that exists, or an
+    /// error naming the field and every place looked in.
+    pub fn resolve(&self, key: &str, p: &str) -> Result<PathBuf, String> {
+        let tried = self.candidates(key, p);
+        match tried.iter().find(|c| c.exists()) {
+            Some(c) => Ok(c.clone()),
+            None => Err(format!(
+                "{key} = {p:?}: no such file (looked for {})",
+                tried.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
+            )),
+        }
+    }
+
+    /// The data files this scenario reads, as (field, path written) pairs.
+    pub fn file_fields(&self) -> Vec<(&'static str, &str)> {
+        let mut out = Vec::new();
+        if let crate::topology::Placement::File { path } = &self.topology.layout {
+            out.push(("topology.layout.path", path.as_str()));
+        }
+        if let Some(g) = &self.topology.gains_file {
+            out.push(("topology.gains_file", g.as_str()));
+        }
+        if let NoiseConfig::Cpm { trace, .. } | NoiseConfig::Replay { trace } = &self.radio.noise {
+            out.push(("radio.noise.trace", trace.as_str()));
+        }
+        if self.routing.kind == RoutingKind::Static {
+            if let Some(t) = &self.routing.tree_file {
+                out.push(("routing.tree_file", t.as_str()));
+            }
+        }
+        out
     }
 
     fn validate(&self) -> Result<(), String> {
@@ -895,29 +982,13 @@ pub const MAX_FLOW_RATE_PPS: f64 = 10_000.0;
 
 /// Where the data files of built-in scenarios live: the project root this binary was built from.
 pub fn builtin_base() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+    project_root().join("scenarios")
 }
 
-fn resolve_path(base: &Path, p: &str) -> PathBuf {
-    let direct = base.join(p);
-    if direct.exists() {
-        return direct;
-    }
-    // Scenario files refer to `data/...`; accept them relative to any ancestor (so files in
-    // scenarios/bench/ and scenarios/ both find the project's data/ folder).
-    let mut dir = Some(base);
-    while let Some(d) = dir {
-        let c = d.join(p);
-        if c.exists() {
-            return c;
-        }
-        dir = d.parent();
-    }
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(p);
-    if root.exists() {
-        return root;
-    }
-    direct
+/// The root of the project this binary was built from (without `..` when the folder exists).
+pub fn project_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    std::fs::canonicalize(&root).unwrap_or(root)
 }
 
 /// Apply one `key.path=value` override to a TOML document. The value is parsed as TOML
@@ -1124,6 +1195,34 @@ mod tests {
     }
 
     /// A flow that starts only when the run is over is accepted, with a warning that names it.
+    /// A relative data path is looked for in the current directory first when it was given with
+    /// `--set`, then beside the scenario file, in the project holding the file and in the
+    /// project this binary was built from; never in arbitrary folders above.
+    #[test]
+    fn data_paths_are_looked_for_in_known_places_only() {
+        let text = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
+        let outside = std::env::temp_dir().join("wsn-candidates-test/deep/er");
+        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
+        let trace = "data/noise/casino-lab.txt";
+        assert_eq!(sc.candidates("radio.noise.trace", trace), [outside.join(trace), project_root().join(trace)]);
+        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &["radio.noise.trace=\"t.txt\"".into()]).unwrap();
+        let cwd = std::env::current_dir().unwrap();
+        assert_eq!(
+            sc.candidates("radio.noise.trace", "t.txt"),
+            [cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")]
+        );
+        // Setting the whole table counts as setting the path in it.
+        let sc =
+            Scenario::from_toml(text, "x.toml", outside, &["radio.noise={model=\"replay\", trace=\"t.txt\"}".into()])
+                .unwrap();
+        assert_eq!(sc.candidates("radio.noise.trace", "t.txt")[0], cwd.join("t.txt"));
+        // A scenario file inside the project finds `data/...` at the project's root.
+        let sc = Scenario::load("office40", &[]).unwrap();
+        assert_eq!(sc.resolve("radio.noise.trace", trace).unwrap(), project_root().join(trace));
+        let abs = project_root().join(trace);
+        assert_eq!(sc.candidates("radio.noise.trace", abs.to_str().unwrap()), [abs]);
+    }
+
     #[test]
     fn flow_starting_after_the_end_is_warned_about() {
         let sc = Scenario::load("office40", &["duration_s=400".into(), "flows.0.start_s=5000".into()]).unwrap();
