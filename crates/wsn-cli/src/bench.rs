@@ -347,7 +347,7 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     print_goals(&rows, repeat);
     let dir_buf = out.unwrap_or_else(|| std::path::PathBuf::from("out/bench"));
     let dir = dir_buf.as_path();
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::create_out_dir(dir)?;
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
         .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
     // The scaling curves as a figure: cost per frame against log10(nodes).

@@ -35,7 +35,7 @@ enum Cmd {
         #[arg(default_value = "rcrt-baseline")]
         scenario: String,
         /// Override the scenario's seed.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// Output directory (default: out/<scenario>).
         #[arg(long)]
@@ -63,7 +63,7 @@ enum Cmd {
         #[arg(long)]
         param: String,
         /// Override the scenario's seed.
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
         /// Output directory (default: out/<scenario>-sweep).
         #[arg(long)]
@@ -164,6 +164,15 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
 
+/// Create the output folder `dir` (and its parents); a path that exists as something other
+/// than a folder is refused by name.
+pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        anyhow::bail!("{} exists and is not a folder: --out names the folder to write into", dir.display());
+    }
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+}
+
 /// Printed after a single-seed `reproduce rcrt` or `compare`.
 const ONE_SEED_NOTE: &str =
     "note      one run seed: RCRT's figures vary strongly from seed to seed here; --seeds 5 gives medians";
@@ -223,7 +232,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 Some(d) => d,
                 None => default_dir(&sc.name, "")?,
             };
-            std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+            crate::create_out_dir(&dir)?;
             // An earlier run's files would otherwise stay beside this one's.
             wsn_sim::output::clear_previous(&dir)?;
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
@@ -344,7 +353,22 @@ fn sweep(
     use wsn_sim::plots::SweepPoint;
     let (key, vals) = parse_values(param)?;
     anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
+    anyhow::ensure!(
+        seeds <= seeds::MAX_SEEDS,
+        "--seeds must be at most {} (a sweep runs every value that many times)",
+        seeds::MAX_SEEDS
+    );
     anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
+    // The same field from --set and --param: the sweep's value would silently win.
+    let dotted = |k: &str| k.trim().replace('[', ".").replace(']', "");
+    let swept = dotted(&key);
+    for o in set {
+        let k = dotted(o.split_once('=').map_or(o.as_str(), |(k, _)| k));
+        let nested = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.starts_with('.'));
+        if k == swept || nested(&k, &swept) || nested(&swept, &k) {
+            anyhow::bail!("--set {o} and --param {key}=… both set {k}: the sweep would overwrite it; use one");
+        }
+    }
     // Sweeping the seed itself: each value is a run's (first) seed.
     let seed_sweep = key == "seed";
     if seed_sweep {
@@ -352,22 +376,38 @@ fn sweep(
         if let Some(v) = vals.iter().find(|v| v.fract() != 0.0 || **v < 0.0 || **v > 9.0e15) {
             anyhow::bail!("--param seed: {v} is not a non-negative integer seed");
         }
+        // Value v runs seeds v … v+K−1: two values closer than K would repeat runs.
+        let mut sorted = vals.clone();
+        sorted.sort_by(f64::total_cmp);
+        if let Some(w) = sorted.windows(2).find(|w| w[1] - w[0] < seeds as f64) {
+            anyhow::bail!(
+                "--param seed with --seeds {seeds}: value {} runs seeds {} … {}, which overlap those of {}; \
+                 space the values at least {seeds} apart or use --seeds 1",
+                w[0],
+                w[0],
+                w[0] + seeds as f64 - 1.0,
+                w[1]
+            );
+        }
     }
     // Validate every point up front so that a typo or a bad value fails before any run starts.
     let base = Scenario::load(scenario, set)?;
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }
+    // Loading checks the fields; building each network (not run) checks what only the built
+    // network can, e.g. node ids against the layout.
     for &v in &vals {
         let mut s = set.to_vec();
         s.push(format!("{key}={v}"));
-        Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
+        let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
+        wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))?;
     }
     let dir = match out {
         Some(d) => d,
         None => default_dir(&base.name, "-sweep")?,
     };
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::create_out_dir(&dir)?;
     let first_seed = seed.unwrap_or(base.seed);
     let mut jobs_list: Vec<(f64, u64)> = Vec::new();
     for &v in &vals {

@@ -40,7 +40,7 @@ const UNSTABLE_HALVINGS_PER_EPOCH: f64 = 1.5;
 
 /// Run the IFRC reproduction into `dir` (created if missing).
 pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
-    std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::create_out_dir(&dir)?;
     let plan = Plan::new(quick);
     let mut jobs: Vec<Job> = Vec::new();
     for p in PROFILES {

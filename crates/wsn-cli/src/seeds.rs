@@ -29,7 +29,7 @@ pub(crate) struct SeedArgs {
     /// Run every experiment with this seed instead of its scenario file's own (the layout,
     /// which comes from the topology seed or file, stays the same); the report names it.
     /// With --seeds, the first seed (default 1).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     seed: Option<u64>,
     /// Repeat everything over this many run seeds (seed, seed+1, …), each into
     /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
@@ -48,6 +48,7 @@ impl SeedArgs {
         caution: bool,
         one: impl Fn(PathBuf, Option<u64>) -> Result<()>,
     ) -> Result<()> {
+        crate::create_out_dir(dir)?;
         if self.seeds == 1 {
             remove_seed_tables(dir)?;
             one(dir.to_path_buf(), self.seed)?;
@@ -63,7 +64,7 @@ impl SeedArgs {
 
 /// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    crate::create_out_dir(dir)?;
     let mut tables = Vec::new();
     for &s in seeds {
         let sub = dir.join(format!("seed-{s}"));

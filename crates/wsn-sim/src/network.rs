@@ -967,6 +967,11 @@ impl Network {
     pub fn queue_len(&self, i: usize) -> usize {
         self.nodes[i].agent.queue_len()
     }
+    /// The most packets node `i`'s agent queues (with RCRT's one datagram in flight, the MAC
+    /// preset's queue plus the slot for the node's own packet).
+    pub fn queue_capacity(&self, i: usize) -> usize {
+        self.nodes[i].agent.queue_capacity()
+    }
     /// The links.
     pub fn links(&self) -> &Links {
         &self.links

@@ -215,16 +215,23 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
         )?;
     }
     let bin_s = r.bin.as_secs_f64();
+    let end_s = net.end().as_secs_f64();
     let series: Vec<crate::figures::Series> = (0..net.len())
         .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
         .map(|i| {
-            let pts = net.queue_bins(i).iter().enumerate().map(|(b, &q)| (b as f64 * bin_s, q as f64)).collect();
+            // Each bin at its end, as in queues.csv.
+            let pts = net
+                .queue_bins(i)
+                .iter()
+                .enumerate()
+                .map(|(b, &q)| (((b + 1) as f64 * bin_s).min(end_s), q as f64))
+                .collect();
             crate::figures::Series::line("", pts)
         })
         .collect();
     // Per-node lines stop being readable (and cheap) beyond a few hundred nodes.
     if !series.is_empty() && series.len() <= 200 {
-        let cap = net.mac_config().queue_capacity as f64;
+        let cap = (0..net.len()).map(|i| net.queue_capacity(i)).max().unwrap_or(0) as f64;
         crate::figures::lines(
             dir,
             "queues_time",

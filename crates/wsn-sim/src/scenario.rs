@@ -505,7 +505,7 @@ impl Scenario {
         base_dir: PathBuf,
         overrides: &[String],
     ) -> Result<Scenario, ScenarioError> {
-        let invalid = |message: String| ScenarioError::Invalid { origin: origin.into(), message };
+        let invalid = |message: String| ScenarioError::Invalid { origin: origin.into(), message: plain_types(message) };
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
         for o in overrides {
             apply_override(&mut doc, o).map_err(invalid)?;
@@ -885,10 +885,13 @@ fn key_line(text: &str, path: &str) -> Option<usize> {
         let idx: usize = idx.parse().ok()?;
         let start = lines.iter().enumerate().filter(|(_, l)| l.trim() == "[[flows]]").nth(idx)?.0;
         (start, key.to_string())
-    } else {
-        let (table, key) = path.rsplit_once('.')?;
+    } else if let Some((table, key)) = path.rsplit_once('.') {
         let start = lines.iter().position(|l| l.trim() == format!("[{table}]"))?;
         (start, key.to_string())
+    } else {
+        // A top-level key: before the first table header.
+        let end = lines.iter().position(|l| header(l)).unwrap_or(lines.len());
+        return (0..end).find(|&i| assigns(lines[i], path)).map(|i| i + 1);
     };
     let end = lines[start + 1..].iter().position(|l| header(l)).map_or(lines.len(), |k| start + 1 + k);
     (start + 1..end).find(|&i| assigns(lines[i], &key)).map(|i| i + 1)
@@ -948,6 +951,55 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
         }
     }
     format!("{e}(line numbers count in the scenario with the --set overrides applied)")
+}
+
+/// Serde's Rust type names in an error message, in words a scenario's author knows: `expected u8`
+/// becomes `expected a whole number from 0 to 255`, `expected struct TopologyConfig` becomes
+/// `expected a table`.
+fn plain_types(message: String) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        ("u8", "a whole number from 0 to 255"),
+        ("u16", "a whole number from 0 to 65535"),
+        ("u32", "a whole number from 0 to 4294967295"),
+        ("u64", "a whole number ≥ 0"),
+        ("usize", "a whole number ≥ 0"),
+        ("i8", "a whole number from −128 to 127"),
+        ("i16", "a whole number from −32768 to 32767"),
+        ("i32", "a whole number"),
+        ("i64", "a whole number"),
+        ("f32", "a number"),
+        ("f64", "a number"),
+        ("struct", "a table"),
+    ];
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message.as_str();
+    while let Some(at) = rest.find("expected ") {
+        let (before, after) = rest.split_at(at + "expected ".len());
+        out.push_str(before);
+        let word_end = after.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(after.len());
+        let word = &after[..word_end];
+        match WORDS.iter().find(|(w, _)| *w == word) {
+            // `struct Name`: drop the name as well.
+            Some(("struct", plain)) => {
+                let name_end = after[word_end..]
+                    .strip_prefix(' ')
+                    .map(|n| word_end + 1 + n.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(n.len()))
+                    .unwrap_or(word_end);
+                out.push_str(plain);
+                rest = &after[name_end..];
+            }
+            Some((_, plain)) => {
+                out.push_str(plain);
+                rest = &after[word_end..];
+            }
+            None => rest = after,
+        }
+    }
+    out.push_str(rest);
+    out.replace(
+        "data did not match any variant of untagged enum Sources",
+        "expected \"all\", a node id or a list of node ids",
+    )
 }
 
 /// The first key of `[protocol]` that its protocol refuses, named, or None.
@@ -1061,6 +1113,12 @@ fn set_in(
     }
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
     if let Ok(idx) = rest[0].parse::<usize>() {
+        if rest.len() == 1 {
+            return Err(format!(
+                "--set {key}: a whole element of `{head}` cannot be replaced; set its fields one by one \
+                 (e.g. --set {head}.{idx}.start_s=10)"
+            ));
+        }
         let arr =
             child.as_array_of_tables_mut().ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
         let len = arr.len();
@@ -1105,6 +1163,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("flows[0].start_s = -5") && !e.contains("line"), "{e}");
+        // A top-level key.
+        let text = office.replacen("duration_s = 3600.0", "duration_s = -1.0", 1);
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        let n = line_of(&text, "duration_s = -1.0");
+        assert!(
+            e.contains(&format!("duration_s must be a positive number of seconds (at most 10^7) (line {n})")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1182,6 +1248,32 @@ mod tests {
     }
 
     /// `--set` accepts a field as error messages name it, `flows[0].rate_pps`.
+    #[test]
+    fn messages_name_types_in_words() {
+        for (set, want) in [
+            ("mac.max_retries=1000", "integer `1000`, expected a whole number from 0 to 255"),
+            ("flows.0.payload_bytes=-1", "integer `-1`, expected a whole number ≥ 0"),
+            ("topology=5", "integer `5`, expected a table"),
+            ("duration_s=\"abc\"", "string \"abc\", expected a number"),
+            ("flows.0.sources=1.5", "expected \"all\", a node id or a list of node ids"),
+        ] {
+            let e = err(&[set]);
+            assert!(e.contains(want), "{set}: {e}");
+        }
+        assert_eq!(
+            plain_types("expected u8, expected u80, expected struct A".into()),
+            "expected a whole number from 0 to 255, expected u80, expected a table"
+        );
+    }
+
+    #[test]
+    fn set_refuses_a_whole_array_element() {
+        for set in ["flows.0={}", "flows.0=5", "flows[0]={rate_pps=1}"] {
+            let e = err(&[set]);
+            assert!(e.contains("a whole element of `flows` cannot be replaced"), "{set}: {e}");
+        }
+    }
+
     #[test]
     fn set_accepts_bracketed_indices() {
         assert_eq!(bracket_indices_to_dots("flows[0].rate_pps"), "flows.0.rate_pps");
