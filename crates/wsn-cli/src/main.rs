@@ -57,9 +57,11 @@ enum Cmd {
     /// Run one scenario over a range of one parameter, in parallel, and tabulate and plot
     /// per-flow goodput (mean, min, max) and delivery against it.
     Sweep {
-        /// Scenario file or built-in name.
+        /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         scenario: String,
-        /// KEY=v1,v2,... or KEY=start:stop:step, e.g. flows.0.rate_pps=0.25:2.0:0.25
+        /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values), e.g.
+        /// flows.0.rate_pps=0.25:2.0:0.25; KEY=seed sweeps the run seed itself (each value is
+        /// a run's first seed).
         #[arg(long)]
         param: String,
         /// Override the scenario's seed.
@@ -68,13 +70,13 @@ enum Cmd {
         /// Output directory (default: out/<scenario>-sweep).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override any other scenario field.
+        /// Override any other scenario field (not the swept one).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Parallel runs (default: available cores).
         #[arg(long)]
         jobs: Option<usize>,
-        /// Seeds per value (seed, seed+1, …); figures are averaged over them.
+        /// Seeds per value (seed, seed+1, …; 1–100); figures are averaged over them.
         #[arg(long, default_value_t = 1)]
         seeds: u64,
     },
@@ -139,7 +141,8 @@ enum Cmd {
     },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file.
     Gains {
-        /// Scenario file or built-in name.
+        /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40); office40 and
+        /// rcrt-baseline share one topology.
         #[arg(default_value = "office40")]
         scenario: String,
         /// Output file.

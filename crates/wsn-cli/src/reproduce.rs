@@ -110,8 +110,9 @@ pub(crate) fn write_numbers(dir: &Path, mut md: String, rows: &[Row]) -> Result<
     }
     w.flush()?;
     std::fs::write(dir.join("report.md"), md)?;
+    let width = rows.iter().map(|r| r.key.chars().count()).max().unwrap_or(0);
     for r in rows {
-        println!("{:<32} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit);
+        println!("{:<width$} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit);
     }
     Ok(())
 }
