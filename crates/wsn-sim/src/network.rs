@@ -547,6 +547,10 @@ pub struct Network {
     /// Deliveries by an end-to-end transport's sink that name no flow or do not parse (phantoms
     /// that cannot be charged to a flow).
     pub(crate) unattributed_phantoms: u64,
+    /// Radio outages per node ([`NetworkSpec::outages`]), sorted by start.
+    outages: Vec<Vec<(Instant, Instant)>>,
+    /// Whether any node has an outage (the hot paths skip the check otherwise).
+    any_outage: bool,
 }
 
 /// A fixed tree: (parent, hop count) of every node; `None` for the root or an unreachable node.
@@ -592,6 +596,10 @@ pub struct NetworkSpec {
     /// The collection forwarder keeps Tenet's reserved queue slot for the node's own upward
     /// packet ([`ForwarderConfig::own_slot`]); set with RCRT's one datagram in flight.
     pub own_slot: bool,
+    /// Radio outages: (node index, from, to). While off, a node's radio neither starts a
+    /// transmission nor receives (its MAC resumes where it stopped when the radio is back, and
+    /// an ACK due while it is off is not heard); agents, routing and applications go on.
+    pub outages: Vec<(usize, Instant, Instant)>,
 }
 
 /// Builds the agent of node `id` (index `i`): `(i, id, forwarder settings of the MAC)`.
@@ -797,7 +805,15 @@ impl Network {
             rate_trace: vec![Vec::new(); n],
             // Per-node queue series only while they stay small (≤ 20 M cells, 40 MB).
             queue_bins: if n.saturating_mul(bins) <= 20_000_000 { vec![vec![0; bins]; n] } else { vec![Vec::new(); n] },
+            outages: vec![Vec::new(); n],
+            any_outage: !spec.outages.is_empty(),
         };
+        for &(i, from, to) in &spec.outages {
+            net.outages[i].push((from, to));
+        }
+        for o in &mut net.outages {
+            o.sort_unstable();
+        }
         if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
             net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
         }
@@ -1314,6 +1330,15 @@ impl Network {
     }
 
     /// Start contention if idle and something waits.
+    /// The end of the outage node `i`'s radio is in at `now`, if any.
+    fn radio_off_until(&self, i: usize, now: Instant) -> Option<Instant> {
+        if !self.any_outage {
+            return None;
+        }
+        // The latest end among the outages covering `now` (they may overlap).
+        self.outages[i].iter().filter(|&&(from, to)| from <= now && now < to).map(|&(_, to)| to).max()
+    }
+
     fn mac_kick(&mut self, i: usize) {
         let n = &mut self.nodes[i];
         if n.mac.phase != Phase::Idle {
@@ -1343,6 +1368,13 @@ impl Network {
 
     fn mac_timer(&mut self, i: usize) {
         let now = self.now;
+        if self.nodes[i].mac.phase != Phase::WaitAck {
+            // Radio off: carrier sense and transmission wait until it is back.
+            if let Some(until) = self.radio_off_until(i, now) {
+                self.schedule_mac(i, until);
+                return;
+            }
+        }
         match self.nodes[i].mac.phase {
             Phase::Backoff => {
                 if self.nodes[i].mac.cur.is_none() && !self.bind_frame(i) {
@@ -1506,6 +1538,9 @@ impl Network {
         };
         self.receptions += self.rx_links[i].len() as u64;
         for l in &self.rx_links[i] {
+            if self.any_outage && self.outages[l.to as usize].iter().any(|&(from, to)| from <= now && now < to) {
+                continue; // a radio that is off notices nothing
+            }
             arrival_start(&mut self.radios[l.to as usize], &env, i as u32, l, len, now);
         }
         self.q.push(now + air, Ev::TxEnd { node: i as u32 });
@@ -1662,6 +1697,8 @@ impl Network {
             (cur.dst, cur.ack_coming, cur.dst_link)
         };
         let mut ok = false;
+        // A sender whose radio went off after its frame hears no ACK.
+        let coming = coming && self.radio_off_until(i, now).is_none();
         if coming {
             // The reverse link's power, precomputed when the destination is a neighbour.
             let p_rev = match self.rev_p_dbm[i].get(dst_link as usize) {

@@ -495,6 +495,17 @@ fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<P
             });
         }
     }
+    let mut outages = Vec::new();
+    for (k, o) in sc.outages.iter().enumerate() {
+        let from = Instant::ZERO + Duration::from_secs_f64(o.from_s);
+        let to = o.to_s.map_or(end, |t| Instant::ZERO + Duration::from_secs_f64(t).min(end - Instant::ZERO));
+        for id in o.nodes.ids() {
+            if usize::from(id) >= n {
+                return Err(RunError::Config(format!("outages[{k}].nodes: node {id} does not exist ({n} nodes)")));
+            }
+            outages.push((usize::from(id), from, to));
+        }
+    }
     let mut tracer = Tracer::new();
     if let Some(dir) = out_dir {
         let open = |name: &str| {
@@ -548,6 +559,7 @@ fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<P
         agent_factory,
         rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
         own_slot: matches!(&sc.protocol, ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) if c.one_datagram_in_flight),
+        outages,
     };
     let mut net = Network::new(spec);
     match &sc.protocol {
@@ -979,6 +991,41 @@ mod tests {
         assert_eq!(files, ["radio.noise.trace", "topology.layout.path"]);
         let layout = Path::new(&r.summary.data_files["topology.layout.path"]);
         assert!(layout.is_absolute() && layout.ends_with("data/topologies/office40.csv"), "{}", layout.display());
+    }
+
+    /// A node whose radio is off for the whole run puts nothing on the air and decodes nothing
+    /// (so it acknowledges nothing); its application still generates and its queue overflows.
+    /// An outage that ends lets it work again. Bad outages are refused by name.
+    #[test]
+    fn radio_outages_silence_a_node() {
+        let off = |from: f64, to: f64| {
+            let sc = small(&["flows.0.sources=[4]", &format!("outages=[{{nodes=[4], from_s={from}, to_s={to}}}]")]);
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+        };
+        let r = off(0.0, 60.0);
+        let st = r.network.node_stats(4);
+        assert_eq!((st.data_tx, st.beacon_tx, st.data_rx, st.data_overheard), (0, 0, 0, 0), "{st:?}");
+        assert!(st.queue_drops > 0, "the queue of a silent node overflows: {st:?}");
+        assert_eq!(r.summary.flows[0].delivered, 0);
+        for i in (0..9).filter(|&i| i != 4) {
+            assert!(r.network.node_stats(i).beacon_tx > 0, "node {i} beacons");
+        }
+        // Off for the first 20 s only: it beacons and delivers afterwards.
+        let r = off(0.0, 20.0);
+        assert!(r.network.node_stats(4).beacon_tx > 0 && r.summary.flows[0].delivered > 0);
+        for (set, want) in [
+            ("outages=[{nodes=[4], from_s=30, to_s=10}]", "outages[0].to_s = 10: must be after from_s = 30"),
+            ("outages=[{nodes=[], from_s=1}]", "outages[0].nodes is an empty list"),
+            ("outages=[{nodes=4, from_s=-1}]", "outages[0].from_s = -1: must be a time ≥ 0 s"),
+        ] {
+            let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
+            let e = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[set.to_string()])
+                .expect_err(set)
+                .to_string();
+            assert!(e.contains(want), "{set}: {e}");
+        }
+        let e = check(&small(&["outages=[{nodes=[2, 9], from_s=1}]"]), None).unwrap_err().to_string();
+        assert!(e.contains("outages[0].nodes: node 9 does not exist (9 nodes)"), "{e}");
     }
 
     /// `protocol.congestion_gain` reaches the sink's configuration and is checked.

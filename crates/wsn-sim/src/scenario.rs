@@ -46,6 +46,9 @@ pub struct Scenario {
     /// Traffic.
     #[serde(default)]
     pub flows: Vec<FlowConfig>,
+    /// Radio outages: nodes whose radio is off for a while.
+    #[serde(default)]
+    pub outages: Vec<OutageConfig>,
     /// What to write.
     #[serde(default)]
     pub output: OutputConfig,
@@ -383,6 +386,44 @@ pub enum Sources {
     List(Vec<u16>),
 }
 
+/// A radio outage (`[[outages]]`): from `from_s` to `to_s` the radios of `nodes` are off. They
+/// neither send nor receive (so they acknowledge nothing); everything else goes on: the
+/// applications generate, the queues fill and overflow, the timers of routing and transport
+/// fire. Frames on the air when the outage starts finish; a node's MAC takes up its pending
+/// backoff when the radio is back. A model of a node cut off for a while (an obstacle, a
+/// flat battery that recovers), not of a reboot: no state is lost.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct OutageConfig {
+    /// The nodes (one id or a list).
+    pub nodes: OutageNodes,
+    /// Start of the outage, s.
+    pub from_s: f64,
+    /// End of the outage, s (default: the end of the run).
+    #[serde(default)]
+    pub to_s: Option<f64>,
+}
+
+/// The nodes of an outage.
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+#[serde(untagged)]
+pub enum OutageNodes {
+    /// One node.
+    One(u16),
+    /// Several nodes.
+    List(Vec<u16>),
+}
+
+impl OutageNodes {
+    /// The node ids.
+    pub fn ids(&self) -> Vec<u16> {
+        match self {
+            OutageNodes::One(n) => vec![*n],
+            OutageNodes::List(v) => v.clone(),
+        }
+    }
+}
+
 /// One traffic entry (expanded to one flow per source).
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -692,6 +733,19 @@ impl Scenario {
                         error model)"
                 .into());
         }
+        for (i, o) in self.outages.iter().enumerate() {
+            if !(o.from_s.is_finite() && o.from_s >= 0.0) {
+                return Err(format!("outages[{i}].from_s = {}: must be a time ≥ 0 s", o.from_s));
+            }
+            if let Some(to) = o.to_s {
+                if !(to.is_finite() && to > o.from_s) {
+                    return Err(format!("outages[{i}].to_s = {to}: must be after from_s = {}", o.from_s));
+                }
+            }
+            if o.nodes.ids().is_empty() {
+                return Err(format!("outages[{i}].nodes is an empty list"));
+            }
+        }
         for (i, f) in self.flows.iter().enumerate() {
             match f.rate_pps {
                 Some(r) if !r.is_finite() => return Err(format!("flows[{i}].rate_pps = {r}: must be a finite number")),
@@ -1000,6 +1054,7 @@ fn plain_types(message: String) -> String {
         "data did not match any variant of untagged enum Sources",
         "expected \"all\", a node id or a list of node ids",
     )
+    .replace("data did not match any variant of untagged enum OutageNodes", "expected a node id or a list of node ids")
 }
 
 /// The first key of `[protocol]` that its protocol refuses, named, or None.

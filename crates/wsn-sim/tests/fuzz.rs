@@ -1,9 +1,10 @@
 //! Whole-simulator property tests on random small networks.
 //!
 //! Each case draws a network (6–16 nodes placed at random, one or two sinks, a MAC preset with
-//! or without link retransmissions) under dynamic MultiHopLQI routing, a protocol configuration
-//! and one to three groups of flows with random rates, demands, counts, payloads, start and stop
-//! times, and runs it for 10–25 simulated minutes.
+//! or without link retransmissions, in 40 % of the cases one node's radio off for 1–15 minutes)
+//! under dynamic MultiHopLQI routing, a protocol configuration and one to three groups of flows
+//! with random rates, demands, counts, payloads, start and stop times, and runs it for 10–25
+//! simulated minutes.
 //!
 //! - RCRT and the reliable baseline (profile, policy, buffer, the mote's one-datagram rule, the
 //!   slow-down token floor): no duplicate, phantom or out-of-order delivery, no queue above its
@@ -66,6 +67,8 @@ struct Net {
     preset: &'static str,
     duration_s: f64,
     seed: u64,
+    /// A radio outage: (node, from, length), in seconds.
+    outage: Option<(u16, f64, f64)>,
 }
 
 impl Net {
@@ -96,13 +99,19 @@ kind = "mhlqi"
 {protocol}
 [output]
 plots = false
-"#,
+{outage}"#,
             seed = self.seed,
             duration = self.duration_s,
             nodes = self.nodes,
             w = self.width_m,
             h = self.height_m,
             preset = self.preset,
+            outage = match self.outage {
+                Some((node, from, len)) => {
+                    format!("[[outages]]\nnodes = {node}\nfrom_s = {from}\nto_s = {}\n", from + len)
+                }
+                None => String::new(),
+            },
         )
     }
 
@@ -130,8 +139,18 @@ fn flows_toml(g: &FlowGroup, sources: &[u16], sink: u16, payload: usize, rate_co
 }
 
 fn net(presets: &'static [&'static str]) -> impl Strategy<Value = Net> {
-    (6..=16u16, 8.0..40.0f64, 8.0..40.0f64, any::<bool>(), 0..presets.len(), 600.0..1500.0f64, any::<u64>()).prop_map(
-        move |(nodes, width_m, height_m, two_sinks, preset, duration_s, seed)| Net {
+    (
+        6..=16u16,
+        8.0..40.0f64,
+        8.0..40.0f64,
+        any::<bool>(),
+        0..presets.len(),
+        600.0..1500.0f64,
+        any::<u64>(),
+        // Long enough, often, for RCRT's paper-profile sink to release a silent flow (300 s).
+        proptest::option::weighted(0.4, (0..16u16, 30.0..900.0f64, 60.0..900.0f64)),
+    )
+        .prop_map(move |(nodes, width_m, height_m, two_sinks, preset, duration_s, seed, outage)| Net {
             nodes,
             width_m,
             height_m,
@@ -139,8 +158,8 @@ fn net(presets: &'static [&'static str]) -> impl Strategy<Value = Net> {
             preset: presets[preset],
             duration_s,
             seed: seed % 1_000_000,
-        },
-    )
+            outage: outage.map(|(node, from, len)| (node % nodes, from, len)),
+        })
 }
 
 fn group(nodes: u16) -> impl Strategy<Value = FlowGroup> {

@@ -136,6 +136,56 @@ fn rcrt_released_flows_come_back_intact() {
     }
 }
 
+/// A source's radio is off for 20 minutes in the middle of its flow (`[[outages]]`): the
+/// paper-profile sink releases the silent flow after its idle timeout, the source's first DATA
+/// after the outage brings it back, and every packet still reaches the sink application exactly
+/// once and in order. Under the reference-code profile (no idle timeout) nothing is released and
+/// the flow completes too.
+#[test]
+fn rcrt_flow_survives_its_source_radio_outage() {
+    let text = r#"
+name = "outage"
+duration_s = 4000.0
+[topology]
+sinks = [0]
+layout = { kind = "chain", nodes = 4, spacing_m = 6.0 }
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+[protocol]
+kind = "rcrt"
+[[flows]]
+sources = [3]
+rate_pps = 1.0
+count = 600
+start_s = 60.0
+[[outages]]
+nodes = 3
+from_s = 300.0
+to_s = 1500.0
+[output]
+plots = false
+"#;
+    for (profile, released) in [("paper", true), ("reference_code", false)] {
+        let r = go(&scenario(text, &[&format!("protocol.profile=\"{profile}\"")]));
+        let t = &r.summary.totals;
+        let f = &r.summary.flows[0];
+        assert_eq!(f.in_order_exactly_once, Some(true), "{profile}: {f:?}");
+        assert_eq!((f.originated, f.delivered), (600, 600), "{profile}: {f:?}");
+        assert_eq!(t.invariant_violations, Default::default(), "{profile}");
+        if released {
+            assert!(t.flows_expired >= Some(1), "{profile}: the silent flow was not released: {t:?}");
+            assert_eq!(t.flows_revived, t.flows_expired, "{profile}: {t:?}");
+        } else {
+            assert_eq!(t.flows_expired, Some(0), "{profile}: {t:?}");
+        }
+        // Nothing left the source's radio during the outage: the flow's deliveries stop.
+        let nf = &r.network.flows()[0];
+        let during = nf.rcrt.deliveries.iter().filter(|d| (301.0..1500.0).contains(&d.0)).count();
+        assert_eq!(during, 0, "{profile}: {during} packets delivered while the source's radio was off");
+    }
+}
+
 /// The rate allocated to `f` at time `t` s (the latest allocation at or before `t`), if any.
 fn rate_at(f: &wsn_sim::network::Flow, t: f64) -> Option<f64> {
     f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)
