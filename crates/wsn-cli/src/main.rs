@@ -244,6 +244,21 @@ fn run_cli(cli: Cli) -> Result<()> {
                 wsn_sim::plots::write_all(&dir, &r).map_err(anyhow::Error::msg).context("writing plots")?;
             }
             print_summary(&r, &dir);
+            // Settings that run but leave nothing to look at.
+            let routing = &r.summary.routing;
+            if !sc.flows.is_empty() && r.summary.flows.is_empty() {
+                eprintln!(
+                    "warning: the scenario's flows name no source that is not a sink: this run carried no traffic"
+                );
+            }
+            if r.summary.nodes > sc.topology.sinks.len()
+                && routing.unrouted_nodes + sc.topology.sinks.len() >= r.summary.nodes
+                && routing.max_depth_seen == 0
+            {
+                eprintln!(
+                    "warning: no node ever had a route to a sink (check the radio: transmit power, noise, spacing)"
+                );
+            }
         }
         Cmd::Sweep { scenario, param, seed, out, set, jobs, seeds } => {
             sweep(&scenario, &param, seed, seeds, out, &set, jobs)?
