@@ -255,8 +255,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 && routing.unrouted_nodes + sc.topology.sinks.len() >= r.summary.nodes
                 && routing.max_depth_seen == 0
             {
+                let outages = if sc.outages.is_empty() { "" } else { ", and the outages" };
                 eprintln!(
-                    "warning: no node ever had a route to a sink (check the radio: transmit power, noise, spacing)"
+                    "warning: no node ever had a route to a sink (check the radio: transmit power, noise, spacing{outages})"
                 );
             }
         }
@@ -387,6 +388,11 @@ fn sweep(
             anyhow::bail!("--set {o} and --param {key}=… both set {k}: the sweep would overwrite it; use one");
         }
     }
+    let mut sorted = vals.clone();
+    sorted.sort_by(f64::total_cmp);
+    if let Some(w) = sorted.windows(2).find(|w| w[0] == w[1]) {
+        anyhow::bail!("--param {key}: the value {} is given twice", w[0]);
+    }
     // Sweeping the seed itself: each value is a run's (first) seed.
     let seed_sweep = key == "seed";
     if seed_sweep {
@@ -395,8 +401,6 @@ fn sweep(
             anyhow::bail!("--param seed: {v} is not a non-negative integer seed");
         }
         // Value v runs seeds v … v+K−1: two values closer than K would repeat runs.
-        let mut sorted = vals.clone();
-        sorted.sort_by(f64::total_cmp);
         if let Some(w) = sorted.windows(2).find(|w| w[1] - w[0] < seeds as f64) {
             anyhow::bail!(
                 "--param seed with --seeds {seeds}: value {} runs seeds {} … {}, which overlap those of {}; \
@@ -413,14 +417,19 @@ fn sweep(
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }
+    // No more threads than runs (each thread holds a whole network).
+    let runs = vals.len().saturating_mul(seeds as usize);
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0).min(runs)).build()?;
     // Loading checks the fields; building each network (not run) checks what only the built
-    // network can, e.g. node ids against the layout.
-    for &v in &vals {
-        let mut s = set.to_vec();
-        s.push(format!("{key}={v}"));
-        let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
-        wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))?;
-    }
+    // network can, e.g. node ids against the layout. In parallel, in order of the values.
+    pool.install(|| {
+        vals.par_iter().try_for_each(|&v| {
+            let mut s = set.to_vec();
+            s.push(format!("{key}={v}"));
+            let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
+            wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
+        })
+    })?;
     let dir = match out {
         Some(d) => d,
         None => default_dir(&base.name, "-sweep")?,
@@ -435,9 +444,6 @@ fn sweep(
             jobs_list.push((v, sd));
         }
     }
-    // No more threads than runs (each thread holds a whole network).
-    let threads = jobs.unwrap_or(0).min(jobs_list.len());
-    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build()?;
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     let results: Vec<Result<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list

@@ -48,6 +48,7 @@ impl SeedArgs {
         caution: bool,
         one: impl Fn(PathBuf, Option<u64>) -> Result<()>,
     ) -> Result<()> {
+        let seeds = seed_list(self.seed, self.seeds)?;
         crate::create_out_dir(dir)?;
         if self.seeds == 1 {
             remove_seed_tables(dir)?;
@@ -57,7 +58,7 @@ impl SeedArgs {
             }
             Ok(())
         } else {
-            over_seeds(dir, &seed_list(self.seed, self.seeds)?, |sub, s| one(sub, Some(s)))
+            over_seeds(dir, &seeds, |sub, s| one(sub, Some(s)))
         }
     }
 }

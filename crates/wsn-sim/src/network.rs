@@ -97,6 +97,9 @@ struct CurFrame {
     first_tx: Instant,
     /// Did the destination decode the last attempt (so that an ACK is on its way)?
     ack_coming: bool,
+    /// The destination's radio was off when the last attempt started (it heard nothing, so it
+    /// cannot send even a false ACK).
+    dst_deaf: bool,
     /// Index in the sender's `rx_links` of the link to `dst` found by the last attempt's
     /// [`Network::tx_end`] (`u32::MAX`: none).
     dst_link: u32,
@@ -1329,7 +1332,6 @@ impl Network {
         self.q.push(at, Ev::Mac { node: i as u32, gen });
     }
 
-    /// Start contention if idle and something waits.
     /// The end of the outage node `i`'s radio is in at `now`, if any.
     fn radio_off_until(&self, i: usize, now: Instant) -> Option<Instant> {
         if !self.any_outage {
@@ -1339,6 +1341,7 @@ impl Network {
         self.outages[i].iter().filter(|&&(from, to)| from <= now && now < to).map(|&(_, to)| to).max()
     }
 
+    /// Start contention if idle and something waits.
     fn mac_kick(&mut self, i: usize) {
         let n = &mut self.nodes[i];
         if n.mac.phase != Phase::Idle {
@@ -1369,9 +1372,22 @@ impl Network {
     fn mac_timer(&mut self, i: usize) {
         let now = self.now;
         if self.nodes[i].mac.phase != Phase::WaitAck {
-            // Radio off: carrier sense and transmission wait until it is back.
+            // Radio off: carrier sense and transmission wait until it is back, then the MAC
+            // contends afresh with an initial backoff (nodes back from one outage would
+            // otherwise all sense the channel at the same instant).
             if let Some(until) = self.radio_off_until(i, now) {
-                self.schedule_mac(i, until);
+                let n = &mut self.nodes[i];
+                n.mac.phase = Phase::Backoff;
+                let d = if self.mac.ieee802154_csma {
+                    if let Some(c) = n.mac.cur.as_mut() {
+                        c.nb = 0;
+                        c.be = self.mac.csma_min_be;
+                    }
+                    draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
+                } else {
+                    draw(&self.mac.initial_backoff, &mut n.rng_mac)
+                };
+                self.schedule_mac(i, until + d);
                 return;
             }
         }
@@ -1453,6 +1469,7 @@ impl Network {
             attempts: 0,
             first_tx: now,
             ack_coming: false,
+            dst_deaf: false,
             dst_link: u32::MAX,
             loaded: false,
             nb: 0,
@@ -1510,6 +1527,7 @@ impl Network {
             }
             cur.attempts += 1;
             cur.ack_coming = false;
+            cur.dst_deaf = false;
             match cur.kind {
                 FrameKind::Agent => n.stats.data_tx += 1,
                 FrameKind::Beacon => n.stats.beacon_tx += 1,
@@ -1539,7 +1557,14 @@ impl Network {
         self.receptions += self.rx_links[i].len() as u64;
         for l in &self.rx_links[i] {
             if self.any_outage && self.outages[l.to as usize].iter().any(|&(from, to)| from <= now && now < to) {
-                continue; // a radio that is off notices nothing
+                // A radio that is off notices nothing (and cannot send a false ACK for it).
+                self.receptions -= 1;
+                if NodeId(l.to as u16) == dst {
+                    if let Some(cur) = self.nodes[i].mac.cur.as_mut() {
+                        cur.dst_deaf = true;
+                    }
+                }
+                continue;
             }
             arrival_start(&mut self.radios[l.to as usize], &env, i as u32, l, len, now);
         }
@@ -1579,8 +1604,9 @@ impl Network {
         if ack_request {
             // The false-ACK rule applies to a frame lost at the destination, not to one the
             // destination never heard (out of range) [spec §4.2 R3].
+            let deaf = n.mac.cur.as_ref().is_some_and(|c| c.dst_deaf);
             let false_ack =
-                !dst_decoded && dst_link != u32::MAX && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
+                !dst_decoded && dst_link != u32::MAX && !deaf && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
             let cur = n.mac.cur.as_mut().expect("on the air");
             cur.ack_coming = dst_decoded || false_ack;
             n.mac.phase = Phase::WaitAck;
@@ -1644,6 +1670,10 @@ impl Network {
         if lost || rd.transmitting {
             return Some(false);
         }
+        // A radio switched off during the frame decodes nothing.
+        if self.any_outage && self.outages[r].iter().any(|&(from, to)| from <= now && now < to) {
+            return Some(false);
+        }
         // Hand the frame up.
         let me = NodeId(r as u16);
         let for_me = dst == me || dst.is_broadcast();
@@ -1697,8 +1727,12 @@ impl Network {
             (cur.dst, cur.ack_coming, cur.dst_link)
         };
         let mut ok = false;
-        // A sender whose radio went off after its frame hears no ACK.
-        let coming = coming && self.radio_off_until(i, now).is_none();
+        // A sender whose radio went off after its frame hears no ACK (the ACK is still sent).
+        let deaf = self.radio_off_until(i, now).is_some();
+        if coming && deaf {
+            self.acks_on_air += 1;
+        }
+        let coming = coming && !deaf;
         if coming {
             // The reverse link's power, precomputed when the destination is a neighbour.
             let p_rev = match self.rev_p_dbm[i].get(dst_link as usize) {

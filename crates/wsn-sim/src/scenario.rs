@@ -521,7 +521,10 @@ impl Scenario {
         if path.exists() {
             let text =
                 std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
-            let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+            // Absolute, so that where data files are looked for does not depend on how the
+            // file was named (`x.toml`, `../x.toml`).
+            let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            let base = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
             return Self::from_toml(&text, spec, base, overrides);
         }
         match BUILTIN.iter().find(|(n, _)| *n == spec) {
@@ -576,6 +579,14 @@ impl Scenario {
             }
         }
         sc.validate().map_err(|m| invalid(with_line(text, overrides, m)))?;
+        for (i, o) in sc.outages.iter().enumerate() {
+            if o.from_s >= sc.duration_s {
+                sc.warnings.push(format!(
+                    "outages[{i}] starts at {} s, not before the run ends (duration_s = {}): it has no effect",
+                    o.from_s, sc.duration_s
+                ));
+            }
+        }
         for (i, f) in sc.flows.iter().enumerate() {
             if f.start_s >= sc.duration_s {
                 sc.warnings.push(format!(
@@ -636,18 +647,17 @@ impl Scenario {
     /// True when `key` (dotted, e.g. `radio.noise.trace`) or a table holding it was set with
     /// `--set`.
     fn overridden(&self, key: &str) -> bool {
-        self.overrides.iter().filter_map(|o| o.split_once('=')).any(|(k, _)| {
-            let k = bracket_indices_to_dots(k.trim());
-            key == k || key.strip_prefix(k.as_str()).is_some_and(|rest| rest.starts_with('.'))
-        })
+        overrides_cover(&self.overrides, key)
     }
 
     /// The places where the relative path `p` of the field `key` is looked for, in order:
     /// - when the field was given with `--set`, first the current directory;
-    /// - the scenario file's folder, then the project holding the file (the nearest folder
-    ///   above it with a `Cargo.toml`; scenario files write `data/...` from there);
-    /// - last, the project this binary was built from (for built-in scenarios, and for files
-    ///   elsewhere that name the project's `data/...`).
+    /// - the scenario file's folder, then the folders above it up to the project holding the
+    ///   file (the nearest folder above with a `Cargo.toml` or `.git`), so that `data/...` works
+    ///   from `scenarios/` and `scenarios/bench/` alike;
+    /// - then the project this binary was built from (for built-in scenarios, and for files
+    ///   elsewhere that name the project's `data/...`);
+    /// - last, for a file in no project, the remaining folders above it.
     ///
     /// An absolute `p` is the one candidate.
     pub fn candidates(&self, key: &str, p: &str) -> Vec<PathBuf> {
@@ -660,11 +670,18 @@ impl Scenario {
             out.push(std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path)));
         }
         out.push(self.base_dir.join(path));
-        let dir = if self.base_dir.as_os_str().is_empty() { Path::new(".") } else { &self.base_dir };
-        if let Some(root) = dir.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file()) {
-            out.push(root.join(path));
+        let above: Vec<&Path> = self.base_dir.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty()).collect();
+        let is_root = |d: &Path| d.join("Cargo.toml").is_file() || d.join(".git").exists();
+        match above.iter().position(|d| is_root(d)) {
+            Some(k) => {
+                out.extend(above[..=k].iter().map(|d| d.join(path)));
+                out.push(project_root().join(path));
+            }
+            None => {
+                out.push(project_root().join(path));
+                out.extend(above.iter().map(|d| d.join(path)));
+            }
         }
-        out.push(project_root().join(path));
         let mut unique: Vec<PathBuf> = Vec::with_capacity(out.len());
         for c in out {
             if !unique.contains(&c) {
@@ -678,7 +695,7 @@ impl Scenario {
     /// error naming the field and every place looked in.
     pub fn resolve(&self, key: &str, p: &str) -> Result<PathBuf, String> {
         let tried = self.candidates(key, p);
-        match tried.iter().find(|c| c.exists()) {
+        match tried.iter().find(|c| c.is_file()) {
             Some(c) => Ok(c.clone()),
             None => Err(format!(
                 "{key} = {p:?}: no such file (looked for {})",
@@ -917,13 +934,22 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
     let path: String = message.chars().take_while(|c| !matches!(c, ':' | ' ' | '=')).collect();
     // `flows[0].x` in messages is `flows.0.x` on the command line.
     let dotted = path.replace('[', ".").replace(']', "");
-    if overrides.iter().any(|o| o.split('=').next().is_some_and(|k| k.trim() == dotted)) {
+    if overrides_cover(overrides, &dotted) {
         return message;
     }
     match key_line(text, &path) {
         Some(n) => format!("{message} (line {n})"),
         None => message,
     }
+}
+
+/// True when the `--set` overrides set `key` (dotted, `flows.0.rate_pps`) or a table or array
+/// element holding it (`flows[0]` written with brackets counts as `flows.0`).
+fn overrides_cover(overrides: &[String], key: &str) -> bool {
+    overrides.iter().filter_map(|o| o.split_once('=')).any(|(k, _)| {
+        let k = bracket_indices_to_dots(k.trim());
+        key == k || key.strip_prefix(k.as_str()).is_some_and(|rest| rest.starts_with('.'))
+    })
 }
 
 /// The 1-based line on which the key `path` (`table.key`, `table.sub.key` or `flows[i].key`)
@@ -934,10 +960,12 @@ fn key_line(text: &str, path: &str) -> Option<usize> {
     let assigns =
         |l: &str, key: &str| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
     // The section where the key lives, and the key within it.
-    let (start, key) = if let Some(rest) = path.strip_prefix("flows[") {
+    let (start, key) = if let Some((array, rest)) = path.split_once('[').filter(|(a, _)| !a.contains('.')) {
+        // An element of an array of tables: `flows[0].key`, `outages[1].key`.
         let (idx, key) = rest.split_once("].")?;
         let idx: usize = idx.parse().ok()?;
-        let start = lines.iter().enumerate().filter(|(_, l)| l.trim() == "[[flows]]").nth(idx)?.0;
+        let header = format!("[[{array}]]");
+        let start = lines.iter().enumerate().filter(|(_, l)| l.trim() == header).nth(idx)?.0;
         (start, key.to_string())
     } else if let Some((table, key)) = path.rsplit_once('.') {
         let start = lines.iter().position(|l| l.trim() == format!("[{table}]"))?;
@@ -1033,6 +1061,18 @@ fn plain_types(message: String) -> String {
         let word_end = after.find(|c: char| !c.is_ascii_alphanumeric()).unwrap_or(after.len());
         let word = &after[..word_end];
         match WORDS.iter().find(|(w, _)| *w == word) {
+            // serde's `struct variant Enum::Name with …` and `struct Enum::Name`: kept as is.
+            Some(("struct", _))
+                if after[word_end..].starts_with(" variant")
+                    || after[word_end..]
+                        .trim_start()
+                        .split(|c: char| c.is_whitespace())
+                        .next()
+                        .is_some_and(|n| n.contains("::")) =>
+            {
+                out.push_str(word);
+                rest = &after[word_end..];
+            }
             // `struct Name`: drop the name as well.
             Some(("struct", plain)) => {
                 let name_end = after[word_end..]
@@ -1169,10 +1209,14 @@ fn set_in(
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
     if let Ok(idx) = rest[0].parse::<usize>() {
         if rest.len() == 1 {
-            return Err(format!(
-                "--set {key}: a whole element of `{head}` cannot be replaced; set its fields one by one \
-                 (e.g. --set {head}.{idx}.start_s=10)"
-            ));
+            return Err(if child.is_array_of_tables() {
+                format!("--set {key}: a whole element of `{head}` cannot be replaced; set its fields one by one (--set {}.FIELD=VALUE)", bracket_indices_to_dots(key))
+            } else {
+                format!(
+                    "--set {key}: `{head}` is not an array of tables; set it whole (e.g. --set {}=[…])",
+                    bracket_indices_to_dots(key).rsplit_once('.').map_or(head.to_string(), |(k, _)| k.to_string())
+                )
+            });
         }
         let arr =
             child.as_array_of_tables_mut().ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
@@ -1319,14 +1363,22 @@ mod tests {
             plain_types("expected u8, expected u80, expected struct A".into()),
             "expected a whole number from 0 to 255, expected u80, expected a table"
         );
+        for kept in ["expected struct variant Placement::Grid with 2 elements", "expected struct Placement::Grid"] {
+            assert_eq!(plain_types(kept.into()), kept);
+        }
     }
 
     #[test]
     fn set_refuses_a_whole_array_element() {
         for set in ["flows.0={}", "flows.0=5", "flows[0]={rate_pps=1}"] {
             let e = err(&[set]);
-            assert!(e.contains("a whole element of `flows` cannot be replaced"), "{set}: {e}");
+            assert!(
+                e.contains("a whole element of `flows` cannot be replaced; set its fields one by one (--set flows.0.FIELD=VALUE)"),
+                "{set}: {e}"
+            );
         }
+        let e = err(&["topology.sinks.0=5"]);
+        assert!(e.contains("`sinks` is not an array of tables; set it whole (e.g. --set topology.sinks=[…])"), "{e}");
     }
 
     #[test]
@@ -1351,13 +1403,27 @@ mod tests {
         let outside = std::env::temp_dir().join("wsn-candidates-test/deep/er");
         let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
         let trace = "data/noise/casino-lab.txt";
-        assert_eq!(sc.candidates("radio.noise.trace", trace), [outside.join(trace), project_root().join(trace)]);
+        // In no project: the file's folder, the build's project, then the folders above.
+        let above = |p: &str| -> Vec<PathBuf> { outside.ancestors().skip(1).map(|d| d.join(p)).collect() };
+        let mut want = vec![outside.join(trace), project_root().join(trace)];
+        want.extend(above(trace));
+        assert_eq!(sc.candidates("radio.noise.trace", trace), want);
         let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &["radio.noise.trace=\"t.txt\"".into()]).unwrap();
         let cwd = std::env::current_dir().unwrap();
+        let mut want = vec![cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")];
+        want.extend(above("t.txt"));
+        assert_eq!(sc.candidates("radio.noise.trace", "t.txt"), want);
+        // In a project: the folders above up to its root come before the build's project.
+        let proj = std::env::temp_dir().join(format!("wsn-candidates-proj-{}", std::process::id()));
+        std::fs::create_dir_all(proj.join("scenarios/sub")).unwrap();
+        std::fs::write(proj.join("Cargo.toml"), "").unwrap();
+        let sub = proj.join("scenarios/sub");
+        let sc = Scenario::from_toml(text, "x.toml", sub.clone(), &[]).unwrap();
         assert_eq!(
-            sc.candidates("radio.noise.trace", "t.txt"),
-            [cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")]
+            sc.candidates("radio.noise.trace", trace),
+            [sub.join(trace), proj.join("scenarios").join(trace), proj.join(trace), project_root().join(trace)]
         );
+        std::fs::remove_dir_all(&proj).unwrap();
         // Setting the whole table counts as setting the path in it.
         let sc =
             Scenario::from_toml(text, "x.toml", outside, &["radio.noise={model=\"replay\", trace=\"t.txt\"}".into()])
