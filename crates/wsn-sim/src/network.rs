@@ -600,8 +600,8 @@ pub struct NetworkSpec {
     /// packet ([`ForwarderConfig::own_slot`]); set with RCRT's one datagram in flight.
     pub own_slot: bool,
     /// Radio outages: (node index, from, to). While off, a node's radio neither starts a
-    /// transmission nor receives (its MAC resumes where it stopped when the radio is back, and
-    /// an ACK due while it is off is not heard); agents, routing and applications go on.
+    /// transmission nor receives (its MAC contends afresh when the radio is back, and an ACK
+    /// due while it is off is not heard); agents, routing and applications go on.
     pub outages: Vec<(usize, Instant, Instant)>,
 }
 
@@ -1371,7 +1371,7 @@ impl Network {
 
     fn mac_timer(&mut self, i: usize) {
         let now = self.now;
-        if self.nodes[i].mac.phase != Phase::WaitAck {
+        if !matches!(self.nodes[i].mac.phase, Phase::WaitAck | Phase::Idle | Phase::Tx) {
             // Radio off: carrier sense and transmission wait until it is back, then the MAC
             // contends afresh with an initial backoff (nodes back from one outage would
             // otherwise all sense the channel at the same instant).
