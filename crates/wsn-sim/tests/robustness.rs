@@ -69,6 +69,20 @@ const FIELDS: &[(&str, &[&str], &[&str])] = &[
         &["{ model = \"constant\", floor_dbm = -120.0 }", "{ model = \"constant\", floor_dbm = -40.0 }"],
         &["{ model = \"constant\", floor_dbm = nan }", "{ model = \"nope\" }"],
     ),
+    (
+        "outages",
+        &[
+            "[{ nodes = 0, from_s = 0 }]",
+            "[{ nodes = [1, 2, 3], from_s = 5, to_s = 6 }, { nodes = 2, from_s = 5.5, to_s = 1e7 }]",
+            "[{ nodes = 39, from_s = 1e6 }]",
+        ],
+        &[
+            "[{ nodes = 40, from_s = 1 }]",
+            "[{ nodes = [], from_s = 1 }]",
+            "[{ nodes = 1, from_s = nan }]",
+            "[{ nodes = 1, from_s = 9, to_s = 8 }]",
+        ],
+    ),
 ];
 
 /// Protocols, some with edge parameters: half of the cases set one.
