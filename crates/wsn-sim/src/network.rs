@@ -986,6 +986,12 @@ impl Network {
     pub fn queue_len(&self, i: usize) -> usize {
         self.nodes[i].agent.queue_len()
     }
+    /// The radio outages: (node, from s, to s), by node and start.
+    pub fn outages(&self) -> Vec<(usize, f64, f64)> {
+        (0..self.outages.len())
+            .flat_map(|i| self.outages[i].iter().map(move |&(f, t)| (i, f.as_secs_f64(), t.as_secs_f64())))
+            .collect()
+    }
     /// The most packets node `i`'s agent queues (with RCRT's one datagram in flight, the MAC
     /// preset's queue plus the slot for the node's own packet).
     pub fn queue_capacity(&self, i: usize) -> usize {

@@ -443,6 +443,7 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
             if flows.is_empty() { "no flows" } else { "no complete time bin" },
         );
     }
+    shade_outages(&mut chart, r, end_s, y_top(max))?;
     let start = flows.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
     if start.is_finite() && start > 0.0 && start < end_s {
         let grey = RGBColor(110, 110, 110);
@@ -470,6 +471,35 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .label(format!("mean over all {} flows", flows.len()))
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
     legend(&mut chart, SeriesLabelPosition::UpperLeft)
+}
+
+/// Shade the time windows of radio outages (`[[outages]]`) up to `top`, with one legend entry
+/// naming the nodes (nothing without outages).
+fn shade_outages<'a, DB: DrawingBackend + 'a>(
+    chart: &mut Chart<'a, DB>,
+    r: &RunResult,
+    end_s: f64,
+    top: f64,
+) -> Result<(), String> {
+    let outages = r.network.outages();
+    if outages.is_empty() {
+        return Ok(());
+    }
+    let mut windows: Vec<(f64, f64)> =
+        outages.iter().map(|&(_, f, t)| (f, t.min(end_s))).filter(|w| w.0 < w.1).collect();
+    windows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
+    windows.dedup();
+    let mut nodes: Vec<usize> = outages.iter().map(|o| o.0).collect();
+    nodes.dedup();
+    let shown: Vec<String> = nodes.iter().take(8).map(usize::to_string).collect();
+    let more = if nodes.len() > 8 { format!(" and {} more", nodes.len() - 8) } else { String::new() };
+    let colour = RGBColor(240, 170, 60).mix(0.25);
+    chart
+        .draw_series(windows.into_iter().map(|(f, t)| Rectangle::new([(f, 0.0), (t, top)], colour.filled())))
+        .s()?
+        .label(format!("radio off: node{} {}{more}", if nodes.len() > 1 { "s" } else { "" }, shown.join(", ")))
+        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], colour.filled()));
+    Ok(())
 }
 
 /// An axis tick label: shortest exact form ("100", "0.25"), no "100.0".
@@ -748,6 +778,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
     if s.is_empty() {
         return note(&chart.plotting_area().strip_coord_spec(), "no samples");
     }
+    shade_outages(&mut chart, r, end_s, y_top(max_del as f64))?;
     let green = RGBColor(60, 140, 80);
     let mut prev = 0.0;
     let mut bars = Vec::with_capacity(s.len());
@@ -1002,6 +1033,33 @@ mod tests {
         for name in ["goodput_per_flow", "goodput_time", "tree", "network_time"] {
             assert!(non_empty(&d.join(format!("{name}.png"))), "{name}.png");
             assert!(non_empty(&d.join(format!("{name}.svg"))), "{name}.svg");
+        }
+        cleanup(&d);
+    }
+
+    /// Outages are shaded in the time plots and named in their legends (the SVG text says so).
+    #[test]
+    fn outages_are_shaded_and_named() {
+        let text = "name = \"tiny\"\nduration_s = 200.0\n\
+                    [topology]\nlayout = { kind = \"chain\", nodes = 4, spacing_m = 5.0 }\n\
+                    [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
+                    [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 50.0\n\
+                    [[outages]]\nnodes = [2, 3]\nfrom_s = 100.0\nto_s = 150.0\n\
+                    [[outages]]\nnodes = 1\nfrom_s = 120.0\nto_s = 1000.0\n";
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let sc = Scenario::from_toml(text, "test", base, &[]).unwrap();
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let got = r.network.outages();
+        let want = [(1, 120.0, 200.0), (2, 100.0, 150.0), (3, 100.0, 150.0)];
+        assert_eq!(got.len(), want.len(), "{got:?}");
+        for (g, w) in got.iter().zip(want) {
+            assert!(g.0 == w.0 && (g.1 - w.1).abs() < 1e-9 && (g.2 - w.2).abs() < 1e-9, "{got:?}");
+        }
+        let d = temp("run-outages");
+        write_all(&d, &r).unwrap();
+        for name in ["goodput_time", "network_time"] {
+            let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
+            assert!(svg.contains("radio off: nodes 1, 2, 3"), "{name}.svg has no outage legend");
         }
         cleanup(&d);
     }
