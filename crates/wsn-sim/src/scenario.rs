@@ -389,9 +389,9 @@ pub enum Sources {
 /// A radio outage (`[[outages]]`): from `from_s` to `to_s` the radios of `nodes` are off. They
 /// neither send nor receive (so they acknowledge nothing); everything else goes on: the
 /// applications generate, the queues fill and overflow, the timers of routing and transport
-/// fire. Frames on the air when the outage starts finish; a node's MAC takes up its pending
-/// backoff when the radio is back. A model of a node cut off for a while (an obstacle, a
-/// flat battery that recovers), not of a reboot: no state is lost.
+/// fire. A frame the node has on the air when the outage starts finishes; its MAC contends
+/// afresh when the radio is back. A model of a node cut off for a while (an obstacle, a flat
+/// battery that recovers), not of a reboot: no state is lost.
 #[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct OutageConfig {
