@@ -1,5 +1,9 @@
 //! `wsn`: run, sweep and benchmark simulated sensor-network scenarios.
 
+// The doc comments of the command-line types are clap's help texts, written for a terminal
+// (`out/<scenario>`, `flows[0].rate_pps`), not for rustdoc.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};

@@ -52,7 +52,7 @@ pub struct MacConfig {
     /// Bytes on the air besides the network payload (PHY + MAC header + AM fields + FCS).
     /// 2.x: L + 19; 1.x: L + 17 [DERIVED from CODE t2: CC2420.h; CODE t1: CC2420Const.h].
     pub overhead_bytes: u32,
-    /// ACK frame on the air, bytes (SHR 5, len 1, FCF 2, DSN 1, FCS 2) [LIT].
+    /// ACK frame on the air, bytes (SHR 5, len 1, FCF 2, DSN 1, FCS 2) \[LIT\].
     pub ack_bytes: u32,
     /// Initial backoff window.
     pub initial_backoff: Backoff,

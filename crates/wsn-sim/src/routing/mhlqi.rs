@@ -55,7 +55,7 @@ pub const INVALID_HOP_COUNT: u8 = 0xFF;
 /// code wraps the 8-bit counter].
 pub const MAX_HOP_COUNT: u8 = 0xFE;
 
-/// LQI values below this are treated as this value in [`adjust_lqi`]. [DERIVED] (§6.1: the
+/// LQI values below this are treated as this value in [`adjust_lqi`]. \[DERIVED\] (§6.1: the
 /// 16-bit product overflows below 50 on motes; simulate exactly with q clamped to ≥ 50).
 pub const MIN_LQI: u8 = 50;
 
@@ -64,12 +64,12 @@ pub const MIN_LQI: u8 = 50;
 pub const MAX_LQI: u8 = 127;
 
 /// Per-hop link cost assumed for a static route set with [`MhlqiNode::set_static`]: the cost
-/// of an excellent link, `adjust_lqi(110)` = 125. [REC] (a static tree has no measured cost;
+/// of an excellent link, `adjust_lqi(110)` = 125. \[REC\] (a static tree has no measured cost;
 /// this keeps the advertised cost finite and growing with depth).
 pub const STATIC_LINK_COST: u16 = 125;
 
 /// Largest beacon period accepted, in binary ms (2³² ≈ 48.5 days); larger configured values
-/// are clamped so that time arithmetic cannot overflow. [REC]
+/// are clamped so that time arithmetic cannot overflow. \[REC\]
 pub const MAX_BEACON_PERIOD_BINARY_MS: u64 = 1 << 32;
 
 /// MultiHopLQI parameters (§6.4 lists which ones to expose).
@@ -86,7 +86,7 @@ pub struct MhlqiConfig {
     /// Switch hysteresis [%]: switch iff new cost < C − ⌊C·h/100⌋. Default 25; values above
     /// 100 act as 100 (never switch away from a route). [CODE t1: MultiHopLQI.nc]
     pub hysteresis_percent: u8,
-    /// Start with routes frozen (§6.4; see [`MhlqiNode::set_frozen`]). Default false. [REC]
+    /// Start with routes frozen (§6.4; see [`MhlqiNode::set_frozen`]). Default false. \[REC\]
     pub freeze: bool,
     /// Use the 1.x/Tenet variant of the parent-beacon rule: a parent beacon that advertises no
     /// route (parent = broadcast, cost ≥ [`NO_ROUTE_COST`] or hop count 0xFF) also drops the
@@ -151,7 +151,7 @@ impl From<Beacon> for wsn_wire::mhlqi::BeaconRepr {
 /// MultiHopLQI link cost of a beacon received with LQI `lqi`:
 /// `r = 130 − q`, cost = ⌊⌊r²/8⌋·r/8⌋, with q clamped to [[`MIN_LQI`], [`MAX_LQI`]].
 /// Examples: 110 → 125, 105 → 243, 90 → 1000, 80 → 1950, 50 → 8000.
-/// [CODE t1: MultiHopLQI.nc] (`adjustLQI`), [DERIVED] (§6.1 table).
+/// [CODE t1: MultiHopLQI.nc] (`adjustLQI`), \[DERIVED\] (§6.1 table).
 pub const fn adjust_lqi(lqi: u8) -> u16 {
     let q = if lqi < MIN_LQI {
         MIN_LQI

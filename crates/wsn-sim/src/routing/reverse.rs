@@ -13,7 +13,7 @@
 use wsn_proto::time::Duration;
 use wsn_wire::NodeId;
 
-/// Default table capacity [entries]. [CODE tenet1: ChildrenM.nc] (`CHILDREN_MAX_NUM` for
+/// Default table capacity (entries). [CODE tenet1: ChildrenM.nc] (`CHILDREN_MAX_NUM` for
 /// telosb/tmote; 20 on MicaZ, 50 in tenet2 lqirp).
 pub const DEFAULT_CAPACITY: usize = 90;
 
@@ -21,7 +21,7 @@ pub const DEFAULT_CAPACITY: usize = 90;
 /// [CODE tenet1: ChildrenM.nc] (`CHILDREN_TIMEOUT`).
 pub const DEFAULT_MAX_AGE: u8 = 10;
 
-/// Default aging period [s]. [CODE tenet1: RoutingLayerM.nc] (60 s aging timer, §6.3; tenet2
+/// Default aging period (s). [CODE tenet1: RoutingLayerM.nc] (60 s aging timer, §6.3; tenet2
 /// lqirp ages on each ≈ 32 s beacon tick instead).
 pub const DEFAULT_AGING_PERIOD_S: f64 = 60.0;
 
@@ -34,7 +34,7 @@ pub struct ReverseConfig {
     /// Entries with age > `max_age` are deleted at an aging tick. Default 10.
     /// [CODE tenet1: ChildrenM.nc]
     pub max_age: u8,
-    /// Interval between aging ticks [s]. Default 60. Scenarios accept 0.1 s to 10^7 s; here a
+    /// Interval between aging ticks (s). Default 60. Scenarios accept 0.1 s to 10^7 s; here a
     /// non-positive or non-finite value gives a zero period, which the engine takes for "never
     /// age". [CODE tenet1: RoutingLayerM.nc]
     pub aging_period_s: f64,
