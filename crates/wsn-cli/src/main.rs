@@ -426,14 +426,18 @@ fn sweep(
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0).min(runs)).build()?;
     // Loading checks the fields; building each network (not run) checks what only the built
     // network can, e.g. node ids against the layout. In parallel, in order of the values.
-    pool.install(|| {
-        vals.par_iter().try_for_each(|&v| {
-            let mut s = set.to_vec();
-            s.push(format!("{key}={v}"));
-            let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
-            wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
-        })
-    })?;
+    let checked: Vec<Result<()>> = pool.install(|| {
+        vals.par_iter()
+            .map(|&v| {
+                let mut s = set.to_vec();
+                s.push(format!("{key}={v}"));
+                let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
+                wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
+            })
+            .collect()
+    });
+    // The first bad value in the order given, whichever thread found it first.
+    checked.into_iter().collect::<Result<()>>()?;
     let dir = match out {
         Some(d) => d,
         None => default_dir(&base.name, "-sweep")?,
