@@ -419,6 +419,15 @@ fn sweep_rejects_zero_jobs_and_seeds() {
         (&["--param", "flows.0.rate_pps=1,2", "--jobs", "0"][..], "--jobs must be at least 1"),
         (&["--param", "flows.0.rate_pps=1,2", "--seeds", "0"][..], "--seeds must be at least 1"),
         (&["--param", "seed=1.5,2"][..], "1.5 is not a non-negative integer seed"),
+        (&["--param", "flows.0.rate_pps=1,2", "--seeds", "101"][..], "--seeds must be at most 100"),
+        (&["--param", "flows.0.rate_pps=1,2,1"][..], "the value 1 is given twice"),
+        (&["--param", "seed=1,2", "--seeds", "2"][..], "overlap those of 2"),
+        (
+            &["--param", "flows.0.rate_pps=1,2", "--set", "flows[0].rate_pps=3"][..],
+            "both set flows.0.rate_pps: the sweep would overwrite it",
+        ),
+        (&["--param", "flows.0.sources=1,99"][..], "sweep value flows.0.sources=99"),
+        (&["--param", "flows.0.rate_pps=1", "--seed", "-1"][..], "invalid value '-1' for '--seed <SEED>'"),
     ] {
         let o = wsn().args(["sweep", f.to_str().unwrap()]).args(args).arg("--out").arg(dir.join("o")).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
@@ -430,6 +439,28 @@ fn sweep_rejects_zero_jobs_and_seeds() {
         .output()
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--out` naming a file is refused by name, by every command that writes a folder, before
+/// anything runs.
+#[test]
+fn out_must_be_a_folder() {
+    let (dir, f) = tiny_scenario("out-file");
+    let file = dir.join("a-file");
+    std::fs::write(&file, "x").unwrap();
+    let file = file.to_str().unwrap();
+    for args in [
+        vec!["run", f.to_str().unwrap(), "-q", "--out", file],
+        vec!["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=1", "--out", file],
+        vec!["compare", "--quick", "--out", file],
+        vec!["reproduce", "ifrc", "--quick", "--out", file],
+    ] {
+        let o = wsn().args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("exists and is not a folder"), "{args:?}: {err}");
+    }
+    assert_eq!(std::fs::read_to_string(dir.join("a-file")).unwrap(), "x");
     std::fs::remove_dir_all(&dir).ok();
 }
 
