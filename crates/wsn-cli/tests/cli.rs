@@ -464,6 +464,39 @@ fn out_must_be_a_folder() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A data path given with `--set` is found in the current folder (not only beside the scenario
+/// file), and `summary.json` names the file read; a missing one names the field.
+#[test]
+fn set_paths_are_found_from_the_current_folder() {
+    let (dir, f) = tiny_scenario("set-path");
+    let sub = dir.join("sub");
+    std::fs::create_dir_all(&sub).unwrap();
+    let scenario = sub.join("tiny.toml");
+    std::fs::rename(&f, &scenario).unwrap();
+    std::fs::write(dir.join("mytrace.txt"), "-98\n-97\n-99\n".repeat(100)).unwrap();
+    let run = |trace: &str| {
+        wsn()
+            .current_dir(&dir)
+            .args(["run", scenario.to_str().unwrap(), "-q", "--out", "o", "--set"])
+            .arg(format!("radio.noise={{model=\"replay\", trace=\"{trace}\"}}"))
+            .output()
+            .unwrap()
+    };
+    let o = run("mytrace.txt");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("o/summary.json")).unwrap()).unwrap();
+    let read = summary["data_files"]["radio.noise.trace"].as_str().unwrap().to_string();
+    assert_eq!(std::fs::canonicalize(&read).unwrap(), std::fs::canonicalize(dir.join("mytrace.txt")).unwrap());
+    let o = run("nosuch.txt");
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("radio.noise.trace = \"nosuch.txt\": no such file (looked for "),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A closed stdout (`wsn gains | true`) ends the program without a panic.
 #[test]
 fn closed_stdout_is_not_a_panic() {
