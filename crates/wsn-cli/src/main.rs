@@ -1,9 +1,5 @@
 //! `wsn`: run, sweep and benchmark simulated sensor-network scenarios.
 
-// The doc comments of the command-line types are clap's help texts, written for a terminal
-// (`out/<scenario>`, `flows[0].rate_pps`), not for rustdoc.
-#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
-
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
@@ -30,6 +26,9 @@ struct Cli {
     cmd: Cmd,
 }
 
+// These doc comments are clap's help texts, written for a terminal (`out/<scenario>`,
+// `flows[0].rate_pps`), not for rustdoc.
+#[allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one scenario (a TOML file or a built-in name; default: rcrt-baseline, the RCRT

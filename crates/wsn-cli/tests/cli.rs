@@ -426,7 +426,8 @@ fn sweep_rejects_zero_jobs_and_seeds() {
             &["--param", "flows.0.rate_pps=1,2", "--set", "flows[0].rate_pps=3"][..],
             "both set flows.0.rate_pps: the sweep would overwrite it",
         ),
-        (&["--param", "flows.0.sources=1,99"][..], "sweep value flows.0.sources=99"),
+        // The first bad value in the order given (the check runs in parallel).
+        (&["--param", "flows.0.sources=1,98,99"][..], "sweep value flows.0.sources=98\n"),
         (&["--param", "flows.0.rate_pps=1", "--seed", "-1"][..], "invalid value '-1' for '--seed <SEED>'"),
     ] {
         let o = wsn().args(["sweep", f.to_str().unwrap()]).args(args).arg("--out").arg(dir.join("o")).output().unwrap();
@@ -468,15 +469,17 @@ fn out_must_be_a_folder() {
 /// file), and `summary.json` names the file read; a missing one names the field.
 #[test]
 fn set_paths_are_found_from_the_current_folder() {
+    // The scenario in dir/sub, the trace in dir/cwd (not above the scenario), run from dir/cwd.
     let (dir, f) = tiny_scenario("set-path");
-    let sub = dir.join("sub");
+    let (sub, cwd) = (dir.join("sub"), dir.join("cwd"));
     std::fs::create_dir_all(&sub).unwrap();
+    std::fs::create_dir_all(&cwd).unwrap();
     let scenario = sub.join("tiny.toml");
     std::fs::rename(&f, &scenario).unwrap();
-    std::fs::write(dir.join("mytrace.txt"), "-98\n-97\n-99\n".repeat(100)).unwrap();
+    std::fs::write(cwd.join("mytrace.txt"), "-98\n-97\n-99\n".repeat(100)).unwrap();
     let run = |trace: &str| {
         wsn()
-            .current_dir(&dir)
+            .current_dir(&cwd)
             .args(["run", scenario.to_str().unwrap(), "-q", "--out", "o", "--set"])
             .arg(format!("radio.noise={{model=\"replay\", trace=\"{trace}\"}}"))
             .output()
@@ -485,15 +488,14 @@ fn set_paths_are_found_from_the_current_folder() {
     let o = run("mytrace.txt");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(dir.join("o/summary.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(cwd.join("o/summary.json")).unwrap()).unwrap();
     let read = summary["data_files"]["radio.noise.trace"].as_str().unwrap().to_string();
-    assert_eq!(std::fs::canonicalize(&read).unwrap(), std::fs::canonicalize(dir.join("mytrace.txt")).unwrap());
-    let o = run("nosuch.txt");
+    assert_eq!(std::fs::canonicalize(&read).unwrap(), std::fs::canonicalize(cwd.join("mytrace.txt")).unwrap());
+    let missing = format!("wsn-no-such-trace-{}.txt", std::process::id());
+    let o = run(&missing);
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(
-        !o.status.success() && err.contains("radio.noise.trace = \"nosuch.txt\": no such file (looked for "),
-        "{err}"
-    );
+    let says = format!("radio.noise.trace = \"{missing}\": no such file (looked for {}", cwd.join(&missing).display());
+    assert!(!o.status.success() && err.contains(&says), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -986,10 +986,16 @@ impl Network {
     pub fn queue_len(&self, i: usize) -> usize {
         self.nodes[i].agent.queue_len()
     }
-    /// The radio outages: (node, from s, to s), by node and start.
+    /// The radio outages that happen within the run: (node, from s, to s), by node and start
+    /// (an outage that starts after the end is left out).
     pub fn outages(&self) -> Vec<(usize, f64, f64)> {
         (0..self.outages.len())
-            .flat_map(|i| self.outages[i].iter().map(move |&(f, t)| (i, f.as_secs_f64(), t.as_secs_f64())))
+            .flat_map(|i| {
+                self.outages[i]
+                    .iter()
+                    .filter(|&&(f, t)| f < t)
+                    .map(move |&(f, t)| (i, f.as_secs_f64(), t.as_secs_f64()))
+            })
             .collect()
     }
     /// The most packets node `i`'s agent queues (with RCRT's one datagram in flight, the MAC
@@ -1382,6 +1388,8 @@ impl Network {
             // contends afresh with an initial backoff (nodes back from one outage would
             // otherwise all sense the channel at the same instant).
             if let Some(until) = self.radio_off_until(i, now) {
+                // A transmission committed after a clear CCA (Turnaround) is abandoned.
+                self.radios[i].transmitting = false;
                 let n = &mut self.nodes[i];
                 n.mac.phase = Phase::Backoff;
                 let d = if self.mac.ieee802154_csma {
@@ -1605,12 +1613,16 @@ impl Network {
             cur.payload = payload;
             cur.dst_link = dst_link;
         }
+        // A destination whose radio went off during the frame heard its end no more than one
+        // that was off from the start: no false ACK either.
+        let dst_off =
+            self.any_outage && dst.index() < self.outages.len() && self.radio_off_until(dst.index(), now).is_some();
         let false_ack_coin = &mut self.radios[i].rng;
         let n = &mut self.nodes[i];
         if ack_request {
             // The false-ACK rule applies to a frame lost at the destination, not to one the
             // destination never heard (out of range) [spec §4.2 R3].
-            let deaf = n.mac.cur.as_ref().is_some_and(|c| c.dst_deaf);
+            let deaf = dst_off || n.mac.cur.as_ref().is_some_and(|c| c.dst_deaf);
             let false_ack =
                 !dst_decoded && dst_link != u32::MAX && !deaf && false_ack_coin.gen::<f64>() < self.chan.false_ack_prob;
             let cur = n.mac.cur.as_mut().expect("on the air");

@@ -481,12 +481,12 @@ fn shade_outages<'a, DB: DrawingBackend + 'a>(
     end_s: f64,
     top: f64,
 ) -> Result<(), String> {
-    let outages = r.network.outages();
+    let outages: Vec<(usize, f64, f64)> =
+        r.network.outages().into_iter().map(|(n, f, t)| (n, f, t.min(end_s))).filter(|o| o.1 < o.2).collect();
     if outages.is_empty() {
         return Ok(());
     }
-    let mut windows: Vec<(f64, f64)> =
-        outages.iter().map(|&(_, f, t)| (f, t.min(end_s))).filter(|w| w.0 < w.1).collect();
+    let mut windows: Vec<(f64, f64)> = outages.iter().map(|&(_, f, t)| (f, t)).collect();
     windows.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.total_cmp(&b.1)));
     windows.dedup();
     let mut nodes: Vec<usize> = outages.iter().map(|o| o.0).collect();
@@ -1045,7 +1045,8 @@ mod tests {
                     [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
                     [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 50.0\n\
                     [[outages]]\nnodes = [2, 3]\nfrom_s = 100.0\nto_s = 150.0\n\
-                    [[outages]]\nnodes = 1\nfrom_s = 120.0\nto_s = 1000.0\n";
+                    [[outages]]\nnodes = 1\nfrom_s = 120.0\nto_s = 1000.0\n\
+                    [[outages]]\nnodes = 0\nfrom_s = 500.0\n";
         let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
         let sc = Scenario::from_toml(text, "test", base, &[]).unwrap();
         let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
