@@ -1390,18 +1390,7 @@ impl Network {
             if let Some(until) = self.radio_off_until(i, now) {
                 // A transmission committed after a clear CCA (Turnaround) is abandoned.
                 self.radios[i].transmitting = false;
-                let n = &mut self.nodes[i];
-                n.mac.phase = Phase::Backoff;
-                let d = if self.mac.ieee802154_csma {
-                    if let Some(c) = n.mac.cur.as_mut() {
-                        c.nb = 0;
-                        c.be = self.mac.csma_min_be;
-                    }
-                    draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
-                } else {
-                    draw(&self.mac.initial_backoff, &mut n.rng_mac)
-                };
-                self.schedule_mac(i, until + d);
+                self.contend_afresh(i, until);
                 return;
             }
         }
@@ -1436,22 +1425,26 @@ impl Network {
             Phase::Guard => self.cca_step(i, true),
             Phase::Turnaround => self.tx_start(i),
             Phase::WaitAck => self.attempt_failed(i),
-            Phase::RetryGap => {
-                let n = &mut self.nodes[i];
-                n.mac.phase = Phase::Backoff;
-                let d = if self.mac.ieee802154_csma {
-                    if let Some(c) = n.mac.cur.as_mut() {
-                        c.nb = 0;
-                        c.be = self.mac.csma_min_be;
-                    }
-                    draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
-                } else {
-                    draw(&self.mac.initial_backoff, &mut n.rng_mac)
-                };
-                self.schedule_mac(i, now + d);
-            }
+            Phase::RetryGap => self.contend_afresh(i, now),
             Phase::Idle | Phase::Tx => {}
         }
+    }
+
+    /// Back to `Backoff` with an initial backoff drawn from `from` (the 802.15.4 CSMA-CA state
+    /// of the current frame reset): after a retry gap, and when a radio outage ends.
+    fn contend_afresh(&mut self, i: usize, from: Instant) {
+        let n = &mut self.nodes[i];
+        n.mac.phase = Phase::Backoff;
+        let d = if self.mac.ieee802154_csma {
+            if let Some(c) = n.mac.cur.as_mut() {
+                c.nb = 0;
+                c.be = self.mac.csma_min_be;
+            }
+            draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
+        } else {
+            draw(&self.mac.initial_backoff, &mut n.rng_mac)
+        };
+        self.schedule_mac(i, from + d);
     }
 
     /// Late binding: take the beacon or ask the agent for its frame now.
