@@ -425,7 +425,9 @@ fn sweep(
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0).min(runs)).build()?;
     // Loading checks the fields; building each network (not run) checks what only the built
     // network can, e.g. node ids against the layout. In parallel, in order of the values.
-    let checked: Vec<Result<()>> = pool.install(|| {
+    // The first bad value in the order given, whichever thread finds it first (`find_first`
+    // stops checking the values after a bad one).
+    let first_bad = pool.install(|| {
         vals.par_iter()
             .map(|&v| {
                 let mut s = set.to_vec();
@@ -433,10 +435,11 @@ fn sweep(
                 let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
                 wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
             })
-            .collect()
+            .find_first(Result::is_err)
     });
-    // The first bad value in the order given, whichever thread found it first.
-    checked.into_iter().collect::<Result<()>>()?;
+    if let Some(bad) = first_bad {
+        bad?;
+    }
     let dir = match out {
         Some(d) => d,
         None => default_dir(&base.name, "-sweep")?,
