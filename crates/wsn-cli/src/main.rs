@@ -663,6 +663,16 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
             );
         }
     }
+    let outages = r.network.outages();
+    if !outages.is_empty() {
+        let shown: Vec<String> = outages
+            .iter()
+            .take(4)
+            .map(|&(n, from, to)| format!("node {n} {}–{} s", short_s(from), short_s(to)))
+            .collect();
+        let more = if outages.len() > 4 { format!(", and {} more", outages.len() - 4) } else { String::new() };
+        println!("outages   radio off: {}{more}", shown.join(", "));
+    }
     let inv = &t.invariant_violations;
     let ok = inv.duplicate_deliveries
         + inv.phantom_deliveries
@@ -673,6 +683,12 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);
     println!("outputs   {}", dir.display());
+}
+
+/// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
+fn short_s(x: f64) -> String {
+    let s = format!("{x:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
 }
 
 #[cfg(test)]

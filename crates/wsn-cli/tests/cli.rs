@@ -499,6 +499,23 @@ fn set_paths_are_found_from_the_current_folder() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The run's summary names its radio outages (those within the run).
+#[test]
+fn run_names_its_outages() {
+    let (dir, f) = tiny_scenario("outages");
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--out"])
+        .arg(dir.join("o"))
+        .args(["--set", "outages=[{nodes=[1, 2], from_s=5, to_s=10.5}, {nodes=3, from_s=60}]"])
+        .output()
+        .unwrap();
+    let out = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(out.contains("outages   radio off: node 1 5–10.5 s, node 2 5–10.5 s\n"), "{out}");
+    assert!(String::from_utf8_lossy(&o.stderr).contains("outages[1] starts at 60 s"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A closed stdout (`wsn gains | true`) ends the program without a panic.
 #[test]
 fn closed_stdout_is_not_a_panic() {
