@@ -1349,8 +1349,7 @@ impl Network {
         if !self.any_outage {
             return None;
         }
-        // The latest end among the outages covering `now` (they may overlap).
-        self.outages[i].iter().filter(|&&(from, to)| from <= now && now < to).map(|&(_, to)| to).max()
+        off_until(&self.outages[i], now)
     }
 
     /// Start contention if idle and something waits.
@@ -1563,7 +1562,7 @@ impl Network {
         };
         self.receptions += self.rx_links[i].len() as u64;
         for l in &self.rx_links[i] {
-            if self.any_outage && self.outages[l.to as usize].iter().any(|&(from, to)| from <= now && now < to) {
+            if self.any_outage && off_until(&self.outages[l.to as usize], now).is_some() {
                 // A radio that is off notices nothing (and cannot send a false ACK for it).
                 self.receptions -= 1;
                 if NodeId(l.to as u16) == dst {
@@ -1682,7 +1681,7 @@ impl Network {
             return Some(false);
         }
         // A radio switched off during the frame decodes nothing.
-        if self.any_outage && self.outages[r].iter().any(|&(from, to)| from <= now && now < to) {
+        if self.any_outage && off_until(&self.outages[r], now).is_some() {
             return Some(false);
         }
         // Hand the frame up.
@@ -1832,6 +1831,12 @@ impl Network {
 }
 
 /// The parent of `node` on the tree of `sink` right now (`u16::MAX`: none, or no such tree).
+/// The end of the outage window among `windows` that covers `now`, if any (the latest end when
+/// windows overlap).
+fn off_until(windows: &[(Instant, Instant)], now: Instant) -> Option<Instant> {
+    windows.iter().filter(|&&(from, to)| from <= now && now < to).map(|&(_, to)| to).max()
+}
+
 pub(crate) fn parent_stamp(nodes: &[Node], sinks: &[NodeId], node: usize, sink: NodeId) -> u16 {
     sinks
         .iter()
