@@ -752,9 +752,9 @@ impl Sink {
 
     /// The next datagram to send: (destination source node, RCRT bytes). At most one per
     /// [`SinkConfig::tx_spacing`]; [`Sink::poll_timeout`] says when the next one is ready.
-    /// A FEEDBACK is built now, with the flow's current rate, cumulative ACK and NACKs, and
-    /// `now` is its send time T of the RTT scheme; triggers that fire while a flow's feedback
-    /// waits here are merged into it.
+    /// A FEEDBACK or SYN-ACK is built now, with the flow's current rate (and a FEEDBACK's
+    /// cumulative ACK and NACKs), and `now` is its send time T of the RTT scheme; triggers that
+    /// fire while a flow's feedback waits here are merged into it.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Instant) -> Option<(NodeId, Vec<u8>)> {
         let now = self.tick(now);
@@ -765,6 +765,10 @@ impl Sink {
             let out = match self.outbox.pop_front()? {
                 Outgoing::Ready(destination, bytes) => (destination, bytes),
                 Outgoing::Feedback(source) => match self.build_feedback(now, source) {
+                    Some(bytes) => (source, bytes),
+                    None => continue, // the flow is gone
+                },
+                Outgoing::SynAck(source) => match self.build_syn_ack(now, source) {
                     Some(bytes) => (source, bytes),
                     None => continue, // the flow is gone
                 },
@@ -890,7 +894,7 @@ impl Sink {
                 // [revive_expired] the same incarnation, released while cut off: re-join with
                 // its state and answer the SYN as a duplicate.
                 self.revive(now, from, old);
-                self.send_syn_ack(now, from);
+                self.send_syn_ack(from);
                 return;
             }
             // A new incarnation (or no room): the released state is obsolete.
@@ -899,7 +903,7 @@ impl Sink {
             Some(flow) if flow.nonce == nonce => {
                 // [CODE] duplicate SYN: a fresh SYN-ACK (new fid), nothing else changes.
                 flow.heard(now, None);
-                self.send_syn_ack(now, from);
+                self.send_syn_ack(from);
                 return;
             }
             Some(_) => {
@@ -917,7 +921,7 @@ impl Sink {
         }
         let demand_pps = if demand.is_zero() { self.cfg.default_demand_pps } else { demand.pps() };
         self.join(now, from, demand_pps, nonce);
-        self.send_syn_ack(now, from);
+        self.send_syn_ack(from);
     }
 
     /// A flow joins (spec §2.16) [CODE-FILL adjust_rates_at_node_join].
@@ -1701,11 +1705,16 @@ impl Sink {
         Some(bytes)
     }
 
-    /// SYN-ACK: a feedback with the assigned rate and no ACK or NACKs. [CODE]
-    fn send_syn_ack(&mut self, now: Instant, source: NodeId) {
-        let Some(flow) = self.flows.get_mut(&source) else {
-            return;
-        };
+    /// Queue a SYN-ACK for the flow; it is built when handed out ([`Sink::build_syn_ack`]).
+    fn send_syn_ack(&mut self, source: NodeId) {
+        self.outbox.push_back(Outgoing::SynAck(source));
+    }
+
+    /// SYN-ACK: a feedback with the assigned rate and no ACK or NACKs [CODE], built when it
+    /// leaves, like a FEEDBACK: `now` is its send time T of the RTT scheme (spec §2.8, D25: its
+    /// fid gives the flow's first RTT sample), and it carries the rate assigned at that time.
+    fn build_syn_ack(&mut self, now: Instant, source: NodeId) -> Option<Vec<u8>> {
+        let flow = self.flows.get_mut(&source)?;
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
@@ -1713,7 +1722,9 @@ impl Sink {
         let repr =
             Repr::SynAck { fid: flow.fid, rate: flow.assigned_code, rtt_ms: rtt_field(&flow.rtt), nonce: flow.nonce };
         self.stats.syn_acks_sent += 1;
-        self.push(source, &repr);
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut bytes);
+        Some(bytes)
     }
 
     fn send_fin_ack(&mut self, source: NodeId, last: u16) {
@@ -1749,10 +1760,12 @@ impl Sink {
 /// One entry of the sink's outbox.
 #[derive(Debug)]
 enum Outgoing {
-    /// A datagram built already (SYN-ACK, SYN-NACK, FIN-ACK).
+    /// A datagram built already (SYN-NACK, FIN-ACK).
     Ready(NodeId, Vec<u8>),
     /// A FEEDBACK for this flow, built when handed out.
     Feedback(NodeId),
+    /// A SYN-ACK for this flow, built when handed out.
+    SynAck(NodeId),
 }
 
 /// DATA fields the sink uses.
@@ -2451,6 +2464,31 @@ mod tests {
         assert!(s.poll_transmit(ms(20)).is_some());
         assert!(s.poll_transmit(ms(45)).is_some());
         assert!(s.poll_transmit(ms(100)).is_none(), "empty");
+    }
+
+    /// A SYN-ACK that waits behind others in the paced outbox is built when it leaves: its send
+    /// time T is the moment it leaves (so the handshake's RTT sample leaves out the wait), and
+    /// it carries the rate assigned by then, after the later joins.
+    #[test]
+    fn syn_ack_is_built_when_it_leaves() {
+        let cfg = SinkConfig { tx_spacing: Duration::from_millis(20), ..SinkConfig::paper() };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        for n in 1..=3 {
+            s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
+        }
+        let share = Rate::from_pps(s.flow_rate(NodeId(1)).unwrap());
+        let mut out = Vec::new();
+        for at in [0, 20, 40] {
+            out.push(s.poll_transmit(ms(at)).expect("one SYN-ACK per 20 ms"));
+        }
+        for (k, (to, b)) in out.iter().enumerate() {
+            assert_eq!(*to, NodeId(k as u16 + 1));
+            // Every SYN-ACK, the first one included, carries the share of three flows.
+            assert!(matches!(Repr::parse(b), Ok(Repr::SynAck { fid: 1, rate, .. }) if rate == share), "{k}");
+        }
+        // Node 3 answers 100 ms after its SYN-ACK left, 50 ms of which it held the feedback.
+        s.handle_datagram(ms(140), NodeId(3), &data(1, share, 1, 50, false));
+        assert_eq!(s.flow_info(NodeId(3)).unwrap().rtt, Some(Duration::from_millis(50)));
     }
 
     #[test]
