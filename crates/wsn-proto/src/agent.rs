@@ -52,7 +52,8 @@ pub struct SendDone {
     pub acked: bool,
     /// Transmissions used, the first one included.
     pub transmissions: u8,
-    /// Time from the first transmission attempt to the ACK, when acked (Flush's δ).
+    /// Time from the start of the first attempt (when the MAC began to contend for the channel,
+    /// its initial backoff included) to the ACK, when acked: Flush's δ.
     pub time_to_ack: Option<Duration>,
     /// The MAC gave up because the channel stayed busy (IEEE 802.15.4 channel-access failure),
     /// so the frame never went on the air in its last attempt.

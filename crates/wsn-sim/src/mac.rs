@@ -267,9 +267,14 @@ impl MacConfig {
         MacConfig { preset: "noack".into(), ack: AckMode::None, max_retries: 0, promiscuous: true, ..Self::tinyos2() }
     }
 
-    /// A mica2-class CC1000 radio at 19.2 kbit/s under TinyOS 1.x B-MAC-style CSMA
-    /// [AMBIG → chosen: backoffs 1–32 and 1–16 byte times, software ACK 2 byte times after the
-    /// frame, 18 bytes of preamble/sync/header/CRC overhead; the CC2420 PRR curve is reused].
+    /// A mica2-class CC1000 radio at 19.2 kbit/s under TinyOS B-MAC-style CSMA
+    /// [AMBIG → chosen: backoffs 1–32 and 1–16 byte times, 18 bytes of preamble/sync/header/CRC
+    /// overhead; the CC2420 PRR curve is reused]. The ACK handshake follows the stock CC1000
+    /// stack [CODE t2: tos/chips/cc1000/CC1000SendReceiveP.nc]: after the CRC the sender sends 4
+    /// flush bytes, waits 4 more and then looks for the ACK word for up to `MAX_ACK_WAIT` = 18
+    /// byte times; the receiver answers with a 16-byte ACK (`ACK_LENGTH`) whose ACK word ends
+    /// its 14th byte. So an ACK is heard about 14 byte times after the frame, and a missing one is
+    /// given up 4 + 4 + 18 = 26 byte times after it (spec-gbn §15: "roughly 20 byte times").
     pub fn cc1000() -> MacConfig {
         let byte = 416_667;
         MacConfig {
@@ -284,8 +289,8 @@ impl MacConfig {
             cca_threshold_dbm: -77.0,
             cca_mode3: true,
             ack: AckMode::Software,
-            ack_latency_ns: 6 * byte,
-            ack_timeout_ns: 8 * byte,
+            ack_latency_ns: 14 * byte,
+            ack_timeout_ns: 26 * byte,
             ack_in_frame: false,
             max_retries: 4,
             retry_gap_min_ns: 0,

@@ -94,6 +94,8 @@ struct CurFrame {
     dsn: u8,
     payload: Vec<u8>,
     attempts: u8,
+    /// Start of the first attempt: when the MAC began to contend for the channel (before its
+    /// initial backoff), so that `time_to_ack` includes backoffs and retries (Flush's δ).
     first_tx: Instant,
     /// Start of the current attempt.
     tx_start: Instant,
@@ -120,6 +122,9 @@ struct Mac {
     cur: Option<CurFrame>,
     beacon: Option<Vec<u8>>,
     dsn: u8,
+    /// When the MAC last left Idle to contend for a frame: the start of the first attempt of
+    /// the frame it then binds (its initial backoff included).
+    contend_since: Instant,
 }
 
 /// The frame a radio is locked on (valid while [`Radio::locked`] is `Some`). It is the only
@@ -697,7 +702,7 @@ impl Network {
                 id,
                 rng_mac,
                 rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
-                mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn },
+                mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn, contend_since: Instant::ZERO },
                 trees,
                 agent: match &spec.agent_factory {
                     Some(make) => make(i, id, &fwd),
@@ -1301,6 +1306,7 @@ impl Network {
             return;
         }
         n.mac.phase = Phase::Backoff;
+        n.mac.contend_since = self.now;
         let d = if self.mac.ieee802154_csma {
             draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
         } else {
@@ -1373,6 +1379,7 @@ impl Network {
     fn contend_afresh(&mut self, i: usize, from: Instant) {
         let n = &mut self.nodes[i];
         n.mac.phase = Phase::Backoff;
+        n.mac.contend_since = self.now;
         let d = if self.mac.ieee802154_csma {
             if let Some(c) = n.mac.cur.as_mut() {
                 c.nb = 0;
@@ -1412,7 +1419,7 @@ impl Network {
             dsn: n.mac.dsn,
             payload,
             attempts: 0,
-            first_tx: now,
+            first_tx: n.mac.contend_since,
             tx_start: now,
             ack_coming: false,
             dst_deaf: false,
@@ -1468,9 +1475,6 @@ impl Network {
             let n = &mut self.nodes[i];
             n.mac.phase = Phase::Tx;
             let cur = n.mac.cur.as_mut().expect("a frame is bound before TX");
-            if cur.attempts == 0 {
-                cur.first_tx = now;
-            }
             cur.tx_start = now;
             cur.attempts += 1;
             cur.ack_coming = false;
@@ -1913,6 +1917,90 @@ mod tests {
     fn radio() -> Radio {
         let model = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, Vec::new()).unwrap();
         Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception))
+    }
+
+    /// Sends `left` unicast frames to node 0 and keeps every `SendDone`.
+    struct Probe {
+        left: u32,
+        done: std::sync::Arc<std::sync::Mutex<Vec<SendDone>>>,
+    }
+
+    impl NodeAgent for Probe {
+        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, done: &SendDone) {
+            self.done.lock().unwrap().push(*done);
+        }
+        fn wants_to_send(&self) -> bool {
+            self.left > 0
+        }
+        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            self.left = self.left.checked_sub(1)?;
+            Some(wsn_proto::agent::Frame { dst: NodeId(0), ack_request: true, payload: vec![0; 20] })
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            None
+        }
+        fn queue_len(&self) -> usize {
+            self.left as usize
+        }
+        fn queue_capacity(&self) -> usize {
+            usize::MAX
+        }
+        fn send(
+            &mut self,
+            _: Instant,
+            _: &mut dyn LinkCtx,
+            _: NodeId,
+            _: NodeId,
+            _: u8,
+            _: &[u8],
+        ) -> Result<(), wsn_proto::agent::SendError> {
+            unreachable!("the probe has no application")
+        }
+    }
+
+    /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to
+    /// contend for the channel, so it includes the initial backoff (Flush's δ, spec §7.3), not
+    /// only the air time and the ACK.
+    #[test]
+    fn time_to_ack_includes_the_initial_backoff() {
+        let text = r#"
+name = "two"
+duration_s = 30.0
+[topology]
+layout = { kind = "chain", nodes = 2, spacing_m = 2.0 }
+[radio]
+noise_offsets = false
+[radio.link]
+shadowing_sigma_db = 0.0
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+[mac]
+preset = "tinyos1_tenet"
+[routing]
+kind = "shortest"
+"#;
+        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
+        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Probe { left: 200, done: done.clone() });
+        net.after_agent(1);
+        net.run_until(Instant::from_millis(30_000));
+        let done = done.lock().unwrap();
+        assert_eq!(done.len(), 200);
+        let mac = MacConfig::tinyos1_tenet();
+        // Air time plus the ACK's latency (all the old measure counted), after the TXFIFO load
+        // and the turnaround that follow the backoff.
+        let floor =
+            mac.txfifo_load(20).as_nanos() + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_latency_ns;
+        let b = &mac.initial_backoff;
+        let (min_b, mean_b) = (b.min_units as u64 * b.unit_ns, (b.min_units + b.max_units) as u64 * b.unit_ns / 2);
+        let times: Vec<u64> = done.iter().map(|d| d.time_to_ack.expect("a clean link acks").as_nanos()).collect();
+        assert!(times.iter().all(|&t| t >= floor + min_b), "{times:?}");
+        let mean = times.iter().sum::<u64>() as f64 / times.len() as f64;
+        let expected = (floor + mean_b) as f64;
+        assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
     }
 
     proptest! {

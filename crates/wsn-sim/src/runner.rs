@@ -335,8 +335,8 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
 }
 
 /// A network built from a scenario, ready to run.
-struct Prepared {
-    net: Network,
+pub(crate) struct Prepared {
+    pub(crate) net: Network,
     positions: Vec<Position>,
     preset: String,
     seed: u64,
@@ -399,7 +399,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     Ok(RunResult { summary, series, positions, network: net, bin })
 }
 
-fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
+pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
     let seed = seed.unwrap_or(sc.seed);
     let mac = sc.mac().map_err(RunError::Config)?;
     let (positions, links, noise) = topology_of(sc)?;
