@@ -116,6 +116,14 @@ pub struct MacConfig {
     /// the TXFIFO load [AMBIG-5; an experiment on the IFRC testbed's per-node traffic,
     /// docs/ifrc.md].
     pub cpu_per_rx_ns: u64,
+    /// TinyOS 1.x's ACK-protection rule (spec §5.6) when > 0: a frame that enters the node's RX
+    /// FIFO (addressed to it or broadcast; any frame it decodes when it is promiscuous, as
+    /// without address recognition) while its MAC waits in a backoff restarts that backoff as a
+    /// congestion backoff plus this delay, so that its transmission does not hit the ACK the
+    /// frame's receiver may be sending. The stacks use the ACK delay, 75 jiffies = 2,288,818 ns
+    /// [CODE tenet1 and usc-ifrc: CC2420RadioM.nc `FIFOP.fired`, CC2420Const.h
+    /// `CC2420_ACK_DELAY`]. 0 (every preset, for now): not modelled.
+    pub ack_protection_ns: u64,
 }
 
 impl Default for MacConfig {
@@ -180,6 +188,7 @@ impl MacConfig {
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
             cpu_per_rx_ns: 0,
+            ack_protection_ns: 0,
         }
     }
 
@@ -223,6 +232,7 @@ impl MacConfig {
             txfifo_load_per_byte_ns: 8_000,
             rx_process_ns: 1_500_000,
             cpu_per_rx_ns: 0,
+            ack_protection_ns: 0,
         }
     }
 
@@ -259,6 +269,7 @@ impl MacConfig {
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
             cpu_per_rx_ns: 0,
+            ack_protection_ns: 0,
         }
     }
 
@@ -306,6 +317,7 @@ impl MacConfig {
             txfifo_load_per_byte_ns: 0,
             rx_process_ns: 0,
             cpu_per_rx_ns: 0,
+            ack_protection_ns: 0,
         }
     }
 

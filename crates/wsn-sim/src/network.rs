@@ -357,6 +357,8 @@ pub struct NodeStats {
     pub max_queue: usize,
     /// Times the transmit queue was found above its bound (must stay 0).
     pub queue_overflows: u64,
+    /// Backoffs restarted by TinyOS 1.x's ACK-protection rule (`mac.ack_protection_ns`).
+    pub backoff_restarts: u64,
 }
 
 pub(crate) struct Node {
@@ -1637,6 +1639,19 @@ impl Network {
         // Hand the frame up.
         let me = NodeId(r as u16);
         let for_me = dst == me || dst.is_broadcast();
+        if self.mac.ack_protection_ns > 0
+            && (for_me || self.mac.promiscuous)
+            && self.nodes[r].mac.phase == Phase::Backoff
+        {
+            // TinyOS 1.x's ACK protection (spec §5.6): the frame reached the RX FIFO while this
+            // node waits in a backoff, which restarts as a congestion backoff plus the ACK delay.
+            // (`schedule_mac` inline: the radio record is still borrowed.)
+            let n = &mut self.nodes[r];
+            let d = draw(&self.mac.congestion_backoff, &mut n.rng_mac) + Duration(self.mac.ack_protection_ns);
+            n.mac.gen = n.mac.gen.wrapping_add(1);
+            n.stats.backoff_restarts += 1;
+            self.q.push(now + d, Ev::Mac { node: r as u32, gen: n.mac.gen });
+        }
         if am != AM_BEACON {
             let st = &mut self.nodes[r].stats;
             if for_me {
@@ -1919,8 +1934,9 @@ mod tests {
         Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception))
     }
 
-    /// Sends `left` unicast frames to node 0 and keeps every `SendDone`.
+    /// Sends `left` unicast frames to `dst` and keeps every `SendDone`.
     struct Probe {
+        dst: NodeId,
         left: u32,
         done: std::sync::Arc<std::sync::Mutex<Vec<SendDone>>>,
     }
@@ -1935,7 +1951,7 @@ mod tests {
         }
         fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
             self.left = self.left.checked_sub(1)?;
-            Some(wsn_proto::agent::Frame { dst: NodeId(0), ack_request: true, payload: vec![0; 20] })
+            Some(wsn_proto::agent::Frame { dst: self.dst, ack_request: true, payload: vec![0; 20] })
         }
         fn poll_event(&mut self) -> Option<AgentEvent> {
             None
@@ -1962,8 +1978,10 @@ mod tests {
     /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to
     /// contend for the channel, so it includes the initial backoff (Flush's δ, spec §7.3), not
     /// only the air time and the ACK.
-    #[test]
-    fn time_to_ack_includes_the_initial_backoff() {
+    /// Two nodes 2 m apart on a clean channel, `tinyos1_tenet` with `overrides`; node 1 sends
+    /// 200 frames to node 0 and, if `both`, node 0 as many to node 1. Returns node 1's outcomes
+    /// and its count of restarted backoffs.
+    fn two_probes(overrides: &[String], both: bool) -> (Vec<SendDone>, u64) {
         let text = r#"
 name = "two"
 duration_s = 30.0
@@ -1981,14 +1999,33 @@ preset = "tinyos1_tenet"
 [routing]
 kind = "shortest"
 "#;
-        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
+        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), overrides).unwrap();
         let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
         let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { left: 200, done: done.clone() });
+        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 200, done: done.clone() });
+        if both {
+            let other = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[0].agent = Box::new(Probe { dst: NodeId(1), left: 200, done: other });
+            net.after_agent(0);
+        }
         net.after_agent(1);
         net.run_until(Instant::from_millis(30_000));
-        let done = done.lock().unwrap();
+        let done = done.lock().unwrap().clone();
         assert_eq!(done.len(), 200);
+        (done, net.node_stats(1).backoff_restarts)
+    }
+
+    fn mean_time_to_ack_ns(done: &[SendDone]) -> f64 {
+        let acked: Vec<u64> = done.iter().filter_map(|d| d.time_to_ack).map(|t| t.as_nanos()).collect();
+        acked.iter().sum::<u64>() as f64 / acked.len().max(1) as f64
+    }
+
+    /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to
+    /// contend for the channel, so it includes the initial backoff (Flush's δ, spec §7.3), not
+    /// only the air time and the ACK.
+    #[test]
+    fn time_to_ack_includes_the_initial_backoff() {
+        let (done, _) = two_probes(&[], false);
         let mac = MacConfig::tinyos1_tenet();
         // Air time plus the ACK's latency (all the old measure counted), after the TXFIFO load
         // and the turnaround that follow the backoff.
@@ -1998,9 +2035,32 @@ kind = "shortest"
         let (min_b, mean_b) = (b.min_units as u64 * b.unit_ns, (b.min_units + b.max_units) as u64 * b.unit_ns / 2);
         let times: Vec<u64> = done.iter().map(|d| d.time_to_ack.expect("a clean link acks").as_nanos()).collect();
         assert!(times.iter().all(|&t| t >= floor + min_b), "{times:?}");
-        let mean = times.iter().sum::<u64>() as f64 / times.len() as f64;
+        let mean = mean_time_to_ack_ns(&done);
         let expected = (floor + mean_b) as f64;
         assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
+    }
+
+    /// TinyOS 1.x's ACK protection (`mac.ack_protection_ns`): a frame node 1 receives while it
+    /// waits in a backoff restarts that backoff (a congestion backoff, mean 9.9 ms, plus the
+    /// delay), so its frames take longer to go out when node 0 sends to it at the same time.
+    /// Off (0, the default), or with nothing received, no backoff is restarted.
+    #[test]
+    fn ack_protection_restarts_the_backoff_on_a_received_frame() {
+        let on = vec!["mac.ack_protection_ns=2288818".to_string()];
+        let (alone, restarts_alone) = two_probes(&on, false);
+        let (off_both, restarts_off) = two_probes(&[], true);
+        let (on_both, restarts_on) = two_probes(&on, true);
+        assert_eq!((restarts_alone, restarts_off), (0, 0));
+        assert_eq!(mean_time_to_ack_ns(&alone), mean_time_to_ack_ns(&two_probes(&[], false).0));
+        eprintln!(
+            "restarts {restarts_on}, time to ACK {:.2} ms with the rule, {:.2} ms without",
+            mean_time_to_ack_ns(&on_both) / 1e6,
+            mean_time_to_ack_ns(&off_both) / 1e6
+        );
+        // Node 1 spends much of its time in backoffs while node 0 keeps sending to it.
+        assert!(restarts_on >= 20, "{restarts_on} restarts");
+        let (on_ms, off_ms) = (mean_time_to_ack_ns(&on_both) / 1e6, mean_time_to_ack_ns(&off_both) / 1e6);
+        assert!(on_ms > off_ms, "with the rule {on_ms:.2} ms, without {off_ms:.2} ms");
     }
 
     proptest! {
