@@ -1,7 +1,8 @@
 //! Whole-simulator property tests on random small networks.
 //!
 //! Each case draws a network (6–16 nodes placed at random, one or two sinks, a MAC preset with
-//! or without link retransmissions, in 40 % of the cases one node's radio off for 1–15 minutes)
+//! or without link retransmissions, in 40 % of the cases one node's radio off for 1–15 minutes,
+//! in 30 % TinyOS 1.x's ACK-protection backoff rule on)
 //! under dynamic MultiHopLQI routing, a protocol configuration and one to three groups of flows
 //! with random rates, demands, counts, payloads, start and stop times, and runs it for 10–25
 //! simulated minutes.
@@ -69,6 +70,8 @@ struct Net {
     seed: u64,
     /// A radio outage: (node, from, length), in seconds.
     outage: Option<(u16, f64, f64)>,
+    /// TinyOS 1.x's ACK-protection rule on (`mac.ack_protection_ns`, 75 jiffies).
+    ack_protection: bool,
 }
 
 impl Net {
@@ -93,6 +96,7 @@ model = "replay"
 trace = "data/noise/casino-lab.txt"
 [mac]
 preset = "{preset}"
+ack_protection_ns = {ack_protection_ns}
 [routing]
 kind = "mhlqi"
 [protocol]
@@ -106,6 +110,7 @@ plots = false
             w = self.width_m,
             h = self.height_m,
             preset = self.preset,
+            ack_protection_ns = if self.ack_protection { 2_288_818 } else { 0 },
             outage = match self.outage {
                 Some((node, from, len)) => {
                     format!("[[outages]]\nnodes = {node}\nfrom_s = {from}\nto_s = {}\n", from + len)
@@ -149,17 +154,21 @@ fn net(presets: &'static [&'static str]) -> impl Strategy<Value = Net> {
         any::<u64>(),
         // Long enough, often, for RCRT's paper-profile sink to release a silent flow (300 s).
         proptest::option::weighted(0.4, (0..16u16, 30.0..900.0f64, 60.0..900.0f64)),
+        proptest::bool::weighted(0.3),
     )
-        .prop_map(move |(nodes, width_m, height_m, two_sinks, preset, duration_s, seed, outage)| Net {
-            nodes,
-            width_m,
-            height_m,
-            two_sinks,
-            preset: presets[preset],
-            duration_s,
-            seed: seed % 1_000_000,
-            outage: outage.map(|(node, from, len)| (node % nodes, from, len)),
-        })
+        .prop_map(
+            move |(nodes, width_m, height_m, two_sinks, preset, duration_s, seed, outage, ack_protection)| Net {
+                nodes,
+                width_m,
+                height_m,
+                two_sinks,
+                preset: presets[preset],
+                duration_s,
+                seed: seed % 1_000_000,
+                outage: outage.map(|(node, from, len)| (node % nodes, from, len)),
+                ack_protection,
+            },
+        )
 }
 
 fn group(nodes: u16) -> impl Strategy<Value = FlowGroup> {
