@@ -163,26 +163,62 @@ pub(crate) struct Merged {
     values: Vec<Option<f64>>,
 }
 
+/// What a seed's `n/a` means for the statistics of a key.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Censor {
+    /// Nothing was measured: the seed is left out.
+    Drop,
+    /// Below the swept range: a knee or best fixed rate whose lowest swept point already failed.
+    Below,
+    /// Above the swept range: no unstable ε up to the largest swept one, or a ratio whose knee
+    /// denominator was below the sweep.
+    Above,
+}
+
+/// How `n/a` counts for `key` (every profile's variant of it).
+fn censor(key: &str) -> Censor {
+    if key.contains("first_unstable_eps") || key.contains("over_reliable_knee") || key.contains("over_best_fixed") {
+        Censor::Above
+    } else if key.contains("knee_pps") || key.contains("best_fixed_fair_pps") {
+        Censor::Below
+    } else {
+        Censor::Drop
+    }
+}
+
 impl Merged {
-    fn finite(&self) -> Vec<f64> {
-        let mut v: Vec<f64> = self.values.iter().flatten().copied().collect();
-        v.sort_by(f64::total_cmp);
+    /// The values in ascending order, `None` (an `n/a` beyond one end of the sweep) placed at
+    /// that end; the seeds without a measurement are left out.
+    fn sorted(&self) -> Vec<Option<f64>> {
+        let c = censor(&self.key);
+        let mut v: Vec<Option<f64>> =
+            self.values.iter().copied().filter(|x| x.is_some() || c != Censor::Drop).collect();
+        v.sort_by(|a, b| match (a, b) {
+            (Some(x), Some(y)) => x.total_cmp(y),
+            (None, None) => std::cmp::Ordering::Equal,
+            (None, Some(_)) if c == Censor::Below => std::cmp::Ordering::Less,
+            (None, Some(_)) => std::cmp::Ordering::Greater,
+            (Some(_), None) if c == Censor::Below => std::cmp::Ordering::Greater,
+            (Some(_), None) => std::cmp::Ordering::Less,
+        });
         v
     }
-    /// Median of the seeds that gave a number (the mean of the middle two for an even count).
+    /// Median over the seeds (the mean of the middle two for an even count). Seeds without a
+    /// measurement are left out; a value beyond the swept range counts at its end, and makes the
+    /// median `n/a` when it falls in the middle.
     pub(crate) fn median(&self) -> Option<f64> {
-        let v = self.finite();
+        let v = self.sorted();
         match v.len() {
             0 => None,
-            n if n % 2 == 1 => Some(v[n / 2]),
-            n => Some((v[n / 2 - 1] + v[n / 2]) / 2.0),
+            n if n % 2 == 1 => v[n / 2],
+            n => Some((v[n / 2 - 1]? + v[n / 2]?) / 2.0),
         }
     }
     fn min(&self) -> Option<f64> {
-        self.finite().first().copied()
+        self.sorted().first().copied().flatten()
     }
     fn max(&self) -> Option<f64> {
-        self.finite().last().copied()
+        self.sorted().last().copied().flatten()
     }
 }
 
@@ -307,6 +343,35 @@ mod tests {
         assert_eq!(m[1].median(), Some(3.0));
         let e = merge(&[1, 2], &[t1, vec![row("a", "1")]]).unwrap_err().to_string();
         assert!(e.contains("seed 2") && e.contains("no key b"), "{e}");
+    }
+
+    /// A knee below the swept range counts as the lowest value, a stability boundary above it as
+    /// the highest, instead of being left out (which moved knee medians up and boundary medians
+    /// down); a median that lands on such a seed is `n/a`.
+    #[test]
+    fn out_of_range_seeds_count_at_their_end_of_the_sweep() {
+        let seeds = [1, 2, 3, 4];
+        let tables: Vec<Vec<NumberRow>> = [("0.6", "0.3"), ("n/a", "0.5"), ("0.8", "n/a"), ("0.8", "0.3")]
+            .iter()
+            .map(|(k, e)| vec![row("reliable_knee_pps", k), row("stability_30node_first_unstable_eps", e)])
+            .collect();
+        let m = merge(&seeds, &tables).unwrap();
+        // Knee: n/a (below), 0.6, 0.8, 0.8: median 0.7; dropping the n/a would give 0.8.
+        assert_eq!(m[0].median(), Some(0.7));
+        assert_eq!((m[0].min(), m[0].max()), (None, Some(0.8)));
+        // Boundary: 0.3, 0.3, 0.5, n/a (above): median 0.4 whether or not the n/a counts here,
+        // but with three seeds 0.3, 0.5, n/a the median is 0.5, not 0.4.
+        assert_eq!(m[1].median(), Some(0.4));
+        assert_eq!((m[1].min(), m[1].max()), (Some(0.3), None));
+        let m3 = merge(&seeds[1..], &tables[1..]).unwrap();
+        assert_eq!(m3[1].median(), Some(0.5));
+        // Two of three knees below the sweep: the median itself is below it.
+        let low: Vec<Vec<NumberRow>> =
+            ["n/a", "n/a", "0.4"].iter().map(|k| vec![row("best_effort_knee_pps", k)]).collect();
+        assert_eq!(merge(&[1, 2, 3], &low).unwrap()[0].median(), None);
+        // Any other key still leaves out the seeds without a number.
+        assert_eq!(censor("feedback_ratio"), Censor::Drop);
+        assert_eq!(censor("rcrt_over_reliable_knee_reference_code"), Censor::Above);
     }
 
     /// The tables are written in the reproduction's own `numbers.csv` format plus `seeds.csv`.
