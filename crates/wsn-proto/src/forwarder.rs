@@ -361,7 +361,12 @@ impl NodeAgent for CollectionForwarder {
             Direction::Down => ctx.down_next_hop(sink, dst).unwrap_or(dst),
         };
         packet.set_prev_hop(self.me);
-        packet.set_ttl(packet.ttl().saturating_sub(1));
+        if !q.own {
+            // A forwarder spends one unit of TTL; the origin sends the full TTL, and a receiver
+            // drops a packet that arrives with 0 (so a path may have TTL + 1 hops).
+            // [CODE tenet1: RoutingLayerM.nc, "decrement ttl just before queueing for forwarding"]
+            packet.set_ttl(packet.ttl().saturating_sub(1));
+        }
         packet.set_hops(packet.hops().saturating_add(1));
         let frame =
             Frame { dst: next, ack_request: self.cfg.link_ack && !next.is_broadcast(), payload: q.bytes.clone() };
@@ -490,6 +495,26 @@ mod tests {
         let r = Repr::parse(&Packet::new_unchecked(&frame.payload[..])).unwrap();
         assert_eq!((r.prev_hop, r.ttl, r.hops), (NodeId(5), 19, 1));
         assert!(!f.wants_to_send(), "one frame at a time to the MAC");
+    }
+
+    /// The origin sends the full TTL and each forwarder spends one, as Tenet does; a packet that
+    /// arrives with TTL 0 at a node that must forward it is dropped, so a path may have TTL + 1
+    /// hops. [CODE tenet1: RoutingLayerM.nc]
+    #[test]
+    fn ttl_is_spent_by_forwarders_only() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"own").unwrap();
+        let frame = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let r = Repr::parse(&Packet::new_unchecked(&frame.payload[..])).unwrap();
+        assert_eq!((r.ttl, r.hops), (collection::DEFAULT_TTL, 1));
+        let mut last = up_packet(9, 1, b"x");
+        Packet::new_unchecked(&mut last[..]).set_ttl(0);
+        let mut g = CollectionForwarder::new(NodeId(6), ForwarderConfig::default());
+        let mut c = ctx(6, 2);
+        g.handle_frame(Instant::ZERO, &mut c, &rx(9, 6), &last);
+        assert!(!g.wants_to_send());
+        assert!(matches!(g.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::TtlExpired, .. })));
     }
 
     #[test]

@@ -545,6 +545,8 @@ pub struct NetworkSpec {
     /// The collection forwarder keeps Tenet's reserved queue slot for the node's own upward
     /// packet ([`ForwarderConfig::own_slot`]); set with RCRT's one datagram in flight.
     pub own_slot: bool,
+    /// Initial TTL of routed packets ([`ForwarderConfig::ttl`]).
+    pub ttl: u8,
     /// Radio outages: (node index, from, to). While off, a node's radio neither starts a
     /// transmission nor receives (its MAC contends afresh when the radio is back, and an ACK
     /// due while it is off is not heard); agents, routing and applications go on.
@@ -674,6 +676,7 @@ impl Network {
             max_frame_payload: spec.mac.max_payload,
             link_ack: spec.mac.ack != AckMode::None,
             own_slot: spec.own_slot,
+            ttl: spec.ttl,
             ..ForwarderConfig::default()
         };
         let mut nodes = Vec::with_capacity(n);

@@ -202,6 +202,10 @@ pub struct RoutingConfig {
     pub mhlqi: MhlqiConfig,
     /// Reverse-path (children table) parameters.
     pub reverse: ReverseConfig,
+    /// Initial TTL of a routed packet: a path may have up to TTL + 1 hops. [CODE tenet1:
+    /// routinglayer.h RT_DEFAULT_TTL = 20] Deeper synthetic networks (`wsn bench`'s grids) need
+    /// more.
+    pub ttl: u8,
 }
 
 impl Default for RoutingConfig {
@@ -213,6 +217,7 @@ impl Default for RoutingConfig {
             shortest_snr_db: 10.0,
             mhlqi: MhlqiConfig::default(),
             reverse: ReverseConfig::default(),
+            ttl: wsn_wire::collection::DEFAULT_TTL,
         }
     }
 }
@@ -872,6 +877,9 @@ impl Scenario {
                 "routing.shortest_snr_db = {}: must be a finite number of dB",
                 self.routing.shortest_snr_db
             ));
+        }
+        if self.routing.ttl == 0 {
+            return Err("routing.ttl = 0: must be at least 1 (a packet arriving with TTL 0 is dropped)".into());
         }
         let beacon = self.routing.mhlqi.beacon_period_binary_ms;
         if !(MIN_BEACON_PERIOD_BINARY_MS..=crate::routing::mhlqi::MAX_BEACON_PERIOD_BINARY_MS).contains(&beacon) {
