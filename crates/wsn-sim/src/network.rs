@@ -677,7 +677,6 @@ impl Network {
             link_ack: spec.mac.ack != AckMode::None,
             own_slot: spec.own_slot,
             ttl: spec.ttl,
-            ..ForwarderConfig::default()
         };
         let mut nodes = Vec::with_capacity(n);
         let mut radios = Vec::with_capacity(n);
