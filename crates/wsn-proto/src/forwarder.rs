@@ -50,27 +50,36 @@ impl Default for ForwarderConfig {
     }
 }
 
-/// Width of the per-origin duplicate window, in sequence numbers. [AMBIG → chosen 64: wider than
-/// any reordering a 16-deep FIFO tree produces; MultiHopLQI keeps only 4 entries]
-const DEDUP_WINDOW: u16 = 64;
+/// Width of the per-origin duplicate window, in sequence numbers. [AMBIG → chosen 128; MultiHopLQI
+/// keeps only 4 entries, Tenet compares with the last queued packet] One origin's packets reach a
+/// node out of order when they took different paths: the sink's feedback to many sources fans out
+/// and converges again downstream, and in the reference-code RCRT runs a node received one up to
+/// 84 numbers behind the newest (6–7 times per run; with 64 until session 14 those were dropped
+/// as duplicates).
+const DEDUP_WINDOW: u16 = 128;
 
 /// Per-origin sliding window of recently seen sequence numbers.
 #[derive(Clone, Copy, Debug)]
 struct SeqWindow {
     highest: u16,
     /// Bit k set ⇔ `highest − 1 − k` was seen.
-    seen: u64,
+    seen: u128,
 }
 
 impl SeqWindow {
-    /// Record `seq`; returns false if it was already seen (or is too old to tell).
+    /// Record `seq`; returns false if it was already seen. A number more than the window behind
+    /// the highest is not an old copy (no copy lingers while the origin sends that many more
+    /// packets through this node) but a window gone stale: this node missed more than half the
+    /// sequence space of the origin (a long absence, or the sink's busy downward counter), so
+    /// the numbers wrapped and now look behind. It starts the window afresh; rejecting it, as
+    /// before session 14, rejected every later packet of the origin until the numbers caught up.
     fn accept(&mut self, seq: u16) -> bool {
         let diff = seq.wrapping_sub(self.highest) as i16;
         if diff > 0 {
             let shift = diff as u32;
             self.seen = match shift {
-                1..=63 => (self.seen << shift) | (1u64 << (shift - 1)),
-                64 => 1u64 << 63,
+                1..=127 => (self.seen << shift) | (1u128 << (shift - 1)),
+                128 => 1u128 << 127,
                 _ => 0,
             };
             self.highest = seq;
@@ -80,9 +89,10 @@ impl SeqWindow {
         } else {
             let back = (-(diff as i32)) as u32;
             if back > DEDUP_WINDOW as u32 {
-                return false;
+                *self = SeqWindow { highest: seq, seen: 0 };
+                return true;
             }
-            let bit = 1u64 << (back - 1);
+            let bit = 1u128 << (back - 1);
             if self.seen & bit != 0 {
                 false
             } else {
@@ -638,9 +648,24 @@ mod tests {
         assert!(w.accept(11));
         assert!(!w.accept(11));
         assert!(!w.accept(12));
-        assert!(w.accept(12 + 64));
-        assert!(!w.accept(12)); // too old to tell: treated as a duplicate
+        assert!(w.accept(12 + 128));
+        assert!(!w.accept(12)); // 128 behind: still inside the window, seen
+        assert!(w.accept(12 + 128 - 84), "84 behind and never seen: a packet that took a slower path");
+        assert!(!w.accept(12 + 128 - 84));
         assert!(w.accept(u16::MAX.wrapping_add(80))); // wrap-around
+    }
+
+    /// A window left behind while the origin sent more than half the sequence space (here
+    /// 40,000 packets this node never saw) starts afresh instead of rejecting the origin's
+    /// packets as old until the numbers catch up.
+    #[test]
+    fn stale_sequence_window_starts_afresh() {
+        let mut w = SeqWindow { highest: 100, seen: 0 };
+        let now = 100u16.wrapping_add(40_000); // looks 25,536 behind
+        assert!(w.accept(now));
+        assert!(w.accept(now.wrapping_add(1)));
+        assert!(!w.accept(now), "a copy of the new window's packet is still a duplicate");
+        assert!(w.accept(now.wrapping_sub(3)), "reordering within the new window is accepted");
     }
 
     proptest! {
