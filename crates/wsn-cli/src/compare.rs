@@ -269,7 +269,7 @@ pub(crate) fn section(
         0.293,
         ifrc,
         "pkt/s",
-        "IFRC mean per-node goodput on the 30-node network",
+        "IFRC mean per-node goodput on the 30-node network, whole traffic period",
     ));
     rows.push(row(
         "cmp_rcrt_mean_goodput_pps",
@@ -300,8 +300,11 @@ pub(crate) fn section(
         0.8,
         st("cmp-ifrc/paper") / best_gp,
         "ratio",
-        "as cmp_ifrc_over_best_fixed over the second half of the traffic period (IFRC past its slow start, as \
-         `wsn reproduce ifrc` measures E1)",
+        format!(
+            "as cmp_ifrc_over_best_fixed over the second half of the traffic period (IFRC past its slow start, as \
+             `wsn reproduce ifrc` measures E1; R = {best}{})",
+            crate::reproduce::knee_note(&pts, best)
+        ),
     ));
     // Fig. 15: one RCRT flow's allocation (all flows get the same under the fair policy) and one
     // IFRC node's rate, with both means.

@@ -175,7 +175,9 @@ enum Censor {
     Above,
 }
 
-/// How `n/a` counts for `key` (every profile's variant of it).
+/// How `n/a` counts for `key` (every profile's variant of it). For the ratio keys this assumes
+/// the knee in the denominator is what was missing; a full reproduction always measures the
+/// numerators.
 fn censor(key: &str) -> Censor {
     if key.contains("first_unstable_eps") || key.contains("over_reliable_knee") || key.contains("over_best_fixed") {
         Censor::Above

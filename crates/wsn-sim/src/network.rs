@@ -1383,7 +1383,8 @@ impl Network {
     fn contend_afresh(&mut self, i: usize, from: Instant) {
         let n = &mut self.nodes[i];
         n.mac.phase = Phase::Backoff;
-        n.mac.contend_since = self.now;
+        // `contend_since` stays: the first attempt began when the MAC left Idle, and a radio
+        // outage during its backoff is part of it.
         let d = if self.mac.ieee802154_csma {
             if let Some(c) = n.mac.cur.as_mut() {
                 c.nb = 0;
@@ -1977,9 +1978,6 @@ mod tests {
         }
     }
 
-    /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to
-    /// contend for the channel, so it includes the initial backoff (Flush's δ, spec §7.3), not
-    /// only the air time and the ACK.
     /// Two nodes 2 m apart on a clean channel, `tinyos1_tenet` with `overrides`; node 1 sends
     /// 200 frames to node 0 and, if `both`, node 0 as many to node 1. Returns node 1's outcomes
     /// and its count of restarted backoffs.

@@ -878,8 +878,15 @@ impl Scenario {
                 self.routing.shortest_snr_db
             ));
         }
+        if let Ok(mac) = self.mac() {
+            if mac.ack_protection_ns > 0 && mac.ieee802154_csma {
+                return Err("mac.ack_protection_ns: TinyOS 1.x's ACK-protection rule does not combine with \
+                            IEEE 802.15.4 CSMA-CA (mac.ieee802154_csma = true)"
+                    .into());
+            }
+        }
         if self.routing.ttl == 0 {
-            return Err("routing.ttl = 0: must be at least 1 (a packet arriving with TTL 0 is dropped)".into());
+            return Err("routing.ttl = 0: must be at least 1 (with 0 no packet could be forwarded at all)".into());
         }
         let beacon = self.routing.mhlqi.beacon_period_binary_ms;
         if !(MIN_BEACON_PERIOD_BINARY_MS..=crate::routing::mhlqi::MAX_BEACON_PERIOD_BINARY_MS).contains(&beacon) {

@@ -153,6 +153,8 @@ fn nonsense_values_are_refused() {
         (&["radio.false_ack_prob=2.0"], "radio.false_ack_prob = 2"),
         (&["routing.freeze_after_s=-5"], "routing.freeze_after_s = -5"),
         (&["routing.shortest_snr_db=nan"], "routing.shortest_snr_db = NaN"),
+        (&["routing.ttl=0"], "routing.ttl = 0: must be at least 1"),
+        (&["mac.ieee802154_csma=true", "mac.ack_protection_ns=2288818"], "does not combine with IEEE 802.15.4"),
         (&["mac.cca_threshold_dbm=nan"], "mac.cca_threshold_dbm = NaN"),
         (&["mac.ieee802154_csma=true", "mac.csma_min_be=9", "mac.csma_max_be=2"], "csma_min_be ≤ csma_max_be"),
     ];
