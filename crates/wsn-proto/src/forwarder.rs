@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use wsn_wire::collection::{self, Direction, Packet, Repr};
 
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
-use crate::time::Instant;
+use crate::time::{Duration, Instant};
 use crate::NodeId;
 
 /// Settings of the collection forwarder.
@@ -58,21 +58,43 @@ impl Default for ForwarderConfig {
 /// as duplicates).
 const DEDUP_WINDOW: u16 = 128;
 
+/// A duplicate window that has accepted nothing for this long is stale: a number more than the
+/// window behind its newest restarts it instead of being dropped. [AMBIG → chosen 60 s: far
+/// longer than a link-layer copy trails its original (a retry), far shorter than the hours it
+/// takes a busy origin's 16-bit numbers to wrap]
+const DEDUP_STALE_AFTER: Duration = Duration::from_secs(60);
+
 /// Per-origin sliding window of recently seen sequence numbers.
 #[derive(Clone, Copy, Debug)]
 struct SeqWindow {
     highest: u16,
     /// Bit k set ⇔ `highest − 1 − k` was seen.
     seen: u128,
+    /// When the window last accepted a number.
+    last: Instant,
 }
 
 impl SeqWindow {
-    /// Record `seq`; returns false if it was already seen, or if it is more than the window
-    /// behind the highest: too old to tell, and with very long queues a link-layer copy can
-    /// arrive that late (accepting such numbers delivered duplicates in a robustness hunt). A
-    /// window left stale while an origin's numbers wrapped (more than 32,768 of them unseen) thus
-    /// rejects that origin's packets until the numbers catch up; no run here comes near that.
-    fn accept(&mut self, seq: u16) -> bool {
+    fn new(seq: u16, now: Instant) -> SeqWindow {
+        SeqWindow { highest: seq, seen: 0, last: now }
+    }
+
+    /// Record `seq` at `now`; returns false if it was already seen, or if it is more than the
+    /// window behind the highest while the window is in use: too old to tell, and with very
+    /// long queues a link-layer copy can arrive that late (accepting those delivered duplicates
+    /// in a robustness hunt). After [`DEDUP_STALE_AFTER`] without an accepted number, such a
+    /// number restarts the window: the origin's numbers may have wrapped while this node saw
+    /// none of them (more than 32,768), and a stale window would reject all its packets until
+    /// the numbers caught up.
+    fn accept(&mut self, seq: u16, now: Instant) -> bool {
+        let fresh = self.accept_number(seq, now);
+        if fresh {
+            self.last = now;
+        }
+        fresh
+    }
+
+    fn accept_number(&mut self, seq: u16, now: Instant) -> bool {
         let diff = seq.wrapping_sub(self.highest) as i16;
         if diff > 0 {
             let shift = diff as u32;
@@ -88,6 +110,10 @@ impl SeqWindow {
         } else {
             let back = (-(diff as i32)) as u32;
             if back > DEDUP_WINDOW as u32 {
+                if now.saturating_since(self.last) >= DEDUP_STALE_AFTER {
+                    *self = SeqWindow::new(seq, now);
+                    return true;
+                }
                 return false;
             }
             let bit = 1u128 << (back - 1);
@@ -236,12 +262,12 @@ impl CollectionForwarder {
         });
     }
 
-    /// Duplicate check on (origin, seqno).
-    fn is_new(&mut self, origin: NodeId, seqno: u16) -> bool {
+    /// Duplicate check on (origin, seqno) at `now`.
+    fn is_new(&mut self, origin: NodeId, seqno: u16, now: Instant) -> bool {
         match self.windows.entry(origin) {
-            hashbrown::hash_map::Entry::Occupied(mut w) => w.get_mut().accept(seqno),
+            hashbrown::hash_map::Entry::Occupied(mut w) => w.get_mut().accept(seqno, now),
             hashbrown::hash_map::Entry::Vacant(v) => {
-                v.insert(SeqWindow { highest: seqno, seen: 0 });
+                v.insert(SeqWindow::new(seqno, now));
                 true
             }
         }
@@ -249,7 +275,7 @@ impl CollectionForwarder {
 }
 
 impl NodeAgent for CollectionForwarder {
-    fn handle_frame(&mut self, _now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
+    fn handle_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
         let packet = Packet::new_unchecked(payload);
         let repr = match Repr::parse(&packet) {
             Ok(r) => r,
@@ -272,7 +298,7 @@ impl NodeAgent for CollectionForwarder {
         let body = packet.payload();
         let up = repr.direction == Direction::Up;
         let for_me = repr.dst == self.me || (up && repr.sink == self.me);
-        if for_me && !self.is_new(repr.origin, repr.seqno) {
+        if for_me && !self.is_new(repr.origin, repr.seqno, now) {
             self.drop_packet(DropReason::Duplicate, Some(repr.origin));
             return;
         }
@@ -303,7 +329,7 @@ impl NodeAgent for CollectionForwarder {
         // The duplicate check comes after the room check [CODE tenet1: RoutingLayerM.nc; spec
         // §6.1, MultiHopLQI]: a packet dropped for a full queue (or its TTL) is not recorded, so
         // the sender's retransmission after a lost ACK can still be forwarded.
-        if !self.is_new(repr.origin, repr.seqno) {
+        if !self.is_new(repr.origin, repr.seqno, now) {
             self.drop_packet(DropReason::Duplicate, Some(repr.origin));
             return;
         }
@@ -400,7 +426,7 @@ impl NodeAgent for CollectionForwarder {
 
     fn send(
         &mut self,
-        _now: Instant,
+        now: Instant,
         _ctx: &mut dyn LinkCtx,
         sink: NodeId,
         dst: NodeId,
@@ -442,7 +468,7 @@ impl NodeAgent for CollectionForwarder {
         packet.payload_mut().copy_from_slice(payload);
         self.next_seqno = self.next_seqno.wrapping_add(1);
         // Our own packets enter the duplicate window too, so a looped copy is recognised.
-        self.is_new(self.me, repr.seqno);
+        self.is_new(self.me, repr.seqno, now);
         let accepted = self.enqueue(bytes, true, direction == Direction::Up);
         debug_assert!(accepted, "capacity was checked above");
         self.stats.originated += 1;
@@ -641,16 +667,35 @@ mod tests {
 
     #[test]
     fn sequence_window_accepts_each_seqno_once() {
-        let mut w = SeqWindow { highest: 10, seen: 0 };
-        assert!(w.accept(12));
-        assert!(w.accept(11));
-        assert!(!w.accept(11));
-        assert!(!w.accept(12));
-        assert!(w.accept(12 + 128));
-        assert!(!w.accept(12)); // 128 behind: still inside the window, seen
-        assert!(w.accept(12 + 128 - 84), "84 behind and never seen: a packet that took a slower path");
-        assert!(!w.accept(12 + 128 - 84));
-        assert!(w.accept(u16::MAX.wrapping_add(80))); // wrap-around
+        let t = Instant::ZERO;
+        let mut w = SeqWindow::new(10, t);
+        assert!(w.accept(12, t));
+        assert!(w.accept(11, t));
+        assert!(!w.accept(11, t));
+        assert!(!w.accept(12, t));
+        assert!(w.accept(12 + 128, t));
+        assert!(!w.accept(12, t)); // 128 behind: still inside the window, seen
+        assert!(w.accept(12 + 128 - 84, t), "84 behind and never seen: a packet that took a slower path");
+        assert!(!w.accept(12 + 128 - 84, t));
+        assert!(!w.accept(11, t), "129 behind a window in use: too old to tell");
+        assert!(w.accept(u16::MAX.wrapping_add(80), t)); // wrap-around
+    }
+
+    /// A number more than the window behind is dropped while the window is in use (a late
+    /// copy), but restarts a window that accepted nothing for a minute: the origin's numbers may
+    /// have wrapped meanwhile (here 40,000 of them went by unseen).
+    #[test]
+    fn stale_sequence_window_starts_afresh() {
+        let t0 = Instant::from_secs(100);
+        let mut w = SeqWindow::new(100, t0);
+        let far = 100u16.wrapping_add(40_000); // looks 25,536 behind
+        assert!(!w.accept(far, t0 + Duration::from_secs(59)), "the window is still in use");
+        assert!(w.accept(101, t0 + Duration::from_secs(59)));
+        let later = t0 + Duration::from_secs(59 + 60);
+        assert!(w.accept(far, later), "a minute without an accepted number: stale");
+        assert!(!w.accept(far, later), "a copy of the new window's number is still a duplicate");
+        assert!(w.accept(far.wrapping_add(1), later));
+        assert!(!w.accept(far.wrapping_sub(200), later), "200 behind the new window, in use: dropped");
     }
 
     proptest! {
