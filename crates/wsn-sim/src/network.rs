@@ -1513,7 +1513,9 @@ impl Network {
         self.receptions += self.rx_links[i].len() as u64;
         for l in &self.rx_links[i] {
             if self.any_outage && off_until(&self.outages[l.to as usize], now).is_some() {
-                // A radio that is off notices nothing (and cannot send a false ACK for it).
+                // A radio that is off decodes nothing (and cannot send a false ACK for it), but
+                // the frame's power is on the air when it comes back: kept as interference only.
+                self.radios[l.to as usize].add(l.p_mw);
                 self.receptions -= 1;
                 if NodeId(l.to as u16) == dst {
                     if let Some(cur) = self.nodes[i].mac.cur.as_mut() {
@@ -1544,8 +1546,9 @@ impl Network {
             if NodeId(to as u16) == dst {
                 dst_link = k as u32;
             }
-            // A radio that was off when the frame started never noticed it (`tx_start`).
+            // A radio that was off when the frame started only counted its power (`tx_start`).
             if self.any_outage && off_until(&self.outages[to as usize], started).is_some() {
+                self.radios[to as usize].subtract(p_mw);
                 continue;
             }
             let ok = self.arrival_end(to as usize, i, p_mw, dst, am, &payload, now);
@@ -2061,6 +2064,63 @@ kind = "shortest"
         assert!(restarts_on >= 20, "{restarts_on} restarts");
         let (on_ms, off_ms) = (mean_time_to_ack_ns(&on_both) / 1e6, mean_time_to_ack_ns(&off_both) / 1e6);
         assert!(on_ms > off_ms, "with the rule {on_ms:.2} ms, without {off_ms:.2} ms");
+    }
+
+    /// A radio that was off when a frame started still has the frame's power on its air when
+    /// it comes back (carrier sense and SINR see it), and loses it when the frame ends: at every
+    /// instant each radio counts exactly the frames on the air from senders within its range.
+    #[test]
+    fn a_radio_back_from_an_outage_senses_frames_already_on_the_air() {
+        let text = r#"
+name = "three"
+duration_s = 6.0
+[topology]
+layout = { kind = "chain", nodes = 3, spacing_m = 2.0 }
+[radio]
+noise_offsets = false
+[radio.link]
+shadowing_sigma_db = 0.0
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+[mac]
+preset = "tinyos1_tenet"
+[routing]
+kind = "shortest"
+[[outages]]
+nodes = 0
+from_s = 1.0
+to_s = 3.0
+"#;
+        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
+        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        for (i, dst) in [(1, 0), (2, 0)] {
+            let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[i].agent = Box::new(Probe { dst: NodeId(dst), left: 100_000, done });
+            net.after_agent(i);
+        }
+        let (mut checks, mut off_with_power) = (0u64, 0u64);
+        for step in 1..=60_000u64 {
+            let now = Instant(step * 100_000);
+            net.run_until(now);
+            for r in 0..3 {
+                let senders: Vec<usize> = (0..3)
+                    .filter(|&s| s != r && net.nodes[s].mac.phase == Phase::Tx)
+                    .filter(|&s| net.rx_links[s].iter().any(|l| l.to as usize == r))
+                    .collect();
+                assert_eq!(net.radios[r].n_active as usize, senders.len(), "radio {r} at {now:?}");
+                let sum: f64 =
+                    senders.iter().map(|&s| net.rx_links[s].iter().find(|l| l.to as usize == r).unwrap().p_mw).sum();
+                assert!((net.radios[r].active_mw - sum).abs() <= 1e-9 * sum.max(1e-30));
+                checks += 1;
+            }
+            if net.radio_off_until(0, now).is_some() && net.radios[0].n_active > 0 {
+                off_with_power += 1;
+            }
+        }
+        assert_eq!(checks, 180_000);
+        // The check is not vacuous: node 0's radio was off with power on its air many times.
+        assert!(off_with_power > 100, "{off_with_power}");
     }
 
     proptest! {
