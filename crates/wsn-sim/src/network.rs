@@ -120,7 +120,9 @@ struct Mac {
     phase: Phase,
     gen: u32,
     cur: Option<CurFrame>,
-    beacon: Option<Vec<u8>>,
+    /// Beacons waiting for the channel, oldest first: at most one per tree (each tree's routing
+    /// engine has its own message buffer), so a tree's beacon never displaces another's.
+    beacons: Vec<(u16, Vec<u8>)>,
     dsn: u8,
     /// When the MAC last left Idle to contend for a frame: the start of the first attempt of
     /// the frame it then binds (its initial backoff included).
@@ -706,7 +708,14 @@ impl Network {
                 id,
                 rng_mac,
                 rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
-                mac: Mac { phase: Phase::Idle, gen: 0, cur: None, beacon: None, dsn, contend_since: Instant::ZERO },
+                mac: Mac {
+                    phase: Phase::Idle,
+                    gen: 0,
+                    cur: None,
+                    beacons: Vec::new(),
+                    dsn,
+                    contend_since: Instant::ZERO,
+                },
                 trees,
                 agent: match &spec.agent_factory {
                     Some(make) => make(i, id, &fwd),
@@ -1247,8 +1256,13 @@ impl Network {
         let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
         // The buffer has exactly BEACON_LEN bytes, so emit cannot fail.
         let _ = repr.emit(&mut bytes);
-        // One beacon slot: a newer beacon replaces one still waiting.
-        self.nodes[i].mac.beacon = Some(bytes);
+        // One slot per tree: a newer beacon replaces the same tree's beacon still waiting, in
+        // its place.
+        let waiting = &mut self.nodes[i].mac.beacons;
+        match waiting.iter_mut().find(|(t, _)| *t as usize == ti) {
+            Some(slot) => slot.1 = bytes,
+            None => waiting.push((ti as u16, bytes)),
+        }
         self.mac_kick(i);
     }
 
@@ -1306,7 +1320,7 @@ impl Network {
         if n.mac.phase != Phase::Idle {
             return;
         }
-        if n.mac.cur.is_none() && n.mac.beacon.is_none() && !n.agent.wants_to_send() {
+        if n.mac.cur.is_none() && n.mac.beacons.is_empty() && !n.agent.wants_to_send() {
             return;
         }
         n.mac.phase = Phase::Backoff;
@@ -1401,7 +1415,8 @@ impl Network {
     fn bind_frame(&mut self, i: usize) -> bool {
         let now = self.now;
         let n = &mut self.nodes[i];
-        let (kind, dst, ack_request, am_type, payload) = if let Some(b) = n.mac.beacon.take() {
+        let (kind, dst, ack_request, am_type, payload) = if !n.mac.beacons.is_empty() {
+            let (_, b) = n.mac.beacons.remove(0);
             (FrameKind::Beacon, NodeId::BROADCAST, false, AM_BEACON, b)
         } else {
             let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };

@@ -28,3 +28,23 @@ fn office40_best_effort_knee_lies_between_0_6_and_1_6() {
     let high = at("flows.0.rate_pps=1.6");
     assert!(high.delivery_ratio < 0.95, "{high:?}");
 }
+
+/// With two sinks every node runs two MultiHopLQI trees and beacons for each once per period
+/// (spec §6.1): one tree's beacon waiting for the channel must not displace the other's. A short
+/// period (100 binary ms) keeps both trees' beacons queued behind each other often. Each tree
+/// ticks exactly 1,024 times in 100 s; only a beacon of the last tick may still wait at the end.
+#[test]
+fn every_tree_beacons_every_period_with_two_sinks() {
+    let r = go(&load(
+        "office40.toml",
+        &[
+            "topology.sinks=[0,20]",
+            "routing.mhlqi.beacon_period_binary_ms=100",
+            "flows=[]",
+            "duration_s=100",
+            "output.plots=false",
+        ],
+    ));
+    let counts: Vec<u64> = (0..40).map(|i| r.network.node_stats(i).beacon_tx).collect();
+    assert!(counts.iter().all(|&c| (2 * 1024 - 2..=2 * 1024).contains(&c)), "{counts:?}");
+}
