@@ -4,9 +4,10 @@
 //! plus a link cost derived from the LQI of the parent's last beacon ([`adjust_lqi`]). It
 //! switches to another neighbour only when that neighbour's path is more than 25 % cheaper, and
 //! only on beacon reception. It drops its route when the parent stays silent for more than
-//! eight beacon periods, when the parent's beacon shows a two-node loop (or, under the
-//! 1.x/Tenet rules, that the parent lost its own route), and when the forwarder sees a packet
-//! come back around a cycle.
+//! eight beacon periods, and when the parent's beacon shows a two-node loop (or, under the
+//! 1.x/Tenet rules, that the parent lost its own route). [`MhlqiNode::handle_loop`] drops it
+//! when a packet comes back around a cycle, but the simulator's forwarder does not call it (a
+//! documented choice: docs/simulator.md, routing).
 //!
 //! [`MhlqiNode`] is sans-IO. The engine calls:
 //! 1. [`MhlqiNode::first_beacon_delay`] once at boot, then [`MhlqiNode::on_beacon_tick`] every
@@ -84,7 +85,9 @@ pub struct MhlqiConfig {
     /// last acceptable parent beacon exceeds this. Default 8. [CODE t1: MultiHopLQI.nc]
     pub timeout_beacons: u8,
     /// Switch hysteresis [%]: switch iff new cost < C − ⌊C·h/100⌋. Default 25; values above
-    /// 100 act as 100 (never switch away from a route). [CODE t1: MultiHopLQI.nc]
+    /// 100 act as 100 (never switch away from a route). A node without a route is not held by
+    /// it: it takes an offer below the original code's fixed threshold for the no-route cost,
+    /// 0xFFFE − (0xFFFE >> 2) (the same as h = 25). [CODE t1: MultiHopLQI.nc]
     pub hysteresis_percent: u8,
     /// Start with routes frozen (§6.4; see [`MhlqiNode::set_frozen`]). Default false. \[REC\]
     pub freeze: bool,
@@ -206,7 +209,7 @@ pub struct MhlqiNode {
     parent_cost: u16,
     link_est: u16,
     hop: u8,
-    last_heard: u8,
+    last_heard: u16,
     seqno: u16,
     frozen: bool,
     fixed: bool,
@@ -257,7 +260,8 @@ impl MhlqiNode {
         let mut change = RouteChange::None;
         if !self.is_root() && !self.frozen && !self.fixed {
             self.last_heard = self.last_heard.saturating_add(1);
-            if self.last_heard > self.timeout_beacons {
+            // In 16 bits, so that a timeout of 255 periods still expires.
+            if self.last_heard > u16::from(self.timeout_beacons) {
                 change = self.drop_route();
             }
         }
@@ -322,7 +326,14 @@ impl MhlqiNode {
         }
         let offered = u32::from(beacon.cost) + u32::from(link);
         let current = self.path_cost();
-        let threshold = current - current * u32::from(self.hysteresis_percent) / 100;
+        let threshold = if self.parent.is_none() || current >= u32::from(NO_ROUTE_COST) {
+            // No usable route (none, or a 2.x parent that lost its own): the first usable offer,
+            // as the original's fixed `cost >> 2` test on the no-route cost gives it, whatever
+            // the switch hysteresis.
+            current - (current >> 2)
+        } else {
+            current - current * u32::from(self.hysteresis_percent) / 100
+        };
         if offered < threshold && beacon.parent != self.me && beacon.advertises_route() {
             let old = self.parent;
             self.parent = Some(beacon.source);
@@ -387,7 +398,7 @@ impl MhlqiNode {
 
     /// Beacon ticks since the last acceptable beacon from the parent (or since the last
     /// switch or loss).
-    pub fn last_heard(&self) -> u8 {
+    pub fn last_heard(&self) -> u16 {
         self.last_heard
     }
 
@@ -705,8 +716,43 @@ mod tests {
         assert!(matches!(n.handle_beacon(&beacon(6, 1, 756, 2), 105), RouteChange::NewParent { .. }));
         let cfg = MhlqiConfig { hysteresis_percent: 200, ..MhlqiConfig::default() };
         let mut n = MhlqiNode::new(ME, SINK, &cfg);
-        // 100 %: the threshold is 0 for everyone, so not even the first route is taken.
-        assert_eq!(n.handle_beacon(&beacon(5, 0, 0, 0), 127), RouteChange::None);
+        // 100 %: a node never switches away from its route, but it takes its first one.
+        assert!(matches!(n.handle_beacon(&beacon(5, 1, 3000, 2), 105), RouteChange::NewParent { .. }));
+        assert_eq!(n.handle_beacon(&beacon(6, 0, 0, 0), 127), RouteChange::None);
+        assert_eq!(n.parent(), Some(NodeId(5)));
+        // ... and a new one once it has lost it.
+        for _ in 0..9 {
+            n.on_beacon_tick();
+        }
+        assert_eq!(n.parent(), None);
+        assert!(matches!(n.handle_beacon(&beacon(6, 0, 0, 0), 127), RouteChange::NewParent { .. }));
+    }
+
+    /// The first route is taken below the original's fixed threshold for the no-route cost,
+    /// 0xFFFE − 0x3FFF = 49,151, whatever the hysteresis (offer = advertised cost + link cost).
+    #[test]
+    fn first_route_threshold_does_not_depend_on_hysteresis() {
+        for h in [0, 25, 90, 100] {
+            let cfg = MhlqiConfig { hysteresis_percent: h, ..MhlqiConfig::default() };
+            let link = u32::from(adjust_lqi(105));
+            let mut n = MhlqiNode::new(ME, SINK, &cfg);
+            let at_threshold = (49_151 - link) as u16;
+            assert_eq!(n.handle_beacon(&beacon(5, 1, at_threshold, 2), 105), RouteChange::None, "h = {h}");
+            let below = at_threshold - 1;
+            assert!(matches!(n.handle_beacon(&beacon(5, 1, below, 2), 105), RouteChange::NewParent { .. }), "h = {h}");
+        }
+    }
+
+    /// A timeout of 255 periods (the largest the key takes) still expires, on the 256th tick.
+    #[test]
+    fn timeout_of_255_periods_expires() {
+        let cfg = MhlqiConfig { timeout_beacons: 255, ..MhlqiConfig::default() };
+        let mut n = MhlqiNode::new(ME, SINK, &cfg);
+        n.handle_beacon(&beacon(5, 1, 757, 2), 105);
+        for _ in 0..255 {
+            assert_eq!(n.on_beacon_tick().1, RouteChange::None);
+        }
+        assert_eq!(n.on_beacon_tick().1, RouteChange::Lost { old: NodeId(5) });
     }
 
     // ---- Beacons from the parent ----

@@ -70,7 +70,8 @@ pub enum LearnOutcome {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Child {
     next_hop: NodeId,
-    age: u8,
+    /// In 16 bits, so that `max_age` = 255 still expires.
+    age: u16,
 }
 
 /// The children table of one node: destination → (next hop, age).
@@ -157,7 +158,7 @@ impl ReverseTable {
         let max_age = self.max_age;
         self.entries.retain_mut(|(_, c)| {
             c.age = c.age.saturating_add(1);
-            c.age <= max_age
+            c.age <= u16::from(max_age)
         });
     }
 
@@ -177,7 +178,7 @@ impl ReverseTable {
     }
 
     /// The entries as (destination, next hop, age), in destination order.
-    pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, u8)> + '_ {
+    pub fn iter(&self) -> impl Iterator<Item = (NodeId, NodeId, u16)> + '_ {
         self.entries.iter().map(|(d, c)| (*d, c.next_hop, c.age))
     }
 
@@ -204,7 +205,7 @@ mod tests {
         ReverseTable::new(&ReverseConfig { capacity, ..ReverseConfig::default() })
     }
 
-    fn age_of(t: &ReverseTable, dst: u16) -> Option<u8> {
+    fn age_of(t: &ReverseTable, dst: u16) -> Option<u16> {
         t.iter().find(|(d, _, _)| *d == NodeId(dst)).map(|(_, _, a)| a)
     }
 
@@ -234,6 +235,19 @@ mod tests {
         // No parent at all: learning still works.
         assert_eq!(t.learn(NodeId(5), NodeId(5), None), LearnOutcome::Learned);
         assert_eq!(t.len(), 3);
+    }
+
+    /// A maximum age of 255 ticks (the largest the key takes) still expires, on the 256th tick.
+    #[test]
+    fn max_age_of_255_expires() {
+        let mut t = ReverseTable::new(&ReverseConfig { max_age: 255, ..ReverseConfig::default() });
+        t.learn(NodeId(9), NodeId(4), PARENT);
+        for _ in 0..255 {
+            t.age_tick();
+        }
+        assert_eq!(age_of(&t, 9), Some(255));
+        t.age_tick();
+        assert!(t.is_empty());
     }
 
     #[test]
