@@ -430,6 +430,17 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             if tree.len() != n {
                 return Err(RunError::Config(format!("routing.tree_file has {} nodes, the layout {}", tree.len(), n)));
             }
+            // The tree's one root must be the sink: another root would be a dead end that still
+            // reports a hop count.
+            let roots: Vec<usize> = (0..n).filter(|&i| tree.parent[i].is_none()).collect();
+            if roots != [sinks[0].index()] {
+                let roots: Vec<String> = roots.iter().map(|r| r.to_string()).collect();
+                return Err(RunError::Config(format!(
+                    "routing.tree_file: the tree's root must be the sink, node {}, alone; its roots (parent -1) are [{}]",
+                    sinks[0].0,
+                    roots.join(", ")
+                )));
+            }
             Some(vec![(0..n).map(|i| (tree.parent[i], tree.hops[i])).collect()])
         }
         RoutingKind::Shortest => Some(
@@ -943,6 +954,37 @@ mod tests {
                     [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 10.0\n";
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap()
+    }
+
+    /// A static tree must be rooted at the sink, alone: a tree file whose root is another node,
+    /// or with several roots, is refused by name.
+    #[test]
+    fn static_tree_root_must_be_the_sink() {
+        let dir = std::env::temp_dir().join(format!("wsn-static-root-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |name: &str, rows: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, format!("node,parent\n{rows}")).unwrap();
+            p.display().to_string()
+        };
+        // 9-node grid, sink 0: a chain 8 → 7 → … → 0.
+        let chain: String = (0..9).map(|i| format!("{i},{}\n", i as i64 - 1)).collect();
+        let two_roots: String = (0..9).map(|i| format!("{i},{}\n", if i == 4 { -1 } else { i as i64 - 1 })).collect();
+        let good = write("chain.csv", &chain);
+        let bad = write("two-roots.csv", &two_roots);
+        let set = |file: &str, sink: u16| {
+            small(&[
+                "routing.kind=\"static\"",
+                &format!("routing.tree_file={file:?}"),
+                &format!("topology.sinks=[{sink}]"),
+            ])
+        };
+        assert!(check(&set(&good, 0), None).is_ok());
+        let e = check(&set(&good, 5), None).expect_err("a tree rooted at 0 accepted for sink 5").to_string();
+        assert!(e.contains("the tree's root must be the sink, node 5, alone; its roots (parent -1) are [0]"), "{e}");
+        let e = check(&set(&bad, 0), None).expect_err("two roots accepted").to_string();
+        assert!(e.contains("its roots (parent -1) are [0, 4]"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// RCRT weights for a node the topology does not have are refused as IFRC's are.
