@@ -127,8 +127,12 @@ pub struct RcrtFlowTrace {
     pub rates: Vec<(f64, f64)>,
     /// (time s, application sequence number) of every delivery (packet reception plot).
     pub deliveries: Vec<(f64, u64)>,
-    /// Out-of-order deliveries seen by the simulator (invariant: 0).
+    /// Out-of-order deliveries seen by the simulator (invariant: 0): packets handed up after a
+    /// packet with a higher sequence number. A packet skipped for good (the reference code's
+    /// give-up rule) is not one; it leaves the flow incomplete instead.
     pub out_of_order: u64,
+    /// The highest sequence number handed up so far.
+    pub last_seq: Option<u64>,
     /// (time s, C_i) at every update of the flow's congestion level at its sink.
     pub levels: Vec<(f64, f64)>,
     /// When the sink closed the flow (FIN received, everything delivered), s.

@@ -1161,8 +1161,13 @@ impl Network {
             f.duplicate_deliveries += 1;
             return None;
         }
-        if in_order && seq != f.delivered {
-            f.rcrt.out_of_order += 1;
+        if in_order {
+            // Behind a packet already handed up: out of order. Ahead by more than one: the
+            // packets between were skipped (counted as undelivered, not as out of order).
+            if f.rcrt.last_seq.is_some_and(|l| seq < l) {
+                f.rcrt.out_of_order += 1;
+            }
+            f.rcrt.last_seq = Some(f.rcrt.last_seq.map_or(seq, |l| l.max(seq)));
         }
         f.got[seq as usize] = true;
         let stamp = f.parent_at[seq as usize];
@@ -2136,6 +2141,47 @@ to_s = 3.0
         assert_eq!(checks, 180_000);
         // The check is not vacuous: node 0's radio was off with power on its air many times.
         assert!(off_with_power > 100, "{off_with_power}");
+    }
+
+    /// The simulator's in-order check counts a packet handed up behind a later one, once per
+    /// such packet; a skipped packet (never delivered) does not make every later delivery out
+    /// of order.
+    #[test]
+    fn out_of_order_counts_late_packets_not_skipped_ones() {
+        let text = r#"
+name = "oo"
+duration_s = 10.0
+[topology]
+layout = { kind = "chain", nodes = 2, spacing_m = 2.0 }
+[[flows]]
+sources = 1
+rate_pps = 1.0
+"#;
+        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
+        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        {
+            let f = &mut net.flows[0];
+            f.originated = 8;
+            f.got = vec![false; 8];
+            f.sent_at = vec![Instant::ZERO; 8];
+            f.parent_at = vec![0; 8];
+        }
+        let mut deliver = |seq: u32| {
+            let mut data = [0u8; 6];
+            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
+            p.set_flow(0);
+            p.set_seq(seq);
+            assert!(net.sink_receive(0, NodeId(1), 1, &data, true).is_some(), "seq {seq}");
+            net.flows[0].rcrt.out_of_order
+        };
+        // 2 is skipped: 3, 4, 5 are still in order.
+        for seq in [0, 1, 3, 4, 5] {
+            assert_eq!(deliver(seq), 0, "seq {seq}");
+        }
+        // 2 arrives late: one out-of-order delivery; 6 and 7 are in order again.
+        assert_eq!(deliver(2), 1);
+        assert_eq!(deliver(6), 1);
+        assert_eq!(deliver(7), 1);
     }
 
     proptest! {
