@@ -679,6 +679,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         + inv.queue_overflows
         + inv.send_done_mismatch
         + inv.out_of_order_deliveries
+        + inv.datagrams_refused
         == 0;
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);

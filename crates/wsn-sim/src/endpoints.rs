@@ -433,10 +433,20 @@ impl Network {
                 let Some((tree, dst, bytes)) = out else { break };
                 let n = &mut self.nodes[node];
                 let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
-                if n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes).is_err() {
-                    self.eps[e].pending = Some((tree, dst, bytes));
-                    retry_at = Some(now + LOCAL_RETRY);
-                    break;
+                match n.agent.send(now, &mut ctx, tree, dst, PROTO_RCRT, &bytes) {
+                    Ok(()) => {}
+                    Err(wsn_proto::agent::SendError::QueueFull) => {
+                        self.eps[e].pending = Some((tree, dst, bytes));
+                        retry_at = Some(now + LOCAL_RETRY);
+                        break;
+                    }
+                    Err(_) => {
+                        // Retrying could never succeed (the run's set-up sizes every datagram to
+                        // the frame): dropped, and counted as a broken invariant rather than
+                        // blocking everything the endpoint sends after it.
+                        self.datagrams_refused += 1;
+                        continue;
+                    }
                 }
                 self.eps[e].queued += 1;
             }

@@ -498,6 +498,9 @@ pub struct Network {
     /// Deliveries by an end-to-end transport's sink that name no flow or do not parse (phantoms
     /// that cannot be charged to a flow).
     pub(crate) unattributed_phantoms: u64,
+    /// Transport datagrams the node agent refused for a reason other than a full queue (they
+    /// can never be sent; invariant: 0).
+    pub(crate) datagrams_refused: u64,
     /// Radio outages per node ([`NetworkSpec::outages`]), sorted by start.
     outages: Vec<Vec<(Instant, Instant)>>,
     /// Whether any node has an outage (the hot paths skip the check otherwise).
@@ -760,6 +763,7 @@ impl Network {
             receptions: 0,
             pending_agent: VecDeque::new(),
             unattributed_phantoms: 0,
+            datagrams_refused: 0,
             rate_controlled: spec.rate_controlled,
             flows_by_node: vec![Vec::new(); n],
             rate_trace: vec![Vec::new(); n],

@@ -217,6 +217,8 @@ pub struct Invariants {
     pub send_done_mismatch: u64,
     /// Reliable transports: packets handed to the sink application out of order.
     pub out_of_order_deliveries: u64,
+    /// Reliable transports: datagrams the node refused for good (too long for a frame).
+    pub datagrams_refused: u64,
 }
 
 /// One row of the network time series.
@@ -576,8 +578,12 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     let mut net = Network::new(spec);
     match &sc.protocol {
         ProtocolConfig::BestEffort | ProtocolConfig::Ifrc(_) => {}
-        ProtocolConfig::Rcrt(c) => net.install_endpoints(&endpoint_spec(c, false)?).map_err(RunError::Config)?,
-        ProtocolConfig::Reliable(c) => net.install_endpoints(&endpoint_spec(c, true)?).map_err(RunError::Config)?,
+        ProtocolConfig::Rcrt(c) => {
+            net.install_endpoints(&endpoint_spec(c, false, mac.max_payload)?).map_err(RunError::Config)?
+        }
+        ProtocolConfig::Reliable(c) => {
+            net.install_endpoints(&endpoint_spec(c, true, mac.max_payload)?).map_err(RunError::Config)?
+        }
     }
     Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin })
 }
@@ -621,12 +627,31 @@ fn shortest_tree(links: &Links, sink: NodeId, min_rx_dbm: f64) -> Vec<(Option<No
     out
 }
 
-fn endpoint_spec(c: &RcrtConfig, reliable: bool) -> Result<EndpointSpec, RunError> {
+/// The endpoints of an RCRT or reliable-baseline run whose MAC frames carry at most
+/// `frame_payload` bytes.
+fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result<EndpointSpec, RunError> {
     let profile = match c.profile {
         RcrtProfile::Paper => wsn_proto::rcrt::Profile::Paper,
         RcrtProfile::ReferenceCode => wsn_proto::rcrt::Profile::ReferenceCode,
     };
     let mut e = if reliable { EndpointSpec::reliable(profile) } else { EndpointSpec::rcrt(profile) };
+    // What an RCRT datagram may hold behind the collection header. The source takes any
+    // application payload whose DATA fits (64 bytes on `tinyos1_tenet`, the paper's); a FEEDBACK
+    // carries as many NACK ranges as fit, up to the profile's number [AMBIG → chosen: the code's
+    // 10 entries fit its 86-byte frame; a smaller frame carries fewer rather than none]. A frame
+    // with room for no NACK range at all cannot run RCRT (the flows' check above already refuses
+    // it: the smallest DATA needs as many bytes as a FEEDBACK with one range).
+    use wsn_wire::rcrt::{DATA_HEADER_LEN, FEEDBACK_BASE_LEN, NACK_RANGE_LEN};
+    let room = frame_payload.saturating_sub(wsn_wire::collection::HEADER_LEN);
+    let min = wsn_wire::collection::HEADER_LEN + FEEDBACK_BASE_LEN + NACK_RANGE_LEN;
+    if room < FEEDBACK_BASE_LEN + NACK_RANGE_LEN {
+        return Err(RunError::Config(format!(
+            "mac.max_payload = {frame_payload}: an RCRT FEEDBACK with one NACK range needs a {min}-byte frame \
+             payload (14-byte collection header, {FEEDBACK_BASE_LEN}-byte FEEDBACK, {NACK_RANGE_LEN} bytes per range)"
+        )));
+    }
+    e.source.max_payload = room - DATA_HEADER_LEN.min(room);
+    e.sink.max_nack_ranges = e.sink.max_nack_ranges.min((room - FEEDBACK_BASE_LEN) / NACK_RANGE_LEN);
     let id = |k: &str, field: &str| {
         k.parse::<u16>().map(NodeId).map_err(|_| RunError::Config(format!("{field}: `{k}` is not a node id")))
     };
@@ -791,7 +816,11 @@ fn summarize(
     let originated: u64 = flows.iter().map(|f| f.originated).sum();
     let delivered: u64 = flows.iter().map(|f| f.delivered).sum();
     let gp: Vec<f64> = flows.iter().map(|f| f.goodput_pps).collect();
-    let mut inv = Invariants { phantom_deliveries: net.unattributed_phantoms, ..Invariants::default() };
+    let mut inv = Invariants {
+        phantom_deliveries: net.unattributed_phantoms,
+        datagrams_refused: net.datagrams_refused,
+        ..Invariants::default()
+    };
     for f in net.flows() {
         inv.duplicate_deliveries += f.duplicate_deliveries;
         inv.phantom_deliveries += f.phantom_deliveries;
@@ -1075,12 +1104,12 @@ mod tests {
     #[test]
     fn congestion_gain_is_applied_and_checked() {
         let mut c = RcrtConfig::default();
-        assert_eq!(endpoint_spec(&c, false).unwrap().sink.congestion_gain, 0.5);
+        assert_eq!(endpoint_spec(&c, false, 86).unwrap().sink.congestion_gain, 0.5);
         c.congestion_gain = Some(0.125);
-        assert_eq!(endpoint_spec(&c, false).unwrap().sink.congestion_gain, 0.125);
+        assert_eq!(endpoint_spec(&c, false, 86).unwrap().sink.congestion_gain, 0.125);
         for bad in [0.0, -0.1, 1.5, f64::NAN] {
             c.congestion_gain = Some(bad);
-            let e = endpoint_spec(&c, false).expect_err("bad gain accepted").to_string();
+            let e = endpoint_spec(&c, false, 86).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
         }
     }

@@ -372,3 +372,36 @@ fn rcrt_diagnostic() {
         }
     }
 }
+
+/// RCRT datagrams are sized to the MAC frame: with a 30-byte frame payload (6-byte application
+/// payloads) a FEEDBACK carries one NACK range, so it fits and the flows complete (the sink used
+/// to build 10-range FEEDBACKs the node could never send and stopped sending anything); a
+/// frame too small for the smallest DATA (and so for one NACK range) is refused by name; an 80-byte payload on a 125-byte frame is
+/// carried (the source used to refuse anything over 64 bytes and originate nothing).
+#[test]
+fn rcrt_datagrams_fit_the_mac_frame() {
+    let base = ["duration_s=2400", "flows.0.count=100", "output.plots=false"];
+    let small = [&base[..], &["mac.max_payload=30", "flows.0.payload_bytes=6"]].concat();
+    let r = go(&load("rcrt/baseline.toml", &small));
+    let sink = r.network.rcrt_sink(r.network.sinks()[0]).expect("an RCRT sink");
+    assert_eq!(sink.config().max_nack_ranges, 1);
+    assert!(sink.stats().nack_ranges_sent > 0, "no NACK was needed: the check is vacuous");
+    assert_eq!(r.summary.totals.invariant_violations, Default::default());
+    for f in &r.summary.flows {
+        assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
+    }
+
+    // The smallest DATA (6-byte payload) needs 28 bytes, as a FEEDBACK with one range does.
+    let tiny = [&base[..], &["mac.max_payload=27", "flows.0.payload_bytes=6"]].concat();
+    let set: Vec<String> = tiny.iter().map(|s| s.to_string()).collect();
+    let sc = wsn_sim::scenario::Scenario::load(&scenarios().join("rcrt/baseline.toml").to_string_lossy(), &set)
+        .expect("scenario loads");
+    let e = wsn_sim::runner::check(&sc, None).expect_err("a frame without room for a NACK accepted").to_string();
+    assert!(e.contains("the frame payload is 28 bytes, above mac.max_payload = 27"), "{e}");
+
+    let big = [&base[..], &["mac.max_payload=125", "flows.0.payload_bytes=80", "flows.0.count=20"]].concat();
+    let r = go(&load("rcrt/baseline.toml", &big));
+    for f in &r.summary.flows {
+        assert_eq!((f.originated, f.in_order_exactly_once), (20, Some(true)), "flow {}: {f:?}", f.id);
+    }
+}
