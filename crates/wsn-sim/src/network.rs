@@ -947,6 +947,11 @@ impl Network {
     pub fn queue_len(&self, i: usize) -> usize {
         self.nodes[i].agent.queue_len()
     }
+    /// Whether the agents' rate controllers pace the flows (IFRC), not the flows' `rate_pps`.
+    pub fn rate_controlled(&self) -> bool {
+        self.rate_controlled
+    }
+
     /// The radio outages that happen within the run: (node, from s, to s), by node and start
     /// (an outage that starts after the end is left out).
     pub fn outages(&self) -> Vec<(usize, f64, f64)> {

@@ -747,16 +747,27 @@ fn summarize(
         .flows()
         .iter()
         .map(|f| {
-            // A flow whose application generated its whole packet count was active until its
-            // last delivery (whether or not every packet arrived), but at least until its last
-            // packet was due (a flow of one packet is not "22 pkt/s" because it arrived fast);
-            // otherwise until it stopped (or the run ended).
-            let until = match f.count {
-                Some(c) if f.generated >= c => {
-                    let due = f.first_tick.max(f.start) + f.interval.saturating_mul(c);
-                    f.last_delivery.max(due).min(end)
+            // A flow with a packet count is active until its last delivery once it is done, but
+            // at least until its last packet was due (a flow of one packet is not "22 pkt/s"
+            // because it arrived fast); otherwise until it stopped or its last delivery, if
+            // later (packets in flight at the stop still arrive), or the run ended.
+            // - Best effort: done when the application generated the whole count (whether or
+            //   not every packet arrived).
+            // - End-to-end transports: done when every packet arrived. Their applications
+            //   generate far faster than the allocated rate, so a flow that stalls (or is cut
+            //   off) long after its last generation was still active, not finished.
+            // - IFRC generates on the controller's slots, not at `rate_pps`: no "due" time.
+            let due = |c: u64| {
+                if net.rate_controlled() {
+                    Instant::ZERO
+                } else {
+                    f.first_tick.max(f.start) + f.interval.saturating_mul(c)
                 }
-                _ => f.stop.min(end),
+            };
+            let until = match f.count {
+                Some(c) if f.endpoint.is_some() && f.delivered >= c => f.last_delivery.max(due(c)).min(end),
+                Some(c) if f.endpoint.is_none() && f.generated >= c => f.last_delivery.max(due(c)).min(end),
+                _ => f.stop.max(f.last_delivery).min(end),
             };
             let active = (until - f.start).as_secs_f64();
             FlowSummary {

@@ -405,3 +405,20 @@ fn rcrt_datagrams_fit_the_mac_frame() {
         assert_eq!((f.originated, f.in_order_exactly_once), (20, Some(true)), "flow {}: {f:?}", f.id);
     }
 }
+
+/// A flow that stalls before its packet count is delivered was active until the end of the run,
+/// not until its last delivery: the sink's radio is off from 900 s to the end, so every flow
+/// stops delivering there, and its goodput is its deliveries over 300–1,800 s. (Flows generate
+/// their 1,000 packets within 250 s, so "generated the whole count" is no sign of completion.)
+#[test]
+fn a_stalled_flow_counts_its_whole_active_time() {
+    let r = go(&load(
+        "rcrt/baseline.toml",
+        &["duration_s=1800", "outages=[{nodes=[0], from_s=900}]", "output.plots=false"],
+    ));
+    for f in &r.summary.flows {
+        assert!(f.generated == 1000 && f.delivered > 0 && f.delivered < 1000, "flow {}: {f:?}", f.id);
+        let expected = f.delivered as f64 / 1500.0;
+        assert!((f.goodput_pps / expected - 1.0).abs() < 1e-9, "flow {}: {} vs {expected}", f.id, f.goodput_pps);
+    }
+}
