@@ -353,8 +353,13 @@ impl Network {
         if let EpKind::Source { flow, src, backlog, closing, cfg, reopen_at, .. } = &mut self.eps[e].kind {
             let fi = *flow as usize;
             let f = &mut self.flows[fi];
-            if reopen_at.is_some_and(|t| t <= now) {
+            // An application that is done (stopped, or its count originated) does not try again.
+            let app_done = now >= f.stop || f.count.is_some_and(|c| f.originated >= c);
+            let due_reopen = reopen_at.is_some_and(|t| t <= now);
+            if due_reopen {
                 *reopen_at = None;
+            }
+            if due_reopen && !app_done {
                 cfg.nonce = cfg.nonce.wrapping_add(1);
                 **src = Source::new(f.source, f.sink, cfg.clone());
                 src.open(now, f.demand_pps);
@@ -388,7 +393,9 @@ impl Network {
                 *backlog = 0;
             }
             let done = f.count.is_some_and(|c| f.originated >= c) || now >= f.stop;
-            if done && *backlog == 0 && !*closing && f.originated > 0 {
+            // A connection that never carried a packet closes too (FIN with nothing sent), so
+            // the sink does not keep a share of R for a flow that will send nothing.
+            if done && *backlog == 0 && !*closing {
                 *closing = true;
                 src.close(now);
             }

@@ -996,6 +996,33 @@ mod tests {
         Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap()
     }
 
+    /// An RCRT application whose source cannot connect (its radio is off from 100 s to the end)
+    /// opens new connections after failed set-ups only while it still has data to send: after
+    /// its stop at 200 s it gives up, and its last source is closed or failed, not connecting.
+    #[test]
+    fn rcrt_application_stops_reopening_after_its_stop() {
+        let text = "name = \"t\"\nduration_s = 1200.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                    [protocol]\nkind = \"rcrt\"\n[[flows]]\nsources = [8]\nrate_pps = 1.0\nstart_s = 120.0\nstop_s = 200.0\n\
+                    [[outages]]\nnodes = [8]\nfrom_s = 100.0\n[output]\nplots = false\n";
+        let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let first_nonce = (crate::rng::mix64(r.summary.seed) & 0xffff) as u16;
+        let (nonce, state) = r
+            .network
+            .eps
+            .iter()
+            .find_map(|e| match &e.kind {
+                crate::endpoints::EpKind::Source { src, cfg, .. } => Some((cfg.nonce, src.state())),
+                _ => None,
+            })
+            .expect("a source endpoint");
+        let reopened = nonce.wrapping_sub(first_nonce);
+        eprintln!("reopened {reopened} times, last state {state:?}");
+        // At most one new incarnation can start before the stop (set-up time + 30 s > 80 s / 2).
+        assert!(reopened <= 1, "reopened {reopened} times");
+        assert!(!matches!(state, wsn_proto::rcrt::SourceState::SynAckWait { .. }), "{state:?}");
+    }
+
     /// A static tree must be rooted at the sink, alone: a tree file whose root is another node,
     /// or with several roots, is refused by name.
     #[test]
