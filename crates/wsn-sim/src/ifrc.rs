@@ -132,6 +132,11 @@ pub fn agent_factory(
         if !(w.is_finite() && (0.0..=MAX_WEIGHT).contains(&w)) {
             return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be within 0 … {MAX_WEIGHT}")));
         }
+        if sinks.contains(&NodeId(i as u16)) {
+            return Err(RunError::Config(format!(
+                "protocol.weights.{k}: node {k} is a base station, which originates nothing"
+            )));
+        }
         weights[i] = w;
     }
     let node_sink = node_sink.to_vec();

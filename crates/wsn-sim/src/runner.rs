@@ -454,6 +454,8 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     };
     let end = Instant::ZERO + Duration::from_secs_f64(sc.duration_s);
     let mut flows = Vec::new();
+    // The `[[flows]]` entry of each flow (an entry with several sources gives several flows).
+    let mut flow_entry = Vec::new();
     for (k, f) in sc.flows.iter().enumerate() {
         let sink = NodeId(f.sink.unwrap_or(sc.topology.sinks[0]));
         let sources: Vec<u16> = match &f.sources {
@@ -494,6 +496,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                     "flows[{k}]: node {s} cannot send to itself (it is the flow's sink)"
                 )));
             }
+            flow_entry.push(k);
             flows.push(FlowSpec {
                 source: NodeId(s),
                 sink,
@@ -506,6 +509,32 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 random_phase: f.random_phase,
                 demand_pps: f.demand_pps,
             });
+        }
+    }
+    if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
+        // A node's IFRC agent runs on one tree and gives each of its rate slots to the one flow
+        // active then: a second flow at the same time (or to another sink) would never send.
+        for (a, fa) in flows.iter().enumerate() {
+            for (b, fb) in flows.iter().enumerate().skip(a + 1) {
+                if fa.source != fb.source {
+                    continue;
+                }
+                let (ka, kb) = (flow_entry[a], flow_entry[b]);
+                let which = if ka == kb { format!("flows[{ka}]") } else { format!("flows[{ka}] and flows[{kb}]") };
+                if fa.sink != fb.sink {
+                    return Err(RunError::Config(format!(
+                        "{which}: node {} sends to sinks {} and {}; an IFRC node sends on one tree",
+                        fa.source.0, fa.sink.0, fb.sink.0
+                    )));
+                }
+                if fa.start < fb.stop && fb.start < fa.stop {
+                    return Err(RunError::Config(format!(
+                        "{which}: node {} has two IFRC flows at the same time; its rate controller \
+                         paces one flow per node (give them disjoint start_s … stop_s)",
+                        fa.source.0
+                    )));
+                }
+            }
         }
     }
     let mut outages = Vec::new();
@@ -1021,6 +1050,34 @@ mod tests {
         // At most one new incarnation can start before the stop (set-up time + 30 s > 80 s / 2).
         assert!(reopened <= 1, "reopened {reopened} times");
         assert!(!matches!(state, wsn_proto::rcrt::SourceState::SynAckWait { .. }), "{state:?}");
+    }
+
+    /// IFRC paces one flow per node: flows from one node to two sinks, or two at the same time,
+    /// are refused by name (the second one used to send nothing), and so is a weight on a base
+    /// station; one node's flows one after the other are fine.
+    #[test]
+    fn ifrc_refuses_what_it_cannot_pace() {
+        let ifrc = ["protocol.kind=\"ifrc\"", "mac.preset=\"ifrc2006\"", "flows.0.payload_bytes=0"];
+        let two = |extra: &str| {
+            let text = format!(
+                "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
+                 layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5.0 }}\n[protocol]\nkind = \"ifrc\"\n\
+                 [mac]\npreset = \"ifrc2006\"\n\
+                 [[flows]]\nsources = [4]\nsink = 0\nstart_s = 10.0\nstop_s = 30.0\npayload_bytes = 0\n\
+                 [[flows]]\nsources = [4]\npayload_bytes = 0\n{extra}"
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            check(&sc, None).map_err(|e| e.to_string())
+        };
+        let e = two("sink = 8\nstart_s = 30.0\n").expect_err("two sinks accepted");
+        assert!(e.contains("flows[0] and flows[1]: node 4 sends to sinks 0 and 8"), "{e}");
+        let e = two("sink = 0\nstart_s = 20.0\n").expect_err("overlapping flows accepted");
+        assert!(e.contains("node 4 has two IFRC flows at the same time"), "{e}");
+        assert!(two("sink = 0\nstart_s = 30.0\n").is_ok());
+        let e = check(&small(&[&ifrc[..], &["protocol.weights={\"0\"=2.0}"]].concat()), None)
+            .expect_err("a weight on the base station accepted")
+            .to_string();
+        assert!(e.contains("protocol.weights.0: node 0 is a base station"), "{e}");
     }
 
     /// A static tree must be rooted at the sink, alone: a tree file whose root is another node,

@@ -592,6 +592,25 @@ impl Scenario {
                 ));
             }
         }
+        if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
+            // IFRC's controller paces the flows, and shares congestion by overhearing.
+            for (i, f) in sc.flows.iter().enumerate() {
+                if let Some(r) = f.rate_pps {
+                    sc.warnings.push(format!(
+                        "flows[{i}].rate_pps = {r} is ignored under IFRC: each node's rate controller paces its flow"
+                    ));
+                }
+            }
+            if let Ok(mac) = sc.mac() {
+                if !mac.promiscuous {
+                    sc.warnings.push(format!(
+                        "IFRC shares congestion by overhearing, but mac.promiscuous = false (preset {}): \
+                         nodes hear only frames addressed to them",
+                        mac.preset
+                    ));
+                }
+            }
+        }
         for (i, f) in sc.flows.iter().enumerate() {
             if f.start_s >= sc.duration_s {
                 sc.warnings.push(format!(
@@ -1451,6 +1470,29 @@ mod tests {
         assert_eq!(sc.candidates("radio.noise.trace", abs.to_str().unwrap()), [abs]);
     }
 
+    #[test]
+    fn ifrc_settings_it_ignores_are_warned_about() {
+        let sc = Scenario::load("office40", &["protocol.kind=\"ifrc\"".into()]).unwrap();
+        let has = |s: &str| sc.warnings.iter().any(|w| w.contains(s));
+        assert!(has("flows[0].rate_pps = 1 is ignored under IFRC"), "{:?}", sc.warnings);
+        assert!(has("mac.promiscuous = false (preset tinyos1_tenet)"), "{:?}", sc.warnings);
+        let sc = Scenario::load("office40", &["protocol.kind=\"ifrc\"".into(), "mac.promiscuous=true".into()]).unwrap();
+        assert!(!sc.warnings.iter().any(|w| w.contains("promiscuous")), "{:?}", sc.warnings);
+        // The IFRC experiments set neither.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ifrc");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_none_or(|x| x != "toml") {
+                continue;
+            }
+            let sc = Scenario::load(&p.to_string_lossy(), &[]).unwrap();
+            if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
+                assert!(sc.warnings.is_empty(), "{}: {:?}", p.display(), sc.warnings);
+            }
+        }
+    }
+
+    /// A flow that starts only when the run is over is accepted, with a warning that names it.
     #[test]
     fn flow_starting_after_the_end_is_warned_about() {
         let sc = Scenario::load("office40", &["duration_s=400".into(), "flows.0.start_s=5000".into()]).unwrap();
