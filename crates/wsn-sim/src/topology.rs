@@ -172,7 +172,8 @@ impl SpacingIndex {
         let (cx, cy) = Self::cell(p);
         for dx in -1..=1 {
             for dy in -1..=1 {
-                if let Some(v) = self.cells.get(&(cx + dx, cy + dy)) {
+                // Saturating, as in `generate_links` (a cell checked twice does no harm here).
+                if let Some(v) = self.cells.get(&(cx.saturating_add(dx), cy.saturating_add(dy))) {
                     if v.iter().any(|q| q.distance(p) < MIN_SPACING_M) {
                         return true;
                     }
@@ -552,9 +553,16 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
     for (i, &pi) in pos.iter().enumerate() {
         let (cy, cx) = cell_of(&pi);
         let (_, dpi) = hw[i];
-        for dy in -1..=1 {
-            let lo = order.partition_point(|e| e.0 < (cy + dy, cx - 1));
-            let hi = order.partition_point(|e| e.0 <= (cy + dy, cx + 1));
+        // Saturating: in a layout ~10^18 cut-off distances wide the cell indices reach the ends
+        // of i64 (the `as` casts above saturate), where neighbouring rows or cells may coincide;
+        // each row is scanned once, and the distance test below still decides.
+        let rows = [cy.saturating_sub(1), cy, cy.saturating_add(1)];
+        for (k, &row) in rows.iter().enumerate() {
+            if rows[..k].contains(&row) {
+                continue;
+            }
+            let lo = order.partition_point(|e| e.0 < (row, cx.saturating_sub(1)));
+            let hi = order.partition_point(|e| e.0 <= (row, cx.saturating_add(1)));
             for &(_, j) in &order[lo..hi] {
                 let j = j as usize;
                 if j <= i {
@@ -882,6 +890,33 @@ mod tests {
         let l = generate_links(&pos, &sym, 99, f64::NEG_INFINITY).unwrap();
         assert_eq!(l.gain(3, 17), l.gain(17, 3));
         assert!(l.noise_offset_db.iter().all(|&o| o == 0.0));
+    }
+
+    /// Layouts so wide that the cell indices saturate i64 (spacing 10^25 m, or two nodes far
+    /// apart beside two close ones) give links as the brute force does, without a panic or a
+    /// link listed twice.
+    #[test]
+    fn huge_layouts_do_not_overflow_the_cells() {
+        let m = LinkModel::default();
+        let p = |x: f64, y: f64| Position { x, y };
+        for pos in [
+            vec![p(0.0, 0.0), p(1e25, 0.0), p(0.0, 1e25), p(1e25, 1e25)],
+            vec![p(0.0, 0.0), p(2.0, 0.0), p(1e22, 0.0), p(1e22 + 2.0, 0.0)],
+            vec![p(-1e300, -1e300), p(1e300, 1e300), p(1e300, 1e300 - 3.0)],
+        ] {
+            let fast = generate_links(&pos, &m, 5, -110.0).unwrap();
+            let all = generate_links(&pos, &m, 5, f64::NEG_INFINITY).unwrap();
+            for i in 0..pos.len() {
+                let want: Vec<Link> = all.out[i].iter().copied().filter(|l| l.gain_db as f64 >= -110.0).collect();
+                assert_eq!(fast.out[i], want, "node {i} of {pos:?}");
+            }
+            // The close pairs are linked both ways; nodes 10^22 m apart are not.
+            let close = pos
+                .iter()
+                .enumerate()
+                .filter(|(i, a)| pos.iter().enumerate().any(|(j, b)| j != *i && a.distance(b) < 5.0));
+            assert_eq!(fast.link_count(), close.count(), "{pos:?}");
+        }
     }
 
     #[test]
