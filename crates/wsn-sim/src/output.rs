@@ -174,20 +174,28 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
 
     let mut w = create(dir, "nodes.csv")?;
     let e = io(dir, "nodes.csv");
+    // `parent`, `hops`: the first sink's tree; with several sinks, one more pair of columns per
+    // other sink's tree, named after the sink.
+    let other_trees: String = net.sinks().iter().skip(1).map(|s| format!(",parent_to_{0},hops_to_{0}", s.0)).collect();
     writeln!(
         w,
-        "node,x_m,y_m,parent,hops,data_tx,beacon_tx,data_rx,data_overheard,acked,queue_drops,mac_drops,no_route_drops,loop_ttl_drops,duplicates,parent_changes,max_queue"
+        "node,x_m,y_m,parent,hops,data_tx,beacon_tx,data_rx,data_overheard,acked,queue_drops,mac_drops,no_route_drops,loop_ttl_drops,duplicates,parent_changes,max_queue{other_trees}"
     )
     .map_err(&e)?;
     for (i, p) in r.positions.iter().enumerate() {
         let s = net.node_stats(i);
-        let parent = net.parent(i, 0).map_or(-1, |p| p.0 as i64);
-        let hops = net.hop_count(i, 0).map_or(-1, |h| h as i64);
+        let tree = |t: usize| {
+            let parent = net.parent(i, t).map_or(-1, |p| p.0 as i64);
+            let hops = net.hop_count(i, t).map_or(-1, |h| h as i64);
+            format!("{parent},{hops}")
+        };
+        let others: String = (1..net.sinks().len()).map(|t| format!(",{}", tree(t))).collect();
         writeln!(
             w,
-            "{i},{:.2},{:.2},{parent},{hops},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{i},{:.2},{:.2},{},{},{},{},{},{},{},{},{},{},{},{},{}{others}",
             p.x,
             p.y,
+            tree(0),
             s.data_tx,
             s.beacon_tx,
             s.data_rx,

@@ -48,3 +48,26 @@ fn every_tree_beacons_every_period_with_two_sinks() {
     let counts: Vec<u64> = (0..40).map(|i| r.network.node_stats(i).beacon_tx).collect();
     assert!(counts.iter().all(|&c| (2 * 1024 - 2..=2 * 1024).contains(&c)), "{counts:?}");
 }
+
+/// With two sinks `nodes.csv` gives each node's parent and hops on both trees: the first
+/// sink's in `parent, hops`, the other's in `parent_to_20, hops_to_20`; each root has hops 0 on
+/// its own tree.
+#[test]
+fn nodes_csv_lists_every_tree() {
+    let dir = std::env::temp_dir().join(format!("wsn-nodes-csv-{}", std::process::id()));
+    let sc = load("office40.toml", &["topology.sinks=[0,20]", "duration_s=300", "output.plots=false"]);
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = go(&sc);
+    wsn_sim::output::write_all(&dir, &r).expect("outputs written");
+    let text = std::fs::read_to_string(dir.join("nodes.csv")).unwrap();
+    let rows: Vec<Vec<&str>> = text.lines().map(|l| l.split(',').collect()).collect();
+    let col = |name: &str| rows[0].iter().position(|c| *c == name).unwrap_or_else(|| panic!("no column {name}"));
+    let (hops, hops_20) = (col("hops"), col("hops_to_20"));
+    assert_eq!(col("parent_to_20"), rows[0].len() - 2);
+    assert!(rows.iter().all(|r| r.len() == rows[0].len()));
+    assert_eq!((rows[1][hops], rows[21][hops_20]), ("0", "0"));
+    // Most nodes are routed on both trees after 300 s.
+    let routed_both = rows[1..].iter().filter(|r| r[hops] != "-1" && r[hops_20] != "-1").count();
+    assert!(routed_both >= 30, "{routed_both} nodes routed on both trees");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
