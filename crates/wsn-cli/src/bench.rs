@@ -260,6 +260,9 @@ pub const MAX_REPEAT: u32 = 50;
 /// `out/bench.json` and the scaling figure.
 pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<()> {
     anyhow::ensure!((1..=MAX_REPEAT).contains(&repeat), "--repeat must be 1 to {MAX_REPEAT}, got {repeat}");
+    // The output folder is checked (and made) before minutes of timing, not after.
+    let dir_buf = out.unwrap_or_else(|| std::path::PathBuf::from("out/bench"));
+    crate::create_out_dir(&dir_buf)?;
     let mut cases = vec!["lrwpan40".to_string(), "office40-hour".into(), "uniform-400-0.5-300".into()];
     let sizes: &[usize] = if quick { &[40, 400, 2000] } else { &[40, 400, 1000, 2000, 4000, 10000] };
     // Not uniform-1000: its single sink is cut off at that size (of the centre node's links only
@@ -348,9 +351,7 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         println!("office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node", o.wall_s * 3600.0 / o.sim_s);
     }
     print_goals(&rows, repeat);
-    let dir_buf = out.unwrap_or_else(|| std::path::PathBuf::from("out/bench"));
     let dir = dir_buf.as_path();
-    crate::create_out_dir(dir)?;
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
         .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
     // The scaling curves as a figure: cost per frame against log10(nodes).

@@ -456,10 +456,13 @@ fn out_must_be_a_folder() {
         vec!["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=1", "--out", file],
         vec!["compare", "--quick", "--out", file],
         vec!["reproduce", "ifrc", "--quick", "--out", file],
+        vec!["bench", "--quick", "--repeat", "1", "--out", file],
     ] {
         let o = wsn().args(&args).output().unwrap();
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains("exists and is not a folder"), "{args:?}: {err}");
+        // Refused before any work: nothing timed or run was printed.
+        assert!(o.stdout.is_empty(), "{args:?}: {}", String::from_utf8_lossy(&o.stdout));
     }
     assert_eq!(std::fs::read_to_string(dir.join("a-file")).unwrap(), "x");
     std::fs::remove_dir_all(&dir).ok();
