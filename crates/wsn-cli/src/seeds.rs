@@ -5,8 +5,10 @@
 //! with `ours` the median over the seeds that gave a number; `DIR/seeds.csv` has one column per
 //! seed beside the median, minimum and maximum, and `DIR/seeds.md` the same as a Markdown table.
 //! `DIR/report.md` links the seeds' reports and repeats the `seeds.md` table, so that a single-seed report left in
-//! `DIR` by an earlier run is not read as this run's; a single-seed run into a folder that holds
-//! an earlier `--seeds` run's tables removes them ([`remove_seed_tables`]) for the same reason.
+//! `DIR` by an earlier run is not read as this run's. The folder never mixes the two kinds of run:
+//! a single-seed run removes an earlier `--seeds` run's tables and `seed-N/` folders
+//! ([`remove_seed_run`]), a `--seeds` run an earlier single-seed run's figures
+//! ([`remove_single_run_figures`]).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -51,7 +53,7 @@ impl SeedArgs {
         let seeds = seed_list(self.seed, self.seeds)?;
         crate::create_out_dir(dir)?;
         if self.seeds == 1 {
-            remove_seed_tables(dir)?;
+            remove_seed_run(dir)?;
             one(dir.to_path_buf(), self.seed)?;
             if caution {
                 println!("{}", crate::ONE_SEED_NOTE);
@@ -66,6 +68,7 @@ impl SeedArgs {
 /// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
     crate::create_out_dir(dir)?;
+    remove_single_run_figures(dir)?;
     let mut tables = Vec::new();
     for &s in seeds {
         let sub = dir.join(format!("seed-{s}"));
@@ -99,10 +102,11 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
 /// The tables only a `--seeds` run writes at the top of its folder.
 const SEED_TABLES: [&str; 2] = ["seeds.csv", "seeds.md"];
 
-/// Remove an earlier `--seeds` run's tables from `dir` before a single-seed run writes its own
-/// `numbers.csv` and `report.md` there, so that the folder never mixes the two; the `seed-N/`
-/// folders stay (each is a complete reproduction of its own). A missing file is not an error.
-pub(crate) fn remove_seed_tables(dir: &Path) -> Result<()> {
+/// Remove an earlier `--seeds` run from `dir` before a single-seed run writes its own
+/// `numbers.csv`, `report.md` and figures there, so that the folder never mixes the two: its
+/// tables, and its `seed-N/` folders (only folders of that name that hold a `numbers.csv`, i.e.
+/// written by a run). A missing file is not an error.
+pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
     for name in SEED_TABLES {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {
@@ -111,7 +115,49 @@ pub(crate) fn remove_seed_tables(dir: &Path) -> Result<()> {
             Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
         }
     }
+    for path in entries(dir)? {
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let is_seed =
+            name.strip_prefix("seed-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if is_seed && path.is_dir() && path.join("numbers.csv").is_file() {
+            std::fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
+            println!("removed {} (an earlier --seeds run's seed folder)", path.display());
+        }
+    }
     Ok(())
+}
+
+/// Remove an earlier single-seed run's figures (`*.png`, `*.svg`) from the top of `dir` before a
+/// `--seeds` run writes its tables there (its figures are in the `seed-N/` folders).
+pub(crate) fn remove_single_run_figures(dir: &Path) -> Result<()> {
+    let mut removed = 0;
+    for path in entries(dir)? {
+        let figure = path.extension().is_some_and(|x| x == "png" || x == "svg");
+        if figure && path.is_file() {
+            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        println!("removed {removed} figures of an earlier single-seed run from {}", dir.display());
+    }
+    Ok(())
+}
+
+/// The entries of `dir`, sorted (a missing folder has none).
+fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    match std::fs::read_dir(dir) {
+        Ok(rd) => {
+            for e in rd {
+                out.push(e.with_context(|| format!("reading {}", dir.display()))?.path());
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("reading {}", dir.display())),
+    }
+    out.sort();
+    Ok(out)
 }
 
 /// `DIR/report.md` of a `--seeds` run: what the folder holds, then the table of `seeds.md`
@@ -404,11 +450,22 @@ mod tests {
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(index.contains("over 2 run seeds") && index.contains("(seed-4/report.md)"), "{index}");
         assert!(index.contains("| x | 1 |"), "the index holds the table: {index}");
-        // A single-seed run into the same folder then removes the seed tables, not the seeds' folders.
-        remove_seed_tables(&dir).unwrap();
+        // A single-seed run into the same folder then removes the seed tables and the seeds'
+        // folders, but no folder it did not write; a second removal finds nothing to do.
+        std::fs::create_dir_all(dir.join("seed-x")).unwrap();
+        std::fs::create_dir_all(dir.join("seed-7")).unwrap();
+        remove_seed_run(&dir).unwrap();
         assert!(!dir.join("seeds.csv").exists() && !dir.join("seeds.md").exists());
-        assert!(dir.join("seed-4/numbers.csv").exists());
-        remove_seed_tables(&dir).unwrap();
+        assert!(!dir.join("seed-4").exists() && !dir.join("seed-5").exists());
+        assert!(dir.join("seed-x").is_dir() && dir.join("seed-7").is_dir());
+        remove_seed_run(&dir).unwrap();
+        // A --seeds run removes a single-seed run's figures from the top, nothing else.
+        for f in ["fig3.png", "fig3.svg", "notes.txt"] {
+            std::fs::write(dir.join(f), "x").unwrap();
+        }
+        remove_single_run_figures(&dir).unwrap();
+        assert!(!dir.join("fig3.png").exists() && !dir.join("fig3.svg").exists());
+        assert!(dir.join("notes.txt").exists() && dir.join("seed-x").is_dir());
         std::fs::remove_dir_all(&dir).ok();
     }
 }
