@@ -443,6 +443,26 @@ fn sweep_rejects_zero_jobs_and_seeds() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A folder named like a built-in scenario (left by `wsn run office40 --out office40`) does not
+/// hide the built-in; any other folder given as the scenario is refused as a folder.
+#[test]
+fn a_folder_does_not_hide_a_built_in_scenario() {
+    let (dir, _) = tiny_scenario("builtin-folder");
+    std::fs::create_dir_all(dir.join("office40")).unwrap();
+    std::fs::create_dir_all(dir.join("mine")).unwrap();
+    let o = wsn()
+        .current_dir(&dir)
+        .args(["run", "office40", "--set", "duration_s=5", "--set", "output.plots=false", "-q", "--out", "office40"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(dir.join("office40/summary.json").is_file());
+    let o = wsn().current_dir(&dir).args(["run", "mine", "-q"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("is a folder, not a scenario file"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--out` naming a file is refused by name, by every command that writes a folder, before
 /// anything runs.
 #[test]

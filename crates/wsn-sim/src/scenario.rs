@@ -523,7 +523,16 @@ impl Scenario {
     /// Load a scenario from a file path or a built-in name, applying `key=value` overrides.
     pub fn load(spec: &str, overrides: &[String]) -> Result<Scenario, ScenarioError> {
         let path = Path::new(spec);
-        if path.exists() {
+        let builtin = BUILTIN.iter().find(|(n, _)| *n == spec);
+        // A folder of the same name (e.g. `--out office40` in the current folder) does not hide
+        // a built-in scenario.
+        if path.exists() && !(path.is_dir() && builtin.is_some()) {
+            if path.is_dir() {
+                return Err(ScenarioError::Io {
+                    path: spec.into(),
+                    source: std::io::Error::other("is a folder, not a scenario file"),
+                });
+            }
             let text =
                 std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
             // Absolute, so that where data files are looked for does not depend on how the
@@ -532,7 +541,7 @@ impl Scenario {
             let base = std::fs::canonicalize(parent).unwrap_or_else(|_| parent.to_path_buf());
             return Self::from_toml(&text, spec, base, overrides);
         }
-        match BUILTIN.iter().find(|(n, _)| *n == spec) {
+        match builtin {
             Some((_, text)) => Self::from_toml(text, &format!("built-in scenario {spec}"), builtin_base(), overrides),
             None => Err(ScenarioError::Io {
                 path: spec.into(),
