@@ -306,6 +306,17 @@ fn run_cli(cli: Cli) -> Result<()> {
     Ok(())
 }
 
+/// A sweep value as a TOML number: an integer when it is one (so that integer keys take it),
+/// else a float; a value of 10^15 or more in exponent form, which TOML reads as a float
+/// (Rust writes 1e25 as a 26-digit integer, beyond TOML's 64-bit integers).
+fn toml_number(v: f64) -> String {
+    if v.abs() >= 1e15 {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
 fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     let (key, list) = spec.split_once('=').context("--param must be KEY=v1,v2,... or KEY=start:stop:step")?;
     let vals: Vec<f64> = if list.contains(':') {
@@ -431,7 +442,7 @@ fn sweep(
         vals.par_iter()
             .map(|&v| {
                 let mut s = set.to_vec();
-                s.push(format!("{key}={v}"));
+                s.push(format!("{key}={}", toml_number(v)));
                 let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
                 wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
             })
@@ -460,7 +471,7 @@ fn sweep(
             .par_iter()
             .map(|&(v, sd)| {
                 let mut s = set.to_vec();
-                s.push(format!("{key}={v}"));
+                s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
                 let sc = Scenario::load(scenario, &s)?;
                 let r = run(&sc, RunOptions { seed: Some(sd), out_dir: None, progress: None })?;
@@ -535,7 +546,14 @@ fn sweep(
             delivery: runs.iter().map(|s| s.totals.delivered).sum::<u64>() as f64
                 / runs.iter().map(|s| s.totals.originated).sum::<u64>().max(1) as f64,
         };
-        println!("{v:>10.3} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%", p.mean, p.min, p.max, 100.0 * p.delivery);
+        println!(
+            "{:>10} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%",
+            format!("{v}"),
+            p.mean,
+            p.min,
+            p.max,
+            100.0 * p.delivery
+        );
         points.push(p);
     }
     // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
@@ -694,7 +712,24 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::parse_values;
+    use super::{parse_values, toml_number};
+
+    #[test]
+    fn sweep_values_are_toml_numbers() {
+        assert_eq!(toml_number(3.0), "3");
+        assert_eq!(toml_number(0.0001), "0.0001");
+        assert_eq!(toml_number(-2.5), "-2.5");
+        assert_eq!(toml_number(1e25), "1e25");
+        for v in [3.0, 0.0001, 1e25, 1.5e-12, 123456789012345.0, -1e300] {
+            assert_eq!(toml_number(v).parse::<f64>().unwrap(), v, "{v}");
+        }
+        // Through a scenario override (a float key): 1e25 used to be read as an integer.
+        let o = vec![format!("radio.false_ack_prob={}", toml_number(1e-7))];
+        assert_eq!(wsn_sim::scenario::Scenario::load("office40", &o).unwrap().radio.false_ack_prob, 1e-7);
+        let o = vec![format!("duration_s={}", toml_number(1e25))];
+        let e = wsn_sim::scenario::Scenario::load("office40", &o).expect_err("accepted").to_string();
+        assert!(!e.contains("integer"), "{e}");
+    }
 
     #[test]
     fn error_report_prints_each_cause_once() {
