@@ -443,8 +443,9 @@ fn sweep(
             .map(|&v| {
                 let mut s = set.to_vec();
                 s.push(format!("{key}={}", toml_number(v)));
-                let sc = Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={v}"))?;
-                wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={v}"))
+                let sc =
+                    Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={}", toml_number(v)))?;
+                wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={}", toml_number(v)))
             })
             .find_first(Result::is_err)
     });
