@@ -382,6 +382,9 @@ impl LinkModel {
     /// Checks the parameters, including LinkLayerModel's rules for S: S11, S22 ≥ 0,
     /// |S12| ≤ √(S11·S22), and S11 = 0 only together with S22 = 0.
     pub fn validate(&self) -> Result<(), TopologyError> {
+        // Very large or small values in exponent form (1e300, not 301 digits).
+        let show =
+            |v: f64| if v != 0.0 && !(1e-4..1e15).contains(&v.abs()) { format!("{v:e}") } else { format!("{v}") };
         let all = [
             ("tx_power_dbm", self.tx_power_dbm),
             ("path_loss_exponent", self.path_loss_exponent),
@@ -407,17 +410,26 @@ impl LinkModel {
         if !(0.0..=200.0).contains(&self.pl_d0_db) {
             return invalid(format!("pl_d0_db = {}: must be within 0 … 200 dB", self.pl_d0_db));
         }
-        if self.path_loss_exponent <= 0.0 {
-            return invalid(format!("path_loss_exponent = {}: must be > 0", self.path_loss_exponent));
+        // Bounds far beyond any measured fit (exponents 1.5–6, σ 3–14 dB, hardware
+        // variances a few dB²), so that nonsense is refused rather than simulated.
+        if !(1.0..=10.0).contains(&self.path_loss_exponent) {
+            return invalid(format!("path_loss_exponent = {}: must be within 1 … 10", show(self.path_loss_exponent)));
         }
-        if self.shadowing_sigma_db < 0.0 {
-            return invalid(format!("shadowing_sigma_db = {}: must be ≥ 0", self.shadowing_sigma_db));
+        if !(0.0..=30.0).contains(&self.shadowing_sigma_db) {
+            return invalid(format!(
+                "shadowing_sigma_db = {}: must be within 0 … 30 dB",
+                show(self.shadowing_sigma_db)
+            ));
         }
-        if self.d0_m <= 0.0 {
-            return invalid(format!("d0_m = {}: must be > 0", self.d0_m));
+        if !(self.d0_m >= 1e-3 && self.d0_m <= 1e3) {
+            return invalid(format!("d0_m = {}: must be within 0.001 … 1000 m", show(self.d0_m)));
         }
-        if self.s11 < 0.0 || self.s22 < 0.0 {
-            return invalid(format!("s11 = {}, s22 = {}: variances must be ≥ 0", self.s11, self.s22));
+        if !((0.0..=100.0).contains(&self.s11) && (0.0..=100.0).contains(&self.s22)) {
+            return invalid(format!(
+                "s11 = {}, s22 = {}: variances must be within 0 … 100 dB²",
+                show(self.s11),
+                show(self.s22)
+            ));
         }
         if self.s11 == 0.0 && self.s22 != 0.0 {
             return invalid(format!("s22 = {}: must be 0 when s11 = 0 (LinkLayerModel rule)", self.s22));
@@ -818,6 +830,14 @@ mod tests {
         assert!(bad(&|m| m.tx_power_dbm = 1e9));
         assert!(bad(&|m| m.noise_floor_dbm = 50.0));
         assert!(bad(&|m| m.pl_d0_db = -1.0));
+        // Nonsense magnitudes are refused too.
+        assert!(bad(&|m| m.shadowing_sigma_db = 1e300));
+        assert!(bad(&|m| m.s11 = 1e300));
+        assert!(bad(&|m| m.path_loss_exponent = 1e-300));
+        assert!(bad(&|m| m.path_loss_exponent = 11.0));
+        assert!(bad(&|m| m.d0_m = 1e-50));
+        assert!(!bad(&|m| m.shadowing_sigma_db = 14.0));
+        assert!(!bad(&|m| m.path_loss_exponent = 6.0));
         assert!(!bad(&|m| m.tx_power_dbm = -27.0));
         assert!(!bad(&|m| {
             m.s11 = 0.0;

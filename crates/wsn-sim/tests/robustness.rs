@@ -191,8 +191,9 @@ fn bad_link_parameters_are_refused_by_name() {
     for (set, expected) in [
         ("radio.link.tx_power_dbm=nan", "radio.link.tx_power_dbm = NaN: must be a finite number"),
         ("radio.link.d0_m=inf", "radio.link.d0_m = inf: must be a finite number"),
-        ("radio.link.path_loss_exponent=-1", "radio.link.path_loss_exponent = -1: must be > 0"),
-        ("radio.link.shadowing_sigma_db=-2", "radio.link.shadowing_sigma_db = -2: must be ≥ 0"),
+        ("radio.link.path_loss_exponent=-1", "radio.link.path_loss_exponent = -1: must be within 1 … 10"),
+        ("radio.link.shadowing_sigma_db=-2", "radio.link.shadowing_sigma_db = -2: must be within 0 … 30 dB"),
+        ("radio.link.shadowing_sigma_db=1e300", "radio.link.shadowing_sigma_db = 1e300: must be within 0 … 30 dB"),
         ("radio.link.tx_power_dbm=50", "radio.link.tx_power_dbm = 50: must be within −100 … +40 dBm"),
     ] {
         let e = Scenario::load(&spec.to_string_lossy(), &[set.to_string()]).unwrap_err().to_string();
