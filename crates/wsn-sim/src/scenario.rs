@@ -923,6 +923,16 @@ impl Scenario {
                  (0.1 s) to 2^32 binary ms (MultiHopLQI's default is 32769, about 32 s)"
             ));
         }
+        if self.routing.mhlqi.timeout_beacons == 0 {
+            return Err("routing.mhlqi.timeout_beacons = 0: must be at least 1 (with 0 every route is dropped at the \
+                        next beacon tick; MultiHopLQI's default is 8)"
+                .into());
+        }
+        if self.routing.reverse.max_age == 0 {
+            return Err("routing.reverse.max_age = 0: must be at least 1 (with 0 every entry is dropped at the next \
+                        aging tick; the authors' code keeps 10)"
+                .into());
+        }
         let aging = self.routing.reverse.aging_period_s;
         if !(aging.is_finite() && (MIN_AGING_PERIOD_S..=1.0e7).contains(&aging)) {
             return Err(format!(
@@ -1334,6 +1344,8 @@ mod tests {
                 &["routing.mhlqi.beacon_period_binary_ms=0"],
                 "routing.mhlqi.beacon_period_binary_ms = 0: must be from 100",
             ),
+            (&["routing.mhlqi.timeout_beacons=0"], "routing.mhlqi.timeout_beacons = 0: must be at least 1"),
+            (&["routing.reverse.max_age=0"], "routing.reverse.max_age = 0: must be at least 1"),
             (
                 &["protocol.kind=\"rcrt\"", "protocol.slow_down_token_floor=1"],
                 "protocol.slow_down_token_floor = 1: must be between -128 and 0",
