@@ -612,7 +612,8 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
 /// (TOSSIM).
 ///
 /// Noise offsets: δ_i = MEAN_i − (average MEAN over the nodes that have a noise line); nodes
-/// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode).
+/// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode), but must
+/// be ≥ 0. Gains must be within −500 … +30 dB and noise means within −200 … 0 dBm.
 /// [AMBIG-1 → mean used as a relative floor offset]
 pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
     let text =
@@ -633,7 +634,8 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             .ok_or_else(|| perr(line, format!("{s:?} is not a finite number")))
     };
     let mut gains: Vec<(u32, u32, f32)> = Vec::new();
-    let mut noise: HashMap<usize, f64> = HashMap::new();
+    // Ordered: the average below is a sum in node order, the same in every process.
+    let mut noise: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
     let mut max_id: Option<usize> = None;
     for (k, raw) in text.lines().enumerate() {
         let line = k + 1;
@@ -653,12 +655,23 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         if tok[0] == "noise" {
             let i = id(fields[0], line)?;
             let mean = num(fields[1], line)?;
-            num(fields[2], line)?;
+            if !(-200.0..=0.0).contains(&mean) {
+                return Err(perr(line, format!("noise mean {mean} dBm: must be within −200 … 0 dBm")));
+            }
+            let spread = num(fields[2], line)?;
+            if spread < 0.0 {
+                return Err(perr(line, format!("noise spread {spread} dB: must be ≥ 0")));
+            }
             noise.insert(i, mean);
             max_id = max_id.max(Some(i));
         } else {
             let (s, d) = (id(fields[0], line)?, id(fields[1], line)?);
             let g = num(fields[2], line)?;
+            // A gain is a path loss (TOSSIM's are −40 … −110 dB); a positive one of more than
+            // an antenna's few dB is a typo.
+            if !(-500.0..=30.0).contains(&g) {
+                return Err(perr(line, format!("gain {g} dB: must be within −500 … +30 dB")));
+            }
             max_id = max_id.max(Some(s.max(d)));
             if s == d {
                 return Err(perr(line, format!("gain from node {s} to itself (a link needs two nodes)")));
@@ -1030,6 +1043,16 @@ mod tests {
         std::fs::write(&f, "# nothing\nnoise 0 -100 4\n").unwrap();
         let e = read_tossim_gains(&f, Some(2)).unwrap_err().to_string();
         assert!(e.contains("no gain lines"), "{e}");
+        // Magnitudes no radio has are refused with their line.
+        for (text, what) in [
+            ("gain 0 1 -60\ngain 1 0 1000\n", "gain 1000 dB"),
+            ("gain 0 1 -60\nnoise 0 -100 -4\n", "noise spread -4 dB"),
+            ("gain 0 1 -60\nnoise 0 20 4\n", "noise mean 20 dBm"),
+        ] {
+            std::fs::write(&f, text).unwrap();
+            let e = read_tossim_gains(&f, None).unwrap_err().to_string();
+            assert!(e.contains("g.txt:2") && e.contains(what), "{e}");
+        }
         std::fs::remove_dir_all(&d).ok();
     }
 
