@@ -601,6 +601,22 @@ impl Scenario {
                 ));
             }
         }
+        if sc.routing.tree_file.is_some() && sc.routing.kind != RoutingKind::Static {
+            sc.warnings.push(format!(
+                "routing.tree_file is used only with routing.kind = \"static\"; ignored with \"{}\"",
+                if sc.routing.kind == RoutingKind::Mhlqi { "mhlqi" } else { "shortest" }
+            ));
+        }
+        if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &sc.protocol {
+            for (i, pc) in c.policy_changes.iter().enumerate() {
+                if pc.at_s >= sc.duration_s {
+                    sc.warnings.push(format!(
+                        "protocol.policy_changes[{i}] is at {} s, not before the run ends (duration_s = {}): it has no effect",
+                        pc.at_s, sc.duration_s
+                    ));
+                }
+            }
+        }
         if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
             // IFRC's controller paces the flows, and shares congestion by overhearing.
             for (i, f) in sc.flows.iter().enumerate() {
@@ -1448,7 +1464,6 @@ mod tests {
         assert!(e.contains("--set flows[3].rate_pps: index 3 out of range"), "{e}");
     }
 
-    /// A flow that starts only when the run is over is accepted, with a warning that names it.
     /// A relative data path is looked for in the current directory first when it was given with
     /// `--set`, then beside the scenario file, in the project holding the file and in the
     /// project this binary was built from; never in arbitrary folders above.
@@ -1491,6 +1506,25 @@ mod tests {
         assert_eq!(sc.candidates("radio.noise.trace", abs.to_str().unwrap()), [abs]);
     }
 
+    /// A tree file without a static tree, and a policy change after the end, are warned about.
+    #[test]
+    fn settings_without_effect_are_warned_about() {
+        let sc = Scenario::load("office40", &["routing.tree_file=\"t.csv\"".into()]).unwrap();
+        assert!(sc.warnings.iter().any(|w| w.contains("routing.tree_file is used only with")), "{:?}", sc.warnings);
+        let set = [
+            "protocol.kind=\"rcrt\"".to_string(),
+            "protocol.policy_changes=[{at_s=1e9, sink=0, policy=\"fair\"}]".into(),
+        ];
+        let sc = Scenario::load("office40", &set).unwrap();
+        assert!(
+            sc.warnings.iter().any(|w| w.contains("protocol.policy_changes[0] is at 1000000000 s")),
+            "{:?}",
+            sc.warnings
+        );
+    }
+
+    /// IFRC runs warn about what IFRC ignores: a flow's `rate_pps`, and a MAC that does not
+    /// overhear.
     #[test]
     fn ifrc_settings_it_ignores_are_warned_about() {
         let sc = Scenario::load("office40", &["protocol.kind=\"ifrc\"".into()]).unwrap();
