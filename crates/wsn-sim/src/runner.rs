@@ -750,7 +750,9 @@ fn sample(net: &Network, t: Instant, last: &mut u64) -> NetSample {
     let d = delivered - *last;
     *last = delivered;
     NetSample {
-        t_s: t.as_secs_f64(),
+        // Divided, not multiplied by 1e-9: a whole second stays whole (120, not
+        // 120.00000000000001), as the other binned files print it.
+        t_s: t.as_nanos() as f64 / 1e9,
         max_depth,
         mean_depth,
         routed,
