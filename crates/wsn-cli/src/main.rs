@@ -160,12 +160,14 @@ enum Cmd {
 /// Most values one `--param` may expand to.
 const MAX_SWEEP_POINTS: usize = 10_000;
 
-/// The default output folder `out/<name><suffix>`, refusing scenario names that are not one plain
-/// path component (empty, `.`, containing `..` or a separator), which would write elsewhere.
+/// The default output folder `out/<name><suffix>`, refusing scenario names that are not a plain
+/// folder name: only letters, digits, `-`, `_` and `.` (no `..`, no separators, no spaces or
+/// control characters, which would write elsewhere or make awkward folders).
 fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
+    let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
     anyhow::ensure!(
-        !name.is_empty() && name != "." && !name.contains("..") && !name.contains(['/', '\\']),
-        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-` or `_` (or pass --out)"
+        !name.is_empty() && name != "." && !name.contains("..") && name.chars().all(plain),
+        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.` (or pass --out)"
     );
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }

@@ -337,7 +337,7 @@ fn rcrt_sweep_reports_feedback_and_repairs() {
 #[test]
 fn scenario_name_cannot_escape_out() {
     let (dir, f) = tiny_scenario("name");
-    for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\""] {
+    for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\"", "\"nl\\nx\"", "\"a b\""] {
         let o = wsn()
             .current_dir(&dir)
             .args(["run", f.to_str().unwrap(), "-q", "--set"])
