@@ -1294,6 +1294,13 @@ fn set_in(
             arr.get_mut(idx).ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
         return set_in(t, &rest[1..], value, key);
     }
+    if child.is_array_of_tables() {
+        // `flows.x.rate_pps` (a bad index) or `flows.rate_pps` (none): suggest index 0.
+        let field = if rest.len() > 1 { rest[1..].join(".") } else { rest[0].to_string() };
+        return Err(format!(
+            "--set {key}: `{head}` is a list; name an element by its index, e.g. --set {head}.0.{field}"
+        ));
+    }
     let t = child.as_table_like_mut().ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
 }
@@ -1462,6 +1469,10 @@ mod tests {
         assert_eq!(sc.flows[0].rate_pps, Some(0.25));
         let e = err(&["flows[3].rate_pps=1"]);
         assert!(e.contains("--set flows[3].rate_pps: index 3 out of range"), "{e}");
+        let e = Scenario::load("office40", &["flows.x.rate_pps=1".into()]).unwrap_err().to_string();
+        assert!(e.contains("`flows` is a list; name an element by its index, e.g. --set flows.0.rate_pps"), "{e}");
+        let e = Scenario::load("office40", &["flows.rate_pps=1".into()]).unwrap_err().to_string();
+        assert!(e.contains("e.g. --set flows.0.rate_pps"), "{e}");
     }
 
     /// A relative data path is looked for in the current directory first when it was given with
