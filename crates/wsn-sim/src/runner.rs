@@ -1154,6 +1154,11 @@ mod tests {
         assert!(e.starts_with("t.toml: routing.tree_file = \"no-such-tree.csv\": no such file (looked for "), "{e}");
         let cwd = std::env::current_dir().unwrap().join("no-such-tree.csv");
         assert!(e.contains(&cwd.display().to_string()), "the current directory comes first: {e}");
+        // A folder where the file should be is called a folder.
+        let folder = std::env::temp_dir().display().to_string();
+        let sc = small(&["routing.kind=\"static\"", &format!("routing.tree_file={folder:?}")]);
+        let e = check(&sc, None).expect_err("a folder accepted as a tree file").to_string();
+        assert!(e.contains("is a folder, not a file"), "{e}");
         let sc = Scenario::load("office40", &["duration_s=1".into()]).unwrap();
         let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
         let files: Vec<&str> = r.summary.data_files.keys().map(String::as_str).collect();

@@ -746,10 +746,15 @@ impl Scenario {
         let tried = self.candidates(key, p);
         match tried.iter().find(|c| c.is_file()) {
             Some(c) => Ok(c.clone()),
-            None => Err(format!(
-                "{key} = {p:?}: no such file (looked for {})",
-                tried.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ")
-            )),
+            None => {
+                let list = tried.iter().map(|c| c.display().to_string()).collect::<Vec<_>>().join(", ");
+                match tried.iter().find(|c| c.is_dir()) {
+                    Some(d) => {
+                        Err(format!("{key} = {p:?}: {} is a folder, not a file (looked for {list})", d.display()))
+                    }
+                    None => Err(format!("{key} = {p:?}: no such file (looked for {list})")),
+                }
+            }
         }
     }
 
