@@ -110,12 +110,12 @@ pub struct FlowSummary {
     pub delivered: u64,
     /// Delivered packets per second of the flow's active time.
     pub goodput_pps: f64,
-    /// delivered / originated.
-    pub delivery_ratio: f64,
-    /// Mean end-to-end delay, ms.
-    pub mean_delay_ms: f64,
-    /// Mean hops of delivered packets.
-    pub mean_hops: f64,
+    /// delivered / originated; `None` (null, an empty CSV field) when nothing was originated.
+    pub delivery_ratio: Option<f64>,
+    /// Mean end-to-end delay, ms; `None` when nothing was delivered.
+    pub mean_delay_ms: Option<f64>,
+    /// Mean hops of delivered packets; `None` when nothing was delivered.
+    pub mean_hops: Option<f64>,
     /// RCRT: packets of this flow repaired end to end (unique retransmissions received).
     pub e2e_repaired: Option<u64>,
     /// RCRT: every originated packet reached the sink application exactly once and in order
@@ -809,9 +809,9 @@ fn summarize(
                 originated: f.originated,
                 delivered: f.delivered,
                 goodput_pps: if active > 0.0 { f.delivered as f64 / active } else { 0.0 },
-                delivery_ratio: ratio(f.delivered, f.originated),
-                mean_delay_ms: if f.delivered > 0 { f.delay_sum_ns as f64 / f.delivered as f64 / 1e6 } else { 0.0 },
-                mean_hops: if f.delivered > 0 { f.hops_sum as f64 / f.delivered as f64 } else { 0.0 },
+                delivery_ratio: (f.originated > 0).then(|| ratio(f.delivered, f.originated)),
+                mean_delay_ms: (f.delivered > 0).then(|| f.delay_sum_ns as f64 / f.delivered as f64 / 1e6),
+                mean_hops: (f.delivered > 0).then(|| f.hops_sum as f64 / f.delivered as f64),
                 e2e_repaired: f.endpoint.map(|_| {
                     net.rcrt_sink(f.sink)
                         .and_then(|s| s.stats().per_flow.get(&f.source).map(|fs| fs.recovered))
