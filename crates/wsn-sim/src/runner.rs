@@ -104,7 +104,9 @@ pub struct FlowSummary {
     pub sink: u16,
     /// Packets the application generated.
     pub generated: u64,
-    /// Packets generated and accepted by the transport (best effort: the source's queue).
+    /// Packets handed to the network: those the transport accepted (RCRT, reliable); best
+    /// effort and IFRC: every packet generated while the flow was active, including those the
+    /// source's full queue refused (counted as queue drops, so they lower the delivery ratio).
     pub originated: u64,
     /// Unique packets delivered.
     pub delivered: u64,
