@@ -152,7 +152,8 @@ pub struct Totals {
     pub delivered: u64,
     /// delivered / originated.
     pub delivery_ratio: f64,
-    /// Mean per-flow goodput, packets/s.
+    /// Mean per-flow goodput, packets/s, over the flows that started before the end (as are
+    /// the minimum, the maximum and Jain's index).
     pub mean_goodput_pps: f64,
     /// Smallest per-flow goodput.
     pub min_goodput_pps: f64,
@@ -859,7 +860,10 @@ fn summarize(
     };
     let originated: u64 = flows.iter().map(|f| f.originated).sum();
     let delivered: u64 = flows.iter().map(|f| f.delivered).sum();
-    let gp: Vec<f64> = flows.iter().map(|f| f.goodput_pps).collect();
+    // Goodput statistics over the flows that started before the end (a flow that never started
+    // would read as a starved one and drag the minimum and Jain's index down).
+    let gp: Vec<f64> =
+        net.flows().iter().zip(&flows).filter(|(nf, _)| nf.start < end).map(|(_, f)| f.goodput_pps).collect();
     let mut inv = Invariants {
         phantom_deliveries: net.unattributed_phantoms,
         datagrams_refused: net.datagrams_refused,
@@ -1054,6 +1058,22 @@ mod tests {
         // At most one new incarnation can start before the stop (set-up time + 30 s > 80 s / 2).
         assert!(reopened <= 1, "reopened {reopened} times");
         assert!(!matches!(state, wsn_proto::rcrt::SourceState::SynAckWait { .. }), "{state:?}");
+    }
+
+    /// A flow that starts only after the end takes no part in the goodput statistics (it is
+    /// not a starved flow): the minimum and Jain's index are those of the flow that ran.
+    #[test]
+    fn flows_that_never_started_are_left_out_of_the_goodput_statistics() {
+        let two = "flows=[{sources=[1], rate_pps=1.0, start_s=10.0}, {sources=[2], rate_pps=1.0, start_s=100.0}]";
+        let r = run(&small(&[two]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let t = &r.summary.totals;
+        assert_eq!(r.summary.flows[1].goodput_pps, 0.0);
+        assert!(r.summary.flows[0].goodput_pps > 0.5, "{:?}", r.summary.flows[0]);
+        assert_eq!(
+            (t.min_goodput_pps, t.max_goodput_pps),
+            (r.summary.flows[0].goodput_pps, r.summary.flows[0].goodput_pps)
+        );
+        assert_eq!(t.goodput_jain_index, 1.0);
     }
 
     /// IFRC paces one flow per node: flows from one node to two sinks, or two at the same time,
