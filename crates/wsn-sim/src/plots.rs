@@ -558,8 +558,14 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     root.fill(&WHITE).s()?;
     let net = &r.network;
     let rs = &r.summary.routing;
+    // The first sink's tree is drawn; with several sinks the counts are over all trees.
+    let which = match net.sinks() {
+        [] => "Routing tree".to_string(),
+        [s] => format!("Routing tree of sink {}", s.0),
+        [s, ..] => format!("Routing tree of sink {} (counts over all {} trees)", s.0, net.sinks().len()),
+    };
     let title = format!(
-        "Routing tree 0 at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
+        "{which} at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
         trim(fin(r.summary.sim_seconds)),
         r.summary.scenario,
         rs.max_depth,
