@@ -562,7 +562,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let which = match net.sinks() {
         [] => "Routing tree".to_string(),
         [s] => format!("Routing tree of sink {}", s.0),
-        [s, ..] => format!("Routing tree of sink {} (counts over all {} trees)", s.0, net.sinks().len()),
+        [s, ..] => format!("Tree of sink {} (counts: all {} trees)", s.0, net.sinks().len()),
     };
     let title = format!(
         "{which} at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
@@ -572,7 +572,9 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         rs.parent_changes,
         rs.parent_changes_during_traffic
     );
-    let root = root.titled(&title, font(19.0)).s()?;
+    // A long title (long scenario names, several sinks) is set smaller to fit the width.
+    let size = 19.0 * (100.0 / title.chars().count() as f64).min(1.0);
+    let root = root.titled(&title, font(size)).s()?;
     let (map, legend) = root.split_horizontally(SIZE.0 as i32 - 170);
 
     let pos: Vec<(f64, f64)> = r.positions.iter().map(|p| (fin(p.x), fin(p.y))).collect();
