@@ -435,8 +435,11 @@ impl MacConfig {
         if self.queue_capacity == 0 {
             return Err("mac.queue_capacity must be ≥ 1".into());
         }
-        if self.max_payload < 16 || self.max_payload > 125 {
-            return Err("mac.max_payload must be within 16..=125 bytes".into());
+        // At most what an 802.15.4 frame carries (127 bytes less the 12 of header, AM type and
+        // FCS), as every frame is written to the pcap.
+        let most = wsn_wire::ieee802154::MAX_PAYLOAD_LEN;
+        if self.max_payload < 16 || self.max_payload > most {
+            return Err(format!("mac.max_payload must be within 16..={most} bytes (an 802.15.4 frame's payload)"));
         }
         if self.ack != AckMode::None && self.ack_timeout_ns < self.ack_latency_ns {
             return Err("mac.ack_timeout_ns must be ≥ mac.ack_latency_ns".into());

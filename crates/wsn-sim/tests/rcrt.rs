@@ -376,7 +376,7 @@ fn rcrt_diagnostic() {
 /// RCRT datagrams are sized to the MAC frame: with a 30-byte frame payload (6-byte application
 /// payloads) a FEEDBACK carries one NACK range, so it fits and the flows complete (the sink used
 /// to build 10-range FEEDBACKs the node could never send and stopped sending anything); a
-/// frame too small for the smallest DATA (and so for one NACK range) is refused by name; an 80-byte payload on a 125-byte frame is
+/// frame too small for the smallest DATA (and so for one NACK range) is refused by name; an 80-byte payload on a 115-byte frame is
 /// carried (the source used to refuse anything over 64 bytes and originate nothing).
 #[test]
 fn rcrt_datagrams_fit_the_mac_frame() {
@@ -399,7 +399,7 @@ fn rcrt_datagrams_fit_the_mac_frame() {
     let e = wsn_sim::runner::check(&sc, None).expect_err("a frame without room for a NACK accepted").to_string();
     assert!(e.contains("the frame payload is 28 bytes, above mac.max_payload = 27"), "{e}");
 
-    let big = [&base[..], &["mac.max_payload=125", "flows.0.payload_bytes=80", "flows.0.count=20"]].concat();
+    let big = [&base[..], &["mac.max_payload=115", "flows.0.payload_bytes=80", "flows.0.count=20"]].concat();
     let r = go(&load("rcrt/baseline.toml", &big));
     for f in &r.summary.flows {
         assert_eq!((f.originated, f.in_order_exactly_once), (20, Some(true)), "flow {}: {f:?}", f.id);

@@ -147,6 +147,8 @@ impl Repr {
     /// # Panics
     /// If the buffer is not exactly [`Repr::buffer_len`] bytes or `data.len() != self.data_len`.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, packet: &mut Packet<&mut T>, data: &[u8]) {
+        assert_eq!(data.len(), self.data_len, "data length differs from the Repr's data_len");
+        assert_eq!(packet.buffer.as_ref().len(), self.buffer_len(), "buffer is not buffer_len() bytes");
         packet.set_flow(self.flow);
         packet.set_seq(self.seq);
         packet.data_mut().copy_from_slice(data);

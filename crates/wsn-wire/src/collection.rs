@@ -4,7 +4,8 @@
 //! previous hop rewritten by every forwarder, a TTL and direction bits) with the origin sequence
 //! number MultiHopLQI uses for duplicate suppression, and names the tree (sink) the packet uses.
 //! [CODE tenet1: routinglayer.h; CODE t1: MultiHop.h], layout [AMBIG → chosen: our own 14-byte
-//! layout, the size of TinyOS 2.x lqirp's header].
+//! layout, as large as Tenet's 8-byte routing header and its 6-byte transport header together,
+//! so that an RCRT frame of 64 application bytes is 86 bytes, Tenet's TOSH_DATA_LENGTH].
 //!
 //! ```text
 //!  0      1         2..4    4..6   6..8   8..10     10   11..13  13
@@ -193,9 +194,13 @@ pub struct Repr {
 
 impl Repr {
     /// Parse a header. Both or neither direction bit set is [`Error::Malformed`] (Tenet drops
-    /// such packets [CODE tenet1: RoutingLayerM.nc]).
+    /// such packets [CODE tenet1: RoutingLayerM.nc]), and so is a reserved flag bit.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
+        // The other six bits are reserved: refused, so that what parses is what `emit` writes.
+        if packet.flags() & !(FLAG_UP | FLAG_DOWN) != 0 {
+            return Err(Error::Malformed);
+        }
         let direction = match packet.flags() & (FLAG_UP | FLAG_DOWN) {
             FLAG_UP => Direction::Up,
             FLAG_DOWN => Direction::Down,
@@ -283,6 +288,9 @@ mod tests {
         bad[0] = 0x03;
         assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
         bad[0] = 0x00;
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
+        // A reserved flag bit beside a valid direction.
+        bad[0] = 0xfd;
         assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
     }
 }

@@ -516,6 +516,7 @@ impl FrameRepr {
     /// `payload.len() != self.payload_len`.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]> + ?Sized>(&self, frame: &mut Frame<&mut T>, payload: &[u8]) {
         assert_eq!(frame.len(), self.buffer_len(), "802.15.4 emit: buffer length");
+        assert!(self.payload_len <= MAX_PAYLOAD_LEN, "802.15.4 emit: payload longer than {MAX_PAYLOAD_LEN} bytes");
         match self.kind {
             FrameKind::Ack => {
                 frame.set_frame_control(fcf::ACK);
@@ -578,7 +579,7 @@ mod tests {
     const ACK: &str = include_str!("../../../testdata/vectors/ieee802154/ack.hex");
     const DATA_BAD_FCS: &str = include_str!("../../../testdata/vectors/ieee802154/data_bad_fcs.hex");
 
-    /// The payload of `data_ackreq.hex` (a best-effort packet).
+    /// The payload of `data_ackreq.hex` (12 opaque bytes).
     const ACKREQ_PAYLOAD: [u8; 12] = [0x00, 0x03, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00, 0x03, 0xe8, 0x68, 0x69];
 
     fn ackreq_repr() -> FrameRepr {

@@ -220,7 +220,7 @@ impl Rate {
     pub const ZERO: Rate = Rate(0);
 
     /// Encode `pps`, rounding to the nearest step. A positive rate never encodes as zero (it
-    /// becomes one step); negative or non-finite input gives zero; large input saturates.
+    /// becomes one step); negative input, NaN and −∞ give zero; large input (and +∞) saturates.
     pub fn from_pps(pps: f64) -> Rate {
         if pps.is_nan() || pps <= 0.0 {
             return Rate(0);
@@ -345,8 +345,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
     }
 
     /// Check that the buffer is long enough for its type: [`Error::Truncated`] when it is
-    /// shorter, [`Error::Malformed`] for an unknown version or type, or a control packet with
-    /// bytes beyond its end.
+    /// shorter, [`Error::Malformed`] for an unknown version or type, a flag bit the type does
+    /// not define, or a control packet with bytes beyond its end.
     pub fn check_len(&self) -> Result<()> {
         let len = self.buffer.as_ref().len();
         if len == 0 {
@@ -356,6 +356,12 @@ impl<T: AsRef<[u8]>> Packet<T> {
             return Err(Error::Malformed);
         }
         let kind = self.kind().ok_or(Error::Malformed)?;
+        // Flag bits without a meaning are refused (DATA has two, the others none), so that
+        // every packet that parses is the one its `Repr` emits.
+        let allowed = if kind == Kind::Data { FLAG_ACK_REQUEST | FLAG_RETRANSMISSION } else { 0 };
+        if self.flags() & !allowed != 0 {
+            return Err(Error::Malformed);
+        }
         if len < kind.min_len() {
             return Err(Error::Truncated);
         }
@@ -483,8 +489,14 @@ impl<T: AsRef<[u8]>> Packet<T> {
         if self.kind() != Some(Kind::Feedback) {
             return NackRange::default();
         }
-        let start = field::FB_NACKS + NACK_RANGE_LEN * index;
-        NackRange { first: self.read_u16(start..start + 2), run: self.read_u8(start + 2) }
+        // Checked: an absurd index gives the zero range, never a wrapped offset.
+        let Some(start) = index.checked_mul(NACK_RANGE_LEN).and_then(|o| o.checked_add(field::FB_NACKS)) else {
+            return NackRange::default();
+        };
+        let Some(end) = start.checked_add(2) else {
+            return NackRange::default();
+        };
+        NackRange { first: self.read_u16(start..end), run: self.read_u8(end) }
     }
 
     /// DATA: the application data (empty for other types or a short buffer).
@@ -939,6 +951,24 @@ mod tests {
         ]
     }
 
+    /// Flag bits a type does not define are refused: DATA's third bit (DATA has no checksum
+    /// to catch it), and any flag on a control packet even with a valid CRC.
+    #[test]
+    fn undefined_flags_are_malformed() {
+        let mut bytes = vector(DATA);
+        bytes[0] |= 0x04;
+        assert_eq!(Repr::parse(&bytes), Err(Error::Malformed));
+        let mut bytes = vector(FIN);
+        bytes[0] |= 0x07;
+        Packet::new_unchecked(&mut bytes[..]).fill_checksum();
+        assert!(Packet::new_unchecked(&bytes[..]).verify_checksum());
+        assert_eq!(Repr::parse(&bytes), Err(Error::Malformed));
+        // An absurd NACK index reads the zero range instead of wrapping into the packet.
+        let bytes = vector(FEEDBACK);
+        let p = Packet::new_checked(&bytes[..]).unwrap();
+        assert_eq!((p.nack(usize::MAX), p.nack(0x5555_5555_5555_5556)), (NackRange::default(), NackRange::default()));
+    }
+
     #[test]
     fn test_deconstruct() {
         let bytes = vector(DATA);
@@ -1155,11 +1185,28 @@ mod tests {
 
         /// Arbitrary bytes never panic the parser or the getters.
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..64), i in any::<usize>()) {
             let _ = Repr::parse(&bytes);
             let packet = Packet::new_unchecked(&bytes[..]);
-            let _ = (packet.kind(), packet.seq(), packet.nack(3), packet.payload(),
+            let _ = (packet.kind(), packet.seq(), packet.nack(3), packet.nack(i), packet.payload(),
                      packet.verify_checksum(), packet.check_len());
+        }
+
+        /// Whatever parses is exactly what its `Repr` emits: no bit is ignored. (Random DATA
+        /// headers parse often; control packets need a valid CRC, so the first byte is set to
+        /// a DATA header in half the cases.)
+        #[test]
+        fn whatever_parses_reemits_the_same_bytes(
+            mut bytes in proptest::collection::vec(any::<u8>(), 1..64), data in any::<bool>(),
+        ) {
+            if data {
+                bytes[0] = (bytes[0] & 0x07) | (VERSION << VERSION_SHIFT) | (Kind::Data.code() << KIND_SHIFT);
+            }
+            if let Ok(repr) = Repr::parse(&bytes) {
+                let mut out = vec![0; repr.buffer_len()];
+                repr.emit(&mut out);
+                prop_assert_eq!(out, bytes);
+            }
         }
     }
 }
