@@ -454,15 +454,20 @@ impl FrameRepr {
         }
     }
 
-    /// Parse and validate a frame: the FCF must be exactly one of the two forms this module
-    /// emits ([`Error::Malformed`] otherwise), the MPDU must fit in [`MAX_MPDU_LEN`] bytes and an
-    /// ACK must be exactly [`ACK_LEN`] bytes ([`Error::Malformed`]), and the FCS must match
-    /// ([`Error::Checksum`]).
+    /// Parse and validate a frame: the MPDU must fit in [`MAX_MPDU_LEN`] bytes
+    /// ([`Error::Malformed`]), the FCS must match ([`Error::Checksum`], checked before any
+    /// field), the FCF must be exactly one of the two forms this module emits and an ACK exactly
+    /// [`ACK_LEN`] bytes ([`Error::Malformed`]).
     pub fn parse<T: AsRef<[u8]> + ?Sized>(frame: &Frame<&T>) -> Result<FrameRepr> {
         frame.check_len()?;
         let len = frame.len();
         if len > MAX_MPDU_LEN {
             return Err(Error::Malformed);
+        }
+        // The FCS first, as a radio does: a corrupted frame is a checksum error whichever field
+        // the corruption hit.
+        if !frame.verify_fcs() {
+            return Err(Error::Checksum);
         }
         let control = frame.frame_control();
         let repr = if control == fcf::ACK {
@@ -490,9 +495,6 @@ impl FrameRepr {
         } else {
             return Err(Error::Malformed);
         };
-        if !frame.verify_fcs() {
-            return Err(Error::Checksum);
-        }
         Ok(repr)
     }
 
@@ -709,6 +711,10 @@ mod tests {
         let frame = Frame::new_checked(&bytes[..]).unwrap();
         assert!(!frame.verify_fcs());
         assert_eq!(FrameRepr::parse(&frame), Err(Error::Checksum));
+        // A corrupted frame-control field is a checksum error too, not a malformed frame.
+        let mut bytes = vector(DATA_ACKREQ);
+        bytes[0] = 0x63;
+        assert_eq!(FrameRepr::parse(&Frame::new_checked(&bytes[..]).unwrap()), Err(Error::Checksum));
     }
 
     #[test]
@@ -726,14 +732,17 @@ mod tests {
 
     #[test]
     fn malformed_frames() {
-        // Data frame with a long (64-bit) source addressing mode: FCF 0xc861.
+        // Data frame with a long (64-bit) source addressing mode: FCF 0xc861 (with a valid FCS,
+        // which is checked first).
         let mut bytes = vector(DATA_ACKREQ);
         bytes[1] = 0xc8;
+        Frame::new_unchecked(&mut bytes[..]).fill_fcs();
         let frame = Frame::new_checked(&bytes[..]).unwrap();
         assert_eq!(FrameRepr::parse(&frame), Err(Error::Malformed));
         // ACK frame with a trailing byte.
         let mut ack = vector(ACK);
-        ack.push(0);
+        ack.insert(3, 0);
+        Frame::new_unchecked(&mut ack[..]).fill_fcs();
         assert_eq!(FrameRepr::parse(&Frame::new_unchecked(&ack[..])), Err(Error::Malformed));
         // Longer than the PHY can carry.
         let long = [0x41, 0x88].iter().copied().chain([0u8; 126]).collect::<Vec<_>>();
