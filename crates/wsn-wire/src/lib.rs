@@ -8,8 +8,13 @@
 //! Layering of one data frame on the air:
 //!
 //! ```text
-//! ieee802154 MAC header | collection header | transport payload (best effort, RCRT, ...) | FCS
+//! ieee802154 MAC header | AM type | collection header | [IFRC header] | transport payload | FCS
 //! ```
+//!
+//! The AM type (one byte, TinyOS's active-message type) tells data frames from MultiHopLQI
+//! beacons (which carry a [`mhlqi`] beacon instead of the collection header); the 12-byte
+//! [`ifrc`] header is there only in IFRC runs; the transport payload is a [`besteffort`] or
+//! [`rcrt`] packet.
 #![no_std]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
