@@ -127,15 +127,28 @@ pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Remove an earlier single-seed run's figures (`*.png`, `*.svg`) from the top of `dir` before a
-/// `--seeds` run writes its tables there (its figures are in the `seed-N/` folders).
+/// Remove an earlier single-seed run's figures from the top of `dir` before a `--seeds` run
+/// writes its tables there (its figures are in the `seed-N/` folders): the figures that run's
+/// `report.md` links (a plain file name ending in `.png`), each with its `.svg` twin. Nothing
+/// else is touched, so a folder that holds other images keeps them.
 pub(crate) fn remove_single_run_figures(dir: &Path) -> Result<()> {
+    let Ok(report) = std::fs::read_to_string(dir.join("report.md")) else {
+        return Ok(());
+    };
     let mut removed = 0;
-    for path in entries(dir)? {
-        let figure = path.extension().is_some_and(|x| x == "png" || x == "svg");
-        if figure && path.is_file() {
-            std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
-            removed += 1;
+    for link in report.split("](").skip(1) {
+        let Some(name) = link.split(')').next().and_then(|n| n.strip_suffix(".png")) else {
+            continue;
+        };
+        if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
+            continue;
+        }
+        for ext in ["png", "svg"] {
+            let path = dir.join(format!("{name}.{ext}"));
+            if path.is_file() {
+                std::fs::remove_file(&path).with_context(|| format!("removing {}", path.display()))?;
+                removed += 1;
+            }
         }
     }
     if removed > 0 {
@@ -459,13 +472,14 @@ mod tests {
         assert!(!dir.join("seed-4").exists() && !dir.join("seed-5").exists());
         assert!(dir.join("seed-x").is_dir() && dir.join("seed-7").is_dir());
         remove_seed_run(&dir).unwrap();
-        // A --seeds run removes a single-seed run's figures from the top, nothing else.
-        for f in ["fig3.png", "fig3.svg", "notes.txt"] {
+        // A --seeds run removes the figures a single-seed run's report links, nothing else.
+        for f in ["fig3.png", "fig3.svg", "mine.png", "notes.txt"] {
             std::fs::write(dir.join(f), "x").unwrap();
         }
+        std::fs::write(dir.join("report.md"), "# R\n![Fig. 3](fig3.png)\n[elsewhere](../x.png)\n").unwrap();
         remove_single_run_figures(&dir).unwrap();
         assert!(!dir.join("fig3.png").exists() && !dir.join("fig3.svg").exists());
-        assert!(dir.join("notes.txt").exists() && dir.join("seed-x").is_dir());
+        assert!(dir.join("mine.png").exists() && dir.join("notes.txt").exists() && dir.join("seed-x").is_dir());
         std::fs::remove_dir_all(&dir).ok();
     }
 }

@@ -515,8 +515,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         }
     }
     if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
-        // A node's IFRC agent runs on one tree and gives each of its rate slots to the one flow
-        // active then: a second flow at the same time (or to another sink) would never send.
+        // A node's IFRC agent runs on one tree and gives each of its rate slots to the first
+        // flow (in file order) that is active and has packets left: a later flow at the same
+        // time would never send unless the earlier one has a packet count (it then goes on
+        // when that count is generated); a flow to another sink never would.
         for (a, fa) in flows.iter().enumerate() {
             for (b, fb) in flows.iter().enumerate().skip(a + 1) {
                 if fa.source != fb.source {
@@ -530,10 +532,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                         fa.source.0, fa.sink.0, fb.sink.0
                     )));
                 }
-                if fa.start < fb.stop && fb.start < fa.stop {
+                if fa.start < fb.stop && fb.start < fa.stop && fa.count.is_none() {
                     return Err(RunError::Config(format!(
                         "{which}: node {} has two IFRC flows at the same time; its rate controller \
-                         paces one flow per node (give them disjoint start_s … stop_s)",
+                         paces one flow per node (give them disjoint start_s … stop_s, or the first a count)",
                         fa.source.0
                     )));
                 }
@@ -1098,6 +1100,14 @@ mod tests {
         let e = two("sink = 0\nstart_s = 20.0\n").expect_err("overlapping flows accepted");
         assert!(e.contains("node 4 has two IFRC flows at the same time"), "{e}");
         assert!(two("sink = 0\nstart_s = 30.0\n").is_ok());
+        // An earlier flow with a count hands its slots on when its count is generated.
+        let text =
+            "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                    [protocol]\nkind = \"ifrc\"\n[mac]\npreset = \"ifrc2006\"\n\
+                    [[flows]]\nsources = [4]\ncount = 10\nstart_s = 1.0\npayload_bytes = 0\n\
+                    [[flows]]\nsources = [4]\nstart_s = 20.0\npayload_bytes = 0\n";
+        let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+        assert!(check(&sc, None).is_ok());
         let e = check(&small(&[&ifrc[..], &["protocol.weights={\"0\"=2.0}"]].concat()), None)
             .expect_err("a weight on the base station accepted")
             .to_string();

@@ -1302,9 +1302,19 @@ fn set_in(
     if child.is_array_of_tables() {
         // `flows.x.rate_pps` (a bad index) or `flows.rate_pps` (none): suggest index 0.
         let field = if rest.len() > 1 { rest[1..].join(".") } else { rest[0].to_string() };
+        // The whole path to the list (it may sit in a table: protocol.policy_changes).
+        let dotted = bracket_indices_to_dots(key);
+        let parts: Vec<&str> = dotted.split('.').collect();
+        let path = parts[..parts.len().saturating_sub(rest.len())].join(".");
         return Err(format!(
-            "--set {key}: `{head}` is a list; name an element by its index, e.g. --set {head}.0.{field}"
+            "--set {key}: `{head}` is a list; name an element by its index, e.g. --set {path}.0.{field}"
         ));
+    }
+    if child.as_array().is_some() {
+        let dotted = bracket_indices_to_dots(key);
+        let parts: Vec<&str> = dotted.split('.').collect();
+        let path = parts[..parts.len().saturating_sub(rest.len())].join(".");
+        return Err(format!("--set {key}: `{head}` is a list written inline; set it whole (--set {path}=[…])"));
     }
     let t = child.as_table_like_mut().ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
@@ -1478,6 +1488,20 @@ mod tests {
         assert!(e.contains("`flows` is a list; name an element by its index, e.g. --set flows.0.rate_pps"), "{e}");
         let e = Scenario::load("office40", &["flows.rate_pps=1".into()]).unwrap_err().to_string();
         assert!(e.contains("e.g. --set flows.0.rate_pps"), "{e}");
+        // A list inside a table keeps its whole path in the hint; an inline list is set whole.
+        let text = "name = \"t\"\nduration_s = 60.0\n[protocol]\nkind = \"rcrt\"\n\
+                    [[protocol.policy_changes]]\nat_s = 5.0\nsink = 0\npolicy = \"fair\"\n";
+        let e = Scenario::from_toml(text, "t.toml", builtin_base(), &["protocol.policy_changes.at_s=6".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("e.g. --set protocol.policy_changes.0.at_s"), "{e}");
+        let set = [
+            "protocol.kind=\"rcrt\"".to_string(),
+            "protocol.policy_changes=[{at_s=5.0, sink=0, policy=\"fair\"}]".into(),
+            "protocol.policy_changes.at_s=6".into(),
+        ];
+        let e = Scenario::load("office40", &set).unwrap_err().to_string();
+        assert!(e.contains("is a list written inline; set it whole (--set protocol.policy_changes=[…])"), "{e}");
     }
 
     /// A relative data path is looked for in the current directory first when it was given with
