@@ -2010,29 +2010,26 @@ mod tests {
         }
     }
 
+    /// A network of `nodes` in a chain 2 m apart on a clean channel (no shadowing, constant
+    /// noise), `tinyos1_tenet`, minimum-hop routes, for `duration_s`, with `extra` scenario text
+    /// and `overrides`; built, not run.
+    fn clean_chain(nodes: usize, duration_s: f64, extra: &str, overrides: &[String]) -> Network {
+        let text = format!(
+            "name = \"chain\"\nduration_s = {duration_s:?}\n[topology]\n\
+             layout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 2.0 }}\n\
+             [radio]\nnoise_offsets = false\n[radio.link]\nshadowing_sigma_db = 0.0\n\
+             [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
+             [mac]\npreset = \"tinyos1_tenet\"\n[routing]\nkind = \"shortest\"\n{extra}"
+        );
+        let sc = crate::scenario::Scenario::from_toml(&text, "test", std::env::temp_dir(), overrides).unwrap();
+        crate::runner::prepare(&sc, None, None).unwrap().net
+    }
+
     /// Two nodes 2 m apart on a clean channel, `tinyos1_tenet` with `overrides`; node 1 sends
     /// 200 frames to node 0 and, if `both`, node 0 as many to node 1. Returns node 1's outcomes
     /// and its count of restarted backoffs.
     fn two_probes(overrides: &[String], both: bool) -> (Vec<SendDone>, u64) {
-        let text = r#"
-name = "two"
-duration_s = 30.0
-[topology]
-layout = { kind = "chain", nodes = 2, spacing_m = 2.0 }
-[radio]
-noise_offsets = false
-[radio.link]
-shadowing_sigma_db = 0.0
-[radio.noise]
-model = "constant"
-floor_dbm = -98.0
-[mac]
-preset = "tinyos1_tenet"
-[routing]
-kind = "shortest"
-"#;
-        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), overrides).unwrap();
-        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        let mut net = clean_chain(2, 30.0, "", overrides);
         let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
         net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 200, done: done.clone() });
         if both {
@@ -2100,29 +2097,7 @@ kind = "shortest"
     /// instant each radio counts exactly the frames on the air from senders within its range.
     #[test]
     fn a_radio_back_from_an_outage_senses_frames_already_on_the_air() {
-        let text = r#"
-name = "three"
-duration_s = 6.0
-[topology]
-layout = { kind = "chain", nodes = 3, spacing_m = 2.0 }
-[radio]
-noise_offsets = false
-[radio.link]
-shadowing_sigma_db = 0.0
-[radio.noise]
-model = "constant"
-floor_dbm = -98.0
-[mac]
-preset = "tinyos1_tenet"
-[routing]
-kind = "shortest"
-[[outages]]
-nodes = 0
-from_s = 1.0
-to_s = 3.0
-"#;
-        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
-        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        let mut net = clean_chain(3, 6.0, "[[outages]]\nnodes = 0\nfrom_s = 1.0\nto_s = 3.0\n", &[]);
         for (i, dst) in [(1, 0), (2, 0)] {
             let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
             net.nodes[i].agent = Box::new(Probe { dst: NodeId(dst), left: 100_000, done });
@@ -2157,17 +2132,7 @@ to_s = 3.0
     /// of order.
     #[test]
     fn out_of_order_counts_late_packets_not_skipped_ones() {
-        let text = r#"
-name = "oo"
-duration_s = 10.0
-[topology]
-layout = { kind = "chain", nodes = 2, spacing_m = 2.0 }
-[[flows]]
-sources = 1
-rate_pps = 1.0
-"#;
-        let sc = crate::scenario::Scenario::from_toml(text, "test", std::env::temp_dir(), &[]).unwrap();
-        let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+        let mut net = clean_chain(2, 10.0, "[[flows]]\nsources = 1\nrate_pps = 1.0\n", &[]);
         {
             let f = &mut net.flows[0];
             f.originated = 8;
