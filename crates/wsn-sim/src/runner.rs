@@ -519,25 +519,31 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         // flow (in file order) that is active and has packets left: a later flow at the same
         // time would never send unless the earlier one has a packet count (it then goes on
         // when that count is generated); a flow to another sink never would.
-        for (a, fa) in flows.iter().enumerate() {
-            for (b, fb) in flows.iter().enumerate().skip(a + 1) {
-                if fa.source != fb.source {
-                    continue;
-                }
-                let (ka, kb) = (flow_entry[a], flow_entry[b]);
-                let which = if ka == kb { format!("flows[{ka}]") } else { format!("flows[{ka}] and flows[{kb}]") };
-                if fa.sink != fb.sink {
-                    return Err(RunError::Config(format!(
-                        "{which}: node {} sends to sinks {} and {}; an IFRC node sends on one tree",
-                        fa.source.0, fa.sink.0, fb.sink.0
-                    )));
-                }
-                if fa.start < fb.stop && fb.start < fa.stop && fa.count.is_none() {
-                    return Err(RunError::Config(format!(
-                        "{which}: node {} has two IFRC flows at the same time; its rate controller \
+        // Pairs of flows from the same node only (grouped, not all pairs: `sources = "all"`
+        // gives one flow per node).
+        let mut by_node: std::collections::BTreeMap<NodeId, Vec<usize>> = std::collections::BTreeMap::new();
+        for (k, f) in flows.iter().enumerate() {
+            by_node.entry(f.source).or_default().push(k);
+        }
+        for group in by_node.values() {
+            for (x, &a) in group.iter().enumerate() {
+                for &b in &group[x + 1..] {
+                    let (fa, fb) = (&flows[a], &flows[b]);
+                    let (ka, kb) = (flow_entry[a], flow_entry[b]);
+                    let which = if ka == kb { format!("flows[{ka}]") } else { format!("flows[{ka}] and flows[{kb}]") };
+                    if fa.sink != fb.sink {
+                        return Err(RunError::Config(format!(
+                            "{which}: node {} sends to sinks {} and {}; an IFRC node sends on one tree",
+                            fa.source.0, fa.sink.0, fb.sink.0
+                        )));
+                    }
+                    if fa.start < fb.stop && fb.start < fa.stop && fa.count.is_none() {
+                        return Err(RunError::Config(format!(
+                            "{which}: node {} has two IFRC flows at the same time; its rate controller \
                          paces one flow per node (give them disjoint start_s … stop_s, or the first a count)",
-                        fa.source.0
-                    )));
+                            fa.source.0
+                        )));
+                    }
                 }
             }
         }
