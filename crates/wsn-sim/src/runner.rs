@@ -830,8 +830,9 @@ fn summarize(
                 }),
                 in_order_exactly_once: f.endpoint.map(|_| {
                     // Complete: everything generated was originated, or the connection was
-                    // closed (a flow stopped at stop_s leaves its unsent backlog behind).
-                    f.originated > 0
+                    // closed (a flow stopped at stop_s leaves its unsent backlog behind; one
+                    // that connected too late to send anything closes empty).
+                    (f.originated > 0 || f.rcrt.closed_s.is_some())
                         && (f.generated == f.originated || f.rcrt.closed_s.is_some())
                         && f.delivered == f.originated
                         && f.rcrt.out_of_order == 0
