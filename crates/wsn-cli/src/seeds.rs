@@ -309,7 +309,7 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
 }
 
 fn fmt(v: Option<f64>) -> String {
-    v.map_or_else(|| "n/a".into(), |x| format!("{x:.3}"))
+    v.map_or_else(|| "n/a".into(), crate::reproduce::sig4)
 }
 
 /// Write `numbers.csv`, `seeds.csv` and `seeds.md`; returns the body of `seeds.md` below its
@@ -449,16 +449,10 @@ mod tests {
         })
         .unwrap();
         let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
-        assert!(
-            numbers.starts_with("key,paper,ours,unit,note\nx,1,4.500,ratio,median over run seeds 4–5"),
-            "{numbers}"
-        );
+        assert!(numbers.starts_with("key,paper,ours,unit,note\nx,1,4.5,ratio,median over run seeds 4–5"), "{numbers}");
         assert!(numbers.contains("; seed 4: seed note"), "{numbers}");
         let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
-        assert!(
-            seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4.000,5.000,4.500,4.000,5.000,ratio"),
-            "{seeds}"
-        );
+        assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4,5,4.5,4,5,ratio"), "{seeds}");
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(index.contains("over 2 run seeds") && index.contains("(seed-4/report.md)"), "{index}");

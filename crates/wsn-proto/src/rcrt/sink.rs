@@ -257,11 +257,13 @@ pub enum SinkEvent {
         /// New R, pkt/s.
         total_pps: f64,
     },
-    /// A flow's assigned rate changed (its source learns it with the next feedback).
+    /// A flow's assigned rate changed as the wire encodes it (its source learns it with the next
+    /// feedback).
     Allocated {
         /// The flow's source.
         source: NodeId,
-        /// New r_i, pkt/s.
+        /// New r_i, pkt/s, as encoded for the source (steps of 1/256 pkt/s): the value in force
+        /// until the next `Allocated` event of this flow.
         rate_pps: f64,
     },
     /// A flow was set up by a SYN.
@@ -1510,7 +1512,9 @@ impl Sink {
             if code != flow.assigned_code {
                 flow.assigned_code = code;
                 changed.push(*source);
-                self.events.push_back(SinkEvent::Allocated { source: *source, rate_pps: rate });
+                // The rate as the source is told it: it holds until the code changes again,
+                // whatever reallocations in between leave the code as it is.
+                self.events.push_back(SinkEvent::Allocated { source: *source, rate_pps: code.pps() });
             }
         }
         changed
@@ -2408,6 +2412,39 @@ mod tests {
         assert_eq!(s.policy_name(), "demand-limited");
         assert_eq!(s.flow_rate(NodeId(1)), Some(0.5));
         assert_eq!(s.flow_rate(NodeId(2)), Some(2.5));
+    }
+
+    /// The allocation trace records the rate the source is told (its wire code), and a
+    /// reallocation that leaves the code as it is records nothing: the last recorded value is the
+    /// one in force (a review found traces holding a stale unrounded rate).
+    #[test]
+    fn allocated_events_carry_the_encoded_rate() {
+        let mut s = sink(Profile::Paper);
+        for n in 1..=3 {
+            s.handle_datagram(ms(0), NodeId(n), &syn(1.0, 1));
+        }
+        let allocated = |s: &mut Sink| -> Vec<(NodeId, f64)> {
+            core::iter::from_fn(|| s.poll_event())
+                .filter_map(|e| match e {
+                    SinkEvent::Allocated { source, rate_pps } => Some((source, rate_pps)),
+                    _ => None,
+                })
+                .collect()
+        };
+        allocated(&mut s);
+        // R = 1.0: one third each, 85.33/256 pkt/s, sent as code 85.
+        s.total = 1.0;
+        s.reallocate();
+        let ev = allocated(&mut s);
+        assert_eq!(ev.len(), 3, "{ev:?}");
+        for (_, r) in &ev {
+            assert_eq!(*r, 85.0 / 256.0);
+        }
+        // R = 1.001: 85.42/256, still code 85: no event, and the trace's last value stays right.
+        s.total = 1.001;
+        s.reallocate();
+        assert_eq!(allocated(&mut s), vec![]);
+        assert_eq!(Rate::from_pps(s.flow_rate(NodeId(1)).unwrap()).pps(), 85.0 / 256.0);
     }
 
     #[test]
