@@ -330,6 +330,9 @@ pub struct NodeStats {
     pub send_done: u64,
     /// Data frames put on the air (every attempt).
     pub data_tx: u64,
+    /// Data packets sent: agent frames the MAC finished after putting them on the air at least
+    /// once, one per packet however many attempts it took (what a transport layer sends).
+    pub data_sent: u64,
     /// Beacons put on the air.
     pub beacon_tx: u64,
     /// Data frames (every AM type but beacons) this radio decoded that were addressed to it or
@@ -1813,6 +1816,9 @@ impl Network {
             attempts: cur.attempts,
         });
         if cur.kind == FrameKind::Agent {
+            if cur.attempts > 0 {
+                n.stats.data_sent += 1;
+            }
             let done = SendDone {
                 frame_id: cur.frame_id,
                 dst: cur.dst,

@@ -255,6 +255,10 @@ pub struct RunResult {
     pub network: Network,
     /// Time-series bin width.
     pub bin: Duration,
+    /// Each node's parent changes before the first flow started (all of them when no flow
+    /// started within the run), so that `node_stats(i).parent_changes` minus this is the
+    /// node's count during traffic.
+    pub parent_changes_before_traffic: Vec<u32>,
 }
 
 /// Options of one run.
@@ -364,14 +368,14 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     let wall = WallInstant::now();
     let mut series = Vec::new();
     let mut t = Instant::ZERO;
-    let mut changes_at_traffic_start = None;
+    let mut changes_at_traffic_start: Option<Vec<u32>> = None;
     let mut last_delivered = 0u64;
     let mut max_depth_seen = 0;
     while t < end {
         let next = (t + bin).min(end);
         if changes_at_traffic_start.is_none() && next > traffic_start {
             net.run_until(traffic_start);
-            changes_at_traffic_start = Some(total_parent_changes(&net));
+            changes_at_traffic_start = Some(node_parent_changes(&net));
         }
         net.run_until(next);
         t = next;
@@ -388,6 +392,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
     let pct = |q: usize| depths_during.get(depths_during.len() * q / 100).copied().unwrap_or(0);
+    let before = changes_at_traffic_start.unwrap_or_else(|| node_parent_changes(&net));
     let mut summary = summarize(
         sc,
         seed,
@@ -397,11 +402,11 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
         sha,
         max_depth_seen,
         // No traffic within the run: no parent change happened during traffic.
-        changes_at_traffic_start.unwrap_or_else(|| total_parent_changes(&net)),
+        before.iter().map(|&c| u64::from(c)).sum(),
     );
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
-    Ok(RunResult { summary, series, positions, network: net, bin })
+    Ok(RunResult { summary, series, positions, network: net, bin, parent_changes_before_traffic: before })
 }
 
 pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
@@ -730,6 +735,10 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
         e.source.ack_request_above = b / 2;
     }
     Ok(e)
+}
+
+fn node_parent_changes(net: &Network) -> Vec<u32> {
+    (0..net.len()).map(|i| net.node_stats(i).parent_changes).collect()
 }
 
 fn total_parent_changes(net: &Network) -> u64 {
