@@ -8,7 +8,7 @@ use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
 use super::config::{
-    BsTrigger, Generation, IfrcConfig, Profile, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
+    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
@@ -727,7 +727,15 @@ impl IfrcAgent {
             Role::Node { .. } => {
                 if Some(n) == self.parent {
                     // Rule 1 [PAPER §4.1.2; AMBIG-10: on every packet heard from the parent].
-                    self.parent_decreased = self.parent_rate.is_some_and(|p| h.rate_pps < p);
+                    // "The parent has clearly left slow start" [AMBIG-8 → chosen: its rate fell
+                    // by more than one slow-start step φ (plus one header quantum)]. A parent
+                    // still in slow start, capped by its own parent one step behind, drops by at
+                    // most φ; read as a decrease, that drop sent its children out of slow start
+                    // at a near-r_init δ = ε·r² for good (a review: 9 of 32 senders of E7 crawled
+                    // at 0.37 pkt/s while the rest reached 1.2). A halving (r/2 > φ for any
+                    // r > r_init) and larger constraints still count.
+                    let step = self.cfg.slow_start_increment_pps + 1.0 / wire::RATE_SCALE;
+                    self.parent_decreased = self.parent_rate.is_some_and(|p| h.rate_pps < p - step);
                     self.parent_rate = Some(h.rate_pps);
                     self.constrain(now, h.rate_pps, Cause::Rule1);
                 }
@@ -758,12 +766,12 @@ impl IfrcAgent {
             self.delta = self.cfg.delta_for(self.rate);
         }
         // "When r_b is decreased because a child is congested", broadcast at once, back to back
-        // [PAPER §4.1.4; AMBIG-25]; the reference-code profile answers every crossing.
-        if decreased || self.cfg.profile == Profile::ReferenceCode {
-            self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
-        } else {
+        // [PAPER §4.1.4; AMBIG-25]; the code too broadcasts only when r_b falls
+        // [CODE usc-ifrc: RateControlM.nc bsIFRCRules, inside `neighRLocal < rLocal`].
+        if !decreased {
             return;
         }
+        self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
         match self.cfg.bs_trigger {
             BsTrigger::OriginatedPackets => self.reset_pacing_counts(),
             // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] the timer re-arms at 1/r_b.

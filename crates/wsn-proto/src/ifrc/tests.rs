@@ -447,6 +447,23 @@ fn constraint_to_a_quantised_r_init_reenters_slow_start() {
     assert!(close(b.rate_pps(), q + 0.0025), "slow start adds φ");
 }
 
+/// A slow-starting parent capped by its own parent drops by one step φ: its children stay in
+/// slow start (capped), and leave it only when the parent's rate falls by more than φ.
+#[test]
+fn a_parent_drop_within_one_slow_start_step_keeps_slow_start() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.1);
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.09, 1.0)));
+    assert!(a.in_slow_start());
+    // The parent, capped by its own parent, advertises one φ less.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.0875, 1.0)));
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.0875)));
+    assert!(a.in_slow_start(), "a drop of one slow-start step is not the parent leaving slow start");
+    // A halving is.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 2, &hdr(0.04375, 1.0)));
+    assert!(!a.in_slow_start());
+}
+
 #[test]
 fn literal_slow_start_exit_on_reaching_parent_rate() {
     let cfg = IfrcConfig { slow_start_exit: SlowStartExit::Literal, ..cfg() };
@@ -784,6 +801,12 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
         n += 1;
     }
     assert_eq!(n, 4);
+    // A child crossing a new level at a rate above r_b lowers nothing and sends nothing
+    // [CODE usc-ifrc: RateControlM.nc bsIFRCRules].
+    let rb = b.rate_pps();
+    b.handle_frame(Instant::from_secs(3), &mut c, &rx(4, SINK), &frame(4, 0, &hdr(rb + 1.0, 17.0)));
+    assert_eq!(b.rate_pps(), rb);
+    assert!(!b.wants_to_send(), "no broadcast without a decrease of r_b");
 }
 
 #[test]
