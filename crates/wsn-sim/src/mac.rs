@@ -71,11 +71,14 @@ pub struct MacConfig {
     /// End of data frame → ACK fully received, ns (hardware 0.544 ms, software ≈ 0.75 ms)
     /// [DERIVED, spec §5.4].
     pub ack_latency_ns: u64,
-    /// End of data frame → give up waiting for the ACK, ns.
+    /// End of data frame → give up waiting for the ACK, ns. With `ack_in_frame`: end of data
+    /// frame → sendDone, acked or not (TOSSIM: 34 + 11 symbols).
     pub ack_timeout_ns: u64,
     /// TOSSIM folds the ACK into the data frame: the frame occupies the air for `ack_latency_ns`
-    /// longer when an ACK is requested, and the ACK is decided at its end [CODE t2:
-    /// TossimPacketModelC.nc].
+    /// longer when an ACK is requested, and the ACK is decided at its end. sendDone follows
+    /// `ack_timeout_ns − ack_latency_ns` later whatever the outcome, and a broadcast's the same
+    /// time after its end; the radio receives nothing until then [CODE t2:
+    /// TossimPacketModelC.nc; spec §5.9].
     pub ack_in_frame: bool,
     /// Link-layer retransmissions after the first attempt.
     pub max_retries: u8,
@@ -102,7 +105,10 @@ pub struct MacConfig {
     /// Deliver decoded frames addressed to other nodes to the agent (snooping). Hardware
     /// address recognition (hardware ACKs) makes this impossible on a real mote.
     pub promiscuous: bool,
-    /// Fixed part of the TXFIFO load over SPI before the backoff, ns [AMBIG-5].
+    /// Fixed part of the TXFIFO load over SPI, ns [AMBIG-5]. Loaded once the initial backoff
+    /// has expired, before the first CCA, as TinyOS 1.x does (TIMER_INITIAL → startSend →
+    /// TXFIFO done → CCA) [CODE tenet1: CC2420RadioM.nc]; a congestion backoff or a CCA retry
+    /// does not reload it, a retransmission does.
     pub txfifo_load_base_ns: u64,
     /// Per-byte part of the TXFIFO load, ns [AMBIG-5].
     pub txfifo_load_per_byte_ns: u64,
@@ -120,9 +126,10 @@ pub struct MacConfig {
     /// FIFO (addressed to it or broadcast; any frame it decodes when it is promiscuous, as
     /// without address recognition) while its MAC waits in a backoff restarts that backoff as a
     /// congestion backoff plus this delay, so that its transmission does not hit the ACK the
-    /// frame's receiver may be sending. The stacks use the ACK delay, 75 jiffies = 2,288,818 ns
-    /// [CODE tenet1 and usc-ifrc: CC2420RadioM.nc `FIFOP.fired`, CC2420Const.h
-    /// `CC2420_ACK_DELAY`]. 0 (every preset, for now): not modelled.
+    /// frame's receiver may be sending. The stacks use the ACK delay: 75 jiffies = 2,288,818 ns
+    /// in Tenet's build, 150 jiffies = 4,577,637 ns in the IFRC authors' SACK build [CODE tenet1
+    /// and usc-ifrc: CC2420RadioM.nc `FIFOP.fired`, CC2420Const.h `CC2420_ACK_DELAY`; usc-ifrc
+    /// apps/RateControl/Makefile `-DACK_DELAY=150`]. 0 (every preset): the rule is off.
     pub ack_protection_ns: u64,
 }
 
@@ -177,7 +184,11 @@ impl MacConfig {
             max_retries: 5,      // [CODE t2: LqiForwardingEngineP.nc, 5 retries]
             retry_gap_min_ns: 0, // immediate resend [CODE t2]
             retry_gap_spread_ns: 0,
-            queue_capacity: 12, // [CODE t2: CtpP.nc FORWARD_COUNT]
+            // [CODE t2: CtpP.nc FORWARD_COUNT] with MultiHopLQI-2.x's 5 retries above: a deliberate
+            // mix [AMBIG → chosen: CTP's queue; spec §5.7's `mhlqi2` row would be 2/5/0].
+            queue_capacity: 12,
+            // [AMBIG → chosen: 86, the 1.x/Tenet data field, so that RCRT-sized frames fit; the
+            // 2.x default TOSH_DATA_LENGTH is 28]
             max_payload: 86,
             promiscuous: false, // 2.x address recognition on by default [CODE t2]
             ieee802154_csma: false,
@@ -252,15 +263,19 @@ impl MacConfig {
             cca_threshold_dbm: -72.0,
             cca_mode3: false,
             ack: AckMode::Software,
-            ack_latency_ns: 34 * sym,
+            ack_latency_ns: 34 * sym, // the ACK allowance folded into the frame [CODE t2]
+            // sendDone 11 symbols after the extended frame, acked or not [CODE t2:
+            // TossimPacketModelC.nc; spec §5.9]
             ack_timeout_ns: 34 * sym + 11 * sym,
             ack_in_frame: true,
-            max_retries: 0,
+            max_retries: 0, // the packet model itself never retransmits [CODE t2]
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,
-            queue_capacity: 12,
+            queue_capacity: 12, // [AMBIG → chosen: as `tinyos2` (CTP's forwarding queue)]
+            // [AMBIG → chosen: the largest payload of a 127-byte 802.15.4 frame with TOSSIM's
+            // 13-byte header]
             max_payload: 114,
-            promiscuous: true,
+            promiscuous: true, // [AMBIG → chosen: on; TOSSIM's AM layer hands others' frames up as Snoop]
             ieee802154_csma: false,
             csma_min_be: 3,
             csma_max_be: 5,
@@ -296,19 +311,22 @@ impl MacConfig {
             initial_backoff: Backoff { min_units: 1, max_units: 32, unit_ns: byte },
             congestion_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: byte },
             cca_guard_ns: 0,
+            // [AMBIG → chosen: the CC1000's RX→TX switch, ≈ 250 µs]
             turnaround_ns: 250_000,
+            // [AMBIG → chosen: the CC2420 presets' threshold and busy-while-receiving CCA; B-MAC
+            // uses an adaptive noise floor instead]
             cca_threshold_dbm: -77.0,
             cca_mode3: true,
             ack: AckMode::Software,
             ack_latency_ns: 14 * byte,
             ack_timeout_ns: 26 * byte,
             ack_in_frame: false,
-            max_retries: 4,
+            max_retries: 4, // [AMBIG → chosen: as `tinyos1_tenet`; spec-gbn leaves it open]
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,
-            queue_capacity: 16,
-            max_payload: 29,
-            promiscuous: true,
+            queue_capacity: 16, // [AMBIG → chosen: as `tinyos1_tenet`]
+            max_payload: 29,    // TOSH_DATA_LENGTH, TinyOS 1.x's default for the mica2 [CODE t1: AM.h]
+            promiscuous: true,  // [AMBIG → chosen: on; the CC1000 has no hardware address filter]
             ieee802154_csma: false,
             csma_min_be: 3,
             csma_max_be: 5,
@@ -344,10 +362,11 @@ impl MacConfig {
             ack: AckMode::Hardware,
             ack_latency_ns: 192_000 + 11 * 32_000,
             ack_timeout_ns: 864_000,
-            max_retries: 3,
+            max_retries: 3, // macMaxFrameRetries default [LIT: IEEE 802.15.4-2006 §7.4.2]
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,
-            queue_capacity: 16,
+            queue_capacity: 16, // the lrwpan40 reference's 16-packet queues (issue #2)
+            // [AMBIG → chosen: 127-byte frame less the 17 bytes of overhead above]
             max_payload: 110,
             promiscuous: false,
             ieee802154_csma: true,
@@ -428,6 +447,38 @@ impl MacConfig {
         if self.byte_ns == 0 {
             return Err("mac.byte_ns must be > 0".into());
         }
+        // No modelled MAC waits anywhere near a second for one step; the cap keeps every sum and
+        // product of these times (air time, backoff draws, TXFIFO loads) far from overflow.
+        let second = 1_000_000_000u64;
+        let mut times: Vec<(String, u64)> = vec![
+            ("byte_ns".into(), self.byte_ns.saturating_mul(128)),
+            ("cca_guard_ns".into(), self.cca_guard_ns),
+            ("turnaround_ns".into(), self.turnaround_ns),
+            ("ack_latency_ns".into(), self.ack_latency_ns),
+            ("ack_timeout_ns".into(), self.ack_timeout_ns),
+            ("retry_gap_min_ns".into(), self.retry_gap_min_ns),
+            ("retry_gap_spread_ns".into(), self.retry_gap_spread_ns),
+            ("txfifo_load_base_ns".into(), self.txfifo_load_base_ns),
+            ("txfifo_load_per_byte_ns".into(), self.txfifo_load_per_byte_ns.saturating_mul(128)),
+            ("rx_process_ns".into(), self.rx_process_ns),
+            ("cpu_per_rx_ns".into(), self.cpu_per_rx_ns),
+            ("ack_protection_ns".into(), self.ack_protection_ns),
+        ];
+        for (name, b) in [("initial_backoff", self.initial_backoff), ("congestion_backoff", self.congestion_backoff)] {
+            // 2^8 − 1 units: the largest 802.15.4 window (macMaxBE = 8) uses the same unit.
+            times.push((
+                format!("{name} (max_units × unit_ns, or 255 × unit_ns)"),
+                b.unit_ns.saturating_mul(u64::from(b.max_units.max(255))),
+            ));
+        }
+        for (name, t) in times {
+            if t > 10 * second {
+                return Err(format!(
+                    "mac.{name}: {} s is beyond any MAC timing (at most 10 s; per byte: 10 s / 128)",
+                    t as f64 / 1e9
+                ));
+            }
+        }
         // The attempt counter is a byte: 1 + max_retries must fit, and no modelled MAC comes near.
         if self.max_retries > MAX_RETRIES {
             return Err(format!("mac.max_retries = {}: at most {MAX_RETRIES}", self.max_retries));
@@ -447,13 +498,21 @@ impl MacConfig {
         if !self.cca_threshold_dbm.is_finite() {
             return Err(format!("mac.cca_threshold_dbm = {}: must be a finite power in dBm", self.cca_threshold_dbm));
         }
-        // IEEE 802.15.4-2006 §7.4.2: macMinBE ≤ macMaxBE, macMaxBE within 3..=8.
+        // IEEE 802.15.4-2006 §7.4.2: macMinBE ≤ macMaxBE, macMaxBE within 3..=8,
+        // macMaxCSMABackoffs within 0..=5.
         if self.ieee802154_csma && (self.csma_min_be > self.csma_max_be || self.csma_max_be > 8) {
             return Err(format!(
                 "mac.csma_min_be = {}, mac.csma_max_be = {}: need csma_min_be ≤ csma_max_be ≤ 8 (IEEE 802.15.4)",
                 self.csma_min_be, self.csma_max_be
             ));
         }
+        if self.ieee802154_csma && self.csma_max_backoffs > 5 {
+            return Err(format!(
+                "mac.csma_max_backoffs = {}: at most 5 (macMaxCSMABackoffs, IEEE 802.15.4)",
+                self.csma_max_backoffs
+            ));
+        }
+
         Ok(())
     }
 }
@@ -470,6 +529,24 @@ mod tests {
             p.validate().unwrap();
         }
         assert!(MacConfig::preset("nope").is_none());
+    }
+
+    #[test]
+    fn settings_no_mac_has_are_refused() {
+        let t1 = MacConfig::tinyos1_tenet();
+        let bad = [
+            (MacConfig { ack_timeout_ns: 20_000_000_000, ..t1.clone() }, "mac.ack_timeout_ns"),
+            (MacConfig { byte_ns: u64::MAX / 2, ..t1.clone() }, "mac.byte_ns"),
+            (
+                MacConfig { initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: u64::MAX }, ..t1.clone() },
+                "mac.initial_backoff",
+            ),
+            (MacConfig { csma_max_backoffs: 255, ..MacConfig::ieee802154() }, "at most 5"),
+        ];
+        for (cfg, says) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert!(e.contains(says), "{e}");
+        }
     }
 
     #[test]

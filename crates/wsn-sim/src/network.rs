@@ -75,6 +75,11 @@ enum Phase {
     Turnaround,
     Tx,
     WaitAck,
+    /// `ack_in_frame` (TOSSIM): the frame is over, its outcome known, and sendDone comes
+    /// `ack_timeout_ns − ack_latency_ns` later (11 symbols), acked or not; until then the
+    /// radio still counts as transmitting and receives nothing [CODE t2:
+    /// TossimPacketModelC.nc; spec §5.9].
+    SendDoneDelay,
     RetryGap,
 }
 
@@ -113,6 +118,8 @@ struct CurFrame {
     be: u8,
     /// The MAC gave up on a busy channel.
     access_failed: bool,
+    /// The outcome `Phase::SendDoneDelay` hands on: the last attempt was acknowledged.
+    done_acked: bool,
 }
 
 #[derive(Debug)]
@@ -1362,7 +1369,7 @@ impl Network {
 
     fn mac_timer(&mut self, i: usize) {
         let now = self.now;
-        if !matches!(self.nodes[i].mac.phase, Phase::WaitAck | Phase::Idle | Phase::Tx) {
+        if !matches!(self.nodes[i].mac.phase, Phase::WaitAck | Phase::SendDoneDelay | Phase::Idle | Phase::Tx) {
             // Radio off: carrier sense and transmission wait until it is back, then the MAC
             // contends afresh with an initial backoff (nodes back from one outage would
             // otherwise all sense the channel at the same instant).
@@ -1404,6 +1411,14 @@ impl Network {
             Phase::Guard => self.cca_step(i, true),
             Phase::Turnaround => self.tx_start(i),
             Phase::WaitAck => self.attempt_failed(i),
+            Phase::SendDoneDelay => {
+                self.radios[i].transmitting = false;
+                if self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.done_acked) {
+                    self.complete(i, true);
+                } else {
+                    self.attempt_failed(i);
+                }
+            }
             Phase::RetryGap => self.contend_afresh(i, now),
             Phase::Idle | Phase::Tx => {}
         }
@@ -1465,6 +1480,7 @@ impl Network {
             nb: 0,
             be: self.mac.csma_min_be,
             access_failed: false,
+            done_acked: false,
         });
         true
     }
@@ -1612,9 +1628,28 @@ impl Network {
             n.mac.gen = gen;
             let wait = if self.mac.ack_in_frame { Duration::ZERO } else { Duration(self.mac.ack_latency_ns) };
             self.q.push(now + wait, Ev::AckCheck { node: i as u32, gen });
+        } else if self.mac.ack_in_frame {
+            // TOSSIM: a broadcast's sendDone too comes 11 symbols after its end.
+            self.send_done_after_delay(i, false);
         } else {
             self.complete(i, false);
         }
+    }
+
+    /// `ack_in_frame` (TOSSIM): sendDone `ack_timeout_ns − ack_latency_ns` after the end of
+    /// the frame (its ACK allowance included), acknowledged or not; the radio stays deaf until
+    /// then [CODE t2: TossimPacketModelC.nc `send_transmit`, the RX/TX delay added to every
+    /// frame's end; spec §5.9].
+    fn send_done_after_delay(&mut self, i: usize, acked: bool) {
+        let now = self.now;
+        let delay = Duration(self.mac.ack_timeout_ns.saturating_sub(self.mac.ack_latency_ns));
+        self.radios[i].transmitting = true;
+        let n = &mut self.nodes[i];
+        if let Some(c) = n.mac.cur.as_mut() {
+            c.done_acked = acked;
+        }
+        n.mac.phase = Phase::SendDoneDelay;
+        self.schedule_mac(i, now + delay);
     }
 
     /// Reception rule R3 at `r` for the frame of sender `s` (received at `p_mw`, destination
@@ -1756,13 +1791,13 @@ impl Network {
                 let rd = &mut self.radios[i];
                 let mw = rd.energy_mw(&self.noise_model, now);
                 let c: f64 = rd.rng.gen();
+                // A preset that folds the ACK's airtime into the frame (`ack_bytes` 0, tossim)
+                // still decodes an 11-byte ACK where the curve depends on length.
+                let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
                 ok = if self.chan.reception == crate::scenario::Reception::Ns3 {
                     // The whole ACK PPDU, PHY header included, as ns-3 charges it.
-                    c < prr::oqpsk_chunk_success_db(p_rev - rd.energy_dbm(mw), 8 * self.mac.ack_bytes)
+                    c < prr::oqpsk_chunk_success_db(p_rev - rd.energy_dbm(mw), 8 * ack_len)
                 } else {
-                    // A preset that folds the ACK's airtime into the frame (`ack_bytes` 0,
-                    // tossim) still decodes an 11-byte ACK where the curve depends on length.
-                    let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
                     c < frame_prr(&self.chan, ack_len, p_rev - rd.energy_dbm(mw), 0)
                 };
             }
@@ -1774,12 +1809,18 @@ impl Network {
         }
         if ok {
             self.nodes[i].stats.acked += 1;
-            self.complete(i, true);
+            if self.mac.ack_in_frame {
+                self.send_done_after_delay(i, true);
+            } else {
+                self.complete(i, true);
+            }
+        } else if self.mac.ack_in_frame {
+            self.send_done_after_delay(i, false);
         } else {
-            // Wait out the ACK timeout (counted from the end of the frame).
+            // Wait out the ACK timeout (counted from the end of the data frame, `ack_latency_ns`
+            // ago).
             self.nodes[i].mac.phase = Phase::WaitAck;
-            let waited = if self.mac.ack_in_frame { 0 } else { self.mac.ack_latency_ns };
-            let rest = Duration(self.mac.ack_timeout_ns.saturating_sub(waited));
+            let rest = Duration(self.mac.ack_timeout_ns.saturating_sub(self.mac.ack_latency_ns));
             self.schedule_mac(i, now + rest);
         }
     }

@@ -636,6 +636,16 @@ impl Scenario {
                 }
             }
         }
+        if let Ok(mac) = sc.mac() {
+            if mac.ack == crate::mac::AckMode::Hardware && mac.promiscuous {
+                sc.warnings.push(format!(
+                    "mac.promiscuous = true with hardware ACKs (preset {}): no CC2420 does both (its automatic \
+                     ACK needs the address recognition that drops frames addressed to others, spec §5.4); \
+                     the run models an idealised MAC",
+                    mac.preset
+                ));
+            }
+        }
         for (i, f) in sc.flows.iter().enumerate() {
             if f.start_s >= sc.duration_s {
                 sc.warnings.push(format!(
@@ -1572,6 +1582,14 @@ mod tests {
         assert!(has("flows[0].rate_pps = 1 is ignored under IFRC"), "{:?}", sc.warnings);
         assert!(has("mac.promiscuous = false (preset tinyos1_tenet)"), "{:?}", sc.warnings);
         let sc = Scenario::load("office40", &["protocol.kind=\"ifrc\"".into(), "mac.promiscuous=true".into()]).unwrap();
+        assert!(!sc.warnings.iter().any(|w| w.contains("mac.promiscuous = false")), "{:?}", sc.warnings);
+        // Snooping with hardware ACKs is a MAC no CC2420 has: said so.
+        assert!(
+            sc.warnings.iter().any(|w| w.contains("with hardware ACKs (preset tinyos1_tenet)")),
+            "{:?}",
+            sc.warnings
+        );
+        let sc = Scenario::load("office40", &["mac.preset=\"ifrc2006\"".into()]).unwrap();
         assert!(!sc.warnings.iter().any(|w| w.contains("promiscuous")), "{:?}", sc.warnings);
         // The IFRC experiments set neither.
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/ifrc");

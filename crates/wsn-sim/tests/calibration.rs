@@ -145,3 +145,42 @@ fn ns3_reception_needs_the_oqpsk_curve() {
     let msg = err.to_string();
     assert!(msg.contains("radio.reception") && msg.contains("ieee802154"), "{msg}");
 }
+
+/// TOSSIM's sendDone comes 11 symbols after the frame's extended end (data plus the 34-symbol
+/// ACK allowance), acknowledged or not (spec §5.9): for TestSimComm's 28-byte frames,
+/// 2·(28 + 13) + 12 + 34 + 11 = 139 symbols after the transmission starts. (A review found 128
+/// symbols for acknowledged frames and 173 for the others.)
+#[test]
+fn tossim_send_done_is_eleven_symbols_after_the_extended_frame() {
+    let dir = std::env::temp_dir().join(format!("wsn-tossim-senddone-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let sc =
+        load("tossim/testsimcomm.toml", &["topology.gains_file=gains-equal.txt", "duration_s=20", "output.trace=true"]);
+    wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None })
+        .expect("run succeeds");
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
+    let sym = 1e9 / 65_536.0;
+    let mut tx_at = std::collections::HashMap::new();
+    let (mut acked, mut unacked) = (0, 0);
+    for line in trace.lines().skip(1) {
+        let f: Vec<&str> = line.split(',').collect();
+        let t: f64 = f[0].parse().unwrap();
+        match f[1] {
+            "tx" => {
+                tx_at.insert(f[2].to_string(), t);
+            }
+            "send_done" => {
+                let gap = (t - tx_at[f[2]]) / sym;
+                assert!((gap - 139.0).abs() < 0.5, "node {}: sendDone {gap:.1} symbols after tx: {line}", f[2]);
+                if f[4] == "1" {
+                    acked += 1;
+                } else {
+                    unacked += 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+    assert!(acked > 50 && unacked > 50, "both outcomes checked: {acked} acked, {unacked} not");
+}
