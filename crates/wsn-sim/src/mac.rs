@@ -8,7 +8,8 @@ use serde::{Deserialize, Serialize};
 use wsn_proto::time::Duration;
 
 /// Backoff window: a uniform integer `k` in `[min_units, max_units]`, giving
-/// `k × unit_ns` of waiting.
+/// `k × unit_ns` of waiting; or, with `mask`, `k = (r & mask) + min_units` for a uniform 16-bit
+/// `r`, as TinyOS 1.x draws it (`max_units` is then `mask + min_units`).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Backoff {
@@ -18,12 +19,21 @@ pub struct Backoff {
     pub max_units: u32,
     /// Unit length in nanoseconds.
     pub unit_ns: u64,
+    /// The bit mask of a TinyOS-style draw, when the mask is not of the form 2^n − 1 (for which
+    /// the draw is uniform anyway), e.g. the IFRC build's 45 = 3 × 0xF, whose draw takes only
+    /// 16 values [CODE usc-ifrc: QueuedSend.h].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mask: Option<u16>,
 }
 
 impl Backoff {
     /// Mean wait.
     pub fn mean(&self) -> Duration {
-        Duration((self.min_units as u64 + self.max_units as u64) * self.unit_ns / 2)
+        match self.mask {
+            // Each bit of the mask is set with probability ½.
+            Some(m) => Duration((2 * self.min_units as u64 + m as u64) * self.unit_ns / 2),
+            None => Duration((self.min_units as u64 + self.max_units as u64) * self.unit_ns / 2),
+        }
     }
 }
 
@@ -170,9 +180,9 @@ impl MacConfig {
             overhead_bytes: 19,
             ack_bytes: 11,
             // [11, 320] jiffies [CODE t2: CC2420CsmaP.nc, CC2420TransmitP.nc]
-            initial_backoff: Backoff { min_units: 11, max_units: 320, unit_ns: JIFFY_NS },
+            initial_backoff: Backoff { min_units: 11, max_units: 320, unit_ns: JIFFY_NS, mask: None },
             // [11, 80] jiffies [CODE t2]
-            congestion_backoff: Backoff { min_units: 11, max_units: 80, unit_ns: JIFFY_NS },
+            congestion_backoff: Backoff { min_units: 11, max_units: 80, unit_ns: JIFFY_NS, mask: None },
             cca_guard_ns: 7 * JIFFY_NS, // [CODE t2: CC2420TransmitP.nc]
             turnaround_ns: 192_000,
             cca_threshold_dbm: -77.0,
@@ -213,9 +223,9 @@ impl MacConfig {
             overhead_bytes: 17,
             ack_bytes: 11,
             // ((r & 0xF) + 1) × 10 jiffies [CODE t1: CC2420RadioM.nc]
-            initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: 10 * JIFFY_NS },
+            initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: 10 * JIFFY_NS, mask: None },
             // ((r & 0x3F) + 1) × 10 jiffies [CODE t1]
-            congestion_backoff: Backoff { min_units: 1, max_units: 64, unit_ns: 10 * JIFFY_NS },
+            congestion_backoff: Backoff { min_units: 1, max_units: 64, unit_ns: 10 * JIFFY_NS, mask: None },
             cca_guard_ns: 0,
             turnaround_ns: 192_000,
             cca_threshold_dbm: -77.0,
@@ -256,8 +266,8 @@ impl MacConfig {
             byte_ns: 2 * sym,
             overhead_bytes: 19,
             ack_bytes: 0,
-            initial_backoff: Backoff { min_units: 20, max_units: 639, unit_ns: sym },
-            congestion_backoff: Backoff { min_units: 20, max_units: 159, unit_ns: sym },
+            initial_backoff: Backoff { min_units: 20, max_units: 639, unit_ns: sym, mask: None },
+            congestion_backoff: Backoff { min_units: 20, max_units: 159, unit_ns: sym, mask: None },
             cca_guard_ns: 0,
             turnaround_ns: 11 * sym, // RX/TX delay [CODE t2]
             cca_threshold_dbm: -72.0,
@@ -308,8 +318,8 @@ impl MacConfig {
             byte_ns: byte,
             overhead_bytes: 18,
             ack_bytes: 4,
-            initial_backoff: Backoff { min_units: 1, max_units: 32, unit_ns: byte },
-            congestion_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: byte },
+            initial_backoff: Backoff { min_units: 1, max_units: 32, unit_ns: byte, mask: None },
+            congestion_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: byte, mask: None },
             cca_guard_ns: 0,
             // [AMBIG → chosen: the CC1000's RX→TX switch, ≈ 250 µs]
             turnaround_ns: 250_000,
@@ -349,8 +359,8 @@ impl MacConfig {
         MacConfig {
             preset: "ieee802154".into(),
             overhead_bytes: 17,
-            initial_backoff: Backoff { min_units: 0, max_units: 7, unit_ns: 320_000 },
-            congestion_backoff: Backoff { min_units: 0, max_units: 31, unit_ns: 320_000 },
+            initial_backoff: Backoff { min_units: 0, max_units: 7, unit_ns: 320_000, mask: None },
+            congestion_backoff: Backoff { min_units: 0, max_units: 31, unit_ns: 320_000, mask: None },
             cca_guard_ns: 128_000, // CCA takes 8 symbols
             // Energy-detect CCA at 10 dB above the −106.58 dBm reference sensitivity
             // [LIT: IEEE 802.15.4-2006 §6.9.9, as ns-3 lr-wpan applies it].
@@ -381,17 +391,20 @@ impl MacConfig {
     /// 32-byte packets. Numbers from the authors' build [CODE usc-ifrc: Makefile, QueuedSend.h,
     /// CC2420RadioM.nc].
     ///
-    /// Deviations: the code ANDs the random number with the masks 45 and 189 (3 × 0xF and
-    /// 3 × 0x3F); a uniform window over the same range has the same means (23.5 and 95.5 units);
-    /// the base station's shorter backoffs (masks 7 and 31) are not modelled (one MAC setting
-    /// for all nodes); the code's queue holds 63 packets, the paper's 64.
+    /// The backoffs AND a 16-bit random number with the masks 45 and 189 (3 × 0xF and 3 × 0x3F),
+    /// as the code does (session 16; before, uniform windows with the same means, 23.5 and 95.5
+    /// units). Deviations: the base station's shorter backoffs (masks 7 and 31) are not
+    /// modelled (one MAC setting for all nodes); the code's queue holds 63 packets, the
+    /// paper's 64.
     pub fn ifrc2006() -> MacConfig {
         MacConfig {
             preset: "ifrc2006".into(),
-            // (r & 45) + 1 units of 10 jiffies: 0.31–14 ms, mean 7.2 ms [CODE usc-ifrc: QueuedSend.h]
-            initial_backoff: Backoff { min_units: 1, max_units: 46, unit_ns: 10 * JIFFY_NS },
-            // (r & 189) + 1 units: 0.31–58 ms, mean 29 ms [CODE usc-ifrc: QueuedSend.h]
-            congestion_backoff: Backoff { min_units: 1, max_units: 190, unit_ns: 10 * JIFFY_NS },
+            // (r & 45) + 1 units of 10 jiffies: 0.31–14 ms, mean 7.2 ms, 16 distinct values
+            // [CODE usc-ifrc: QueuedSend.h, 3 × 0xF]
+            initial_backoff: Backoff { min_units: 1, max_units: 46, unit_ns: 10 * JIFFY_NS, mask: Some(45) },
+            // (r & 189) + 1 units: 0.31–58 ms, mean 29 ms, 64 distinct values [CODE usc-ifrc:
+            // QueuedSend.h, 3 × 0x3F]
+            congestion_backoff: Backoff { min_units: 1, max_units: 190, unit_ns: 10 * JIFFY_NS, mask: Some(189) },
             ack: AckMode::Software,
             // SACK is strobed once the frame has been read over SPI: RX FIFO read (1.5 ms, as
             // `rx_process_ns`) + 12-symbol turnaround + 11-byte ACK [DERIVED spec-radio §5.4].
@@ -442,6 +455,14 @@ impl MacConfig {
             }
             if b.unit_ns == 0 {
                 return Err(format!("mac.{name}.unit_ns must be > 0"));
+            }
+            if let Some(m) = b.mask {
+                if u64::from(b.max_units) != u64::from(b.min_units) + u64::from(m) {
+                    return Err(format!(
+                        "mac.{name}: with mask = {m}, max_units must be min_units + mask = {}",
+                        u64::from(b.min_units) + u64::from(m)
+                    ));
+                }
             }
         }
         if self.byte_ns == 0 {
@@ -538,7 +559,10 @@ mod tests {
             (MacConfig { ack_timeout_ns: 20_000_000_000, ..t1.clone() }, "mac.ack_timeout_ns"),
             (MacConfig { byte_ns: u64::MAX / 2, ..t1.clone() }, "mac.byte_ns"),
             (
-                MacConfig { initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: u64::MAX }, ..t1.clone() },
+                MacConfig {
+                    initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: u64::MAX, mask: None },
+                    ..t1.clone()
+                },
                 "mac.initial_backoff",
             ),
             (MacConfig { csma_max_backoffs: 255, ..MacConfig::ieee802154() }, "at most 5"),

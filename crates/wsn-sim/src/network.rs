@@ -677,7 +677,10 @@ fn draw_be(be: u8, unit_ns: u64, rng: &mut SimRng) -> Duration {
 }
 
 fn draw(b: &Backoff, rng: &mut SimRng) -> Duration {
-    let k = rng.gen_range(b.min_units..=b.max_units) as u64;
+    let k = match b.mask {
+        Some(m) => u64::from(rng.gen::<u16>() & m) + u64::from(b.min_units),
+        None => rng.gen_range(b.min_units..=b.max_units) as u64,
+    };
     Duration(k * b.unit_ns)
 }
 
@@ -2008,6 +2011,28 @@ fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The IFRC build's backoff, (r & 45) + 1: only the 16 sums of the mask's bits, each as
+    /// often, with the mean of the uniform window it replaced (23.5 units).
+    #[test]
+    fn masked_backoff_draws_the_masks_values() {
+        let b = crate::mac::MacConfig::ifrc2006().initial_backoff;
+        let mut rng = stream(3, 0, 0, Purpose::Mac);
+        let mut seen = std::collections::BTreeMap::new();
+        let n = 160_000;
+        for _ in 0..n {
+            let k = draw(&b, &mut rng).as_nanos() / b.unit_ns;
+            *seen.entry(k).or_insert(0u32) += 1;
+        }
+        let want: Vec<u64> = (0..64u64).filter(|v| v & !45 == 0).map(|v| v + 1).collect();
+        assert_eq!(seen.keys().copied().collect::<Vec<_>>(), want);
+        for (&k, &c) in &seen {
+            assert!((c as f64 / n as f64 - 1.0 / 16.0).abs() < 0.005, "{k}: {c}");
+        }
+        let mean = seen.iter().map(|(&k, &c)| k as f64 * c as f64).sum::<f64>() / n as f64;
+        assert!((mean - 23.5).abs() < 0.1, "{mean}");
+        assert_eq!(b.mean(), Duration(47 * b.unit_ns / 2));
+    }
     use crate::radio::noise::NoiseConfig;
     use proptest::prelude::*;
 

@@ -55,7 +55,7 @@ fn ifrc_forty_nodes_matches_the_ifrc_document() {
     check(
         "ifrc/e1-40node.toml",
         &[],
-        "de769a53e7c3df30622ef8ada559c0b3ff927aefbf98527bc84b6b0995adfd98",
+        "d4e122cfe129268ebb5a34fb691a270006cd0ba22f0b5dbda1cf239a9ceaff95",
         "docs/ifrc.md (E1)",
     );
 }
