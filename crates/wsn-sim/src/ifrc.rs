@@ -18,7 +18,8 @@ use crate::scenario::{IfrcScenario, RcrtProfile};
 /// Bytes of the IFRC header carried after the collection header.
 pub const IFRC_HEADER_LEN: usize = wsn_wire::ifrc::HEADER_LEN;
 
-/// Largest weight of a node (weighted fairness, spec §9.2; the paper uses 2). \[REC\]
+/// Largest weight of a node (weighted fairness, spec §9.2; the paper uses 2) [AMBIG → chosen:
+/// 1000, far above any experiment, low enough that w·r stays a packet rate a radio could carry].
 const MAX_WEIGHT: f64 = 1000.0;
 
 /// The IFRC configuration a scenario asks for (profile values, then the scenario's overrides).
@@ -80,6 +81,15 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     }
     if let Some(v) = c.bs_initial_rate {
         cfg.bs_initial_rate_pps = pos("bs_initial_rate", v)?;
+        // Every rate is capped at the nominal channel rate: a larger r_b would be cut silently.
+        if cfg.bs_initial_rate_pps > cfg.max_rate_pps {
+            return Err(bad(format!(
+                "protocol.bs_initial_rate = {v}: above the {} pkt/s every rate is capped at (the {} profile's nominal \
+                 channel rate)",
+                cfg.max_rate_pps,
+                if cfg.profile == Profile::ReferenceCode { "reference-code" } else { "paper" }
+            )));
+        }
     }
     match c.delta_rule.as_deref() {
         None => {}

@@ -120,6 +120,7 @@ fn bad_ifrc_settings_name_the_field() {
         ("protocol.epsilon=-1.0", "protocol.epsilon"),
         ("protocol.delta_rule=\"global\"", "protocol.global_r_min"),
         ("protocol.weights={\"99\"=2.0}", "protocol.weights"),
+        ("protocol.bs_initial_rate=100.0", "protocol.bs_initial_rate = 100: above the 85 pkt/s"),
     ] {
         let sc = load("ifrc/e1-40node.toml", &[set, "duration_s=10"]);
         let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })

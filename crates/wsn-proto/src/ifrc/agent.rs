@@ -265,6 +265,8 @@ pub struct IfrcAgent {
 
 /// 1/r as a duration (at least 1 ns).
 fn period(rate: f64) -> Duration {
+    // Rates are kept at or above the configured floor; a non-positive one (never reached) takes
+    // the paper profile's 10⁻⁴ pkt/s floor [AMBIG-11].
     let r = if rate.is_finite() && rate > 0.0 { rate } else { 1e-4 };
     Duration::from_secs_f64(1.0 / r).max(Duration(1))
 }

@@ -63,7 +63,8 @@
 //! station counts packets *originated* by its fastest child among the fresh children that
 //! originate (a silent, stopped or removed child never paces it; with no originating child,
 //! every packet of the fastest child counts), advertises avg_q = 0; AMBIG-13
-//! child_rate = r_b in every control packet; AMBIG-14 slots at w·r, header carries r, increase
+//! child_rate = r_b and the child-congested flag in the base station's control packets while a
+//! child is in a congested epoch; AMBIG-14 slots at w·r, header carries r, increase
 //! on 1/r; AMBIG-15 silent nodes adapt; AMBIG-16 stamp at transmission (at `poll_frame`, and again
 //! at `refresh_frame` before every MAC retransmission); AMBIG-20 periodic slots, random initial phase;
 //! AMBIG-21 a parent change forgets the parent's rate; AMBIG-22 Rule 2 with r_x ≥ r is a no-op;
@@ -92,8 +93,8 @@
 //! - base station: r_b starts and is capped at 60 pkt/s (BANDWIDTH), increases with slope 2δ,
 //!   sends its periodic control packet on a timer of 3 / r_maxchild (BEACONFACTOR; 10 s when
 //!   that rate is below 3·r_init; first one after 3 s), sends 4 immediate copies after a child
-//!   crossing and re-arms its timer at 1/r_b, and puts the real congested child's rate, not r_b,
-//!   in the child-rate field (no multi-BS fix).
+//!   crossing that lowers r_b and re-arms its timer at 1/r_b, and puts the real congested
+//!   child's rate, not r_b, in the child-rate field (no multi-BS fix).
 //!
 //! Not reproduced, because the code's header carries fields the paper's does not (rThresh,
 //! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2
@@ -103,7 +104,9 @@
 //! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
 //! neighbour ageing by packet count (a time-based expiry is used); Rule 1 re-checked on every
 //! received packet against the stored parent rate (here: on packets from the parent and after
-//! each own increase, which differs only in timing); the code's MAC backoffs and
+//! each own increase; the code's re-check also sets its no-halving guard, decLastCycle, when it
+//! pulls back an increase that overshot the parent's rate, which this in-tick cap does not: one
+//! fewer skipped halving in E3 of a quick run, none in E1); the code's MAC backoffs and
 //! software ACKs (the simulator's MAC). The BS's 2δ increase runs on every 1/r_b tick rather
 //! than only at beacon times, and the first tick is a uniform phase within 1/r rather than
 //! 1/(r_init·U[1, 2]).
