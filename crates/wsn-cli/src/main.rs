@@ -668,8 +668,9 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     if let Some(fb) = t.feedback_packets {
         let unreliable = s.flows.iter().filter(|f| f.in_order_exactly_once == Some(false)).count();
         println!(
-            "transport feedback {} ({:.1} % of data frames), congestion decreases {}; flows not (yet) complete in order: {}",
+            "transport feedback {} ({:.1} % of data packets originated, the paper's measure; {:.1} % of data frames on the air), congestion decreases {}; flows not (yet) complete in order: {}",
             fb,
+            100.0 * fb as f64 / t.originated.max(1) as f64,
             100.0 * fb as f64 / t.data_frames.max(1) as f64,
             t.congestion_decreases.unwrap_or(0),
             unreliable
