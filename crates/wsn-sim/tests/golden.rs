@@ -55,7 +55,7 @@ fn ifrc_forty_nodes_matches_the_ifrc_document() {
     check(
         "ifrc/e1-40node.toml",
         &[],
-        "d4e122cfe129268ebb5a34fb691a270006cd0ba22f0b5dbda1cf239a9ceaff95",
+        "b4c9f613604d0bf3c989aee3eafc39604f267838a098faf32fd98cea422bd974",
         "docs/ifrc.md (E1)",
     );
 }

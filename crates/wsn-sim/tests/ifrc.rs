@@ -111,6 +111,20 @@ fn e6_subset_senders_get_at_least_the_fair_share() {
     );
 }
 
+/// E7: the 32 senders of the large tree share it fairly. Their controllers climb in slow start
+/// before the traffic starts at 600 s; a parent capped by its own parent a few slow-start steps
+/// behind must not send its children into additive increase at that low rate (AMBIG-8; with the
+/// literal "any drop" test four to nine of them crawled at a third of the others' goodput).
+#[test]
+fn e7_large_group_is_fair_after_a_blind_slow_start() {
+    let r = go(&load("ifrc/e7-two-sinks.toml", &["output.plots=false"]));
+    let g: Vec<f64> = r.summary.flows.iter().filter(|f| f.sink == 0).map(|f| f.goodput_pps).collect();
+    assert_eq!(g.len(), 32);
+    let jain = g.iter().sum::<f64>().powi(2) / (g.len() as f64 * g.iter().map(|x| x * x).sum::<f64>());
+    let (min, max) = g.iter().fold((f64::INFINITY, 0.0f64), |(a, b), &x| (a.min(x), b.max(x)));
+    assert!(jain > 0.98 && min > 0.6 * max, "Jain {jain:.3}, min {min:.3}, max {max:.3}");
+}
+
 /// Bad IFRC settings are refused with the field's name.
 #[test]
 fn bad_ifrc_settings_name_the_field() {

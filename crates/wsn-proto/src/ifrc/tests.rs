@@ -412,9 +412,9 @@ fn rule1_clamps_on_hearing_parent_and_not_before() {
     assert!(close(a.rate_pps(), wire::quantize_rate(0.05)));
     assert_eq!(a.stats().rule1_caps, 1);
     assert!(a.in_slow_start());
-    // The parent's rate falls: clamp and leave slow start.
-    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.04, 1.0)));
-    let r = wire::quantize_rate(0.04);
+    // The parent's rate falls by more than a quarter (it halved): clamp and leave slow start.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.03, 1.0)));
+    let r = wire::quantize_rate(0.03);
     assert!(close(a.rate_pps(), r));
     assert!(!a.in_slow_start());
     assert!(close(a.delta(), 0.025 * r * r));
@@ -455,12 +455,15 @@ fn a_parent_drop_within_one_slow_start_step_keeps_slow_start() {
     tick_to(&mut a, &mut c, 0.1);
     a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.09, 1.0)));
     assert!(a.in_slow_start());
-    // The parent, capped by its own parent, advertises one φ less.
+    // The parent, capped by its own parent, advertises one φ less, then three φ less.
     a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.0875, 1.0)));
     assert!(close(a.rate_pps(), wire::quantize_rate(0.0875)));
     assert!(a.in_slow_start(), "a drop of one slow-start step is not the parent leaving slow start");
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 2, &hdr(0.08, 1.0)));
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.08)));
+    assert!(a.in_slow_start(), "nor is a drop of a few steps, under a quarter");
     // A halving is.
-    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 2, &hdr(0.04375, 1.0)));
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 3, &hdr(0.04, 1.0)));
     assert!(!a.in_slow_start());
 }
 
