@@ -411,7 +411,11 @@ fn fig1(
     let series = vec![
         Series::line("p, reliable no CC", p_rel.clone()),
         Series::line("delivery ratio, best effort", be.iter().map(|q| (q.0, q.3)).collect()),
-        Series::line("r′ = r(2 − p)/p (pkt/s)", p_rel.iter().map(|&(x, p)| (x, x * (2.0 - p) / p)).collect()),
+        // p = 0 (every packet repaired) has no finite r′.
+        Series::line(
+            "r′ = r(2 − p)/p (pkt/s)",
+            p_rel.iter().filter(|q| q.1 > 0.0).map(|&(x, p)| (x, x * (2.0 - p) / p)).collect(),
+        ),
         Series::line("M(r)·r (pkt/s)", p_rel.iter().map(|&(x, p)| (x, m(p) * x)).collect()),
         Series::line(
             "knee (pkt/s)",
