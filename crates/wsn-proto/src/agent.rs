@@ -3,9 +3,11 @@
 //! Call order, per node, driven by the simulator (or a real radio driver):
 //! 1. frames addressed to the node (or broadcast) → [`NodeAgent::handle_frame`];
 //!    decoded frames for other nodes, when overhearing is on → [`NodeAgent::handle_overheard`];
-//! 2. when [`NodeAgent::wants_to_send`] is true the MAC contends for the channel; only when it
-//!    may transmit does it call [`NodeAgent::poll_frame`] (*late binding*: the agent may pick
-//!    another frame or withdraw, returning `None`);
+//! 2. when [`NodeAgent::wants_to_send`] is true the MAC contends for the channel; when its
+//!    initial backoff has expired (before the TXFIFO load and the first CCA) it calls
+//!    [`NodeAgent::poll_frame`] (*late binding*: the agent may pick another frame or withdraw,
+//!    returning `None`); the frame stays bound through congestion backoffs, and the agent may
+//!    re-stamp it before each retransmission ([`NodeAgent::refresh_frame`]);
 //! 3. every frame returned by `poll_frame` gets **exactly one** [`NodeAgent::handle_send_done`],
 //!    after the MAC's last attempt (link retransmissions are the MAC's job);
 //! 4. [`NodeAgent::handle_timeout`] is called at or after [`NodeAgent::poll_timeout`]; a

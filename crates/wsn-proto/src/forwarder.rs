@@ -36,6 +36,16 @@ pub struct ForwarderConfig {
     /// second is refused until the first is done). [CODE tenet1: RoutingLayerM.nc
     /// `_QUEUE_SIZE = FWD_Q_SIZE + 1`, `mybusy`] Off: one shared bound for all packets.
     pub own_slot: bool,
+    /// Drop a packet to forward whose (origin, sequence number) this node has already
+    /// accepted (the per-origin window below): the copies a sender retransmits after losing the
+    /// ACK of a frame that did arrive. Default on. Off: every copy travels on and only its
+    /// destination drops it, as in Tenet, whose byte-for-byte compare with the last queued
+    /// packet never matches a retransmitted copy (the queued copy's TTL was decremented)
+    /// [CODE tenet1: RoutingLayerM.nc `is_duplicate_packet`, `header->ttl--` before the copy],
+    /// and as in the IFRC authors' forwarding (no filter) [CODE usc-ifrc: RateControlM.nc].
+    /// [AMBIG → chosen on: TinyOS 2.x filters them at the link layer (Unique layer) and
+    /// MultiHopLQI keeps a 4-entry history; measured effect in docs/simulator.md]
+    pub hop_dedup: bool,
 }
 
 impl Default for ForwarderConfig {
@@ -46,12 +56,14 @@ impl Default for ForwarderConfig {
             max_frame_payload: 86,
             link_ack: true,
             own_slot: false,
+            hop_dedup: true,
         }
     }
 }
 
 /// Width of the per-origin duplicate window, in sequence numbers. [AMBIG → chosen 128; MultiHopLQI
-/// keeps only 4 entries, Tenet compares with the last queued packet] One origin's packets reach a
+/// keeps only 4 entries; Tenet's compare with the last queued packet never matches a copy, see
+/// `ForwarderConfig::hop_dedup`] One origin's packets reach a
 /// node out of order when they took different paths: the sink's feedback to many sources fans out
 /// and converges again downstream, and in the reference-code RCRT runs a node received one up to
 /// 84 numbers behind the newest (6–7 times per run; with 64 until session 14 those were dropped
@@ -284,8 +296,9 @@ impl NodeAgent for CollectionForwarder {
                 return;
             }
         };
-        // Forwarders accept only frames addressed to them [CODE t1: MultiHopEngineM.nc]; a
-        // broadcast data frame comes from a node without a route and is lost.
+        // Forwarders accept only frames addressed to them [AMBIG → chosen: MultiHopLQI's engine,
+        // CODE t1: MultiHopEngineM.nc]; a broadcast data frame comes from a node without a route
+        // and is lost. (Tenet's RoutingLayerM also takes broadcast frames and forwards them.)
         if rx.link_dst != self.me {
             return;
         }
@@ -318,7 +331,8 @@ impl NodeAgent for CollectionForwarder {
             self.deliver(&repr, body);
             return;
         }
-        if repr.ttl == 0 {
+        // TTL expired, or above the initial value ("TTL error") [CODE tenet1: RoutingLayerM.nc].
+        if repr.ttl == 0 || repr.ttl > self.cfg.ttl {
             self.drop_packet(DropReason::TtlExpired, Some(repr.origin));
             return;
         }
@@ -329,7 +343,7 @@ impl NodeAgent for CollectionForwarder {
         // The duplicate check comes after the room check [CODE tenet1: RoutingLayerM.nc; spec
         // §6.1, MultiHopLQI]: a packet dropped for a full queue (or its TTL) is not recorded, so
         // the sender's retransmission after a lost ACK can still be forwarded.
-        if !self.is_new(repr.origin, repr.seqno, now) {
+        if self.cfg.hop_dedup && !self.is_new(repr.origin, repr.seqno, now) {
             self.drop_packet(DropReason::Duplicate, Some(repr.origin));
             return;
         }
@@ -549,6 +563,41 @@ mod tests {
         g.handle_frame(Instant::ZERO, &mut c, &rx(9, 6), &last);
         assert!(!g.wants_to_send());
         assert!(matches!(g.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::TtlExpired, .. })));
+    }
+
+    /// `hop_dedup`: a forwarder drops a second copy of a packet it already accepted; without it
+    /// (Tenet's behaviour) the copy travels on, and only the destination drops it.
+    #[test]
+    fn hop_dedup_off_forwards_copies_and_the_destination_drops_them() {
+        for (dedup, queued) in [(true, 1), (false, 2)] {
+            let mut f =
+                CollectionForwarder::new(NodeId(5), ForwarderConfig { hop_dedup: dedup, ..ForwarderConfig::default() });
+            let mut c = ctx(5, 2);
+            let pkt = up_packet(9, 7, b"data");
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &pkt);
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &pkt); // the sender lost the ACK
+            assert_eq!(f.queue_len(), queued, "hop_dedup {dedup}");
+        }
+        let mut sink =
+            CollectionForwarder::new(NodeId(0), ForwarderConfig { hop_dedup: false, ..ForwarderConfig::default() });
+        let mut c = ctx(0, 0);
+        let pkt = up_packet(9, 7, b"data");
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::Delivered { .. })));
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::Duplicate, .. })));
+    }
+
+    /// A TTL above the initial value is a "TTL error" [CODE tenet1: RoutingLayerM.nc].
+    #[test]
+    fn ttl_above_the_initial_value_is_dropped() {
+        let mut pkt = up_packet(9, 7, b"data");
+        Packet::new_unchecked(&mut pkt[..]).set_ttl(ForwarderConfig::default().ttl + 1);
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &pkt);
+        assert!(!f.wants_to_send());
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::TtlExpired, .. })));
     }
 
     #[test]

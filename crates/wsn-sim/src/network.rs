@@ -562,6 +562,8 @@ pub struct NetworkSpec {
     pub own_slot: bool,
     /// Initial TTL of routed packets ([`ForwarderConfig::ttl`]).
     pub ttl: u8,
+    /// Forwarders drop copies they already accepted ([`ForwarderConfig::hop_dedup`]).
+    pub hop_dedup: bool,
     /// Radio outages: (node index, from, to). While off, a node's radio neither starts a
     /// transmission nor receives (its MAC contends afresh when the radio is back, and an ACK
     /// due while it is off is not heard); agents, routing and applications go on.
@@ -695,6 +697,7 @@ impl Network {
             link_ack: spec.mac.ack != AckMode::None,
             own_slot: spec.own_slot,
             ttl: spec.ttl,
+            hop_dedup: spec.hop_dedup,
         };
         let mut nodes = Vec::with_capacity(n);
         let mut radios = Vec::with_capacity(n);

@@ -618,6 +618,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
         own_slot: matches!(&sc.protocol, ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) if c.one_datagram_in_flight),
         ttl: sc.routing.ttl,
+        hop_dedup: sc.routing.hop_dedup,
         outages,
     };
     let mut net = Network::new(spec);

@@ -206,6 +206,10 @@ pub struct RoutingConfig {
     /// routinglayer.h RT_DEFAULT_TTL = 20] Deeper synthetic networks (`wsn bench`'s grids) need
     /// more.
     pub ttl: u8,
+    /// Forwarders drop copies of a packet they already accepted (retransmissions after a lost
+    /// ACK); false lets every copy travel to its destination, as Tenet's and the IFRC authors'
+    /// forwarding do ([`wsn_proto::forwarder::ForwarderConfig::hop_dedup`]). Default true.
+    pub hop_dedup: bool,
 }
 
 impl Default for RoutingConfig {
@@ -218,6 +222,7 @@ impl Default for RoutingConfig {
             mhlqi: MhlqiConfig::default(),
             reverse: ReverseConfig::default(),
             ttl: wsn_wire::collection::DEFAULT_TTL,
+            hop_dedup: true,
         }
     }
 }
