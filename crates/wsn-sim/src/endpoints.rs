@@ -154,7 +154,9 @@ impl Network {
             cfg.rng_seed = crate::rng::mix64(self.seed ^ sink.0 as u64);
             let mut s = Sink::new(sink, cfg, policy);
             for (src, w) in &spec.weights {
-                s.set_weight(*src, *w);
+                // The scenario loader bounds weights to 10^-6 … 10^6.
+                let accepted = s.set_weight(*src, *w);
+                debug_assert!(accepted, "weight {w} of {src:?}");
             }
             sink_ep.insert(sink, self.eps.len() as u32);
             self.node_eps[sink.index()].push(self.eps.len() as u32);

@@ -128,11 +128,15 @@ impl Policy for Weighted {
     }
 
     fn allocate(&self, total_pps: f64, flows: &[FlowDemand]) -> Vec<f64> {
-        let sum: f64 = flows.iter().map(|f| f.weight.max(0.0)).sum();
-        if sum.is_nan() || sum <= 0.0 {
+        // A weight that is not a finite number ≥ 0 counts as 0; the weights are scaled by the
+        // largest before summing, so that large ones cannot overflow the sum.
+        let w = |f: &FlowDemand| if f.weight.is_finite() && f.weight > 0.0 { f.weight } else { 0.0 };
+        let top = flows.iter().map(w).fold(0.0, f64::max);
+        if top <= 0.0 {
             return Fair.allocate(total_pps, flows);
         }
-        flows.iter().map(|f| total_pps * f.weight.max(0.0) / sum).collect()
+        let sum: f64 = flows.iter().map(|f| w(f) / top).sum();
+        flows.iter().map(|f| total_pps * (w(f) / top) / sum).collect()
     }
 
     fn caps_at_demand(&self) -> bool {

@@ -31,6 +31,12 @@ use super::{unwrap_seq, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
+/// Lower bound of every RTO. [DERIVED: the 2-ms resolution of the DATA packet's time-since-feedback
+/// field, the clock granularity G of RFC 6298's max(G, k·RTTVAR). The paper's RTO = srtt +
+/// 2·rttvar is 0 after a first sample of 0 (rttvar starts at 0), and a NACK timer re-armed at
+/// `now + 0` sent feedback without end at one instant (a review's test: 1,001 in one instant)]
+pub const RTO_FLOOR: Duration = Duration::from_millis(2);
+
 /// Every constant of the sink (spec §5), with defaults per profile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SinkConfig {
@@ -105,6 +111,12 @@ pub struct SinkConfig {
     /// [CODE: 100; AMBIG → chosen paper 1000: an honest source stays within its window of the
     /// cumulative ACK, and the bound keeps a corrupt datagram from flooding the missing list]
     pub max_seq_jump: u32,
+    /// Measure the jump from the cumulative ACK (the highest in-order sequence number) instead
+    /// of the highest seen. [AMBIG → chosen paper true: then |missing| + |out-of-order| stays
+    /// below `max_seq_jump` whatever a peer sends (measured from the highest seen, a peer raising
+    /// it 1000 at a time grew both lists without bound, and the paper profile never gives up on a
+    /// hole; a review's test: 299,700 missing after 300 datagrams); CODE false, from lastRecv]
+    pub jump_from_cack: bool,
     /// Give up on holes this far behind the highest sequence number (force delivery, drop the
     /// NACK). [D21: paper never (`None`); CODE 200]
     pub give_up_distance: Option<u32>,
@@ -185,6 +197,7 @@ impl SinkConfig {
             fid_ring_len: 5,
             fid_seen_window: 20,
             max_seq_jump: 1_000,
+            jump_from_cack: true,
             give_up_distance: None,
             max_nack_ranges: 10,
             max_nack_seqnos: usize::MAX,
@@ -215,6 +228,7 @@ impl SinkConfig {
             ali_clamps: true,
             quantize_to_ms: true,
             max_seq_jump: 100,
+            jump_from_cack: false,
             give_up_distance: Some(200),
             max_nack_seqnos: 10,
             decrease_notifies_all: false,
@@ -815,12 +829,17 @@ impl Sink {
     }
 
     /// Configure the weight w_i of `source` for the weighted policy (default
-    /// [`SinkConfig::default_weight`]); re-allocates when the flow exists.
-    pub fn set_weight(&mut self, source: NodeId, weight: f64) {
+    /// [`SinkConfig::default_weight`]); re-allocates when the flow exists. A weight must be
+    /// finite and ≥ 0; any other is ignored (the source keeps its weight) and `false` returned.
+    pub fn set_weight(&mut self, source: NodeId, weight: f64) -> bool {
+        if !(weight.is_finite() && weight >= 0.0) {
+            return false;
+        }
         self.weights.insert(source, weight);
         if self.flows.contains_key(&source) {
             self.reallocate();
         }
+        true
     }
 
     /// Total allocated rate R, pkt/s.
@@ -1124,7 +1143,8 @@ impl Sink {
         };
         flow.heard(now, None);
         let last32 = unwrap_seq(flow.last_recv, last);
-        if last32 > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
+        let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
+        if last32 > base.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
             return;
         }
@@ -1183,8 +1203,10 @@ impl Sink {
             fstats.retransmissions += 1;
         }
         let seq = unwrap_seq(flow.last_recv, d.seq);
-        // Step 3: sanity jump. [CODE: 100; paper AMBIG → 1000]
-        if seq > flow.last_recv.saturating_add(self.cfg.max_seq_jump) {
+        // Step 3: sanity jump. [CODE: 100 from the highest seen; paper AMBIG → 1000 from the
+        // cumulative ACK, `jump_from_cack`]
+        let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
+        if seq > base.saturating_add(self.cfg.max_seq_jump) {
             self.stats.bogus += 1;
             return;
         }
@@ -1599,7 +1621,7 @@ impl Sink {
 
     /// The flow's RTO.
     fn rto(&self, flow: &Flow) -> Duration {
-        flow.rtt.rto(self.cfg.rto_rttvar_factor, self.cfg.rto_extra, self.cfg.default_rtt)
+        flow.rtt.rto(self.cfg.rto_rttvar_factor, self.cfg.rto_extra, self.cfg.default_rtt).max(RTO_FLOOR)
     }
 
     /// [PAPER §3.7; AMBIG-14 → defer] send now if RTO_i has passed since the last feedback to
@@ -1921,7 +1943,7 @@ fn rtt_field(rtt: &RttEstimator) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::rcrt::policy::{DemandLimited, DemandProportional};
+    use crate::rcrt::policy::{DemandLimited, DemandProportional, Weighted};
     use std::vec::Vec;
 
     const SRC: NodeId = NodeId(7);
@@ -1965,6 +1987,10 @@ mod tests {
     /// Everything the sink sent, parsed: (destination, kind, fid, rate, cack, nacks).
     fn sent(s: &mut Sink) -> Vec<(NodeId, std::vec::Vec<u8>)> {
         core::iter::from_fn(|| s.poll_transmit(Instant::ZERO)).collect()
+    }
+
+    fn sent_at(s: &mut Sink, now: Instant) -> Vec<(NodeId, std::vec::Vec<u8>)> {
+        core::iter::from_fn(|| s.poll_transmit(now)).collect()
     }
 
     fn delivered(s: &mut Sink) -> Vec<u32> {
@@ -2412,6 +2438,61 @@ mod tests {
         assert_eq!(s.policy_name(), "demand-limited");
         assert_eq!(s.flow_rate(NodeId(1)), Some(0.5));
         assert_eq!(s.flow_rate(NodeId(2)), Some(2.5));
+    }
+
+    /// A peer that raises the highest sequence number 1000 at a time cannot grow the missing and
+    /// out-of-order lists without bound (paper profile): the jump is measured from the cumulative
+    /// ACK, so both stay within `max_seq_jump`.
+    #[test]
+    fn missing_list_stays_bounded_against_a_jumping_peer() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for k in 1..=300u32 {
+            let seq = ((k * 1000) % 65_536) as u16;
+            s.handle_datagram(ms(1_000 + u64::from(k)), SRC, &data(seq, rate, 0, 0, false));
+        }
+        let info = s.flow_info(SRC).unwrap();
+        assert!(info.missing + info.out_of_order <= 1_000, "{} missing, {} held", info.missing, info.out_of_order);
+        // (Numbers half the 16-bit space behind read as old packets, the rest as bogus.)
+        assert!(s.stats().bogus > 100, "{}", s.stats().bogus);
+    }
+
+    /// The paper's RTO is srtt + 2·rttvar, 0 after a first RTT sample of 0; the floor keeps a
+    /// NACK timer from firing again and again at one instant.
+    #[test]
+    fn rto_has_a_floor() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        // SYN-ACK (fid 1) left at 0; DATA 2 at 1 s echoes fid 1 with 1000 ms since it: RTT 0.
+        s.handle_datagram(ms(1_000), SRC, &data(2, rate, 1, 1_000, false));
+        let mut sent = 0;
+        let mut now = ms(1_000);
+        for _ in 0..50 {
+            sent += sent_at(&mut s, now).len();
+            match s.poll_timeout() {
+                Some(t) if t <= now + Duration::from_millis(1) => {
+                    assert!(t > now || sent < 3, "timer re-armed at the same instant");
+                    now = t;
+                    s.handle_timeout(now);
+                }
+                _ => break,
+            }
+        }
+        assert!(sent < 10, "{sent} datagrams in one instant");
+    }
+
+    /// Weights that are not finite numbers ≥ 0 are refused; huge ones still split R by weight.
+    #[test]
+    fn weights_are_checked_and_scaled() {
+        let mut s = Sink::new(NodeId(0), config(Profile::Paper), Box::new(Weighted));
+        assert!(!s.set_weight(NodeId(1), f64::INFINITY));
+        assert!(!s.set_weight(NodeId(1), -1.0));
+        assert!(!s.set_weight(NodeId(1), f64::NAN));
+        let w = [
+            FlowDemand { source: NodeId(1), demand_pps: 1.0, weight: 1e308, goodput_pps: 0.0, current_pps: 0.0 },
+            FlowDemand { source: NodeId(2), demand_pps: 1.0, weight: 1e308, goodput_pps: 0.0, current_pps: 0.0 },
+        ];
+        assert_eq!(Weighted.allocate(2.0, &w), vec![1.0, 1.0]);
+        let w = [FlowDemand { weight: f64::INFINITY, ..w[0] }, FlowDemand { weight: 1.0, ..w[1] }];
+        assert_eq!(Weighted.allocate(2.0, &w), vec![0.0, 2.0]);
     }
 
     /// The allocation trace records the rate the source is told (its wire code), and a
