@@ -1058,6 +1058,10 @@ impl Sink {
         let Some(flow) = self.flows.remove(&source) else {
             return;
         };
+        // Datagrams still to be built for this flow go with it: a new incarnation of the source
+        // must not get its predecessor's FEEDBACK (built from the new flow's state, ahead of its
+        // SYN-ACK; a review). Datagrams already built (a FIN-ACK) stay.
+        self.outbox.retain(|o| !matches!(o, Outgoing::Feedback(s) | Outgoing::SynAck(s) if *s == source));
         let old_total = self.total;
         self.total -= flow.assigned;
         // [AMBIG-26] the code's policy id 2 (demand-limited) never reduces D.
@@ -2493,6 +2497,28 @@ mod tests {
         assert_eq!(Weighted.allocate(2.0, &w), vec![1.0, 1.0]);
         let w = [FlowDemand { weight: f64::INFINITY, ..w[0] }, FlowDemand { weight: 1.0, ..w[1] }];
         assert_eq!(Weighted.allocate(2.0, &w), vec![0.0, 2.0]);
+    }
+
+    /// A FEEDBACK queued for a flow that a new incarnation replaces is not sent to the new one.
+    #[test]
+    fn a_replaced_flow_takes_its_queued_feedback_along() {
+        let mut s = sink(Profile::ReferenceCode);
+        s.handle_datagram(ms(0), SRC, &syn(1.0, 1));
+        let out = sent(&mut s);
+        let Ok(Repr::SynAck { rate, .. }) = Repr::parse(&out[0].1) else { panic!("SYN-ACK") };
+        // A loss queues a FEEDBACK; before it leaves, the source reboots and opens again.
+        s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 50, false));
+        s.handle_datagram(ms(200), SRC, &data(3, rate, 1, 150, false));
+        s.handle_datagram(ms(250), SRC, &syn(1.0, 2));
+        let kinds: Vec<(&str, u16)> = sent_at(&mut s, ms(250))
+            .iter()
+            .map(|(_, b)| match Repr::parse(b) {
+                Ok(Repr::SynAck { nonce, .. }) => ("syn-ack", nonce),
+                Ok(Repr::Feedback { fid, .. }) => ("feedback", u16::from(fid)),
+                _ => ("other", 0),
+            })
+            .collect();
+        assert_eq!(kinds, vec![("syn-ack", 2)]);
     }
 
     /// The allocation trace records the rate the source is told (its wire code), and a
