@@ -72,6 +72,9 @@ struct Net {
     outage: Option<(u16, f64, f64)>,
     /// TinyOS 1.x's ACK-protection rule on (`mac.ack_protection_ns`, 75 jiffies).
     ack_protection: bool,
+    /// Forwarders drop copies they already accepted (`routing.hop_dedup`; off: only the
+    /// destination does, as in Tenet).
+    hop_dedup: bool,
 }
 
 impl Net {
@@ -99,6 +102,7 @@ preset = "{preset}"
 ack_protection_ns = {ack_protection_ns}
 [routing]
 kind = "mhlqi"
+hop_dedup = {hop_dedup}
 [protocol]
 {protocol}
 [output]
@@ -111,6 +115,7 @@ plots = false
             h = self.height_m,
             preset = self.preset,
             ack_protection_ns = if self.ack_protection { 2_288_818 } else { 0 },
+            hop_dedup = self.hop_dedup,
             outage = match self.outage {
                 Some((node, from, len)) => {
                     format!("[[outages]]\nnodes = {node}\nfrom_s = {from}\nto_s = {}\n", from + len)
@@ -155,9 +160,21 @@ fn net(presets: &'static [&'static str]) -> impl Strategy<Value = Net> {
         // Long enough, often, for RCRT's paper-profile sink to release a silent flow (300 s).
         proptest::option::weighted(0.4, (0..16u16, 30.0..900.0f64, 60.0..900.0f64)),
         proptest::bool::weighted(0.3),
+        proptest::bool::weighted(0.7),
     )
         .prop_map(
-            move |(nodes, width_m, height_m, two_sinks, preset, duration_s, seed, outage, ack_protection)| Net {
+            move |(
+                nodes,
+                width_m,
+                height_m,
+                two_sinks,
+                preset,
+                duration_s,
+                seed,
+                outage,
+                ack_protection,
+                hop_dedup,
+            )| Net {
                 nodes,
                 width_m,
                 height_m,
@@ -167,6 +184,7 @@ fn net(presets: &'static [&'static str]) -> impl Strategy<Value = Net> {
                 seed: seed % 1_000_000,
                 outage: outage.map(|(node, from, len)| (node % nodes, from, len)),
                 ack_protection,
+                hop_dedup,
             },
         )
 }
