@@ -1419,10 +1419,15 @@ impl Network {
             Phase::WaitAck => self.attempt_failed(i),
             Phase::SendDoneDelay => {
                 self.radios[i].transmitting = false;
-                if self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.done_acked) {
+                let (acked, ack_request) =
+                    self.nodes[i].mac.cur.as_ref().map_or((false, false), |c| (c.done_acked, c.ack_request));
+                if acked {
                     self.complete(i, true);
-                } else {
+                } else if ack_request {
                     self.attempt_failed(i);
+                } else {
+                    // A broadcast is done, never retransmitted.
+                    self.complete(i, false);
                 }
             }
             Phase::RetryGap => self.contend_afresh(i, now),
@@ -1592,7 +1597,10 @@ impl Network {
             let cur = self.nodes[i].mac.cur.as_mut().expect("on the air");
             (cur.dst, cur.ack_request, cur.am_type, std::mem::take(&mut cur.payload), cur.tx_start)
         };
-        self.radios[i].transmitting = false;
+        // The TOSSIM model keeps the radio transmitting (deaf) until sendDone
+        // (`send_done_after_delay`), so nothing can lock on between the frame's end and the ACK
+        // decision at the same instant.
+        self.radios[i].transmitting = self.mac.ack_in_frame;
         let mut dst_decoded = false;
         let mut dst_link = u32::MAX;
         for k in 0..self.rx_links[i].len() {

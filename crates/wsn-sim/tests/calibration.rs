@@ -184,3 +184,16 @@ fn tossim_send_done_is_eleven_symbols_after_the_extended_frame() {
     std::fs::remove_dir_all(&dir).ok();
     assert!(acked > 50 && unacked > 50, "both outcomes checked: {acked} acked, {unacked} not");
 }
+
+/// Under `tossim` a broadcast (a beacon) ends with its sendDone after the 11-symbol delay and is
+/// never retransmitted, whatever `max_retries` says (a review found each beacon sent 1 +
+/// max_retries times).
+#[test]
+fn tossim_broadcasts_are_not_retransmitted() {
+    let beacons = |retries: &str| {
+        let sc = load("office40", &["mac.preset=\"tossim\"", retries, "duration_s=300", "flows.0.rate_pps=0.2"]);
+        go(&sc).summary.totals.beacon_frames
+    };
+    let (none, three) = (beacons("mac.max_retries=0"), beacons("mac.max_retries=3"));
+    assert!(none > 300 && none == three, "beacons {none} with no retries, {three} with 3");
+}
