@@ -384,7 +384,8 @@ fn fig1(
     writeln!(md, "| offered pkt/s | p (reliable, no CC) | best-effort delivery | r′ = r(2 − p)/p | M(r) | M(r)·r |\n|---|---|---|---|---|---|")?;
     for &(x, p) in &p_rel {
         let bed = be.iter().find(|q| q.0 == x).map_or("–".to_string(), |q| format!("{:.3}", q.3));
-        writeln!(md, "| {x} | {p:.3} | {bed} | {:.3} | {:.3} | {:.3} |", x * (2.0 - p) / p, m(p), m(p) * x)?;
+        let r_total = if p > 0.0 { format!("{:.3}", x * (2.0 - p) / p) } else { "–".into() };
+        writeln!(md, "| {x} | {p:.3} | {bed} | {r_total} | {:.3} | {:.3} |", m(p), m(p) * x)?;
     }
     writeln!(md)?;
     rows.push(row(
@@ -903,10 +904,9 @@ fn report(
             // Median allocated rate of the set at the middle of B2's life.
             let b2_start = b2.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
             let t = (b2_start + b2.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max)) / 2.0;
-            let mut rs: Vec<f64> =
+            let rs: Vec<f64> =
                 v.iter().filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)).collect();
-            rs.sort_by(f64::total_cmp);
-            rs.get(rs.len() / 2).copied().unwrap_or(f64::NAN)
+            median(&rs)
         };
         let (ra1, rb1, ra2, rb2) = (rate_mid(&a1), rate_mid(&b1), rate_mid(&a2), rate_mid(&b2));
         let app =

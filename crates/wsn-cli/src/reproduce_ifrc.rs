@@ -190,8 +190,7 @@ fn rate_spread(r: &RunResult, from: f64, to: f64, step: f64) -> f64 {
         }
         t += step;
     }
-    cvs.sort_by(f64::total_cmp);
-    cvs.get(cvs.len() / 2).copied().unwrap_or(f64::NAN)
+    crate::reproduce::median(&cvs)
 }
 
 /// Step series of the rates of every non-sink node (the first one labelled).

@@ -123,7 +123,8 @@ pub(crate) const REOPEN_DELAY: wsn_proto::time::Duration = wsn_proto::time::Dura
 /// Per-flow RCRT figures kept by the simulator.
 #[derive(Clone, Debug, Default)]
 pub struct RcrtFlowTrace {
-    /// (time s, allocated rate pkt/s) at every allocation change.
+    /// (time s, rate pkt/s) the sink tells the source (its wire code, steps of 1/256 pkt/s),
+    /// recorded when that value changes; each holds until the next entry.
     pub rates: Vec<(f64, f64)>,
     /// (time s, application sequence number) of every delivery (packet reception plot).
     pub deliveries: Vec<(f64, u64)>,

@@ -375,7 +375,7 @@ impl MacConfig {
             max_retries: 3, // macMaxFrameRetries default [LIT: IEEE 802.15.4-2006 §7.4.2]
             retry_gap_min_ns: 0,
             retry_gap_spread_ns: 0,
-            queue_capacity: 16, // the lrwpan40 reference's 16-packet queues (issue #2)
+            queue_capacity: 16, // [AMBIG → chosen: the lrwpan40 reference run's 16-packet queues]
             // [AMBIG → chosen: 127-byte frame less the 17 bytes of overhead above]
             max_payload: 110,
             promiscuous: false,

@@ -900,6 +900,18 @@ impl Scenario {
                         "protocol.buffer_packets = {b}: the retransmit buffer needs at least 2 packets"
                     ));
                 }
+                // The sink drops DATA further than its sanity jump ahead (the paper profile from
+                // the cumulative ACK, the code from the highest seen): a larger window would have
+                // honest packets counted as bogus.
+                let jump = match c.profile {
+                    RcrtProfile::Paper => wsn_proto::rcrt::SinkConfig::paper().max_seq_jump,
+                    RcrtProfile::ReferenceCode => wsn_proto::rcrt::SinkConfig::reference_code().max_seq_jump,
+                } as usize;
+                if b > jump {
+                    return Err(format!(
+                        "protocol.buffer_packets = {b}: at most {jump} under this profile (the sink's sanity jump)"
+                    ));
+                }
             }
             if let Some(f) = c.slow_down_token_floor {
                 if f > 0 {
@@ -1420,6 +1432,14 @@ mod tests {
                 "protocol.policy_changes[0].at_s = NaN",
             ),
             (&["radio.prune_margin_db=-100"], "radio.prune_margin_db = -100: must be within 0 … 100 dB"),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.buffer_packets=5000"],
+                "protocol.buffer_packets = 5000: at most 1000",
+            ),
+            (
+                &["protocol.kind=\"rcrt\"", "protocol.profile=\"reference_code\"", "protocol.buffer_packets=101"],
+                "protocol.buffer_packets = 101: at most 100",
+            ),
             (&["mac.max_retries=255"], "mac.max_retries = 255: at most 100"),
             (&["routing.reverse.aging_period_s=0"], "routing.reverse.aging_period_s = 0: must be"),
             (&["routing.reverse.aging_period_s=0.000001"], "routing.reverse.aging_period_s = 0.000001"),

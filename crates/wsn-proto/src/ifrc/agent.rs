@@ -535,7 +535,7 @@ impl IfrcAgent {
             && self.mode == Mode::SlowStart
             && !self.at_or_below_initial(self.rate)
             && match self.cfg.slow_start_exit {
-                // [AMBIG-8 → chosen: cap only, unless the parent's rate fell]
+                // [AMBIG-8 → chosen: cap only, unless the parent clearly left slow start]
                 SlowStartExit::Recommended => !self.parent_decreased,
                 SlowStartExit::Literal => false,
             };

@@ -28,8 +28,10 @@ pub enum DeltaRule {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SlowStartExit {
     /// In slow start Rule 1 only caps; slow start ends on an own halving, a Rule 2 constraint,
-    /// or when the parent's advertised rate *decreased*. [AMBIG-8 → chosen: spec §7.4
-    /// recommendation, a documented deviation from the literal text]
+    /// or when the parent clearly left slow start: its advertised rate fell by more than a
+    /// quarter and by more than one step φ. [AMBIG-8 → chosen: spec §7.4 recommendation
+    /// ("the parent's rate decreased"), with the session-16 threshold; a documented deviation
+    /// from the literal text]
     Recommended,
     /// Literal [PAPER §4.1.3]: slow start ends as soon as r ≥ the parent's rate.
     Literal,

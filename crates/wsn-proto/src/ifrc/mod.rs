@@ -56,7 +56,8 @@
 //! AMBIG-3 `>` and `<`; AMBIG-5 the congested child with the smallest rate; AMBIG-6 a child's
 //! congested mark expires after 10 of its inter-packet times; AMBIG-7 δ = ε·r² recomputed on
 //! every decrease ([`DeltaRule::PerDecrease`]; [`DeltaRule::Global`] as an option); AMBIG-8 in
-//! slow start Rule 1 only caps unless the parent's rate fell ([`SlowStartExit::Recommended`],
+//! slow start Rule 1 only caps unless the parent's rate fell by more than a quarter and more
+//! than one step φ ([`SlowStartExit::Recommended`],
 //! a deviation; [`SlowStartExit::Literal`] as an ablation); AMBIG-9 one 1/r timer, rescheduled
 //! on rate changes; AMBIG-10 Rule 1 on every packet heard from the parent and after each own
 //! increase, no cap before the parent is heard; AMBIG-11 floor 10⁻⁴ pkt/s; AMBIG-12 the base

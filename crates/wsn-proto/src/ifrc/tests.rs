@@ -447,8 +447,9 @@ fn constraint_to_a_quantised_r_init_reenters_slow_start() {
     assert!(close(b.rate_pps(), q + 0.0025), "slow start adds φ");
 }
 
-/// A slow-starting parent capped by its own parent drops by one step φ: its children stay in
-/// slow start (capped), and leave it only when the parent's rate falls by more than φ.
+/// A slow-starting parent capped by its own parent drops by a step φ or a few: its children stay
+/// in slow start (capped), and leave it only when the parent's rate falls by more than a quarter
+/// (and more than φ), as after a halving.
 #[test]
 fn a_parent_drop_within_one_slow_start_step_keeps_slow_start() {
     let (mut a, mut c) = node(5, 2);
