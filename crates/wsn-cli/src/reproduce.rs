@@ -298,22 +298,22 @@ pub(crate) fn knee_note(points: &[(f64, f64, f64, f64)], k: f64) -> &'static str
     }
 }
 
-/// Seconds within ±`tol`·`center` of `center`, and seconds in all, of the step series `steps`
-/// (time s, value; each value holds until the next entry) over `[from, to)`. Time before the
-/// first entry has no value and is not counted.
-fn time_within(steps: &[(f64, f64)], from: f64, to: f64, center: f64, tol: f64) -> (f64, f64) {
-    let (mut inside, mut all) = (0.0, 0.0);
-    for (k, &(t, v)) in steps.iter().enumerate() {
+/// The pieces of the step series `steps` (time s, value; each value holds until the next entry)
+/// that fall in `[from, to)`: (value, seconds). Time before the first entry has no value.
+fn step_spans(steps: &[(f64, f64)], from: f64, to: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
+    steps.iter().enumerate().filter_map(move |(k, &(t, v))| {
         let next = steps.get(k + 1).map_or(f64::INFINITY, |n| n.0);
         let (a, b) = (t.max(from), next.min(to));
-        if b > a {
-            all += b - a;
-            if (v - center).abs() <= tol * center {
-                inside += b - a;
-            }
-        }
-    }
-    (inside, all)
+        (b > a).then_some((v, b - a))
+    })
+}
+
+/// Seconds within ±`tol`·`center` of `center`, and seconds in all, of the step series `steps`
+/// over `[from, to)` ([`step_spans`]).
+fn time_within(steps: &[(f64, f64)], from: f64, to: f64, center: f64, tol: f64) -> (f64, f64) {
+    step_spans(steps, from, to).fold((0.0, 0.0), |(inside, all), (v, d)| {
+        (if (v - center).abs() <= tol * center { inside + d } else { inside }, all + d)
+    })
 }
 
 /// The paper's "after this transient, the allocated rate stays within 25 % of the average
@@ -453,18 +453,10 @@ fn allocation_mean(r: &RunResult) -> Option<f64> {
     (!per_flow.is_empty()).then(|| mean(&per_flow))
 }
 
-/// Time mean of the step series `steps` (time s, value; each value holds until the next entry)
-/// over `[from, to)`, counting only time after its first entry; `None` when no time counts.
+/// Time mean of the step series `steps` over `[from, to)` ([`step_spans`]); `None` when no time
+/// counts.
 fn step_mean(steps: &[(f64, f64)], from: f64, to: f64) -> Option<f64> {
-    let (mut area, mut all) = (0.0, 0.0);
-    for (k, &(t, v)) in steps.iter().enumerate() {
-        let next = steps.get(k + 1).map_or(f64::INFINITY, |n| n.0);
-        let (a, b) = (t.max(from), next.min(to));
-        if b > a {
-            all += b - a;
-            area += v * (b - a);
-        }
-    }
+    let (area, all) = step_spans(steps, from, to).fold((0.0, 0.0), |(area, all), (v, d)| (area + v * d, all + d));
     (all > 0.0).then(|| area / all)
 }
 
