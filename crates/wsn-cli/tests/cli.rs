@@ -142,15 +142,30 @@ fn reproduce_rcrt_quick_writes_the_required_numbers() {
         // The knees may be undefined (n/a) on a short run; everything else is a number.
         assert!(v == "n/a" && key.ends_with("knee_pps") || v.parse::<f64>().is_ok(), "{key} = {v}");
     }
-    for key in
-        ["feedback_ratio_reference_code", "rcrt_plateau_pps_paper_code_level", "two_sinks_a1_over_b1_reference_code"]
-    {
+    for key in [
+        "feedback_ratio_reference_code",
+        "rcrt_plateau_pps_paper_code_level",
+        "two_sinks_a1_over_b1_reference_code",
+        "baseline_settled_rate_pps",
+        "delivery_violations",
+        "parent_changes_per_node_per_38min",
+    ] {
         assert!(value(key).parse::<f64>().is_ok(), "{key}");
     }
+    assert_eq!(value("delivery_violations"), "0", "the simulator's check of every delivery");
+    // Fig. 1's claims need swept loads above the knee; a quick run may have none.
+    for key in ["fig1_p_at_knee", "fig1_cut_below_knee_share", "fig1_m_nonincreasing_share"] {
+        let v = value(key);
+        assert!(v == "n/a" || v.parse::<f64>().is_ok_and(|x| (0.0..=1.0).contains(&x)), "{key} = {v}");
+    }
     let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
-    for fig in
-        ["fig3-rate-profile.png", "fig7-9-optimality.png", "fig10-robustness-rates.png", "fig13-two-sinks-rates.png"]
-    {
+    for fig in [
+        "fig1-p-vs-load.png",
+        "fig3-rate-profile.png",
+        "fig7-9-optimality.png",
+        "fig10-robustness-rates.png",
+        "fig13-two-sinks-rates.png",
+    ] {
         assert!(report.contains(fig) && out.join(fig).exists(), "{fig}");
     }
     std::fs::remove_dir_all(&out).ok();
