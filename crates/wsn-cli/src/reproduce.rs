@@ -326,12 +326,19 @@ fn allocation_within(r: &RunResult, tol: f64) -> Option<f64> {
     let mg = mean(&gp);
     let (mut inside, mut all) = (0.0, 0.0);
     for f in r.network.flows() {
-        let (Some(first), Some(last)) = (f.rcrt.deliveries.first(), f.rcrt.deliveries.last()) else { continue };
-        let (i, a) = time_within(&f.rcrt.rates, (first.0 + last.0) / 2.0, last.0, mg, tol);
+        let Some((from, to)) = second_half(f) else { continue };
+        let (i, a) = time_within(&f.rcrt.rates, from, to, mg, tol);
         inside += i;
         all += a;
     }
     (all > 0.0).then(|| inside / all)
+}
+
+/// The second half of a flow's traffic, from halfway between its first and last delivery to the
+/// last (s); `None` before any delivery.
+fn second_half(f: &wsn_sim::network::Flow) -> Option<(f64, f64)> {
+    let (first, last) = (f.rcrt.deliveries.first()?, f.rcrt.deliveries.last()?);
+    Some(((first.0 + last.0) / 2.0, last.0))
 }
 
 /// Fig. 1 [PAPER §3.5, spec §7.2]: the end-to-end delivery ratio p against the offered load per
@@ -446,8 +453,8 @@ fn allocation_mean(r: &RunResult) -> Option<f64> {
         .flows()
         .iter()
         .filter_map(|f| {
-            let (first, last) = (f.rcrt.deliveries.first()?, f.rcrt.deliveries.last()?);
-            step_mean(&f.rcrt.rates, (first.0 + last.0) / 2.0, last.0)
+            let (from, to) = second_half(f)?;
+            step_mean(&f.rcrt.rates, from, to)
         })
         .collect();
     (!per_flow.is_empty()).then(|| mean(&per_flow))
