@@ -190,6 +190,12 @@ pub struct ForwarderStats {
     pub duplicates: u64,
     /// Frames that did not parse.
     pub malformed: u64,
+    /// Packets without a route (sent to the broadcast address and lost).
+    pub no_route: u64,
+    /// Packets dropped for an expired or impossible TTL, or for coming back along a loop.
+    pub ttl_or_loop: u64,
+    /// Packets the MAC gave up on for a busy channel (802.15.4 CSMA-CA).
+    pub channel_access: u64,
     /// Largest queue length seen.
     pub max_queue: usize,
 }
@@ -236,7 +242,9 @@ impl CollectionForwarder {
             DropReason::RetriesExhausted => self.stats.mac_drops += 1,
             DropReason::Duplicate => self.stats.duplicates += 1,
             DropReason::Malformed => self.stats.malformed += 1,
-            _ => {}
+            DropReason::NoRoute => self.stats.no_route += 1,
+            DropReason::TtlExpired | DropReason::Loop => self.stats.ttl_or_loop += 1,
+            DropReason::ChannelAccess => self.stats.channel_access += 1,
         }
         self.events.push_back(AgentEvent::Dropped { reason, origin });
     }
@@ -598,6 +606,8 @@ mod tests {
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &pkt);
         assert!(!f.wants_to_send());
         assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::TtlExpired, .. })));
+        // Every drop reason is counted in the forwarder's own statistics too.
+        assert_eq!(f.stats().ttl_or_loop, 1);
     }
 
     #[test]
