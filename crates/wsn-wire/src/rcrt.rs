@@ -9,7 +9,10 @@
 //! - **version** (2 bits) and **type** (3 bits) in the first byte, explicit **big-endian** fields;
 //! - **rates as pkt/s in UQ8.8 fixed point** ([`Rate`]) instead of integer-millisecond intervals;
 //! - **16-bit sequence numbers with RFC 1982 serial arithmetic** (the endpoints unwrap them);
-//! - a per-connection **incarnation nonce** in SYN / SYN-ACK / SYN-NACK;
+//! - a per-connection **incarnation nonce** in SYN / SYN-ACK / SYN-NACK, from which both
+//!   endpoints derive the connection's initial sequence number (`wsn_proto::rcrt::seq_offset`):
+//!   every sequence number on the wire is offset by it, so packets of an earlier incarnation
+//!   fall outside the new connection's window;
 //! - **NACKs as (first, run length) ranges** rather than single sequence numbers;
 //! - FIN carries the **last data sequence number** explicitly and FIN-ACK echoes it;
 //! - every control packet ends with a **CRC-16/CCITT-FALSE**; there is no 0xFF bypass.

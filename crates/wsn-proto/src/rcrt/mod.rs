@@ -56,6 +56,24 @@ pub const PROTO_RCRT: u8 = 0x02;
 /// difference D1–D28 of spec §6, the authors' TinyOS-1 reference code.
 pub use crate::Profile;
 
+/// Multiplier that spreads incarnation nonces over the 16-bit sequence space
+/// ([`seq_offset`]). [AMBIG-21 → chosen: 0x9E37 ≈ 2^16 / φ (Fibonacci hashing), so that nonces
+/// one apart (a source reopening adds one) give offsets 25,033 apart and any two of 33
+/// consecutive nonces at least 1,405 apart, more than the sanity jump (at most 1,000)]
+pub const SEQ_OFFSET_MULTIPLIER: u16 = 0x9E37;
+
+/// Offset of an incarnation's sequence numbers on the wire: DATA seqno, FIN / FIN-ACK last,
+/// FEEDBACK cumulative ACK and NACK ranges carry `(seq + offset) mod 2^16`, so the initial
+/// sequence number of the connection is `offset + 1` and follows from the nonce of its SYN
+/// (spec §4.11 item 5, AMBIG-21). Both endpoints know the nonce, so neither sends anything more;
+/// a packet of an earlier incarnation still in flight lands far from the new flow's window and is
+/// refused by the sanity checks instead of being taken for the new flow's (as TCP's ISN does, the
+/// protection is probabilistic: an old packet is mistaken only if the offsets differ by less than
+/// the sequence distance the receiver accepts).
+pub const fn seq_offset(nonce: u16) -> u16 {
+    nonce.wrapping_mul(SEQ_OFFSET_MULTIPLIER)
+}
+
 /// Unwrap a 16-bit wire sequence number to the 32-bit sequence nearest `reference`
 /// (RFC 1982 serial arithmetic over 2^16, spec §4.11 item 5). Values that would fall before 0
 /// give 0, which every endpoint treats as already acknowledged (the initial sequence number).
@@ -77,6 +95,21 @@ pub(crate) fn abs(x: f64) -> f64 {
 #[cfg(test)]
 mod unit {
     use super::*;
+
+    #[test]
+    fn consecutive_nonces_give_distant_offsets() {
+        // Any two of 33 consecutive nonces: offsets at least 1,405 apart on the circle.
+        for base in [0u16, 1, 0x7fff, 0xfff0] {
+            for a in 0..33u16 {
+                for b in a + 1..33 {
+                    let d = seq_offset(base.wrapping_add(a)).wrapping_sub(seq_offset(base.wrapping_add(b)));
+                    assert!(d.min(d.wrapping_neg()) >= 1_405, "nonces {a} and {b} after {base}");
+                }
+            }
+        }
+        assert_eq!(seq_offset(0), 0);
+        assert_eq!(seq_offset(1), 0x9E37);
+    }
 
     #[test]
     fn sequence_unwrap_is_serial_arithmetic() {

@@ -27,7 +27,7 @@ use super::estimators::{
     RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
-use super::{unwrap_seq, Profile};
+use super::{seq_offset, unwrap_seq, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -1146,9 +1146,12 @@ impl Sink {
             return;
         };
         flow.heard(now, None);
-        let last32 = unwrap_seq(flow.last_recv, last);
+        let last32 = unwrap_seq(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        if last32 > base.saturating_add(self.cfg.max_seq_jump) {
+        // A FIN names the last packet sent, so it cannot lie behind one received: such a FIN
+        // (another incarnation's, or a forged one) would close the flow early. [AMBIG-21 →
+        // chosen: refused as bogus; the code accepts any FIN]
+        if last32 > base.saturating_add(self.cfg.max_seq_jump) || last32 < flow.last_recv {
             self.stats.bogus += 1;
             return;
         }
@@ -1206,7 +1209,7 @@ impl Sink {
         if d.retransmission {
             fstats.retransmissions += 1;
         }
-        let seq = unwrap_seq(flow.last_recv, d.seq);
+        let seq = unwrap_seq(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce)));
         // Step 3: sanity jump. [CODE: 100 from the highest seen; paper AMBIG → 1000 from the
         // cumulative ACK, `jump_from_cack`]
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
@@ -1323,7 +1326,7 @@ impl Sink {
         match (flow.state, flow.missing.is_empty()) {
             // [CODE] the last repair after a FIN: FIN-ACK, leave, no feedback.
             (FlowState::FinRetxWait, true) => {
-                let last = flow.fin_last.unwrap_or(flow.last_recv as u16);
+                let last = flow.fin_last.unwrap_or((flow.last_recv as u16).wrapping_add(seq_offset(flow.nonce)));
                 self.send_fin_ack(from, last);
                 self.leave(now, from, Leave::Completed);
                 return;
@@ -1704,7 +1707,10 @@ impl Sink {
             flow.missing.retain(|&seq| last < seq.saturating_add(distance));
             self.stats.given_up += (before - flow.missing.len()) as u64;
         }
-        let nacks = build_nacks(&flow.missing, self.cfg.max_nack_ranges, self.cfg.max_nack_seqnos);
+        let nacks = on_wire(
+            &build_nacks(&flow.missing, self.cfg.max_nack_ranges, self.cfg.max_nack_seqnos),
+            seq_offset(flow.nonce),
+        );
         flow.fid = next_fid(flow.fid);
         flow.fids.record(flow.fid, now);
         flow.last_fb = Some(now);
@@ -1719,7 +1725,7 @@ impl Sink {
             fid: flow.fid,
             rate: flow.assigned_code,
             rtt_ms: rtt_field(&flow.rtt),
-            cack: flow.cack() as u16,
+            cack: (flow.cack() as u16).wrapping_add(seq_offset(flow.nonce)),
             nacks,
         };
         let fstats = self.stats.per_flow.entry(source).or_default();
@@ -1931,6 +1937,16 @@ fn build_nacks(missing: &BTreeSet<u32>, max_ranges: usize, max_seqnos: usize) ->
     list
 }
 
+/// NACK ranges in the flow's wire numbering ([`seq_offset`]): the first of each range shifted by
+/// `offset` (a run may wrap past 65,535, which the source's serial arithmetic undoes).
+fn on_wire(list: &NackList, offset: u16) -> NackList {
+    let mut out = NackList::new();
+    for r in list.as_slice() {
+        out.push(NackRange { first: r.first.wrapping_add(offset), run: r.run });
+    }
+    out
+}
+
 /// The next feedback id; 0 is skipped. [CODE update_feedback_send_info]
 fn next_fid(fid: u8) -> u8 {
     match fid.wrapping_add(1) {
@@ -1951,6 +1967,15 @@ mod tests {
     use std::vec::Vec;
 
     const SRC: NodeId = NodeId(7);
+
+    /// The wire offset of nonce 1, which most tests open their flow with: the tests write and
+    /// read sequence numbers as the incarnation's own numbers.
+    const OFF: u16 = seq_offset(1);
+
+    /// A sequence number as the incarnation of nonce 1 writes it.
+    fn w(seq: u16) -> u16 {
+        seq.wrapping_add(OFF)
+    }
 
     fn ms(v: u64) -> Instant {
         Instant::from_millis(v)
@@ -1978,7 +2003,7 @@ mod tests {
     /// DATA with the given rate, fid echo and time since that feedback (ms).
     fn data(seq: u16, rate: Rate, fid: u8, since_ms: u64, retx: bool) -> Vec<u8> {
         bytes(&Repr::Data {
-            seq,
+            seq: w(seq),
             rate,
             fid,
             since_feedback_2ms: (since_ms / 2) as u16,
@@ -2024,7 +2049,7 @@ mod tests {
     fn feedback(bytes: &[u8]) -> (u8, Rate, u16, u16, Vec<u16>) {
         match Repr::parse(bytes) {
             Ok(Repr::Feedback { fid, rate, rtt_ms, cack, nacks }) => {
-                (fid, rate, rtt_ms, cack, nacks.seqnos().collect())
+                (fid, rate, rtt_ms, cack.wrapping_sub(OFF), nacks.seqnos().map(|n| n.wrapping_sub(OFF)).collect())
             }
             other => panic!("expected FEEDBACK, got {other:?}"),
         }
@@ -2060,6 +2085,48 @@ mod tests {
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0);
         assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SinkEvent::FlowAborted { source: SRC }));
         assert_eq!((s.stats().flows_replaced, s.stats().flows_expired), (1, 0));
+        // Spec §4.11 item 5: packets of the old incarnation still in flight (numbered with nonce
+        // 1's offset) are not taken for the new flow's: neither its packet 2 nor a FIN.
+        let _ = sent(&mut s);
+        let bogus = s.stats().bogus;
+        s.handle_datagram(ms(300), SRC, &data(2, rate, 1, 50, true));
+        s.handle_datagram(ms(310), SRC, &bytes(&Repr::Fin { last: w(2) }));
+        assert!(delivered(&mut s).is_empty(), "an old retransmission delivered as the new flow's");
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.state, info.cack, info.missing, info.out_of_order), (FlowState::Active, 0, 0, 0));
+        assert_eq!(s.stats().bogus, bogus + 2);
+        // The new incarnation's own packet 1 is delivered.
+        let new1 = (1u16).wrapping_add(seq_offset(2));
+        let pkt = bytes(&Repr::Data {
+            seq: new1,
+            rate,
+            fid: 2,
+            since_feedback_2ms: 0,
+            ack_request: false,
+            retransmission: false,
+            payload: &[1],
+        });
+        s.handle_datagram(ms(320), SRC, &pkt);
+        assert_eq!(delivered(&mut s), vec![1]);
+    }
+
+    /// A FIN names the last packet sent; one behind a packet already received (here from an
+    /// earlier connection, or forged) neither closes the flow nor changes its state.
+    #[test]
+    fn fin_behind_the_received_packets_is_refused() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for seq in 1..=3 {
+            s.handle_datagram(ms(100 * u64::from(seq)), SRC, &data(seq, rate, 1, 50, false));
+        }
+        let _ = sent(&mut s);
+        s.handle_datagram(ms(400), SRC, &bytes(&Repr::Fin { last: w(2) }));
+        assert_eq!(s.flow_count(), 1, "the flow closed on a FIN behind packet 3");
+        assert!(sent(&mut s).is_empty(), "a FIN-ACK for a FIN behind packet 3");
+        assert_eq!(s.stats().bogus, 1);
+        // The right FIN closes it.
+        s.handle_datagram(ms(500), SRC, &bytes(&Repr::Fin { last: w(3) }));
+        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: w(3) }));
+        assert_eq!(s.flow_count(), 0);
     }
 
     #[test]
@@ -2391,7 +2458,7 @@ mod tests {
         // Before any decrease each join adds min(d, 0.5): R = 1; ρ = 1 / 4.
         assert_eq!(s.total_rate(), 1.0);
         assert!(crate::rcrt::abs(s.flow_rate(NodeId(2)).unwrap() - 0.75) < 1e-9);
-        let fin = bytes(&Repr::Fin { last: 0 });
+        let fin = bytes(&Repr::Fin { last: w(0) });
         s.handle_datagram(ms(10), NodeId(2), &fin);
         // R −= 0.75; flow 1 keeps its 0.25 (no re-allocation).
         assert!(crate::rcrt::abs(s.total_rate() - 0.25) < 1e-9);
@@ -2411,7 +2478,7 @@ mod tests {
         let r1 = Rate::from_pps(s.flow_rate(NodeId(1)).unwrap());
         s.handle_datagram(ms(10_000), NodeId(1), &data(1, r1, 0, 0, false));
         assert_eq!(s.total_rate(), 1.0, "an increase above D");
-        s.handle_datagram(ms(10_010), NodeId(2), &bytes(&Repr::Fin { last: 0 }));
+        s.handle_datagram(ms(10_010), NodeId(2), &bytes(&Repr::Fin { last: w(0) }));
         assert_eq!((s.total_rate(), s.total_demand()), (0.5, 0.25), "R −= r_2 only");
     }
 
@@ -2577,7 +2644,7 @@ mod tests {
         for seq in 1..=5 {
             s.handle_datagram(ms(6_000 + 100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
         }
-        s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: 8 }));
+        s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: w(8) }));
         let info = s.flow_info(SRC).unwrap();
         assert_eq!((info.state, info.missing, info.last_recv), (FlowState::FinRetxWait, 3, 8));
         let out = sent(&mut s);
@@ -2588,10 +2655,10 @@ mod tests {
         assert_eq!(delivered(&mut s), vec![1, 2, 3, 4, 5, 6, 7, 8]);
         assert_eq!(s.flow_count(), 0);
         let out = sent(&mut s);
-        assert_eq!(Repr::parse(&out[0].1), Ok(Repr::FinAck { last: 8 }));
+        assert_eq!(Repr::parse(&out[0].1), Ok(Repr::FinAck { last: w(8) }));
         // A repeated FIN after the flow is gone: FIN-ACK again.
-        s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: 8 }));
-        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: 8 }));
+        s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: w(8) }));
+        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: w(8) }));
         assert_eq!(s.stats().flows_closed, 1);
     }
 

@@ -20,7 +20,7 @@ use core::fmt;
 
 use wsn_wire::rcrt::{NackList, Rate, Repr, SINCE_FEEDBACK_UNIT_MS};
 
-use super::{unwrap_seq, Profile};
+use super::{seq_offset, unwrap_seq, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -441,7 +441,7 @@ impl Source {
                 self.on_feedback(now, fid, rate, rtt_ms, Some(cack), &nacks);
             }
             // [CODE; spec §4.11 item 7] FIN_ACK_WAIT + FIN-ACK echoing our last seqno → CLOSED.
-            (SourceState::FinAckWait { .. }, Repr::FinAck { last }) if last == self.last_sent as u16 => {
+            (SourceState::FinAckWait { .. }, Repr::FinAck { last }) if last == self.wire_seq(self.last_sent) => {
                 self.state = SourceState::Closed;
                 self.release();
                 self.events.push_back(SourceEvent::Closed);
@@ -612,7 +612,7 @@ impl Source {
             SourceState::FinAckWait { retries, deadline } if deadline <= now => {
                 if retries < self.cfg.fin_retries {
                     self.state = SourceState::FinAckWait { retries: retries + 1, deadline: now + self.cfg.fin_timeout };
-                    self.push(&Repr::Fin { last: self.last_sent as u16 });
+                    self.push(&Repr::Fin { last: self.wire_seq(self.last_sent) });
                     self.stats.fin_sent += 1;
                 } else {
                     self.state = SourceState::Failed;
@@ -664,7 +664,7 @@ impl Source {
             };
             let (fid, since) = self.echo(now);
             self.push(&Repr::Data {
-                seq: seq as u16,
+                seq: self.wire_seq(seq),
                 rate: self.rate,
                 fid,
                 since_feedback_2ms: since,
@@ -699,7 +699,7 @@ impl Source {
         }
         let (fid, since) = self.echo(now);
         self.push(&Repr::Data {
-            seq: seq as u16,
+            seq: self.wire_seq(seq),
             rate: self.rate,
             fid,
             since_feedback_2ms: since,
@@ -718,6 +718,16 @@ impl Source {
     }
 
     /// Process a feedback (or SYN-ACK). [CODE process_feedback_packet, spec §3.7]
+    /// A sequence number as this incarnation writes it on the wire ([`seq_offset`]).
+    fn wire_seq(&self, seq: u32) -> u16 {
+        (seq as u16).wrapping_add(seq_offset(self.cfg.nonce))
+    }
+
+    /// A wire sequence number of this incarnation, unwrapped near the last one sent.
+    fn unwire_seq(&self, wire: u16) -> u32 {
+        unwrap_seq(self.last_sent, wire.wrapping_sub(seq_offset(self.cfg.nonce)))
+    }
+
     fn on_feedback(&mut self, now: Instant, fid: u8, rate: Rate, rtt_ms: u16, cack: Option<u16>, nacks: &NackList) {
         // 1. Duplicate or old feedback.
         if self.last_fid != 0 && self.last_fid.wrapping_sub(fid) < self.cfg.fid_dup_window {
@@ -753,7 +763,7 @@ impl Source {
         }
         // 5. Cumulative ACK frees the buffer.
         if let Some(cack) = cack {
-            let cack = unwrap_seq(self.last_sent, cack);
+            let cack = self.unwire_seq(cack);
             if cack > self.last_acked && cack <= self.last_sent {
                 let freed = (cack - self.last_acked) as usize;
                 self.buffer.drain(..freed.min(self.buffer.len()));
@@ -768,7 +778,7 @@ impl Source {
         // 6. NACKs → recovery list.
         for wire in nacks.seqnos() {
             self.stats.nacks_received += 1;
-            let seq = unwrap_seq(self.last_sent, wire);
+            let seq = self.unwire_seq(wire);
             if self.cfg.profile == Profile::ReferenceCode
                 && (seq == 0 || seq.saturating_add(self.cfg.nack_stale_distance) < self.last_sent)
             {
@@ -850,7 +860,7 @@ impl Source {
         self.state = SourceState::FinAckWait { retries: 0, deadline: now + self.cfg.fin_timeout };
         self.stall_at = None;
         self.stats.fin_sent += 1;
-        self.push(&Repr::Fin { last: self.last_sent as u16 });
+        self.push(&Repr::Fin { last: self.wire_seq(self.last_sent) });
     }
 
     /// Drop the buffer and pending work (connection over).
@@ -883,6 +893,15 @@ mod tests {
 
     const SINK: NodeId = NodeId(0);
 
+    /// The wire offset of the default nonce (1): tests write and read sequence numbers as
+    /// the incarnation's own numbers.
+    const OFF: u16 = seq_offset(1);
+
+    /// A sequence number as the default incarnation writes it.
+    fn w(seq: u16) -> u16 {
+        seq.wrapping_add(OFF)
+    }
+
     fn ms(v: u64) -> Instant {
         Instant::from_millis(v)
     }
@@ -900,9 +919,9 @@ mod tests {
     fn fb(fid: u8, rate: f64, rtt_ms: u16, cack: u16, nacks: &[u16]) -> Vec<u8> {
         let mut list = NackList::new();
         for &n in nacks {
-            list.push(wsn_wire::rcrt::NackRange { first: n, run: 1 });
+            list.push(wsn_wire::rcrt::NackRange { first: w(n), run: 1 });
         }
-        bytes(&Repr::Feedback { fid, rate: Rate::from_pps(rate), rtt_ms, cack, nacks: list })
+        bytes(&Repr::Feedback { fid, rate: Rate::from_pps(rate), rtt_ms, cack: w(cack), nacks: list })
     }
 
     /// A DATA packet in owned form.
@@ -919,7 +938,7 @@ mod tests {
     fn parse_data(b: &[u8]) -> Data {
         match Repr::parse(b) {
             Ok(Repr::Data { seq, fid, since_feedback_2ms, ack_request, retransmission, payload, .. }) => Data {
-                seq,
+                seq: seq.wrapping_sub(OFF),
                 fid,
                 since_ms: u32::from(since_feedback_2ms) * 2,
                 ack_request,
@@ -1196,6 +1215,24 @@ mod tests {
         assert_eq!(s.buffered(), 5, "cack 1 freed one packet");
     }
 
+    /// Spec §4.11 item 5: the cumulative ACK and NACKs of an earlier incarnation (here nonce 0,
+    /// whose numbers carry no offset) free nothing and retransmit nothing.
+    #[test]
+    fn feedback_of_another_incarnation_is_ignored() {
+        let mut s = active(SourceConfig::paper(), 10.0);
+        run(&mut s, 0, 700); // 1..6
+        let mut nacks = NackList::new();
+        nacks.push(wsn_wire::rcrt::NackRange { first: 2, run: 3 });
+        let stale = bytes(&Repr::Feedback { fid: 2, rate: Rate::from_pps(10.0), rtt_ms: 800, cack: 5, nacks });
+        s.handle_datagram(ms(750), &stale);
+        assert_eq!(s.buffered(), 6, "cack 5 of nonce 0 freed packets of nonce 1");
+        assert!(drain(&mut s, ms(750)).is_empty(), "NACKs of nonce 0 retransmitted packets of nonce 1");
+        // The same feedback in this incarnation's numbering frees 5 and resends 6 after them.
+        s.handle_datagram(ms(760), &fb(3, 10.0, 800, 5, &[6]));
+        assert_eq!(s.buffered(), 1);
+        assert_eq!(parse_data(&drain(&mut s, ms(760))[0]).seq, 6);
+    }
+
     #[test]
     fn small_buffer_is_flagged() {
         let mut s = active(SourceConfig::paper(), 1.0);
@@ -1252,16 +1289,19 @@ mod tests {
         assert_eq!(s.state(), SourceState::Active, "FIN waits for the staged packet");
         let out = drain(&mut s, ms(2_000));
         assert_eq!(parse_data(&out[0]).seq, 1);
-        assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: 1 }));
+        assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: w(1) }));
         assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
         // NACKs are still served; a feedback restarts the FIN timer.
         s.handle_datagram(ms(3_000), &fb(2, 1.0, 0, 0, &[1]));
         assert_eq!(parse_data(&drain(&mut s, ms(3_000))[0]).seq, 1);
         assert_eq!(s.poll_timeout(), Some(ms(23_000)));
         // A FIN-ACK for another sequence number is ignored; the right one closes.
-        s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: 9 }));
+        s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: w(9) }));
         assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+        // ... and so is one of another incarnation (nonce 0: no offset).
         s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: 1 }));
+        assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+        s.handle_datagram(ms(4_000), &bytes(&Repr::FinAck { last: w(1) }));
         assert_eq!(s.state(), SourceState::Closed);
         assert_eq!(s.buffered(), 0);
         assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::Closed));
@@ -1271,7 +1311,7 @@ mod tests {
     fn fin_retries_then_abort() {
         let mut s = active(SourceConfig::paper(), 1.0);
         s.close(ms(0));
-        assert_eq!(Repr::parse(&drain(&mut s, ms(0))[0]), Ok(Repr::Fin { last: 0 }));
+        assert_eq!(Repr::parse(&drain(&mut s, ms(0))[0]), Ok(Repr::Fin { last: w(0) }));
         for k in 1..=10u64 {
             assert_eq!(drain(&mut s, ms(20_000 * k)).len(), 1, "FIN repeat {k}");
         }
