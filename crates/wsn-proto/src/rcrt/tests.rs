@@ -7,6 +7,11 @@
 //! tolerated exceptions, both the spec's retry limits meeting a run of losses: all 11 SYN
 //! round trips fail (`OpenFailed`, nothing was handed over), or all 11 FIN/FIN-ACK round trips
 //! fail after the sink already delivered everything and closed the flow (`Aborted`).
+//!
+//! A scenario may also reboot source 0 part-way (a new `Source` with the next nonce and a fresh
+//! numbering, its old datagrams still on the link): the old incarnation's deliveries must be a
+//! prefix of what it handed over, and the new one's must be exactly its own packets, none of the
+//! old incarnation's taken for them (spec §4.11 item 5).
 
 use std::boxed::Box;
 use std::cmp::Reverse;
@@ -104,7 +109,12 @@ struct Scenario {
     buffer: usize,
     link: Link,
     seed: u64,
+    /// Source 0 reboots once it has handed over this many packets (fewer than `packets`).
+    reboot: Option<u32>,
 }
+
+/// Payload offset of source 0's second incarnation, so its data differs from the first's.
+const REBOOTED: usize = 100;
 
 /// What a run produced.
 #[derive(Debug)]
@@ -133,17 +143,16 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
     let sink_cfg = SinkConfig { rng_seed: sc.seed, ..SinkConfig::for_profile(sc.profile) };
     let floor = sink_cfg.min_rate_per_flow_pps;
     let mut sink = Sink::new(SINK, sink_cfg, policy(sc.policy));
-    let mut sources: Vec<Source> = (0..n)
-        .map(|i| {
-            let cfg = SourceConfig {
-                buffer_packets: sc.buffer,
-                ack_request_above: sc.buffer / 2,
-                nonce: (sc.seed as u16) ^ (i as u16),
-                ..SourceConfig::for_profile(sc.profile)
-            };
-            Source::new(NodeId(i as u16 + 1), SINK, cfg)
-        })
-        .collect();
+    let config = |i: usize, incarnation: u16| SourceConfig {
+        buffer_packets: sc.buffer,
+        ack_request_above: sc.buffer / 2,
+        nonce: ((sc.seed as u16) ^ (i as u16)).wrapping_add(incarnation),
+        ..SourceConfig::for_profile(sc.profile)
+    };
+    let mut sources: Vec<Source> = (0..n).map(|i| Source::new(NodeId(i as u16 + 1), SINK, config(i, 0))).collect();
+    // Source 0's reboot: done at the source, and seen at the sink (the new flow opened there).
+    let (mut rebooted, mut reopened) = (false, false);
+    let reboot_at = sc.reboot.filter(|&k| k < sc.packets);
     let mut net = Net { link: sc.link, rng: Rng(sc.seed), queue: BinaryHeap::new(), next_id: 0, sent: 0, lost: 0 };
     let mut handed = vec![0u32; n];
     let mut next_delivery = vec![1u32; n];
@@ -161,11 +170,19 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         if step > 2_000_000 {
             return Err("no progress after 2M steps".into());
         }
+        if !rebooted && reboot_at.is_some_and(|k| handed[0] == k) {
+            // Source 0 loses its state; its datagrams already on the link stay there.
+            rebooted = true;
+            handed[0] = 0;
+            sources[0] = Source::new(NodeId(1), SINK, config(0, 1));
+            sources[0].open(now, sc.demands[0]);
+        }
         // The applications: hand over the next packet whenever allowed, then close.
         for (i, source) in sources.iter_mut().enumerate() {
             if source.can_send() && handed[i] < sc.packets {
                 handed[i] += 1;
-                source.send(now, &payload(i, handed[i])).map_err(|e| std::format!("send refused: {e}"))?;
+                let app = if i == 0 && rebooted { REBOOTED } else { i };
+                source.send(now, &payload(app, handed[i])).map_err(|e| std::format!("send refused: {e}"))?;
             }
             if handed[i] == sc.packets && source.state() == SourceState::Active {
                 source.close(now);
@@ -192,14 +209,26 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
                     if seq != next_delivery[i] {
                         return Err(std::format!("flow {i}: delivered {seq}, expected {}", next_delivery[i]));
                     }
-                    if seq > handed[i] {
+                    // Source 0's first incarnation, while the sink still has its flow, handed
+                    // over `reboot_at` packets if it rebooted.
+                    let old = i == 0 && rebooted && !reopened;
+                    let sent = if old { reboot_at.unwrap_or(0) } else { handed[i] };
+                    if seq > sent {
                         return Err(std::format!("flow {i}: delivered {seq}, never sent"));
                     }
-                    if data != payload(i, seq) {
-                        return Err(std::format!("flow {i}: packet {seq} corrupted"));
+                    let app = if i == 0 && reopened { REBOOTED } else { i };
+                    if data != payload(app, seq) {
+                        return Err(std::format!("flow {i}: packet {seq} corrupted (reopened: {reopened})"));
                     }
                     next_delivery[i] += 1;
                 }
+                SinkEvent::FlowOpened { source, .. } if source == NodeId(1) && rebooted && !reopened => {
+                    // The new incarnation's flow: its numbering starts again.
+                    reopened = true;
+                    next_delivery[0] = 1;
+                }
+                SinkEvent::FlowAborted { source } | SinkEvent::FlowExpired { source }
+                    if source == NodeId(1) && rebooted && !reopened => {}
                 SinkEvent::FlowClosed { source } => closed_at_sink[usize::from(source.0) - 1] = true,
                 SinkEvent::FlowExpired { source } if failed_open[usize::from(source.0) - 1] => {}
                 SinkEvent::FlowExpired { source } | SinkEvent::FlowAborted { source } => {
@@ -271,7 +300,9 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
     }
     for i in 0..n {
         if failed_open[i] {
-            if handed[i] != 0 || next_delivery[i] != 1 {
+            // (A rebooted source 0 whose new SYNs all failed: its old deliveries do not count.)
+            let delivered = if i == 0 && rebooted && !reopened { 0 } else { next_delivery[i] - 1 };
+            if handed[i] != 0 || delivered != 0 {
                 return Err(std::format!("flow {i}: failed to open but carried data"));
             }
             continue;
@@ -338,6 +369,7 @@ fn slow_flows_are_not_expired() {
             buffer,
             link: Link { loss, duplicate, delay: Duration::from_millis(delay), jitter: Duration::from_millis(jitter) },
             seed,
+            reboot: None,
         };
         if let Err(why) = run(&sc) {
             panic!("{why}: {sc:?}");
@@ -362,10 +394,62 @@ fn lost_fin_acks_lose_no_data() {
             jitter: Duration::from_millis(322),
         },
         seed: 9835694630086605702,
+        reboot: None,
     };
     let out = run(&sc).unwrap();
     assert_eq!(out.sink.delivered, 3 * 92);
     assert_eq!(out.sink.flows_closed, 3);
+}
+
+/// Regression from an earlier version of the property (before `reboot` was a dimension of it,
+/// so its stored seed no longer replays this case).
+#[test]
+fn regression_four_flows_short_buffers() {
+    let sc = Scenario {
+        profile: Profile::Paper,
+        policy: 2,
+        demands: vec![2.771455337516079, 1.811517645497664, 0.4173838872401296, 1.3484799608734261],
+        packets: 29,
+        buffer: 20,
+        link: Link {
+            loss: 0.1284508974417539,
+            duplicate: 0.0,
+            delay: Duration::from_millis(22),
+            jitter: Duration::from_millis(104),
+        },
+        seed: 1464542711940832805,
+        reboot: None,
+    };
+    let out = run(&sc).unwrap();
+    assert_eq!(out.sink.delivered, 4 * 29);
+}
+
+/// Spec §4.11 item 5: source 0 reboots after handing over 9 packets, its old datagrams still on
+/// the link; the new incarnation's 19 packets arrive exactly once and in order, and the old
+/// incarnation's packets that reach the sink after the new flow opened are refused. (Without
+/// the nonce-derived sequence offset the property test found this case delivering an old
+/// packet as the new flow's packet 8.)
+#[test]
+fn reboot_mid_transfer_is_a_new_flow() {
+    let sc = Scenario {
+        profile: Profile::Paper,
+        policy: 2,
+        demands: vec![5.426242333745329, 5.716114418061438],
+        packets: 19,
+        buffer: 4,
+        link: Link {
+            loss: 0.1780419511953331,
+            duplicate: 0.07665104355192975,
+            delay: Duration::from_millis(48),
+            jitter: Duration::from_millis(216),
+        },
+        seed: 10217012999948322381,
+        reboot: Some(9),
+    };
+    let out = run(&sc).unwrap();
+    assert_eq!(out.sink.flows_replaced + out.sink.flows_expired, 1, "{:?}", out.sink);
+    assert!(out.sink.bogus > 0, "no old packet reached the new flow: {:?}", out.sink);
+    assert_eq!(out.sink.flows_closed, 2);
 }
 
 #[test]
@@ -379,6 +463,7 @@ fn lossless_transfer_delivers_everything() {
             buffer: 50,
             link: clean_link(),
             seed: 1,
+            reboot: None,
         };
         let out = run(&sc).unwrap();
         assert_eq!(out.sink.delivered, 600, "{profile}");
@@ -405,6 +490,7 @@ fn lossy_transfer_repairs_end_to_end() {
             jitter: Duration::from_millis(200),
         },
         seed: 42,
+        reboot: None,
     };
     let out = run(&sc).unwrap();
     assert_eq!(out.sink.delivered, 300);
@@ -424,6 +510,7 @@ fn small_buffer_stalls_and_recovers() {
         buffer: 4,
         link: Link { loss: 0.3, duplicate: 0.0, delay: Duration::from_millis(300), jitter: Duration::from_millis(100) },
         seed: 7,
+        reboot: None,
     };
     let out = run(&sc).unwrap();
     assert_eq!(out.sink.delivered, 60);
@@ -448,8 +535,9 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
         2..=50usize,
         link_strategy(),
         any::<u64>(),
+        proptest::option::weighted(0.3, 1..=100u32),
     )
-        .prop_map(|(profile, policy, demands, packets, buffer, link, seed)| Scenario {
+        .prop_map(|(profile, policy, demands, packets, buffer, link, seed, reboot)| Scenario {
             profile,
             policy,
             demands,
@@ -457,6 +545,7 @@ fn scenario_strategy() -> impl Strategy<Value = Scenario> {
             buffer,
             link,
             seed,
+            reboot,
         })
 }
 
