@@ -77,7 +77,8 @@ pub struct Summary {
 pub struct RoutingSummary {
     /// Deepest node at the end of the run (hops).
     pub max_depth: u32,
-    /// Mean depth of routed non-sink nodes at the end.
+    /// Mean depth at the end over every routed (node, tree) pair, a sink counting in the
+    /// other sinks' trees.
     pub mean_depth: f64,
     /// Deepest node seen at any sample during the run.
     pub max_depth_seen: u32,
@@ -89,7 +90,8 @@ pub struct RoutingSummary {
     pub parent_changes: u64,
     /// Parent changes after the first flow started.
     pub parent_changes_during_traffic: u64,
-    /// Non-sink nodes without a route in at least one tree at the end.
+    /// Nodes without a route in at least one tree at the end (a sink counts in the other
+    /// sinks' trees, not in its own).
     pub unrouted_nodes: usize,
 }
 
@@ -749,10 +751,8 @@ fn total_parent_changes(net: &Network) -> u64 {
 fn depths(net: &Network) -> (u32, f64, usize) {
     let (mut max, mut sum, mut routed) = (0u32, 0u64, 0usize);
     for i in 0..net.len() {
-        if net.sinks().contains(&NodeId(i as u16)) {
-            continue;
-        }
-        for ti in 0..net.sinks().len() {
+        // A sink is the root of its own tree only: in the other sinks' trees it is a node.
+        for ti in (0..net.sinks().len()).filter(|&ti| net.sinks()[ti] != NodeId(i as u16)) {
             if let Some(h) = net.hop_count(i, ti) {
                 if net.parent(i, ti).is_some() {
                     max = max.max(h as u32);
@@ -931,9 +931,11 @@ fn summarize(
             max_depth_p10_p90: [0, 0],
             parent_changes,
             parent_changes_during_traffic: parent_changes - changes_before_traffic.min(parent_changes),
+            // Nodes without a route in some tree other than their own (a sink roots its own).
             unrouted_nodes: (0..net.len())
-                .filter(|&i| !net.sinks().contains(&NodeId(i as u16)))
-                .filter(|&i| (0..net.sinks().len()).any(|t| net.parent(i, t).is_none()))
+                .filter(|&i| {
+                    (0..net.sinks().len()).any(|t| net.sinks()[t] != NodeId(i as u16) && net.parent(i, t).is_none())
+                })
                 .count(),
         },
         totals: Totals {

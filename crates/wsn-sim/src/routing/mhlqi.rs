@@ -303,7 +303,10 @@ impl MhlqiNode {
         let link = adjust_lqi(lqi);
         if self.parent == Some(beacon.source) {
             // Rule 1: a beacon from the current parent.
-            let acceptable = beacon.parent != self.me && (!self.tenet_rules || beacon.advertises_route());
+            // Tenet drops the route only when the parent names no parent (the broadcast
+            // address) [CODE tenet1: MultiHopLQI.nc]; a parent whose path cost saturated at
+            // NO_ROUTE_COST still has a route, and the child keeps it at that cost, as 2.x does.
+            let acceptable = beacon.parent != self.me && (!self.tenet_rules || !beacon.parent.is_broadcast());
             if acceptable {
                 // 1a: refresh cost, link estimate and hop count.
                 self.parent_cost = beacon.cost;
@@ -436,8 +439,9 @@ impl MhlqiNode {
 
     /// Install a static route (a tree from a file): parent fixed to `parent` at `hop_count`
     /// hops, and frozen. `None`, the broadcast address or this node itself means "no route".
-    /// The advertised cost becomes `hop_count ×` [`STATIC_LINK_COST`]. At the root only the
-    /// freeze applies. Not counted in [`MhlqiNode::parent_changes`].
+    /// The advertised cost starts as `hop_count ×` [`STATIC_LINK_COST`]; the parent's beacons
+    /// then refresh cost and hop count as for a frozen node (the parent itself never changes).
+    /// At the root only the freeze applies. Not counted in [`MhlqiNode::parent_changes`].
     pub fn set_static(&mut self, parent: Option<NodeId>, hop_count: u8) {
         self.frozen = true;
         self.fixed = true;
@@ -788,6 +792,20 @@ mod tests {
         let mut n = node_with_cost_1000();
         assert_eq!(n.handle_beacon(&no_route(5), 105), RouteChange::Lost { old: NodeId(5) });
         assert_eq!(n.parent(), None);
+    }
+
+    /// A parent whose path cost saturated (it still has a parent) does not make a Tenet child
+    /// drop its route (Tenet tests only the advertised parent); the child's own cost saturates
+    /// and any usable neighbour wins. A parent with no parent does.
+    #[test]
+    fn tenet_child_keeps_a_parent_whose_cost_saturated() {
+        let mut n = node_with_cost_1000();
+        assert_eq!(n.handle_beacon(&beacon(5, 1, NO_ROUTE_COST, 9), 105), RouteChange::None);
+        assert_eq!(n.parent(), Some(NodeId(5)));
+        assert_eq!(n.cost(), NO_ROUTE_COST);
+        let ch = n.handle_beacon(&beacon(6, 1, 30_000, 2), 105);
+        assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
+        assert_eq!(n.handle_beacon(&no_route(6), 105), RouteChange::Lost { old: NodeId(6) });
     }
 
     #[test]
