@@ -241,9 +241,18 @@ fn run_cli(cli: Cli) -> Result<()> {
                 None => default_dir(&sc.name, "")?,
             };
             crate::create_out_dir(&dir)?;
-            // An earlier run's files would otherwise stay beside this one's.
-            wsn_sim::output::clear_previous(&dir)?;
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
+            // An earlier run's files would otherwise stay beside this one's; removed only now, so
+            // that an interrupted or failed run leaves them (its own trace and pcap, written
+            // while it ran, stay).
+            let mut streamed = Vec::new();
+            if sc.output.trace {
+                streamed.push("trace.csv");
+            }
+            if sc.output.pcap {
+                streamed.push("frames.pcap");
+            }
+            wsn_sim::output::clear_previous(&dir, &streamed)?;
             wsn_sim::output::write_all(&dir, &r)?;
             if sc.output.plots {
                 wsn_sim::plots::write_all(&dir, &r).map_err(anyhow::Error::msg).context("writing plots")?;

@@ -53,8 +53,10 @@ impl SeedArgs {
         let seeds = seed_list(self.seed, self.seeds)?;
         crate::create_out_dir(dir)?;
         if self.seeds == 1 {
-            remove_seed_run(dir)?;
+            // Earlier results go only once the new ones are written: a refused or interrupted
+            // run leaves the folder as it was.
             one(dir.to_path_buf(), self.seed)?;
+            remove_seed_run(dir)?;
             if caution {
                 println!("{}", crate::ONE_SEED_NOTE);
             }
@@ -68,7 +70,6 @@ impl SeedArgs {
 /// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
     crate::create_out_dir(dir)?;
-    remove_single_run_figures(dir)?;
     let mut tables = Vec::new();
     for &s in seeds {
         let sub = dir.join(format!("seed-{s}"));
@@ -77,6 +78,9 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
         let path = sub.join("numbers.csv");
         tables.push(read_numbers(&path).with_context(|| format!("reading {}", path.display()))?);
     }
+    // Only now that every seed ran (a refused or interrupted run keeps them), and before this
+    // run's report replaces the one that lists them.
+    remove_single_run_figures(dir)?;
     let merged = merge(seeds, &tables)?;
     let table = write(dir, seeds, &merged)?;
     write_index(dir, seeds, &table)?;
@@ -102,7 +106,7 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
 /// The tables only a `--seeds` run writes at the top of its folder.
 const SEED_TABLES: [&str; 2] = ["seeds.csv", "seeds.md"];
 
-/// Remove an earlier `--seeds` run from `dir` before a single-seed run writes its own
+/// Remove an earlier `--seeds` run from `dir` once a single-seed run has written its own
 /// `numbers.csv`, `report.md` and figures there, so that the folder never mixes the two: its
 /// tables, and its `seed-N/` folders (only folders of that name that hold a `numbers.csv`, i.e.
 /// written by a run). A missing file is not an error.
@@ -127,8 +131,8 @@ pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Remove an earlier single-seed run's figures from the top of `dir` before a `--seeds` run
-/// writes its tables there (its figures are in the `seed-N/` folders): the figures that run's
+/// Remove an earlier single-seed run's figures from the top of `dir` once a `--seeds` run has
+/// run every seed, before it writes its tables there (its figures are in the `seed-N/` folders): the figures that run's
 /// `report.md` links (a plain file name ending in `.png`), each with its `.svg` twin. Nothing
 /// else is touched, so a folder that holds other images keeps them.
 pub(crate) fn remove_single_run_figures(dir: &Path) -> Result<()> {

@@ -387,10 +387,21 @@ fn output_folder_holds_only_the_last_run() {
         assert!(out.join(name).exists(), "{name} missing after an RCRT run");
     }
     std::fs::write(out.join("notes.txt"), "mine").unwrap();
-    run(&[]);
-    assert!(out.join("summary.json").exists());
+    // A run refused once it started (payload too long for the preset) removes nothing.
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "flows.0.payload_bytes=200", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(out.join("rates.csv").exists(), "a refused run removed the earlier run's files");
+    // A run with a trace keeps it; the next run without one removes it.
+    run(&["--trace"]);
+    assert!(out.join("trace.csv").exists() && out.join("summary.json").exists());
     assert!(!out.join("rates.csv").exists(), "RCRT's rates.csv left beside a best-effort run");
     assert!(out.join("notes.txt").exists(), "a file the tool did not write was removed");
+    run(&[]);
+    assert!(!out.join("trace.csv").exists(), "an earlier run's trace left beside a run without one");
     std::fs::remove_dir_all(&dir).ok();
 }
 

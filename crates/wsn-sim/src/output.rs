@@ -51,10 +51,12 @@ pub const FIGURE_STEMS: &[&str] = &[
 
 /// Remove the files an earlier run wrote into `dir` ([`OUTPUT_FILES`], [`FIGURE_STEMS`]), so
 /// that none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort
-/// run). Other files are left alone. A missing folder is not an error.
-pub fn clear_previous(dir: &Path) -> Result<(), RunError> {
+/// run), except those named in `keep` (the new run's trace and pcap, written while it ran).
+/// Called once the new run has finished, so an interrupted or failed run leaves the earlier
+/// results in place. Other files are left alone. A missing folder is not an error.
+pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<(), RunError> {
     let figures = FIGURE_STEMS.iter().flat_map(|s| [format!("{s}.png"), format!("{s}.svg")]);
-    for name in OUTPUT_FILES.iter().map(|s| s.to_string()).chain(figures) {
+    for name in OUTPUT_FILES.iter().map(|s| s.to_string()).chain(figures).filter(|n| !keep.contains(&n.as_str())) {
         match std::fs::remove_file(dir.join(&name)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(dir, &name)(e)),
             _ => {}
