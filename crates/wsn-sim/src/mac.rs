@@ -68,6 +68,14 @@ pub struct MacConfig {
     pub initial_backoff: Backoff,
     /// Congestion backoff window (after a busy CCA), repeated without limit.
     pub congestion_backoff: Backoff,
+    /// A sink's (base station's) initial backoff window instead of `initial_backoff`; none: the
+    /// same as every node's. The IFRC build gives its base station the shortest waits, "as all
+    /// its packets are control packets" [CODE usc-ifrc: QueuedSendM.nc, MacBackoff].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink_initial_backoff: Option<Backoff>,
+    /// A sink's congestion backoff window instead of `congestion_backoff`; none: the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sink_congestion_backoff: Option<Backoff>,
     /// Wait between a clear CCA and the STXONCCA strobe, ns (2.x: 7 jiffies; 1.x: none).
     pub cca_guard_ns: u64,
     /// RX→TX turnaround before the preamble, ns (12 symbols) [LIT?: CC2420 datasheet].
@@ -183,6 +191,8 @@ impl MacConfig {
             initial_backoff: Backoff { min_units: 11, max_units: 320, unit_ns: JIFFY_NS, mask: None },
             // [11, 80] jiffies [CODE t2]
             congestion_backoff: Backoff { min_units: 11, max_units: 80, unit_ns: JIFFY_NS, mask: None },
+            sink_initial_backoff: None,
+            sink_congestion_backoff: None,
             cca_guard_ns: 7 * JIFFY_NS, // [CODE t2: CC2420TransmitP.nc]
             turnaround_ns: 192_000,
             cca_threshold_dbm: -77.0,
@@ -226,6 +236,8 @@ impl MacConfig {
             initial_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: 10 * JIFFY_NS, mask: None },
             // ((r & 0x3F) + 1) × 10 jiffies [CODE t1]
             congestion_backoff: Backoff { min_units: 1, max_units: 64, unit_ns: 10 * JIFFY_NS, mask: None },
+            sink_initial_backoff: None,
+            sink_congestion_backoff: None,
             cca_guard_ns: 0,
             turnaround_ns: 192_000,
             cca_threshold_dbm: -77.0,
@@ -268,6 +280,8 @@ impl MacConfig {
             ack_bytes: 0,
             initial_backoff: Backoff { min_units: 20, max_units: 639, unit_ns: sym, mask: None },
             congestion_backoff: Backoff { min_units: 20, max_units: 159, unit_ns: sym, mask: None },
+            sink_initial_backoff: None,
+            sink_congestion_backoff: None,
             cca_guard_ns: 0,
             turnaround_ns: 11 * sym, // RX/TX delay [CODE t2]
             cca_threshold_dbm: -72.0,
@@ -320,6 +334,8 @@ impl MacConfig {
             ack_bytes: 4,
             initial_backoff: Backoff { min_units: 1, max_units: 32, unit_ns: byte, mask: None },
             congestion_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: byte, mask: None },
+            sink_initial_backoff: None,
+            sink_congestion_backoff: None,
             cca_guard_ns: 0,
             // [AMBIG → chosen: the CC1000's RX→TX switch, ≈ 250 µs]
             turnaround_ns: 250_000,
@@ -361,6 +377,8 @@ impl MacConfig {
             overhead_bytes: 17,
             initial_backoff: Backoff { min_units: 0, max_units: 7, unit_ns: 320_000, mask: None },
             congestion_backoff: Backoff { min_units: 0, max_units: 31, unit_ns: 320_000, mask: None },
+            sink_initial_backoff: None,
+            sink_congestion_backoff: None,
             cca_guard_ns: 128_000, // CCA takes 8 symbols
             // Energy-detect CCA at 10 dB above the −106.58 dBm reference sensitivity
             // [LIT: IEEE 802.15.4-2006 §6.9.9, as ns-3 lr-wpan applies it].
@@ -405,6 +423,10 @@ impl MacConfig {
             // (r & 189) + 1 units: 0.31–58 ms, mean 29 ms, 64 distinct values [CODE usc-ifrc:
             // QueuedSend.h, 3 × 0x3F]
             congestion_backoff: Backoff { min_units: 1, max_units: 190, unit_ns: 10 * JIFFY_NS, mask: Some(189) },
+            // The base station: (r & 7) + 1 and (r & 31) + 1 units [CODE usc-ifrc: QueuedSend.h
+            // BS_INIT_BACKOFF = 0xF / 2, BS_CONG_BACKOFF = 0x3F / 2; QueuedSendM.nc MacBackoff]
+            sink_initial_backoff: Some(Backoff { min_units: 1, max_units: 8, unit_ns: 10 * JIFFY_NS, mask: None }),
+            sink_congestion_backoff: Some(Backoff { min_units: 1, max_units: 32, unit_ns: 10 * JIFFY_NS, mask: None }),
             ack: AckMode::Software,
             // SACK is strobed once the frame has been read over SPI: RX FIFO read (1.5 ms, as
             // `rx_process_ns`) + 12-symbol turnaround + 11-byte ACK [DERIVED spec-radio §5.4].
@@ -447,9 +469,36 @@ impl MacConfig {
         )
     }
 
+    /// `[mac]` keys that a preset may leave unset.
+    pub const OPTIONAL_KEYS: &'static [&'static str] = &["sink_initial_backoff", "sink_congestion_backoff"];
+
+    /// The initial backoff window of a node, `sink` if it is one of the network's sinks.
+    pub fn initial_backoff_of(&self, sink: bool) -> &Backoff {
+        match &self.sink_initial_backoff {
+            Some(b) if sink => b,
+            _ => &self.initial_backoff,
+        }
+    }
+
+    /// The congestion backoff window of a node, `sink` if it is one of the network's sinks.
+    pub fn congestion_backoff_of(&self, sink: bool) -> &Backoff {
+        match &self.sink_congestion_backoff {
+            Some(b) if sink => b,
+            _ => &self.congestion_backoff,
+        }
+    }
+
+    /// Every backoff window that is set, with its key.
+    fn backoffs(&self) -> Vec<(&'static str, Backoff)> {
+        let mut all = vec![("initial_backoff", self.initial_backoff), ("congestion_backoff", self.congestion_backoff)];
+        all.extend(self.sink_initial_backoff.map(|b| ("sink_initial_backoff", b)));
+        all.extend(self.sink_congestion_backoff.map(|b| ("sink_congestion_backoff", b)));
+        all
+    }
+
     /// Check the numbers for consistency; the error names the field.
     pub fn validate(&self) -> Result<(), String> {
-        for (name, b) in [("initial_backoff", self.initial_backoff), ("congestion_backoff", self.congestion_backoff)] {
+        for (name, b) in self.backoffs() {
             if b.min_units > b.max_units {
                 return Err(format!("mac.{name}: min_units > max_units"));
             }
@@ -485,7 +534,7 @@ impl MacConfig {
             ("cpu_per_rx_ns".into(), self.cpu_per_rx_ns),
             ("ack_protection_ns".into(), self.ack_protection_ns),
         ];
-        for (name, b) in [("initial_backoff", self.initial_backoff), ("congestion_backoff", self.congestion_backoff)] {
+        for (name, b) in self.backoffs() {
             // 2^8 − 1 units: the largest 802.15.4 window (macMaxBE = 8) uses the same unit.
             times.push((
                 format!("{name} (max_units × unit_ns, or 255 × unit_ns)"),

@@ -375,6 +375,8 @@ pub struct NodeStats {
 
 pub(crate) struct Node {
     pub(crate) id: NodeId,
+    /// One of the network's sinks (a base station): its MAC may draw other backoffs.
+    sink: bool,
     rng_mac: SimRng,
     pub(crate) rng_agent: SimRng,
     mac: Mac,
@@ -725,6 +727,7 @@ impl Network {
             let dsn = rng_mac.gen();
             nodes.push(Node {
                 id,
+                sink: spec.sinks.contains(&id),
                 rng_mac,
                 rng_agent: stream(seed, 0, i as u32, Purpose::Agent),
                 mac: Mac {
@@ -1358,7 +1361,7 @@ impl Network {
         let d = if self.mac.ieee802154_csma {
             draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
         } else {
-            draw(&self.mac.initial_backoff, &mut n.rng_mac)
+            draw(self.mac.initial_backoff_of(n.sink), &mut n.rng_mac)
         };
         self.schedule_mac(i, self.now + d);
     }
@@ -1449,7 +1452,7 @@ impl Network {
             }
             draw_be(self.mac.csma_min_be, self.mac.initial_backoff.unit_ns, &mut n.rng_mac)
         } else {
-            draw(&self.mac.initial_backoff, &mut n.rng_mac)
+            draw(self.mac.initial_backoff_of(n.sink), &mut n.rng_mac)
         };
         self.schedule_mac(i, from + d);
     }
@@ -1514,7 +1517,7 @@ impl Network {
                 }
                 draw_be(c.be, mac.initial_backoff.unit_ns, &mut n.rng_mac)
             } else {
-                draw(&mac.congestion_backoff, &mut n.rng_mac)
+                draw(mac.congestion_backoff_of(n.sink), &mut n.rng_mac)
             };
             self.schedule_mac(i, now + d);
             return;
@@ -2150,6 +2153,42 @@ mod tests {
         let mean = mean_time_to_ack_ns(&done);
         let expected = (floor + mean_b) as f64;
         assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
+    }
+
+    /// `mac.sink_initial_backoff` (the IFRC build's base station draws (r & 7) + 1 units): the
+    /// sink's frames wait 1–8 units before contending, a node's the preset's 1–16.
+    #[test]
+    fn a_sink_draws_its_own_backoff() {
+        let unit = MacConfig::tinyos1_tenet().initial_backoff.unit_ns;
+        let over = vec![format!("mac.sink_initial_backoff={{min_units=1,max_units=8,unit_ns={unit}}}")];
+        let mac = MacConfig::tinyos1_tenet();
+        let floor =
+            mac.txfifo_load(20).as_nanos() + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_latency_ns;
+        let waits = |from: usize, to: u16, overrides: &[String]| {
+            let mut net = clean_chain(2, 30.0, "", overrides);
+            assert!(net.nodes[0].sink && !net.nodes[1].sink);
+            let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[from].agent = Box::new(Probe { dst: NodeId(to), left: 200, done: done.clone() });
+            net.after_agent(from);
+            net.run_until(Instant::from_millis(30_000));
+            let units: std::collections::BTreeSet<u64> = done
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|d| (d.time_to_ack.expect("a clean link acks").as_nanos() - floor) / unit)
+                .collect();
+            units
+        };
+        let sink = waits(0, 1, &over);
+        assert_eq!((sink.first(), sink.last()), (Some(&1), Some(&8)), "sink: {sink:?}");
+        let node = waits(1, 0, &over);
+        assert_eq!((node.first(), node.last()), (Some(&1), Some(&16)), "node: {node:?}");
+        let sink_default = waits(0, 1, &[]);
+        assert_eq!(sink_default.last(), Some(&16), "without the key: {sink_default:?}");
+        assert_eq!(MacConfig::ifrc2006().initial_backoff_of(true).max_units, 8);
+        assert_eq!(MacConfig::ifrc2006().congestion_backoff_of(true).max_units, 32);
+        assert_eq!(MacConfig::ifrc2006().congestion_backoff_of(false).max_units, 190);
+        assert_eq!(MacConfig::tinyos1_tenet().initial_backoff_of(true), &MacConfig::tinyos1_tenet().initial_backoff);
     }
 
     /// TinyOS 1.x's ACK protection (`mac.ack_protection_ns`): a frame node 1 receives while it

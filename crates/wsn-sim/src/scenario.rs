@@ -679,7 +679,17 @@ impl Scenario {
             }
             match table.get_mut(k) {
                 Some(slot) => *slot = v.clone(),
-                None => return Err(format!("mac.{k}: unknown MAC parameter")),
+                // Optional keys a preset may leave unset (absent from its table).
+                None if MacConfig::OPTIONAL_KEYS.contains(&k.as_str()) => {
+                    table.insert(k.clone(), v.clone());
+                }
+                None => {
+                    let mut known: Vec<&str> = table.keys().map(String::as_str).collect();
+                    known.extend(MacConfig::OPTIONAL_KEYS);
+                    known.sort_unstable();
+                    known.dedup();
+                    return Err(format!("mac.{k}: unknown MAC parameter (known: {})", known.join(", ")));
+                }
             }
         }
         let cfg: MacConfig = match table.try_into() {
@@ -828,8 +838,12 @@ impl Scenario {
                     return Err(format!("outages[{i}].to_s = {to}: must be after from_s = {}", o.from_s));
                 }
             }
-            if o.nodes.ids().is_empty() {
+            let ids = o.nodes.ids();
+            if ids.is_empty() {
                 return Err(format!("outages[{i}].nodes is an empty list"));
+            }
+            if let Some(d) = ids.iter().enumerate().find_map(|(k, id)| ids[..k].contains(id).then_some(id)) {
+                return Err(format!("outages[{i}].nodes names node {d} twice"));
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
@@ -1284,6 +1298,10 @@ fn bracket_indices_to_dots(key: &str) -> String {
             out.push_str(&rest[..open]);
             out.push('.');
             out.push_str(inner);
+            // `flows[0]rate_pps`: the field after the index needs its dot too.
+            if !(rest[close + 1..].is_empty() || rest[close + 1..].starts_with(['.', '['])) {
+                out.push('.');
+            }
         }
         rest = &rest[close + 1..];
     }
@@ -1308,7 +1326,10 @@ fn set_in(
         table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
     }
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
-    if let Ok(idx) = rest[0].parse::<usize>() {
+    // A number names an element of a list; in a table keyed by node ids (`protocol.weights`,
+    // `protocol.sink_policies`) it is a key like any other, below.
+    let keyed_table = child.is_table_like() && !child.is_array_of_tables();
+    if let (Ok(idx), false) = (rest[0].parse::<usize>(), keyed_table) {
         if rest.len() == 1 {
             return Err(if child.is_array_of_tables() {
                 format!("--set {key}: a whole element of `{head}` cannot be replaced; set its fields one by one (--set {}.FIELD=VALUE)", bracket_indices_to_dots(key))
@@ -1359,6 +1380,30 @@ mod tests {
         }
     }
 
+    #[test]
+    fn an_outage_naming_a_node_twice_is_refused() {
+        let e = err(&["outages=[{nodes=[3,3], from_s=5.0, to_s=10.0}]"]);
+        assert!(e.contains("outages[0].nodes names node 3 twice"), "{e}");
+    }
+
+    /// `--set protocol.weights.2=3` sets the weight of node 2: in a table keyed by node ids a
+    /// number is a key, not a list index (the error used to suggest a form that failed too).
+    #[test]
+    fn set_reaches_a_table_keyed_by_node_id() {
+        let text = "name = \"k\"\nduration_s = 10.0\n[topology]\n\
+                    layout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n[protocol]\nkind = \"ifrc\"\n";
+        for set in [["protocol.weights.2=3.0"].as_slice(), &["protocol.weights={\"1\"=2.0}", "protocol.weights.2=3.0"]]
+        {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let sc = Scenario::from_toml(text, "test", std::env::temp_dir(), &set).unwrap();
+            let ProtocolConfig::Ifrc(c) = &sc.protocol else { panic!("not IFRC") };
+            assert_eq!(c.weights.get("2"), Some(&3.0), "{set:?}");
+        }
+        // A number after a list still names an element.
+        let e = err(&["flows.7.rate_pps=1.0"]);
+        assert!(e.contains("index 7 out of range"), "{e}");
+    }
+
     /// Errors name the key and the value, also where serde alone would not: a `[mac]` key, a
     /// `[protocol]` key (the tagged enum reports only the table's line), an unknown key brought
     /// in by `--set` (as that `--set`, not as a line of a rewritten copy of the file).
@@ -1370,7 +1415,8 @@ mod tests {
         let text = office.replacen("[mac]\n", "[mac]\nmax_retriez = 3\n", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         let n = line_of(&text, "max_retriez = 3");
-        assert!(e.contains(&format!("mac.max_retriez: unknown MAC parameter (line {n})")), "{e}");
+        assert!(e.contains("mac.max_retriez: unknown MAC parameter (known: ack, ack_bytes,"), "{e}");
+        assert!(e.contains(&format!("max_payload, max_retries, overhead_bytes, preset, promiscuous, queue_capacity, retry_gap_min_ns, retry_gap_spread_ns, rx_process_ns, sink_congestion_backoff, sink_initial_backoff, turnaround_ns, txfifo_load_base_ns, txfifo_load_per_byte_ns) (line {n})")), "{e}");
         let text = office.replacen("start_s = 300.0", "start_s = -5.0", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         let n = line_of(&text, "start_s = -5.0");
@@ -1515,6 +1561,8 @@ mod tests {
         assert_eq!(bracket_indices_to_dots("a[12].b[3]"), "a.12.b.3");
         assert_eq!(bracket_indices_to_dots("a[x].b"), "a[x].b");
         assert_eq!(bracket_indices_to_dots("a[1"), "a[1");
+        assert_eq!(bracket_indices_to_dots("flows[0]rate_pps"), "flows.0.rate_pps");
+        assert_eq!(bracket_indices_to_dots("a[1][2]"), "a.1.2");
         let sc = Scenario::load("office40", &["flows[0].rate_pps=0.25".into()]).unwrap();
         assert_eq!(sc.flows[0].rate_pps, Some(0.25));
         let e = err(&["flows[3].rate_pps=1"]);

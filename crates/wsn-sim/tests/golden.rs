@@ -55,7 +55,7 @@ fn ifrc_forty_nodes_matches_the_ifrc_document() {
     check(
         "ifrc/e1-40node.toml",
         &[],
-        "b4c9f613604d0bf3c989aee3eafc39604f267838a098faf32fd98cea422bd974",
+        "859ff549f6ecf11a599c873019a16e4ea45319ed050809da51bf212736ec77ce",
         "docs/ifrc.md (E1)",
     );
 }
