@@ -40,7 +40,7 @@ enum Cmd {
         /// Override the scenario's seed.
         #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
-        /// Output directory (default: out/<scenario>).
+        /// Output directory (default: out/<name>, the scenario's `name` field).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override any scenario field, e.g. --set duration_s=600 --set flows.0.rate_pps=2
@@ -70,7 +70,7 @@ enum Cmd {
         /// Override the scenario's seed.
         #[arg(long, allow_negative_numbers = true)]
         seed: Option<u64>,
-        /// Output directory (default: out/<scenario>-sweep).
+        /// Output directory (default: out/<name>-sweep, from the scenario's `name` field).
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override any other scenario field (not the swept one).
@@ -586,7 +586,8 @@ fn sweep(
         None => println!("knee: delivery below 95 % (or unfair) already at the first value"),
     }
     let offered = key.ends_with("rate_pps");
-    wsn_sim::plots::write_sweep(&dir, "sweep", &key, &points, offered).map_err(anyhow::Error::msg)?;
+    let title = format!("{}, sweep of {key}", base.name);
+    wsn_sim::plots::write_sweep(&dir, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg)?;
     println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }

@@ -35,7 +35,7 @@ pub(crate) struct SeedArgs {
     seed: Option<u64>,
     /// Repeat everything over this many run seeds (seed, seed+1, …), each into
     /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
-    /// seeds.md with every seed's value.
+    /// seeds.md with every seed's value (1 to 100 seeds).
     #[arg(long, default_value_t = 1)]
     seeds: u64,
 }

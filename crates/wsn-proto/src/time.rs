@@ -37,7 +37,7 @@ impl Instant {
     }
     /// Seconds since the start, for reports only (never for event ordering).
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Instant from seconds (for configuration only).
     pub const fn from_secs(s: u64) -> Instant {
@@ -100,7 +100,7 @@ impl Duration {
     }
     /// Seconds as a float, for reports only.
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        self.0 as f64 / 1e9
     }
     /// Multiply by an integer, saturating.
     pub const fn saturating_mul(self, k: u64) -> Duration {

@@ -826,7 +826,8 @@ pub struct SweepPoint {
 /// equals offered load). Writes `{name}.png` and `{name}.svg` into `dir`.
 pub fn write_sweep(
     dir: &Path,
-    name: &str,
+    stem: &str,
+    title: &str,
     x_label: &str,
     points: &[SweepPoint],
     offered_line: bool,
@@ -834,7 +835,7 @@ pub fn write_sweep(
     ensure_font()?;
     let mut pts: Vec<SweepPoint> = points.iter().copied().filter(|p| p.x.is_finite()).collect();
     pts.sort_by(|a, b| a.x.total_cmp(&b.x));
-    render!(dir, name, draw_sweep(name, x_label, &pts, offered_line));
+    render!(dir, stem, draw_sweep(title, x_label, &pts, offered_line));
     Ok(())
 }
 
@@ -846,7 +847,7 @@ fn draw_sweep<DB: DrawingBackend>(
     offered: bool,
 ) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let root = root.titled(&format!("Sweep {name}: per-flow goodput and delivery ratio"), font(21.0)).s()?;
+    let root = root.titled(&format!("{name}: per-flow goodput and delivery ratio"), font(21.0)).s()?;
     let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 58 / 100);
     let f = |v: f64| if v.is_finite() { Some(v) } else { None };
     let xs = pts.iter().map(|p| p.x);
@@ -993,7 +994,7 @@ mod tests {
                 }
             })
             .collect();
-        write_sweep(&d, "rate", "offered load per node (pkt/s)", &pts, true).unwrap();
+        write_sweep(&d, "rate", "Sweep of the rate", "offered load per node (pkt/s)", &pts, true).unwrap();
         assert!(non_empty(&d.join("rate.png")));
         assert!(non_empty(&d.join("rate.svg")));
         cleanup(&d);
@@ -1013,7 +1014,7 @@ mod tests {
             ],
         ];
         for (k, pts) in cases.iter().enumerate() {
-            write_sweep(&d, &format!("case{k}"), "", pts, k % 2 == 0).unwrap();
+            write_sweep(&d, &format!("case{k}"), "", "", pts, k % 2 == 0).unwrap();
             assert!(non_empty(&d.join(format!("case{k}.png"))));
             assert!(non_empty(&d.join(format!("case{k}.svg"))));
         }
