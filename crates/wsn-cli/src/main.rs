@@ -307,6 +307,22 @@ fn run_cli(cli: Cli) -> Result<()> {
         }
         Cmd::Gains { scenario, out, set } => {
             let sc = Scenario::load(&scenario, &set)?;
+            // Never write over a file this scenario is read from.
+            if let Ok(target) = out.canonicalize() {
+                let mut inputs = vec![("the scenario", PathBuf::from(&scenario))];
+                for (field, p) in sc.file_fields() {
+                    if let Ok(path) = sc.resolve(field, p) {
+                        inputs.push((field, path));
+                    }
+                }
+                for (what, path) in inputs {
+                    anyhow::ensure!(
+                        path.canonicalize().ok().as_ref() != Some(&target),
+                        "--out {}: that is {what}'s file, which this command reads; choose another file",
+                        out.display()
+                    );
+                }
+            }
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;
             wsn_sim::topology::write_tossim_gains(&links, sc.radio.link.noise_floor_dbm, 0.0, &out)
                 .with_context(|| format!("writing {}", out.display()))?;

@@ -202,6 +202,9 @@ fn rcrt_run_writes_congestion_traces() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    // The summary says which run this is: the scenario's origin and the overrides.
+    assert_eq!(summary["scenario_origin"], "built-in scenario rcrt-baseline");
+    assert_eq!(summary["overrides"], serde_json::json!(["duration_s=900"]));
     let cuts = summary["totals"]["congestion_decreases"].as_u64().expect("an RCRT run counts its cuts");
     assert!(cuts > 0, "the baseline cuts R in its first 600 s of traffic");
     let decreases = std::fs::read_to_string(out.join("decreases.csv")).unwrap();
@@ -562,6 +565,21 @@ fn run_names_its_outages() {
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     assert!(out.contains("outages   radio off: node 1 5–10.5 s, node 2 5–10.5 s\n"), "{out}");
     assert!(String::from_utf8_lossy(&o.stderr).contains("outages[1] starts at 60 s"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `wsn gains` refuses to write over the scenario it reads (or one of its data files); another
+/// file is written.
+#[test]
+fn gains_does_not_overwrite_its_input() {
+    let (dir, f) = tiny_scenario("gains-input");
+    let before = std::fs::read_to_string(&f).unwrap();
+    let o = wsn().args(["gains", f.to_str().unwrap(), "--out"]).arg(&f).output().unwrap();
+    assert!(!o.status.success());
+    assert!(String::from_utf8_lossy(&o.stderr).contains("that is the scenario's file"));
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), before, "the scenario was overwritten");
+    let o = wsn().args(["gains", f.to_str().unwrap(), "--out"]).arg(dir.join("g.txt")).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
 

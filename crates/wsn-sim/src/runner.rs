@@ -41,6 +41,10 @@ pub enum RunError {
 pub struct Summary {
     /// Scenario name.
     pub scenario: String,
+    /// Where the scenario came from: its file, or "built-in scenario NAME".
+    pub scenario_origin: String,
+    /// The `--set` overrides applied to it, as given (a sweep's value among them).
+    pub overrides: Vec<String>,
     /// Seed.
     pub seed: u64,
     /// MAC preset.
@@ -905,6 +909,8 @@ fn summarize(
     let (_, acks) = net.frames_on_air();
     Summary {
         scenario: sc.name.clone(),
+        scenario_origin: sc.origin.clone(),
+        overrides: sc.overrides().to_vec(),
         seed,
         preset: preset.into(),
         prr_curve: sc.radio.prr_curve,

@@ -662,6 +662,11 @@ impl Scenario {
         Ok(sc)
     }
 
+    /// The `--set` overrides applied to this scenario, as given.
+    pub fn overrides(&self) -> &[String] {
+        &self.overrides
+    }
+
     /// The resolved MAC configuration: the preset named by `mac.preset` (default
     /// `tinyos1_tenet`) with every other key of `[mac]` overriding the preset's value.
     pub fn mac(&self) -> Result<MacConfig, String> {
@@ -744,7 +749,13 @@ impl Scenario {
             out.push(std::env::current_dir().map_or_else(|_| path.to_path_buf(), |d| d.join(path)));
         }
         out.push(self.base_dir.join(path));
-        let above: Vec<&Path> = self.base_dir.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty()).collect();
+        // A folder that is gone (a built-in scenario of a source tree moved since the build)
+        // has no folders above it worth searching: an unrelated `data/` there would be taken.
+        let above: Vec<&Path> = if self.base_dir.is_dir() {
+            self.base_dir.ancestors().skip(1).filter(|d| !d.as_os_str().is_empty()).collect()
+        } else {
+            Vec::new()
+        };
         let is_root = |d: &Path| d.join("Cargo.toml").is_file() || d.join(".git").exists();
         match above.iter().position(|d| is_root(d)) {
             Some(k) => {
@@ -1593,9 +1604,14 @@ mod tests {
     #[test]
     fn data_paths_are_looked_for_in_known_places_only() {
         let text = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
-        let outside = std::env::temp_dir().join("wsn-candidates-test/deep/er");
-        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
+        let outside = std::env::temp_dir().join(format!("wsn-candidates-test-{}/deep/er", std::process::id()));
         let trace = "data/noise/casino-lab.txt";
+        // A folder that does not exist (a built-in scenario of a source tree moved since the
+        // build): no folder above it is searched.
+        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
+        assert_eq!(sc.candidates("radio.noise.trace", trace), [outside.join(trace), project_root().join(trace)]);
+        std::fs::create_dir_all(&outside).unwrap();
+        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
         // In no project: the file's folder, the build's project, then the folders above.
         let above = |p: &str| -> Vec<PathBuf> { outside.ancestors().skip(1).map(|d| d.join(p)).collect() };
         let mut want = vec![outside.join(trace), project_root().join(trace)];
@@ -1618,10 +1634,15 @@ mod tests {
         );
         std::fs::remove_dir_all(&proj).unwrap();
         // Setting the whole table counts as setting the path in it.
-        let sc =
-            Scenario::from_toml(text, "x.toml", outside, &["radio.noise={model=\"replay\", trace=\"t.txt\"}".into()])
-                .unwrap();
+        let sc = Scenario::from_toml(
+            text,
+            "x.toml",
+            outside.clone(),
+            &["radio.noise={model=\"replay\", trace=\"t.txt\"}".into()],
+        )
+        .unwrap();
         assert_eq!(sc.candidates("radio.noise.trace", "t.txt")[0], cwd.join("t.txt"));
+        std::fs::remove_dir_all(outside.ancestors().nth(2).unwrap()).ok();
         // A scenario file inside the project finds `data/...` at the project's root.
         let sc = Scenario::load("office40", &[]).unwrap();
         assert_eq!(sc.resolve("radio.noise.trace", trace).unwrap(), project_root().join(trace));
