@@ -2155,6 +2155,23 @@ mod tests {
         assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
     }
 
+    /// MultiHopLQI's parent-beacon rule follows the MAC preset's era unless the scenario sets it
+    /// (spec §7.2): 1.x/Tenet for `tinyos1_tenet` and `ifrc2006`, 2.x for the others.
+    #[test]
+    fn the_routing_rule_follows_the_preset_era() {
+        let rule = |overrides: &[&str]| {
+            let o: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+            let net = clean_chain(2, 1.0, "", &o);
+            net.nodes[1].trees[0].mhlqi.tenet_rules()
+        };
+        assert!(rule(&[]));
+        assert!(rule(&["mac.preset=\"ifrc2006\""]));
+        assert!(!rule(&["mac.preset=\"tinyos2\""]));
+        assert!(!rule(&["mac.preset=\"tossim\""]));
+        assert!(rule(&["mac.preset=\"tinyos2\"", "routing.mhlqi.tenet_rules=true"]));
+        assert!(!rule(&["routing.mhlqi.tenet_rules=false"]));
+    }
+
     /// `mac.sink_initial_backoff` (the IFRC build's base station draws (r & 7) + 1 units): the
     /// sink's frames wait 1–8 units before contending, a node's the preset's 1–16.
     #[test]

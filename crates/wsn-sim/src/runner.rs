@@ -11,6 +11,7 @@ use crate::endpoints::EndpointSpec;
 use crate::network::{ChannelOptions, FlowSpec, Network, NetworkSpec};
 use crate::radio::noise::{NoiseConfig, NoiseModel};
 use crate::rng::{stream, Purpose};
+use crate::routing::mhlqi::MhlqiConfig;
 use crate::routing::static_tree::read_tree;
 use crate::scenario::{ProtocolConfig, RcrtConfig, RcrtProfile, RoutingKind, Scenario, Sources};
 use crate::topology::{generate_links, place, read_tossim_gains, Links, Position};
@@ -613,7 +614,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             reception: sc.radio.reception,
         },
         sinks: sinks.clone(),
-        mhlqi: sc.routing.mhlqi.clone(),
+        mhlqi: MhlqiConfig {
+            tenet_rules: Some(sc.routing.mhlqi.tenet_rules.unwrap_or_else(|| tenet_era(&mac.preset))),
+            ..sc.routing.mhlqi.clone()
+        },
         reverse: sc.routing.reverse.clone(),
         static_parents,
         freeze_at: sc.routing.freeze_after_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s)),
@@ -742,6 +746,13 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
         e.source.ack_request_above = b / 2;
     }
     Ok(e)
+}
+
+/// Whether a MAC preset is of the TinyOS 1.x / Tenet era, whose MultiHopLQI drops a route on a
+/// parent beacon that names no parent (spec §7.2 pairs the 1.x presets with MultiHopLQI-1.x and
+/// `tinyos2` with MultiHopLQI-2.x).
+pub fn tenet_era(preset: &str) -> bool {
+    matches!(preset, "tinyos1_tenet" | "ifrc2006")
 }
 
 fn node_parent_changes(net: &Network) -> Vec<u32> {

@@ -91,12 +91,14 @@ pub struct MhlqiConfig {
     pub hysteresis_percent: u8,
     /// Start with routes frozen (§6.4; see [`MhlqiNode::set_frozen`]). Default false. \[REC\]
     pub freeze: bool,
-    /// Use the 1.x/Tenet variant of the parent-beacon rule: a parent beacon that advertises no
-    /// route (parent = broadcast, cost ≥ [`NO_ROUTE_COST`] or hop count 0xFF) also drops the
-    /// route. When false, the 2.x rule applies: only a parent beacon naming this node as its
-    /// parent drops the route, and any other parent beacon refreshes the cost. Default true.
+    /// Use the 1.x/Tenet variant of the parent-beacon rule: a parent beacon that names no
+    /// parent (the broadcast address) also drops the route. When false, the 2.x rule applies:
+    /// only a parent beacon naming this node as its parent drops the route, and any other
+    /// parent beacon refreshes the cost. Unset: the MAC preset's era decides (spec §7.2: 1.x
+    /// for `tinyos1_tenet` and `ifrc2006`, MultiHopLQI-2.x for the others), resolved by the
+    /// runner; a node built from an unset value uses the 1.x rule.
     /// [CODE tenet1: MultiHopLQI.nc; CODE t2: LqiRoutingEngineP.nc]
-    pub tenet_rules: bool,
+    pub tenet_rules: Option<bool>,
 }
 
 impl Default for MhlqiConfig {
@@ -106,7 +108,7 @@ impl Default for MhlqiConfig {
             timeout_beacons: DEFAULT_TIMEOUT_BEACONS,
             hysteresis_percent: DEFAULT_HYSTERESIS_PERCENT,
             freeze: false,
-            tenet_rules: true,
+            tenet_rules: None,
         }
     }
 }
@@ -226,7 +228,7 @@ impl MhlqiNode {
             period_binary_ms: cfg.beacon_period_binary_ms.clamp(1, MAX_BEACON_PERIOD_BINARY_MS),
             timeout_beacons: cfg.timeout_beacons,
             hysteresis_percent: cfg.hysteresis_percent.min(100),
-            tenet_rules: cfg.tenet_rules,
+            tenet_rules: cfg.tenet_rules.unwrap_or(true),
             parent: None,
             parent_cost: if root { 0 } else { NO_ROUTE_HALF_COST },
             link_est: if root { 0 } else { NO_ROUTE_HALF_COST },
@@ -384,6 +386,11 @@ impl MhlqiNode {
         self.path_cost().min(u32::from(NO_ROUTE_COST)) as u16
     }
 
+    /// Whether this node follows the 1.x/Tenet parent-beacon rule ([`MhlqiConfig::tenet_rules`]).
+    pub fn tenet_rules(&self) -> bool {
+        self.tenet_rules
+    }
+
     /// True iff this node is the sink of its tree.
     pub fn is_root(&self) -> bool {
         self.me == self.sink
@@ -506,7 +513,7 @@ mod tests {
     }
 
     fn node_2x() -> MhlqiNode {
-        let cfg = MhlqiConfig { tenet_rules: false, ..MhlqiConfig::default() };
+        let cfg = MhlqiConfig { tenet_rules: Some(false), ..MhlqiConfig::default() };
         MhlqiNode::new(ME, SINK, &cfg)
     }
 
@@ -617,7 +624,7 @@ mod tests {
         assert_eq!(c.beacon_period_binary_ms, 32_769);
         assert_eq!(c.timeout_beacons, 8);
         assert_eq!(c.hysteresis_percent, 25);
-        assert!(!c.freeze && c.tenet_rules);
+        assert!(!c.freeze && c.tenet_rules.is_none());
         assert!(serde_json::from_str::<MhlqiConfig>(r#"{"bogus": 1}"#).is_err());
     }
 
