@@ -12,7 +12,7 @@
 //! +------+---------+-------------------+
 //! ```
 //!
-//! `flow` identifies the source flow (normally the origin node) and `seq` counts that flow's
+//! `flow` identifies the source flow (the simulator writes its flow index) and `seq` counts that flow's
 //! packets from 0. The header is kept to 6 bytes so that the collection header (14) plus this
 //! header plus RCRT's 64 bytes of application data fit TinyOS 1.x's 86-byte data field; the
 //! simulator measures latency from its own record of when each packet was generated.

@@ -13,7 +13,9 @@
 //! |flags |protocol | origin| dst  | sink |prev_hop |ttl | seqno | hops |
 //! +------+---------+-------+------+------+---------+----+-------+------+
 //! ```
-//! All multi-byte fields are big-endian.
+//! All multi-byte fields are big-endian. `flags`: UP 0x01 (towards the sink), DOWN 0x02
+//! (towards the origin on the reverse path); the six other bits are reserved and a header with
+//! any of them set is refused.
 
 use crate::{read_u16, Error, NodeId, Result};
 

@@ -22,7 +22,8 @@
 //! pending, PAN-ID compression (so there is no source PAN), short destination and short source
 //! addresses, frame version 0. Only the ACK-request bit varies. An ACK frame's FCF is the frame
 //! type alone. [`FrameRepr::parse`] rejects every other FCF as [`Error::Malformed`], so
-//! `parse ∘ emit` is the identity and every accepted frame re-emits to the same bytes.
+//! every accepted frame re-emits to the same bytes, and `parse ∘ emit` is the identity on
+//! normalised reprs (an ACK's repr with, say, `ack_request` set emits as a plain ACK).
 //!
 //! **Airtime.** Our data frame costs `L + 18` bytes on the air (`SHR 5 + length 1 + FCF 2 +
 //! DSN 1 + PAN 2 + dst 2 + src 2 + AM type 1 + L + FCS 2`). That is the TinyOS 2.x *T-frame* layout

@@ -49,8 +49,9 @@ pub const VERSION: u8 = 1;
 /// Flags bit: some child of the sender is in a congested epoch [PAPER §4.1.2, field 3].
 pub const FLAG_CHILD_CONGESTED: u8 = 0x01;
 
-/// Flags bit: a base station's control broadcast (no application payload follows)
-/// [PAPER §4.1.4].
+/// Flags bit: a base station's control broadcast [PAPER §4.1.4]. Its sender appends no
+/// application payload; the parser does not check that (bytes after the header are the
+/// caller's).
 pub const FLAG_CONTROL: u8 = 0x02;
 
 const VERSION_SHIFT: u32 = 6;

@@ -2,7 +2,8 @@
 //!
 //! Every format follows the smoltcp contract: a zero-copy `Packet<T: AsRef<[u8]>>` view with
 //! `new_unchecked` / `check_len` / `new_checked` and field accessors that never panic after
-//! `check_len`, plus a `Repr` struct with `parse`, `buffer_len` and `emit`. Multi-byte fields
+//! `check_len`, plus a `Repr` struct with `parse`, `buffer_len` and `emit` (the 12-byte
+//! MultiHopLQI beacon, a fixed record, has the `Repr` only). Multi-byte fields
 //! are big-endian (network order) unless a format says otherwise.
 //!
 //! Layering of one data frame on the air:

@@ -1,8 +1,9 @@
 //! The MultiHopLQI routing beacon.
 //!
 //! Contents follow TinyOS 2.x MultiHopLQI's 12-byte beacon (all 16-bit fields)
-//! [CODE t2: tos/lib/net/lqi/MultiHopLqi.h], with the origin field replaced by the tree's sink so
-//! that one node can take part in several trees [AMBIG → chosen: sink id instead of origin-seqno].
+//! [CODE t2: tos/lib/net/lqi/MultiHopLqi.h] in this project's own order: its origin-seqno field
+//! is dropped and the tree's sink put first, so that one node can take part in several trees
+//! [AMBIG → chosen]. A small fixed record, it has a `Repr` only (no zero-copy `Packet` view).
 //!
 //! ```text
 //! 0..2 sink | 2..4 source | 4..6 seqno | 6..8 parent | 8..10 cost | 10..12 hop_count
@@ -36,6 +37,11 @@ impl BeaconRepr {
     pub fn parse(b: &[u8]) -> Result<BeaconRepr> {
         if b.len() < BEACON_LEN {
             return Err(Error::Truncated);
+        }
+        // Trailing bytes are refused, as by the other formats (an accepted beacon re-emits to
+        // the same bytes).
+        if b.len() > BEACON_LEN {
+            return Err(Error::Malformed);
         }
         let r = |i: usize| u16::from_be_bytes([b[i], b[i + 1]]);
         Ok(BeaconRepr {
@@ -74,6 +80,9 @@ mod tests {
 
     #[test]
     fn parse_and_emit() {
+        let mut long = BYTES.to_vec();
+        long.push(0);
+        assert_eq!(BeaconRepr::parse(&long), Err(Error::Malformed));
         let r = BeaconRepr::parse(&BYTES).unwrap();
         assert_eq!(r.source, NodeId(5));
         assert_eq!(r.cost, 500);

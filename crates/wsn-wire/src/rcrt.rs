@@ -10,12 +10,19 @@
 //! - **rates as pkt/s in UQ8.8 fixed point** ([`Rate`]) instead of integer-millisecond intervals;
 //! - **16-bit sequence numbers with RFC 1982 serial arithmetic** (the endpoints unwrap them);
 //! - a per-connection **incarnation nonce** in SYN / SYN-ACK / SYN-NACK, from which both
-//!   endpoints derive the connection's initial sequence number (`wsn_proto::rcrt::seq_offset`):
-//!   every sequence number on the wire is offset by it, so packets of an earlier incarnation
-//!   fall outside the new connection's window;
+//!   endpoints derive the connection's initial sequence number, ISN =
+//!   `wsn_proto::rcrt::seq_offset(nonce)`: every sequence number on the wire is the connection's
+//!   own number plus the ISN (its first DATA carries ISN + 1), so packets of an earlier
+//!   incarnation fall outside the new connection's window;
 //! - **NACKs as (first, run length) ranges** rather than single sequence numbers;
 //! - FIN carries the **last data sequence number** explicitly and FIN-ACK echoes it;
 //! - every control packet ends with a **CRC-16/CCITT-FALSE**; there is no 0xFF bypass.
+//!
+//! Two of §4.11's recommendations are not taken [AMBIG → chosen]: "unknown" stays the value 0 in
+//! the feedback id and RTT fields rather than a flag bit (item 9: 0 is never a valid fid, and an
+//! RTT below 1 ms is sent as 1, so the value cannot be ambiguous), and FEEDBACK carries no
+//! "rate changed" / "NACK present" flags (item 10: the rate is two bytes and the range count one
+//! byte away, so a source gains nothing by skipping them).
 //!
 //! ```text
 //! byte 0 (all types):  7 6 | 5 4 3 | 2 1 0
@@ -416,7 +423,8 @@ impl<T: AsRef<[u8]>> Packet<T> {
         self.kind() == Some(Kind::Data) && self.flags() & FLAG_RETRANSMISSION != 0
     }
 
-    /// DATA: the sequence number; FIN and FIN-ACK: the last data sequence number.
+    /// DATA: the sequence number; FIN and FIN-ACK: the last data sequence number; both in the
+    /// connection's wire numbering (see [`Repr::Data`]).
     pub fn seq(&self) -> u16 {
         match self.kind() {
             Some(Kind::Data) => self.read_u16(field::DATA_SEQ),
@@ -487,9 +495,10 @@ impl<T: AsRef<[u8]>> Packet<T> {
         }
     }
 
-    /// FEEDBACK: NACK range `index` (zeroes when out of bounds).
+    /// FEEDBACK: NACK range `index` (zeroes when `index` is not below the range count or the
+    /// buffer is too short).
     pub fn nack(&self, index: usize) -> NackRange {
-        if self.kind() != Some(Kind::Feedback) {
+        if self.kind() != Some(Kind::Feedback) || index >= usize::from(self.nack_count()) {
             return NackRange::default();
         }
         // Checked: an absurd index gives the zero range, never a wrapped offset.
@@ -556,8 +565,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
             (VERSION << VERSION_SHIFT) | (kind.code() << KIND_SHIFT) | (flags & FLAG_MASK);
     }
 
-    /// DATA: set the sequence number; FIN and FIN-ACK: set the last data sequence number.
-    /// Does nothing for other types.
+    /// DATA: set the sequence number; FIN and FIN-ACK: set the last data sequence number (in
+    /// the connection's wire numbering). Does nothing for other types.
     pub fn set_seq(&mut self, value: u16) {
         match self.kind() {
             Some(Kind::Data) => self.write_u16(field::DATA_SEQ, value),
@@ -690,7 +699,10 @@ pub enum Repr<'a> {
     },
     /// Application data. [PAPER §3.7; CODE rcrt_msg_t]
     Data {
-        /// Sequence number (mod 2^16; the first packet of a connection is 1).
+        /// Sequence number in the connection's wire numbering: the connection's own number
+        /// (1 for its first packet) plus the offset its SYN's nonce gives
+        /// (`wsn_proto::rcrt::seq_offset`), mod 2^16. The offset is the initial sequence
+        /// number (ISN) of the connection, so its first DATA carries ISN + 1.
         seq: u16,
         /// The rate the source is using (never zero).
         rate: Rate,
@@ -714,14 +726,17 @@ pub enum Repr<'a> {
         rate: Rate,
         /// The sink's RTT estimate in ms; 0 = unknown.
         rtt_ms: u16,
-        /// Cumulative ACK: every sequence number up to this one was delivered in order.
+        /// Cumulative ACK: every sequence number up to this one was delivered in order (wire
+        /// numbering: ISN when nothing was).
         cack: u16,
-        /// Missing sequence numbers, oldest first.
+        /// Missing sequence numbers, oldest first (wire numbering; a range may wrap past
+        /// 65,535).
         nacks: NackList,
     },
     /// Teardown. [PAPER §3.8; CODE FIN]
     Fin {
-        /// Sequence number of the last data packet sent (0 when none was sent).
+        /// Sequence number of the last data packet sent, in wire numbering (the ISN when none
+        /// was sent).
         last: u16,
     },
     /// Teardown complete. [CODE FIN_ACK]
@@ -994,6 +1009,7 @@ mod tests {
         assert_eq!(packet.cack(), 2);
         assert_eq!(packet.nack_count(), 2);
         assert_eq!(packet.nack(1), NackRange { first: 7, run: 2 });
+        assert_eq!(packet.nack(2), NackRange::default(), "past the range count: the CRC read as a range");
         assert!(packet.verify_checksum());
         assert_eq!(packet.checksum(), 0xdd22);
     }

@@ -64,7 +64,8 @@ pub const SEQ_OFFSET_MULTIPLIER: u16 = 0x9E37;
 
 /// Offset of an incarnation's sequence numbers on the wire: DATA seqno, FIN / FIN-ACK last,
 /// FEEDBACK cumulative ACK and NACK ranges carry `(seq + offset) mod 2^16`, so the initial
-/// sequence number of the connection is `offset + 1` and follows from the nonce of its SYN
+/// sequence number (ISN) of the connection is the offset, its first DATA carries ISN + 1, and
+/// both follow from the nonce of its SYN
 /// (spec §4.11 item 5, AMBIG-21). Both endpoints know the nonce, so neither sends anything more;
 /// a packet of an earlier incarnation still in flight lands far from the new flow's window and is
 /// refused by the sanity checks instead of being taken for the new flow's (as TCP's ISN does, the
@@ -74,9 +75,10 @@ pub const fn seq_offset(nonce: u16) -> u16 {
     nonce.wrapping_mul(SEQ_OFFSET_MULTIPLIER)
 }
 
-/// Unwrap a 16-bit wire sequence number to the 32-bit sequence nearest `reference`
-/// (RFC 1982 serial arithmetic over 2^16, spec §4.11 item 5). Values that would fall before 0
-/// give 0, which every endpoint treats as already acknowledged (the initial sequence number).
+/// Unwrap a 16-bit sequence number (the wire's, minus the connection's [`seq_offset`]) to the
+/// 32-bit sequence nearest `reference` (RFC 1982 serial arithmetic over 2^16, spec §4.11 item
+/// 5). Values that would fall before 0 give 0 (the connection's own number for its ISN), which
+/// every endpoint treats as already acknowledged.
 pub(crate) fn unwrap_seq(reference: u32, wire: u16) -> u32 {
     let delta = i64::from(wire.wrapping_sub(reference as u16) as i16);
     let value = i64::from(reference) + delta;

@@ -717,7 +717,6 @@ impl Source {
         }
     }
 
-    /// Process a feedback (or SYN-ACK). [CODE process_feedback_packet, spec §3.7]
     /// A sequence number as this incarnation writes it on the wire ([`seq_offset`]).
     fn wire_seq(&self, seq: u32) -> u16 {
         (seq as u16).wrapping_add(seq_offset(self.cfg.nonce))
@@ -728,6 +727,7 @@ impl Source {
         unwrap_seq(self.last_sent, wire.wrapping_sub(seq_offset(self.cfg.nonce)))
     }
 
+    /// Process a feedback (or SYN-ACK). [CODE process_feedback_packet, spec §3.7]
     fn on_feedback(&mut self, now: Instant, fid: u8, rate: Rate, rtt_ms: u16, cack: Option<u16>, nacks: &NackList) {
         // 1. Duplicate or old feedback.
         if self.last_fid != 0 && self.last_fid.wrapping_sub(fid) < self.cfg.fid_dup_window {
