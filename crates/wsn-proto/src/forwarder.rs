@@ -41,7 +41,7 @@ pub struct ForwarderConfig {
     /// ACK of a frame that did arrive. Default on. Off: every copy travels on and only its
     /// destination drops it, as in Tenet, whose byte-for-byte compare with the last queued
     /// packet never matches a retransmitted copy (the queued copy's TTL was decremented)
-    /// [CODE tenet1: RoutingLayerM.nc `is_duplicate_packet`, `header->ttl--` before the copy],
+    /// \[CODE tenet1: RoutingLayerM.nc `is_duplicate_packet`, `header->ttl--` before the copy\],
     /// and as in the IFRC authors' forwarding (no filter) [CODE usc-ifrc: RateControlM.nc].
     /// [AMBIG → chosen on: TinyOS 2.x filters them at the link layer (Unique layer) and
     /// MultiHopLQI keeps a 4-entry history; measured effect in docs/simulator.md]
