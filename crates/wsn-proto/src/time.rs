@@ -39,13 +39,13 @@ impl Instant {
     pub fn as_secs_f64(self) -> f64 {
         self.0 as f64 / 1e9
     }
-    /// Instant from seconds (for configuration only).
+    /// Instant from seconds (for configuration only), saturating.
     pub const fn from_secs(s: u64) -> Instant {
-        Instant(s * 1_000_000_000)
+        Instant(s.saturating_mul(1_000_000_000))
     }
-    /// Instant from milliseconds.
+    /// Instant from milliseconds, saturating.
     pub const fn from_millis(ms: u64) -> Instant {
-        Instant(ms * 1_000_000)
+        Instant(ms.saturating_mul(1_000_000))
     }
     /// Time elapsed since `earlier`, saturating at zero.
     pub fn saturating_since(self, earlier: Instant) -> Duration {
@@ -61,30 +61,38 @@ impl Duration {
     pub const fn from_nanos(ns: u64) -> Duration {
         Duration(ns)
     }
-    /// From microseconds.
+    /// From microseconds, saturating.
     pub const fn from_micros(us: u64) -> Duration {
-        Duration(us * 1_000)
+        Duration(us.saturating_mul(1_000))
     }
-    /// From milliseconds.
+    /// From milliseconds, saturating.
     pub const fn from_millis(ms: u64) -> Duration {
-        Duration(ms * 1_000_000)
+        Duration(ms.saturating_mul(1_000_000))
     }
-    /// From whole seconds.
+    /// From whole seconds, saturating.
     pub const fn from_secs(s: u64) -> Duration {
-        Duration(s * 1_000_000_000)
+        Duration(s.saturating_mul(1_000_000_000))
     }
-    /// From TinyOS jiffies (1/32768 s), rounded to the nearest nanosecond.
+    /// From TinyOS jiffies (1/32768 s), rounded to the nearest nanosecond, saturating.
     pub const fn from_jiffies(j: u64) -> Duration {
-        Duration((j * 1_000_000_000 + 16_384) / 32_768)
+        match j.checked_mul(1_000_000_000) {
+            Some(ns) => Duration(ns.saturating_add(16_384) / 32_768),
+            None => Duration(u64::MAX),
+        }
     }
-    /// From TinyOS binary milliseconds (1/1024 s), rounded to the nearest nanosecond.
+    /// From TinyOS binary milliseconds (1/1024 s), rounded to the nearest nanosecond,
+    /// saturating.
     pub const fn from_binary_millis(ms: u64) -> Duration {
-        Duration((ms * 1_000_000_000 + 512) / 1_024)
+        match ms.checked_mul(1_000_000_000) {
+            Some(ns) => Duration(ns.saturating_add(512) / 1_024),
+            None => Duration(u64::MAX),
+        }
     }
     /// From seconds given as a float (configuration input only), rounded to the nanosecond.
-    /// Negative or non-finite input gives zero.
+    /// Negative input and NaN give zero; +∞ and values beyond the range saturate (the float →
+    /// integer cast saturates).
     pub fn from_secs_f64(s: f64) -> Duration {
-        if s.is_finite() && s > 0.0 {
+        if s > 0.0 {
             Duration((s * 1e9 + 0.5) as u64)
         } else {
             Duration::ZERO
@@ -166,5 +174,22 @@ mod tests {
         assert_eq!(t - Instant::from_millis(7), Duration::ZERO);
         assert_eq!((t + Duration::from_micros(250)).as_micros(), 5_250);
         assert_eq!(Instant::MAX + Duration::from_secs(1), Instant::MAX);
+    }
+
+    /// Conversions saturate instead of wrapping (release builds do not check overflow), and
+    /// "never" (+∞ seconds) is the longest duration, not zero.
+    #[test]
+    fn conversions_saturate() {
+        assert_eq!(Duration::from_secs(u64::MAX).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_millis(u64::MAX / 2).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_micros(u64::MAX).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_jiffies(u64::MAX).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_binary_millis(1 << 60).as_nanos(), u64::MAX);
+        assert_eq!(Instant::from_secs(u64::MAX), Instant::MAX);
+        assert_eq!(Duration::from_secs_f64(f64::INFINITY).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_secs_f64(1e30).as_nanos(), u64::MAX);
+        assert_eq!(Duration::from_secs_f64(f64::NAN), Duration::ZERO);
+        assert_eq!(Duration::from_secs_f64(-1.0), Duration::ZERO);
+        assert_eq!(Duration::from_secs_f64(1.5).as_nanos(), 1_500_000_000);
     }
 }

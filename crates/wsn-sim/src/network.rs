@@ -1005,7 +1005,8 @@ impl Network {
 
     /// Run until `until` (capped at the end of the run). Returns false once the run is over.
     pub fn run_until(&mut self, until: Instant) -> bool {
-        let until = until.min(self.end);
+        // Never backwards: events already run stay in the past.
+        let until = until.min(self.end).max(self.now);
         while let Some(t) = self.q.peek_time() {
             if t > until {
                 break;
@@ -1044,8 +1045,13 @@ impl Network {
             }
             Ev::Agent { node } => {
                 let i = node as usize;
-                self.nodes[i].agent_timer = None;
                 let now = self.now;
+                // A timer moved earlier leaves its old event behind (cancelled lazily): only the
+                // armed one runs, or the old one would arm a second chain of events.
+                if self.nodes[i].agent_timer.is_none_or(|t| t > now) {
+                    return;
+                }
+                self.nodes[i].agent_timer = None;
                 let n = &mut self.nodes[i];
                 if n.agent.poll_timeout().is_some_and(|t| t <= now) {
                     let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
@@ -1796,6 +1802,10 @@ impl Network {
         let deaf = self.radio_off_until(i, now).is_some();
         if coming && deaf {
             self.acks_on_air += 1;
+            if self.tracer.pcap_enabled() {
+                let dsn = self.nodes[i].mac.cur.as_ref().map(|c| c.dsn).unwrap_or(0);
+                self.tracer.pcap_ack(now, dsn);
+            }
         }
         let coming = coming && !deaf;
         if coming {
@@ -2153,6 +2163,78 @@ mod tests {
         let mean = mean_time_to_ack_ns(&done);
         let expected = (floor + mean_b) as f64;
         assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
+    }
+
+    /// A ticker whose next deadline a test can move: it counts its timeouts.
+    struct Ticker {
+        next: std::sync::Arc<std::sync::Mutex<Instant>>,
+        period: Duration,
+        fired: std::sync::Arc<std::sync::Mutex<u32>>,
+    }
+
+    impl NodeAgent for Ticker {
+        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+        fn handle_timeout(&mut self, now: Instant, _: &mut dyn LinkCtx) {
+            *self.fired.lock().unwrap() += 1;
+            *self.next.lock().unwrap() = now + self.period;
+        }
+        fn poll_timeout(&self) -> Option<Instant> {
+            Some(*self.next.lock().unwrap())
+        }
+        fn wants_to_send(&self) -> bool {
+            false
+        }
+        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            None
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            None
+        }
+        fn queue_len(&self) -> usize {
+            0
+        }
+        fn queue_capacity(&self) -> usize {
+            1
+        }
+        fn send(
+            &mut self,
+            _: Instant,
+            _: &mut dyn LinkCtx,
+            _: NodeId,
+            _: NodeId,
+            _: u8,
+            _: &[u8],
+        ) -> Result<(), wsn_proto::agent::SendError> {
+            unreachable!("the ticker has no application")
+        }
+    }
+
+    /// An agent deadline moved earlier leaves its old event behind; that event must not arm a
+    /// second chain of timer events (each move used to add one for good). Also: `run_until`
+    /// never moves the clock backwards.
+    #[test]
+    fn an_agent_timer_moved_earlier_keeps_one_event_chain() {
+        let mut net = clean_chain(2, 30.0, "[routing.mhlqi]\nbeacon_period_binary_ms = 100000000\n", &[]);
+        let next = std::sync::Arc::new(std::sync::Mutex::new(Instant::from_secs(10)));
+        let fired = std::sync::Arc::new(std::sync::Mutex::new(0u32));
+        net.nodes[1].agent =
+            Box::new(Ticker { next: next.clone(), period: Duration::from_millis(100), fired: fired.clone() });
+        net.after_agent(1);
+        for k in 1..=20u64 {
+            // Move the pending deadline earlier, 20 times.
+            *next.lock().unwrap() = Instant::from_millis(10_000 - 100 * k);
+            net.after_agent(1);
+        }
+        let before = net.events();
+        net.run_until(Instant::from_secs(20));
+        // From 8 s to 20 s every 100 ms: 121 timeouts, and about one event each (plus the 20
+        // stale ones and the other node's few).
+        assert_eq!(*fired.lock().unwrap(), 121);
+        let events = net.events() - before;
+        assert!(events < 121 + 20 + 50, "{events} events for 121 timeouts");
+        net.run_until(Instant::from_secs(5));
+        assert_eq!(net.now(), Instant::from_secs(20), "run_until moved the clock backwards");
     }
 
     /// MultiHopLQI's parent-beacon rule follows the MAC preset's era unless the scenario sets it

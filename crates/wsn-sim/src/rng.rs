@@ -1,8 +1,10 @@
 //! Seeded random streams.
 //!
 //! Every random draw of a run comes from a stream keyed by `(master seed, run, node, purpose)`
-//! (the ns-3 `SetSeed`/`SetRun`/`AssignStreams` idea), so adding a node or a flow leaves every
-//! other stream untouched and the same seed reproduces a run bit for bit. The key is expanded by
+//! (the ns-3 `SetSeed`/`SetRun`/`AssignStreams` idea), so adding a node leaves every other
+//! node's streams untouched and the same seed reproduces a run bit for bit. A flow's start-phase
+//! stream is keyed by its index in the run's flow list (the `node` part of the key), so adding a
+//! flow or a source ahead of it changes the phases of the flows after it. The key is expanded by
 //! ChaCha8 into the 256-bit state of a xoshiro256++ generator: ChaCha gives well-separated
 //! streams, xoshiro keeps each node's generator at 32 bytes (a 10,000-node run holds 40,000 of
 //! them) and draws in a few nanoseconds.

@@ -526,6 +526,14 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             });
         }
     }
+    // The flow id travels in 16 bits (the best-effort header's `flow`): more flows would alias.
+    if flows.len() > usize::from(u16::MAX) + 1 {
+        return Err(RunError::Config(format!(
+            "flows: {} flows in all (every source of every [[flows]] entry), more than the 65,536 a \
+             packet's 16-bit flow id can name",
+            flows.len()
+        )));
+    }
     if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) {
         // A node's IFRC agent runs on one tree and gives each of its rate slots to the first
         // flow (in file order) that is active and has packets left: a later flow at the same
