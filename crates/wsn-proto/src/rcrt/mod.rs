@@ -80,9 +80,15 @@ pub const fn seq_offset(nonce: u16) -> u16 {
 /// 5). Values that would fall before 0 give 0 (the connection's own number for its ISN), which
 /// every endpoint treats as already acknowledged.
 pub(crate) fn unwrap_seq(reference: u32, wire: u16) -> u32 {
+    unwrap_seq_signed(reference, wire).clamp(0, i64::from(u32::MAX)) as u32
+}
+
+/// As [`unwrap_seq`] without the clamp: a value before the connection's start comes out
+/// negative, which no packet of this incarnation can carry (its DATA starts at 1, its FIN and
+/// cumulative ACK at 0), so a caller can refuse it as another incarnation's.
+pub(crate) fn unwrap_seq_signed(reference: u32, wire: u16) -> i64 {
     let delta = i64::from(wire.wrapping_sub(reference as u16) as i16);
-    let value = i64::from(reference) + delta;
-    value.clamp(0, i64::from(u32::MAX)) as u32
+    i64::from(reference) + delta
 }
 
 /// |x| without `std`.
@@ -121,5 +127,7 @@ mod unit {
         assert_eq!(unwrap_seq(70_000, 70_000u32 as u16), 70_000);
         assert_eq!(unwrap_seq(5, 65_530), 0, "before the initial sequence number");
         assert_eq!(unwrap_seq(100, 3), 3);
+        assert_eq!(unwrap_seq_signed(5, 65_530), -6);
+        assert_eq!(unwrap_seq_signed(0, 0), 0);
     }
 }

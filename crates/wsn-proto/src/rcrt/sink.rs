@@ -27,7 +27,7 @@ use super::estimators::{
     RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
-use super::{seq_offset, unwrap_seq, Profile};
+use super::{seq_offset, unwrap_seq, unwrap_seq_signed, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -1146,12 +1146,13 @@ impl Sink {
             return;
         };
         flow.heard(now, None);
+        let signed = unwrap_seq_signed(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
         let last32 = unwrap_seq(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        // A FIN names the last packet sent, so it cannot lie behind one received: such a FIN
-        // (another incarnation's, or a forged one) would close the flow early. [AMBIG-21 →
-        // chosen: refused as bogus; the code accepts any FIN]
-        if last32 > base.saturating_add(self.cfg.max_seq_jump) || last32 < flow.last_recv {
+        // A FIN names the last packet sent, so it cannot lie behind one received, nor before
+        // the connection's start: such a FIN (another incarnation's, or a forged one) would close
+        // the flow early. [AMBIG-21 → chosen: refused as bogus; the code accepts any FIN]
+        if last32 > base.saturating_add(self.cfg.max_seq_jump) || signed < i64::from(flow.last_recv) {
             self.stats.bogus += 1;
             return;
         }
@@ -1211,9 +1212,12 @@ impl Sink {
         }
         let seq = unwrap_seq(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce)));
         // Step 3: sanity jump. [CODE: 100 from the highest seen; paper AMBIG → 1000 from the
-        // cumulative ACK, `jump_from_cack`]
+        // cumulative ACK, `jump_from_cack`] A number before the connection's first packet is
+        // another incarnation's. [AMBIG-21 → chosen: bogus too]
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        if seq > base.saturating_add(self.cfg.max_seq_jump) {
+        if seq > base.saturating_add(self.cfg.max_seq_jump)
+            || unwrap_seq_signed(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce))) < 1
+        {
             self.stats.bogus += 1;
             return;
         }
@@ -2108,6 +2112,27 @@ mod tests {
         });
         s.handle_datagram(ms(320), SRC, &pkt);
         assert_eq!(delivered(&mut s), vec![1]);
+    }
+
+    /// A reopened flow (nonce 1 → 3, whose offsets differ by −15,465, i.e. the old numbers land
+    /// *before* the new connection's start) refuses the old incarnation's FIN and DATA: unwrapped
+    /// without a clamp, they come out negative. (The clamp to 0 let such a FIN close the new
+    /// flow at once.)
+    #[test]
+    fn a_reopened_flow_refuses_numbers_before_its_start() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(200), SRC, &syn(1.0, 3));
+        let _ = sent(&mut s);
+        let _ = core::iter::from_fn(|| s.poll_event()).count();
+        s.handle_datagram(ms(300), SRC, &bytes(&Repr::Fin { last: w(5) }));
+        s.handle_datagram(ms(310), SRC, &data(4, rate, 1, 50, true));
+        assert_eq!(s.flow_count(), 1, "an old FIN closed the new flow");
+        assert!(sent(&mut s).is_empty(), "an answer to an old FIN or DATA");
+        assert!(delivered(&mut s).is_empty());
+        assert_eq!(s.stats().bogus, 2);
+        // The new incarnation's FIN with nothing sent (its ISN) closes it.
+        s.handle_datagram(ms(400), SRC, &bytes(&Repr::Fin { last: seq_offset(3) }));
+        assert_eq!(s.flow_count(), 0);
     }
 
     /// A FIN names the last packet sent; one behind a packet already received (here from an

@@ -20,7 +20,7 @@ use core::fmt;
 
 use wsn_wire::rcrt::{NackList, Rate, Repr, SINCE_FEEDBACK_UNIT_MS};
 
-use super::{seq_offset, unwrap_seq, Profile};
+use super::{seq_offset, unwrap_seq, unwrap_seq_signed, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -256,6 +256,9 @@ pub struct SourceStats {
     pub malformed: u64,
     /// Datagrams that parsed but do not fit the state.
     pub unexpected: u64,
+    /// FEEDBACKs whose cumulative ACK lies outside what this incarnation sent: another
+    /// incarnation's (spec §4.11 item 5), dropped whole.
+    pub feedback_foreign: u64,
 }
 
 /// One RCRT connection from a sensor to its sink (see the module docs for the call order).
@@ -430,6 +433,13 @@ impl Source {
                 if nonce == own =>
             {
                 self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new())
+            }
+            // A FEEDBACK whose cumulative ACK is not one of ours (before our start or beyond
+            // what we sent) is another incarnation's: none of it applies (rate, RTT, fid, timers).
+            (SourceState::Active | SourceState::FinAckWait { .. }, Repr::Feedback { cack, .. })
+                if !self.acks_own_packets(cack) =>
+            {
+                self.stats.feedback_foreign += 1;
             }
             // [PAPER §3.7] ACTIVE + FEEDBACK → rate, cumulative ACK, NACK retransmissions.
             (SourceState::Active, Repr::Feedback { fid, rate, rtt_ms, cack, nacks }) => {
@@ -720,6 +730,13 @@ impl Source {
     /// A sequence number as this incarnation writes it on the wire ([`seq_offset`]).
     fn wire_seq(&self, seq: u32) -> u16 {
         (seq as u16).wrapping_add(seq_offset(self.cfg.nonce))
+    }
+
+    /// Whether a cumulative ACK (wire numbering) names a packet of this incarnation: from its
+    /// start (0, nothing delivered) up to the last packet sent.
+    fn acks_own_packets(&self, cack: u16) -> bool {
+        let c = unwrap_seq_signed(self.last_sent, cack.wrapping_sub(seq_offset(self.cfg.nonce)));
+        (0..=i64::from(self.last_sent)).contains(&c)
     }
 
     /// A wire sequence number of this incarnation, unwrapped near the last one sent.
@@ -1223,13 +1240,17 @@ mod tests {
         run(&mut s, 0, 700); // 1..6
         let mut nacks = NackList::new();
         nacks.push(wsn_wire::rcrt::NackRange { first: 2, run: 3 });
-        let stale = bytes(&Repr::Feedback { fid: 2, rate: Rate::from_pps(10.0), rtt_ms: 800, cack: 5, nacks });
+        let stale = bytes(&Repr::Feedback { fid: 7, rate: Rate::from_pps(3.0), rtt_ms: 7_000, cack: 5, nacks });
         s.handle_datagram(ms(750), &stale);
         assert_eq!(s.buffered(), 6, "cack 5 of nonce 0 freed packets of nonce 1");
         assert!(drain(&mut s, ms(750)).is_empty(), "NACKs of nonce 0 retransmitted packets of nonce 1");
+        // None of it applies: not its rate, its RTT or its feedback id (which would make the
+        // next real feedback, fid 3, look stale).
+        assert_eq!((s.rate(), s.stats().feedback_foreign), (10.0, 1));
+        assert_ne!(s.rtt(), Duration::from_millis(7_000));
         // The same feedback in this incarnation's numbering frees 5 and resends 6 after them.
         s.handle_datagram(ms(760), &fb(3, 10.0, 800, 5, &[6]));
-        assert_eq!(s.buffered(), 1);
+        assert_eq!((s.buffered(), s.stats().feedback_stale), (1, 0));
         assert_eq!(parse_data(&drain(&mut s, ms(760))[0]).seq, 6);
     }
 
