@@ -598,7 +598,7 @@ fn sweep(
         }
     }
     match knee {
-        Some(k) => println!("knee: fair with ≥ 95 % delivery up to {key} = {k}"),
+        Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
         None => println!("knee: delivery below 95 % (or unfair) already at the first value"),
     }
     let offered = key.ends_with("rate_pps");

@@ -327,7 +327,15 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
         let missing = r.values.iter().filter(|v| v.is_none()).count();
         let mut note = format!("median over run seeds {range} (per seed: seeds.csv)");
         if missing > 0 {
-            write!(note, "; {missing} of {} seeds gave no number", seeds.len())?;
+            match censor(&r.key) {
+                Censor::Above => {
+                    write!(note, "; {missing} of {} seeds beyond the swept range, counted above it", seeds.len())?
+                }
+                Censor::Below => {
+                    write!(note, "; {missing} of {} seeds below the swept range, counted below it", seeds.len())?
+                }
+                Censor::Drop => write!(note, "; {missing} of {} seeds gave no number", seeds.len())?,
+            }
         }
         if !r.note.is_empty() {
             write!(note, "; seed {}: {}", seeds[0], r.note)?;

@@ -90,6 +90,8 @@ fn compare_quick_writes_the_required_numbers() {
         "rcrt_over_ifrc_paper_mac",
         "rcrt_over_ifrc_same_mac_reference_code",
         "rcrt_over_ifrc_paper_mac_reference_code",
+        "rcrt_over_ifrc_same_mac_rate",
+        "rcrt_over_ifrc_paper_mac_rate",
     ] {
         let line = csv.lines().find(|l| l.starts_with(&format!("{key},"))).unwrap_or_else(|| panic!("{key} missing"));
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
@@ -314,7 +316,7 @@ fn sweep_knee_ignores_the_order_of_the_values() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let out = String::from_utf8_lossy(&o.stdout);
-    assert!(out.contains("knee: fair with ≥ 95 % delivery up to flows.0.rate_pps = 1\n"), "{out}");
+    assert!(out.contains("knee: every value up to flows.0.rate_pps = 1 is fair with ≥ 95 % delivery\n"), "{out}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
