@@ -411,9 +411,8 @@ impl MacConfig {
     ///
     /// The backoffs AND a 16-bit random number with the masks 45 and 189 (3 × 0xF and 3 × 0x3F),
     /// as the code does (session 16; before, uniform windows with the same means, 23.5 and 95.5
-    /// units). Deviations: the base station's shorter backoffs (masks 7 and 31) are not
-    /// modelled (one MAC setting for all nodes); the code's queue holds 63 packets, the
-    /// paper's 64.
+    /// units). The base station draws its own shorter backoffs (masks 7 and 31, session 17).
+    /// Deviation: the code's queue holds 63 packets, the paper's 64.
     pub fn ifrc2006() -> MacConfig {
         MacConfig {
             preset: "ifrc2006".into(),
@@ -582,6 +581,12 @@ impl MacConfig {
                 self.csma_max_backoffs
             ));
         }
+        if self.ieee802154_csma && (self.sink_initial_backoff.is_some() || self.sink_congestion_backoff.is_some()) {
+            return Err("mac.sink_initial_backoff / mac.sink_congestion_backoff: IEEE 802.15.4 CSMA-CA \
+                        (ieee802154_csma) draws its backoffs from the backoff exponent, so a sink's own \
+                        windows would be ignored"
+                .into());
+        }
 
         Ok(())
     }
@@ -615,6 +620,17 @@ mod tests {
                 "mac.initial_backoff",
             ),
             (MacConfig { csma_max_backoffs: 255, ..MacConfig::ieee802154() }, "at most 5"),
+            (
+                MacConfig { sink_initial_backoff: Some(t1.initial_backoff), ..MacConfig::ieee802154() },
+                "a sink's own windows would be ignored",
+            ),
+            (
+                MacConfig {
+                    sink_congestion_backoff: Some(Backoff { min_units: 9, max_units: 1, unit_ns: 1, mask: None }),
+                    ..t1.clone()
+                },
+                "mac.sink_congestion_backoff: min_units > max_units",
+            ),
         ];
         for (cfg, says) in bad {
             let e = cfg.validate().unwrap_err();

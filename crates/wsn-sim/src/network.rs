@@ -1743,7 +1743,7 @@ impl Network {
             // node waits in a backoff, which restarts as a congestion backoff plus the ACK delay.
             // (`schedule_mac` inline: the radio record is still borrowed.)
             let n = &mut self.nodes[r];
-            let d = draw(&self.mac.congestion_backoff, &mut n.rng_mac) + Duration(self.mac.ack_protection_ns);
+            let d = draw(self.mac.congestion_backoff_of(n.sink), &mut n.rng_mac) + Duration(self.mac.ack_protection_ns);
             n.mac.gen = n.mac.gen.wrapping_add(1);
             n.stats.backoff_restarts += 1;
             self.q.push(now + d, Ev::Mac { node: r as u32, gen: n.mac.gen });

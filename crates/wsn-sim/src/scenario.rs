@@ -1333,13 +1333,18 @@ fn set_in(
         table.insert(head, toml_edit::Item::Value(value));
         return Ok(());
     }
-    if table.get(head).is_none() {
+    let existed = table.get(head).is_some();
+    if !existed {
         table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
     }
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
     // A number names an element of a list; in a table keyed by node ids (`protocol.weights`,
-    // `protocol.sink_policies`) it is a key like any other, below.
-    let keyed_table = child.is_table_like() && !child.is_array_of_tables();
+    // `protocol.sink_policies`, present or not) or in another table the scenario has, it is a
+    // key like any other, below. (A missing `flows` or `policy_changes` is a list the scenario
+    // lacks: that gets the error below, not a type error from the parser.)
+    const KEYED_BY_NODE_ID: [&str; 2] = ["weights", "sink_policies"];
+    let keyed_table =
+        child.is_table_like() && !child.is_array_of_tables() && (existed || KEYED_BY_NODE_ID.contains(head));
     if let (Ok(idx), false) = (rest[0].parse::<usize>(), keyed_table) {
         if rest.len() == 1 {
             return Err(if child.is_array_of_tables() {
@@ -1410,9 +1415,11 @@ mod tests {
             let ProtocolConfig::Ifrc(c) = &sc.protocol else { panic!("not IFRC") };
             assert_eq!(c.weights.get("2"), Some(&3.0), "{set:?}");
         }
-        // A number after a list still names an element.
+        // A number after a list still names an element, also of a list the scenario lacks.
         let e = err(&["flows.7.rate_pps=1.0"]);
         assert!(e.contains("index 7 out of range"), "{e}");
+        let e = err(&["protocol.kind=\"rcrt\"", "protocol.policy_changes.0.at_s=1"]);
+        assert!(e.contains("`policy_changes` is not an array of tables"), "{e}");
     }
 
     /// Errors name the key and the value, also where serde alone would not: a `[mac]` key, a
