@@ -99,6 +99,12 @@ fn span(lo: f64, hi: f64, min_width: f64) -> (f64, f64) {
 }
 
 /// Upper end of a y axis starting at 0 that shows `max` with some head room.
+/// The top of a y axis whose legend sits in the upper-left corner over the data: room for the
+/// legend box above the highest value (about a third of the height).
+fn y_top_under_legend(max: f64) -> f64 {
+    y_top(max) * 1.35
+}
+
 fn y_top(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
         max * 1.15
@@ -337,7 +343,10 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     let flows = &r.summary.flows;
     let gp: Vec<f64> = flows.iter().map(|f| fin(f.goodput_pps).max(0.0)).collect();
     let n = gp.len();
-    let mean = if n > 0 { gp.iter().sum::<f64>() / n as f64 } else { 0.0 };
+    // The summary's mean: over the flows that started before the end (as `wsn run` prints it).
+    let end = r.network.now();
+    let started = r.network.flows().iter().filter(|f| f.start < end).count();
+    let mean = fin(r.summary.totals.mean_goodput_pps);
     let max = gp.iter().copied().fold(0.0, f64::max);
     let title = format!("Goodput per flow — {}", run_title(r));
     let mut chart = ChartBuilder::on(root)
@@ -387,7 +396,11 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     chart
         .draw_series(DashedLineSeries::new(vec![(-0.6, mean), (n as f64 - 0.4, mean)], 10, 6, red.stroke_width(2)))
         .s()?
-        .label(format!("mean {mean:.3} pkt/s over {n} flows"))
+        .label(if started == n {
+            format!("mean {mean:.3} pkt/s over {n} flows")
+        } else {
+            format!("mean {mean:.3} pkt/s over the {started} flows that started")
+        })
         .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], red.stroke_width(2)));
     legend(&mut chart, SeriesLabelPosition::UpperRight)
 }
@@ -414,11 +427,17 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         }
     }
     let rate = |f: &crate::network::Flow, b: usize| f.bins.get(b).copied().unwrap_or(0) as f64 / bins[b].1;
-    let mean: Vec<(f64, f64)> = if flows.is_empty() {
+    // The mean over the flows that start before the end, as the summary's.
+    let end = r.network.now();
+    let started = flows.iter().filter(|f| f.start < end).count();
+    let mean: Vec<(f64, f64)> = if started == 0 {
         Vec::new()
     } else {
         (0..bins.len())
-            .map(|b| (bins[b].0, flows.iter().map(|f| rate(f, b)).sum::<f64>() / flows.len() as f64))
+            .map(|b| {
+                let sum: f64 = flows.iter().filter(|f| f.start < end).map(|f| rate(f, b)).sum();
+                (bins[b].0, sum / started as f64)
+            })
             .collect()
     };
     let shown = flows.len().min(MAX_THIN_FLOWS);
@@ -434,7 +453,7 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..end_s.max(bin_s.max(1e-9)).max(1.0), 0.0..y_top(max))
+        .build_cartesian_2d(0.0..end_s.max(bin_s.max(1e-9)).max(1.0), 0.0..y_top_under_legend(max))
         .s()?;
     mesh(&mut chart, 16.0).x_desc("time (s)").y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s))).draw().s()?;
     if flows.is_empty() || bins.is_empty() {
@@ -562,7 +581,11 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let which = match net.sinks() {
         [] => "Routing tree".to_string(),
         [s] => format!("Routing tree of sink {}", s.0),
-        [s, ..] => format!("Tree of sink {} (counts: all {} trees)", s.0, net.sinks().len()),
+        [s, ..] => format!(
+            "Tree of sink {} (the other sinks drawn as its nodes; counts: all {} trees)",
+            s.0,
+            net.sinks().len()
+        ),
     };
     let title = format!(
         "{which} at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
@@ -581,9 +604,12 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let n = pos.len();
     let has_tree = !net.sinks().is_empty();
     let is_sink = |i: usize| net.sinks().iter().any(|s| s.index() == i);
+    // The drawn tree is the first sink's: another sink is a node of it (drawn as a sink, with
+    // its parent and depth in this tree).
+    let is_root = |i: usize| net.sinks().first().is_some_and(|s| s.index() == i);
     let hops: Vec<Option<u32>> = (0..n)
         .map(|i| {
-            if is_sink(i) {
+            if is_root(i) {
                 Some(0)
             } else if has_tree && i < net.len() && net.parent(i, 0).is_some() {
                 net.hop_count(i, 0).map(u32::from)
@@ -594,7 +620,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
         .collect();
     let parents: Vec<Option<usize>> = (0..n)
         .map(|i| {
-            if !has_tree || i >= net.len() || is_sink(i) {
+            if !has_tree || i >= net.len() || is_root(i) {
                 return None;
             }
             net.parent(i, 0).map(|p| p.index()).filter(|&p| p < n && p != i)
@@ -776,7 +802,7 @@ fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         .margin_top(4)
         .x_label_area_size(45)
         .y_label_area_size(70)
-        .build_cartesian_2d(0.0..end_s, 0.0..y_top(max_del as f64))
+        .build_cartesian_2d(0.0..end_s, 0.0..y_top_under_legend(max_del as f64))
         .s()?;
     mesh(&mut chart, 15.0)
         .x_desc("time (s)")
