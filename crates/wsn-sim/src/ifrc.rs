@@ -1,5 +1,6 @@
-//! IFRC on simulated nodes: builds every node's [`IfrcAgent`] from a scenario's `[protocol]`
-//! table, and the helpers reports use (stability bounds, burst tolerances).
+//! IFRC on simulated nodes: resolves the [`IfrcConfig`] a scenario's `[protocol]` table asks
+//! for and builds every node's [`IfrcAgent`] (the stability bounds and burst tolerances the
+//! reports print live in [`wsn_proto::ifrc`]).
 //!
 //! Sinks run the base-station role; every other node runs the node role on the tree of its
 //! first flow's sink (or the first sink when it sources nothing: it still forwards and adapts
@@ -69,6 +70,21 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     }
     if let Some(v) = c.r_init {
         cfg.initial_rate_pps = pos("r_init", v)?;
+        // Every rate lives between the profile's floor and its cap.
+        if !(cfg.min_rate_pps..=cfg.max_rate_pps).contains(&cfg.initial_rate_pps) && cfg.profile == Profile::Paper {
+            return Err(bad(format!(
+                "protocol.r_init = {v}: outside the {} … {} pkt/s every rate is kept within (the paper profile's \
+                 floor and nominal channel rate)",
+                cfg.min_rate_pps, cfg.max_rate_pps
+            )));
+        }
+        if cfg.initial_rate_pps > cfg.max_rate_pps {
+            return Err(bad(format!(
+                "protocol.r_init = {v}: above the {} pkt/s every rate is capped at (the reference-code profile's \
+                 nominal channel rate)",
+                cfg.max_rate_pps
+            )));
+        }
         // φ = r_init / 8 [PAPER §5] unless set explicitly.
         cfg.slow_start_increment_pps = cfg.initial_rate_pps / 8.0;
         // The reference code's rate floor is r_init itself [CODE usc-ifrc: RateControlM.nc].
@@ -119,6 +135,14 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     if let Some(v) = c.skip_halving_after_sharing {
         cfg.skip_halving_after_sharing = v;
     }
+    // A queue that can never hold U(0) packets never signals congestion: it just overflows.
+    if cfg.upper_threshold >= cfg.queue_capacity as f64 {
+        return Err(bad(format!(
+            "protocol.u0 = {}: at or above the {} packets a node's queue holds (mac.queue_capacity of preset {}), so \
+             no node could ever detect congestion",
+            cfg.upper_threshold, cfg.queue_capacity, mac.preset
+        )));
+    }
     Ok(cfg)
 }
 
@@ -132,11 +156,16 @@ pub fn agent_factory(
     let cfg = config(c, mac)?;
     let n = node_sink.len();
     let mut weights = vec![1.0; n];
+    let mut named: std::collections::BTreeMap<usize, &str> = std::collections::BTreeMap::new();
     for (k, &w) in &c.weights {
         let i: usize =
             k.parse().ok().filter(|&i: &usize| i < n).ok_or_else(|| {
                 RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology"))
             })?;
+        // `"3"` and `"03"` are two keys of the table but one node: refuse rather than keep one.
+        if let Some(other) = named.insert(i, k) {
+            return Err(RunError::Config(format!("protocol.weights: `{other}` and `{k}` both name node {i}")));
+        }
         // A node originates at w·r: a weight beyond MAX_WEIGHT would ask for more packets than
         // any radio carries (and a huge one would stall the run in slot events).
         if !(w.is_finite() && (0.0..=MAX_WEIGHT).contains(&w)) {

@@ -329,11 +329,12 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
-            let mut links = read_tossim_gains(&data_file(sc, "topology.gains_file", g)?, Some(positions.len()))
+            // The file's own node count (its largest id + 1), checked against the layout below.
+            let mut links = read_tossim_gains(&data_file(sc, "topology.gains_file", g)?, None)
                 .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
-            // node transmits at the scenario's power, so that `wsn gains` and back give the same
-            // network.
+            // node transmits at the scenario's power (`wsn gains` and back give the same links,
+            // to its 0.01-dB rounding; the noise offsets come back centred on their mean).
             links.tx_power_dbm = vec![sc.radio.link.tx_power_dbm; links.n()];
             links
         }
@@ -509,6 +510,12 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             if s == sink.0 {
                 return Err(RunError::Config(format!(
                     "flows[{k}]: node {s} cannot send to itself (it is the flow's sink)"
+                )));
+            }
+            // An IFRC base station runs the base-station role: it originates nothing.
+            if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) && sc.topology.sinks.contains(&s) {
+                return Err(RunError::Config(format!(
+                    "flows[{k}].sources: node {s} is a base station, which originates nothing under IFRC"
                 )));
             }
             flow_entry.push(k);

@@ -639,6 +639,31 @@ impl Scenario {
                         mac.preset
                     ));
                 }
+                if let ProtocolConfig::Ifrc(c) = &sc.protocol {
+                    // (Errors in these keys are reported when the run starts.)
+                    if let Ok(cfg) = crate::ifrc::config(c, &mac) {
+                        let unreachable: Vec<String> = cfg
+                            .thresholds()
+                            .into_iter()
+                            .filter(|&u| u >= cfg.queue_capacity as f64)
+                            .map(short_num)
+                            .collect();
+                        if !unreachable.is_empty() {
+                            sc.warnings.push(format!(
+                                "IFRC thresholds {} lie at or above the {}-packet queue (preset {}): they can never \
+                                 be crossed",
+                                unreachable.join(", "),
+                                cfg.queue_capacity,
+                                mac.preset
+                            ));
+                        }
+                    }
+                    if c.global_r_min.is_some() && c.delta_rule.as_deref() != Some("global") {
+                        sc.warnings.push(
+                            "protocol.global_r_min is used only with protocol.delta_rule = \"global\": ignored".into(),
+                        );
+                    }
+                }
             }
         }
         if let Ok(mac) = sc.mac() {

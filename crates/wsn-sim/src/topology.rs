@@ -348,7 +348,9 @@ pub struct LinkModel {
     /// Reference distance D0, m; shorter distances are treated as D0. [1.0; CODE t2]
     #[serde(default = "d_d0")]
     pub d0_m: f64,
-    /// Mean noise floor P_n, dBm; node i's floor is P_n + δ_i. [−105.0; CODE t2]
+    /// Mean noise floor P_n, dBm, of the link model: the floor `wsn gains` exports (P_n + δ_i)
+    /// and the shortest-tree threshold use; a run's noise comes from `[radio.noise]`.
+    /// [−105.0; CODE t2]
     #[serde(default = "d_floor")]
     pub noise_floor_dbm: f64,
     /// Variance of the noise floor, dB². [3.7; CODE t2: LinkLayerModel.java]
@@ -606,7 +608,8 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
 
 /// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
 /// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A repeated pair
-/// keeps its last gain; a `gain i i` line (a node to itself) is an error, and so is a file
+/// keeps its last gain; a second noise line for a node, a `gain i i` line (a node to itself)
+/// are errors, and so is a file
 /// without any gain line (a network without links). With `n_hint = Some(n)` the network has `n`
 /// nodes and larger ids are errors; otherwise it has (largest id + 1) nodes. TX power is 0 dBm
 /// (TOSSIM).
@@ -662,7 +665,9 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             if spread < 0.0 {
                 return Err(perr(line, format!("noise spread {spread} dB: must be ≥ 0")));
             }
-            noise.insert(i, mean);
+            if noise.insert(i, mean).is_some() {
+                return Err(perr(line, format!("a second noise line for node {i}")));
+            }
             max_id = max_id.max(Some(i));
         } else {
             let (s, d) = (id(fields[0], line)?, id(fields[1], line)?);
@@ -1048,6 +1053,7 @@ mod tests {
             ("gain 0 1 -60\ngain 1 0 1000\n", "gain 1000 dB"),
             ("gain 0 1 -60\nnoise 0 -100 -4\n", "noise spread -4 dB"),
             ("gain 0 1 -60\nnoise 0 20 4\n", "noise mean 20 dBm"),
+            ("noise 0 -100 4\nnoise 0 -98 4\ngain 0 1 -60\n", "a second noise line for node 0"),
         ] {
             std::fs::write(&f, text).unwrap();
             let e = read_tossim_gains(&f, None).unwrap_err().to_string();

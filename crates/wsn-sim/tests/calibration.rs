@@ -197,3 +197,18 @@ fn tossim_broadcasts_are_not_retransmitted() {
     let (none, three) = (beacons("mac.max_retries=0"), beacons("mac.max_retries=3"));
     assert!(none > 300 && none == three, "beacons {none} with no retries, {three} with 3");
 }
+
+/// A gain file must name as many nodes as the layout places (it used to be read as the layout's
+/// size, so a 3-node file under a 40-node chain ran with 37 nodes unlinked).
+#[test]
+fn a_gain_file_of_another_size_is_refused() {
+    let sc = load(
+        "tossim/testsimcomm.toml",
+        &["topology.gains_file=gains-equal.txt", "topology.layout={kind=\"chain\", nodes=40, spacing_m=2.0}"],
+    );
+    let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })
+        .err()
+        .expect("a 3-node gain file under a 40-node layout is refused")
+        .to_string();
+    assert!(e.contains("topology.gains_file has 3 nodes but the layout has 40"), "{e}");
+}

@@ -135,6 +135,9 @@ fn bad_ifrc_settings_name_the_field() {
         ("protocol.delta_rule=\"global\"", "protocol.global_r_min"),
         ("protocol.weights={\"99\"=2.0}", "protocol.weights"),
         ("protocol.bs_initial_rate=100.0", "protocol.bs_initial_rate = 100: above the 85 pkt/s"),
+        ("protocol.r_init=500.0", "protocol.r_init = 500: outside"),
+        ("protocol.u0=100.0", "protocol.u0 = 100: at or above the 64 packets"),
+        ("protocol.weights={\"3\"=2.0, \"03\"=5.0}", "both name node 3"),
     ] {
         let sc = load("ifrc/e1-40node.toml", &[set, "duration_s=10"]);
         let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })
@@ -148,4 +151,14 @@ fn bad_ifrc_settings_name_the_field() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("rate_pps"), "{e}");
+    // A base station (here the second one, 39) originates nothing: a flow from it is refused.
+    let sc = load("ifrc/e7-two-sinks.toml", &["flows.0.sources=[1, 39]", "duration_s=10"]);
+    let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })
+        .err()
+        .expect("a flow from a base station accepted");
+    assert!(e.to_string().contains("node 39 is a base station"), "{e}");
+    // Thresholds a smaller queue can never reach, and an orphan key, are warned about.
+    let sc = load("ifrc/e1-40node.toml", &["mac.queue_capacity=12", "protocol.global_r_min=0.1"]);
+    assert!(sc.warnings.iter().any(|w| w.contains("thresholds 16, 20, 22, 23 lie at or above the 12-packet queue")));
+    assert!(sc.warnings.iter().any(|w| w.contains("global_r_min is used only with")), "{:?}", sc.warnings);
 }
