@@ -337,7 +337,9 @@ impl IfrcAgent {
             next_control,
             control_seq: 0,
             in_flight: InFlight::None,
-            events: VecDeque::new(),
+            // The starting rate, so that a rate trace begins where the rate does (r_init, or
+            // r_b at the base station), not at its first change.
+            events: VecDeque::from([AgentEvent::RateChanged { rate_pps: rate, level: 0.0 }]),
             stats: IfrcStats::default(),
             cfg,
         }

@@ -27,8 +27,23 @@ fn cfg() -> IfrcConfig {
 
 fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
     let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
-    let a = IfrcAgent::new(NodeId(me), Role::Node { sink: SINK }, cfg, fwd, Instant::ZERO);
+    let mut a = IfrcAgent::new(NodeId(me), Role::Node { sink: SINK }, cfg, fwd, Instant::ZERO);
+    // The starting rate is reported once (see `a_new_agent_reports_its_starting_rate`).
+    while a.poll_event().is_some() {}
     (a, Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new(), rng: u32::from(me) })
+}
+
+/// A new agent reports its starting rate (r_init, or r_b at the base station) as its first
+/// event, so that rate traces and their time means begin at time 0, not at the first change.
+#[test]
+fn a_new_agent_reports_its_starting_rate() {
+    let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
+    let c = cfg();
+    let mut a = IfrcAgent::new(NodeId(5), Role::Node { sink: SINK }, c.clone(), fwd.clone(), Instant::ZERO);
+    assert_eq!(a.poll_event(), Some(AgentEvent::RateChanged { rate_pps: c.initial_rate_pps, level: 0.0 }));
+    assert_eq!(a.poll_event(), None);
+    let mut b = IfrcAgent::new(NodeId(0), Role::BaseStation, c.clone(), fwd, Instant::ZERO);
+    assert_eq!(b.poll_event(), Some(AgentEvent::RateChanged { rate_pps: c.bs_initial_rate_pps, level: 0.0 }));
 }
 
 fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
@@ -36,7 +51,8 @@ fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
 }
 
 fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
-    let a = IfrcAgent::new(NodeId(me), Role::BaseStation, cfg, ForwarderConfig::default(), Instant::ZERO);
+    let mut a = IfrcAgent::new(NodeId(me), Role::BaseStation, cfg, ForwarderConfig::default(), Instant::ZERO);
+    while a.poll_event().is_some() {}
     (a, Ctx { me: NodeId(me), parent: None, learned: Vec::new(), rng: 7 })
 }
 
