@@ -666,6 +666,36 @@ impl Scenario {
                 }
             }
         }
+        // Nodes closer than D0 share the path loss at D0 (the link model's floor), and a dense
+        // random placement keeps such pairs after its redraws: say so. (LinkLayerModel refuses a
+        // grid spacing below D0 and uniform cells below 1.4·D0.)
+        let d0 = sc.radio.link.d0_m.max(crate::topology::MIN_SPACING_M);
+        match sc.topology.layout {
+            crate::topology::Placement::Grid { nodes, spacing_m } if nodes > 1 && spacing_m < d0 => {
+                sc.warnings.push(format!(
+                    "topology.layout: grid spacing {} m is below D0 = {d0} m: neighbours get the path loss at D0",
+                    short_num(spacing_m)
+                ));
+            }
+            crate::topology::Placement::Chain { nodes, spacing_m } if nodes > 1 && spacing_m < d0 => {
+                sc.warnings.push(format!(
+                    "topology.layout: chain spacing {} m is below D0 = {d0} m: neighbours get the path loss at D0",
+                    short_num(spacing_m)
+                ));
+            }
+            crate::topology::Placement::Uniform { nodes, width_m, height_m }
+            | crate::topology::Placement::Random { nodes, width_m, height_m }
+                if nodes > 1 && width_m * height_m / (nodes as f64) < (1.4 * d0) * (1.4 * d0) =>
+            {
+                sc.warnings.push(format!(
+                    "topology.layout: {nodes} nodes on {} m² leave each less than (1.4·D0)² = {} m²: some nodes \
+                     will sit closer than D0 = {d0} m to another and get the path loss at D0",
+                    short_num(width_m * height_m),
+                    short_num((1.4 * d0) * (1.4 * d0))
+                ));
+            }
+            _ => {}
+        }
         if let Ok(mac) = sc.mac() {
             if mac.ack == crate::mac::AckMode::Hardware && mac.promiscuous {
                 sc.warnings.push(format!(
@@ -1419,6 +1449,21 @@ mod tests {
             Ok(_) => panic!("{set:?} was accepted"),
             Err(e) => e.to_string(),
         }
+    }
+
+    /// Layouts denser than the link model's D0 are warned about (they run: nodes closer than D0
+    /// get the path loss at D0).
+    #[test]
+    fn layouts_denser_than_d0_are_warned_about() {
+        for (layout, says) in [
+            ("{kind=\"grid\", nodes=9, spacing_m=0.5}", "grid spacing 0.5 m is below D0 = 1 m"),
+            ("{kind=\"random\", nodes=100, width_m=5.0, height_m=5.0}", "100 nodes on 25 m²"),
+            ("{kind=\"uniform\", nodes=100, width_m=5.0, height_m=5.0}", "100 nodes on 25 m²"),
+        ] {
+            let sc = Scenario::load("office40", &[format!("topology.layout={layout}")]).unwrap();
+            assert!(sc.warnings.iter().any(|w| w.contains(says)), "{layout}: {:?}", sc.warnings);
+        }
+        assert!(Scenario::load("office40", &[]).unwrap().warnings.iter().all(|w| !w.contains("D0")));
     }
 
     #[test]
