@@ -137,10 +137,19 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     }
     // A queue that can never hold U(0) packets never signals congestion: it just overflows.
     if cfg.upper_threshold >= cfg.queue_capacity as f64 {
+        let holds = match cfg.profile {
+            Profile::Paper => format!("mac.queue_capacity = {}", mac.queue_capacity),
+            Profile::ReferenceCode => {
+                format!("mac.queue_capacity − 1 = {} under the reference-code profile", cfg.queue_capacity)
+            }
+        };
         return Err(bad(format!(
-            "protocol.u0 = {}: at or above the {} packets a node's queue holds (mac.queue_capacity of preset {}), so \
-             no node could ever detect congestion",
-            cfg.upper_threshold, cfg.queue_capacity, mac.preset
+            "protocol.u0 = {}{}: at or above the {} packets a node's queue holds ({holds}, preset {}), so no node \
+             could ever detect congestion; lower protocol.u0 or raise mac.queue_capacity",
+            cfg.upper_threshold,
+            if c.u0.is_none() { " (the profile's default)" } else { "" },
+            cfg.queue_capacity,
+            mac.preset
         )));
     }
     Ok(cfg)

@@ -953,8 +953,8 @@ impl Network {
     pub fn agent_counters(&self, i: usize) -> Vec<(&'static str, u64)> {
         self.nodes[i].agent.counters()
     }
-    /// Rate-controller trace of node `i`: (time s, rate pkt/s, congestion signal), one entry per
-    /// change (empty unless the agent reports rates).
+    /// Rate-controller trace of node `i`: (time s, rate pkt/s, congestion signal), the starting
+    /// rate and then one entry per change (empty unless the agent reports rates).
     pub fn rate_trace(&self, i: usize) -> &[(f64, f64, f64)] {
         &self.rate_trace[i]
     }

@@ -98,13 +98,13 @@ fn span(lo: f64, hi: f64, min_width: f64) -> (f64, f64) {
     }
 }
 
-/// Upper end of a y axis starting at 0 that shows `max` with some head room.
 /// The top of a y axis whose legend sits in the upper-left corner over the data: room for the
 /// legend box above the highest value (about a third of the height).
 fn y_top_under_legend(max: f64) -> f64 {
     y_top(max) * 1.35
 }
 
+/// Upper end of a y axis starting at 0 that shows `max` with some head room.
 fn y_top(max: f64) -> f64 {
     if max.is_finite() && max > 0.0 {
         max * 1.15
@@ -427,7 +427,8 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
         }
     }
     let rate = |f: &crate::network::Flow, b: usize| f.bins.get(b).copied().unwrap_or(0) as f64 / bins[b].1;
-    // The mean over the flows that start before the end, as the summary's.
+    // The mean per bin over the flows that start before the end (the summary's set; a flow adds 0
+    // to the bins before it starts).
     let end = r.network.now();
     let started = flows.iter().filter(|f| f.start < end).count();
     let mean: Vec<(f64, f64)> = if started == 0 {
@@ -487,7 +488,11 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
     chart
         .draw_series(LineSeries::new(mean, BLACK.stroke_width(3)))
         .s()?
-        .label(format!("mean over all {} flows", flows.len()))
+        .label(if started == flows.len() {
+            format!("mean over all {} flows", flows.len())
+        } else {
+            format!("mean over the {started} flows that start before the end (0 before a flow starts)")
+        })
         .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLACK.stroke_width(3)));
     legend(&mut chart, SeriesLabelPosition::UpperLeft)
 }

@@ -329,9 +329,13 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
-            // The file's own node count (its largest id + 1), checked against the layout below.
-            let mut links = read_tossim_gains(&data_file(sc, "topology.gains_file", g)?, None)
+            // Ids beyond the layout are refused with their line; a file naming fewer nodes is
+            // refused below (its largest id + 1 against the layout).
+            let path = data_file(sc, "topology.gains_file", g)?;
+            read_tossim_gains(&path, Some(positions.len()))
                 .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
+            let mut links =
+                read_tossim_gains(&path, None).map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
             // node transmits at the scenario's power (`wsn gains` and back give the same links,
             // to its 0.01-dB rounding; the noise offsets come back centred on their mean).
@@ -728,14 +732,21 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
     };
     // Every sink gets `policy` unless sink_policies names it; the reliable baseline gives every
     // flow its demand (demand-limited water-filling over R = Σ demands).
-    e.policies = c
-        .sink_policies
-        .iter()
-        .map(|(k, p)| Ok((id(k, "protocol.sink_policies")?, p.clone())))
-        .collect::<Result<_, RunError>>()?;
+    // `"3"` and `"03"` are two keys of a table but one node: refused rather than one kept.
+    let twice = |field: &str, node: NodeId| RunError::Config(format!("{field}: two keys name node {}", node.0));
+    for (k, p) in &c.sink_policies {
+        let node = id(k, "protocol.sink_policies")?;
+        if e.policies.iter().any(|(n, _)| *n == node) {
+            return Err(twice("protocol.sink_policies", node));
+        }
+        e.policies.push((node, p.clone()));
+    }
     e.default_policy = if reliable { "demand_limited".into() } else { c.policy.clone() };
     for (k, w) in &c.weights {
-        e.weights.insert(id(k, "protocol.weights")?, *w);
+        let node = id(k, "protocol.weights")?;
+        if e.weights.insert(node, *w).is_some() {
+            return Err(twice("protocol.weights", node));
+        }
     }
     for pc in &c.policy_changes {
         e.policy_changes.push((Instant::ZERO + Duration::from_secs_f64(pc.at_s), NodeId(pc.sink), pc.policy.clone()));
@@ -1206,6 +1217,13 @@ mod tests {
                 .expect("weight of node 99 accepted")
                 .to_string();
             assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
+            // Two keys for one node are refused, not one of them kept.
+            let sc = small(&[&format!("protocol.kind=\"{kind}\""), "protocol.weights={\"3\"=2.0, \"03\"=5.0}"]);
+            let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None })
+                .err()
+                .expect("two weights for node 3 accepted")
+                .to_string();
+            assert!(e.contains("protocol.weights: two keys name node 3"), "{e}");
         }
     }
 

@@ -24,7 +24,7 @@
 //! - the **rate controller**: one rate timer every 1/r (moved to last_tick + 1/r_new when r
 //!   changes, AMBIG-9), and a separate application-slot timer every 1/(w·r) that emits
 //!   [`AgentEvent::AppSlot`](crate::agent::AgentEvent::AppSlot) (the driver answers with
-//!   `send`); every rate change emits `RateChanged`;
+//!   `send`); the starting rate and every rate change emit `RateChanged`;
 //! - the **neighbour table**, filled from the header of every decoded frame (addressed,
 //!   broadcast or overheard): rate, average queue, congestion inferred with the L/U(0)
 //!   hysteresis, the highest level seen in the neighbour's epoch and in its reported child's,

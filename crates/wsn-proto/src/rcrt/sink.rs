@@ -2114,7 +2114,8 @@ mod tests {
         assert_eq!(delivered(&mut s), vec![1]);
     }
 
-    /// A reopened flow (nonce 1 → 3, whose offsets differ by −15,465, i.e. the old numbers land
+    /// A reopened flow (nonce 1 → 3, whose offsets differ by 15,470, so that the old FIN's 5
+    /// lands at −15,465, i.e. the old numbers land
     /// *before* the new connection's start) refuses the old incarnation's FIN and DATA: unwrapped
     /// without a clamp, they come out negative. (The clamp to 0 let such a FIN close the new
     /// flow at once.)
