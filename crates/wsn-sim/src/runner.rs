@@ -329,13 +329,10 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
-            // Ids beyond the layout are refused with their line; a file naming fewer nodes is
-            // refused below (its largest id + 1 against the layout).
-            let path = data_file(sc, "topology.gains_file", g)?;
-            read_tossim_gains(&path, Some(positions.len()))
+            // Ids beyond the layout are refused with their line, a file naming fewer nodes as a
+            // whole.
+            let mut links = read_tossim_gains(&data_file(sc, "topology.gains_file", g)?, Some(positions.len()))
                 .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
-            let mut links =
-                read_tossim_gains(&path, None).map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
             // node transmits at the scenario's power (`wsn gains` and back give the same links,
             // to its 0.01-dB rounding; the noise offsets come back centred on their mean).
@@ -345,13 +342,6 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
         None => generate_links(&positions, &sc.radio.link, sc.topology.seed, min_rx)
             .map_err(|e| RunError::Input(e.to_string()))?,
     };
-    if links.n() != positions.len() {
-        return Err(RunError::Config(format!(
-            "topology.gains_file has {} nodes but the layout has {}",
-            links.n(),
-            positions.len()
-        )));
-    }
     Ok((positions, links, noise))
 }
 

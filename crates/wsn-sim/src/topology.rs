@@ -610,8 +610,9 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
 /// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A repeated pair
 /// keeps its last gain; a second noise line for a node, a `gain i i` line (a node to itself)
 /// are errors, and so is a file
-/// without any gain line (a network without links). With `n_hint = Some(n)` the network has `n`
-/// nodes and larger ids are errors; otherwise it has (largest id + 1) nodes. TX power is 0 dBm
+/// without any gain line (a network without links). With `n_hint = Some(n)` the file must name
+/// exactly `n` nodes (larger ids are errors with their line, a largest id below n − 1 an error
+/// of the file); otherwise it has (largest id + 1) nodes. TX power is 0 dBm
 /// (TOSSIM).
 ///
 /// Noise offsets: δ_i = MEAN_i − (average MEAN over the nodes that have a noise line); nodes
@@ -690,7 +691,16 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             path.display()
         )));
     }
-    let n = n_hint.unwrap_or(max_id.map_or(0, |m| m + 1));
+    let named = max_id.map_or(0, |m| m + 1);
+    if let Some(n) = n_hint {
+        if named < n {
+            return Err(TopologyError::Invalid(format!(
+                "{}: the file names {named} nodes (its largest id + 1) but the layout has {n}",
+                path.display()
+            )));
+        }
+    }
+    let n = n_hint.unwrap_or(named);
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
     for (s, d, g) in gains {
         out[s as usize].push(Link { to: d, gain_db: g });

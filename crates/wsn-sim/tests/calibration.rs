@@ -210,5 +210,5 @@ fn a_gain_file_of_another_size_is_refused() {
         .err()
         .expect("a 3-node gain file under a 40-node layout is refused")
         .to_string();
-    assert!(e.contains("topology.gains_file has 3 nodes but the layout has 40"), "{e}");
+    assert!(e.contains("the file names 3 nodes (its largest id + 1) but the layout has 40"), "{e}");
 }

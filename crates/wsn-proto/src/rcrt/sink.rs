@@ -27,7 +27,7 @@ use super::estimators::{
     RttEstimator, RttOrder, ALI_WEIGHTS,
 };
 use super::policy::{Fair, FlowDemand, Policy};
-use super::{seq_offset, unwrap_seq, unwrap_seq_signed, Profile};
+use super::{seq_offset, unwrap_seq_signed, Profile};
 use crate::time::{Duration, Instant};
 use crate::NodeId;
 
@@ -1147,7 +1147,7 @@ impl Sink {
         };
         flow.heard(now, None);
         let signed = unwrap_seq_signed(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
-        let last32 = unwrap_seq(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
+        let last32 = signed.clamp(0, i64::from(u32::MAX)) as u32;
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
         // A FIN names the last packet sent, so it cannot lie behind one received, nor before
         // the connection's start: such a FIN (another incarnation's, or a forged one) would close
@@ -1210,14 +1210,13 @@ impl Sink {
         if d.retransmission {
             fstats.retransmissions += 1;
         }
-        let seq = unwrap_seq(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce)));
+        let signed = unwrap_seq_signed(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce)));
+        let seq = signed.clamp(0, i64::from(u32::MAX)) as u32;
         // Step 3: sanity jump. [CODE: 100 from the highest seen; paper AMBIG → 1000 from the
         // cumulative ACK, `jump_from_cack`] A number before the connection's first packet is
         // another incarnation's. [AMBIG-21 → chosen: bogus too]
         let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        if seq > base.saturating_add(self.cfg.max_seq_jump)
-            || unwrap_seq_signed(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce))) < 1
-        {
+        if seq > base.saturating_add(self.cfg.max_seq_jump) || signed < 1 {
             self.stats.bogus += 1;
             return;
         }
