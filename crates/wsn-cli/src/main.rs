@@ -669,17 +669,25 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.routing.parent_changes_during_traffic,
         s.routing.unrouted_nodes
     );
-    println!(
-        "traffic   {} flows: originated {}, delivered {} ({:.1} %)",
-        s.flows.len(),
-        t.originated,
-        t.delivered,
-        100.0 * t.delivery_ratio
-    );
-    println!(
-        "goodput   per flow mean {:.3} pkt/s, min {:.3}, max {:.3}",
-        t.mean_goodput_pps, t.min_goodput_pps, t.max_goodput_pps
-    );
+    if t.originated > 0 {
+        println!(
+            "traffic   {} flows: originated {}, delivered {} ({:.1} %)",
+            s.flows.len(),
+            t.originated,
+            t.delivered,
+            100.0 * t.delivery_ratio
+        );
+    } else {
+        println!("traffic   {} flows: no packet originated", s.flows.len());
+    }
+    if t.mean_goodput_pps.is_finite() {
+        println!(
+            "goodput   per flow mean {:.3} pkt/s, min {:.3}, max {:.3}",
+            t.mean_goodput_pps, t.min_goodput_pps, t.max_goodput_pps
+        );
+    } else {
+        println!("goodput   no flow started before the end of the run");
+    }
     println!(
         "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}, loop/TTL {}; dups suppressed {}",
         t.data_frames,

@@ -622,6 +622,14 @@ fn run_without_traffic_says_so() {
     let out = String::from_utf8_lossy(&o.stdout);
     let routing = out.lines().find(|l| l.starts_with("routing")).unwrap();
     assert!(routing.contains("no traffic") && routing.contains("(0 during traffic)"), "{routing}");
+    // No goodput, delivery ratio or fairness is claimed for flows that never ran.
+    assert!(out.contains("goodput   no flow started before the end of the run"), "{out}");
+    assert!(out.contains("no packet originated"), "{out}");
+    let summary: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("o/summary.json")).unwrap()).unwrap();
+    for key in ["delivery_ratio", "mean_goodput_pps", "min_goodput_pps", "max_goodput_pps", "goodput_jain_index"] {
+        assert!(summary["totals"][key].is_null(), "{key}: {}", summary["totals"][key]);
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -381,6 +381,9 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     if n == 0 {
         return note(&chart.plotting_area().strip_coord_spec(), "no flows");
     }
+    if started == 0 {
+        return note(&chart.plotting_area().strip_coord_spec(), "no flow started before the end of the run");
+    }
     let bar = RGBColor(70, 120, 180);
     let half = 0.38;
     chart

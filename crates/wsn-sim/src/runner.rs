@@ -974,14 +974,12 @@ fn summarize(
         totals: Totals {
             originated,
             delivered,
-            delivery_ratio: ratio(delivered, originated),
-            mean_goodput_pps: if gp.is_empty() { 0.0 } else { gp.iter().sum::<f64>() / gp.len() as f64 },
-            min_goodput_pps: gp.iter().copied().fold(f64::INFINITY, f64::min).min(if gp.is_empty() {
-                0.0
-            } else {
-                f64::INFINITY
-            }),
-            max_goodput_pps: gp.iter().copied().fold(0.0, f64::max),
+            delivery_ratio: if originated == 0 { f64::NAN } else { ratio(delivered, originated) },
+            // Without a flow that started (or a packet originated) these are undefined: NaN,
+            // which summary.json writes as null, rather than a 0 that reads as a measurement.
+            mean_goodput_pps: if gp.is_empty() { f64::NAN } else { gp.iter().sum::<f64>() / gp.len() as f64 },
+            min_goodput_pps: if gp.is_empty() { f64::NAN } else { gp.iter().copied().fold(f64::INFINITY, f64::min) },
+            max_goodput_pps: if gp.is_empty() { f64::NAN } else { gp.iter().copied().fold(0.0, f64::max) },
             data_frames: sum(|s| s.data_tx),
             beacon_frames: sum(|s| s.beacon_tx),
             ack_frames: acks,
@@ -1015,7 +1013,7 @@ fn summarize(
             flows_expired: sink_sum(|st| st.flows_expired),
             flows_revived: sink_sum(|st| st.flows_revived),
             flows_replaced: sink_sum(|st| st.flows_replaced),
-            goodput_jain_index: jain(&gp),
+            goodput_jain_index: if gp.is_empty() { f64::NAN } else { jain(&gp) },
             protocol_counters: {
                 let mut m = std::collections::BTreeMap::new();
                 for i in 0..net.len() {
