@@ -894,10 +894,12 @@ fn summarize(
                 }),
                 decreases_triggered: f.endpoint.map(|_| net.decreases().iter().filter(|d| d.2 == f.id).count() as u64),
                 parent_changes_seen: f.parent_changes_seen,
+                // Over the flow's active time, as its goodput (a flow with a packet count ends
+                // with its last packet, not at its stop time).
                 mean_rate_pps: step_average(
                     net.rate_trace(f.source.index()),
                     f.start.as_secs_f64(),
-                    f.stop.min(end).as_secs_f64(),
+                    until.as_secs_f64(),
                 ),
             }
         })
@@ -1083,6 +1085,29 @@ mod tests {
                     [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 10.0\n";
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap()
+    }
+
+    /// An IFRC flow's mean rate is taken over its active time, as its goodput: a flow with a
+    /// packet count ends with its last packet (the mean ran to the stop time before).
+    #[test]
+    fn ifrc_mean_rate_covers_the_active_time() {
+        let sc = small(&[
+            "protocol.kind=\"ifrc\"",
+            "mac.preset=\"ifrc2006\"",
+            "flows.0.payload_bytes=0",
+            "flows.0.count=3",
+            "duration_s=600",
+        ]);
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let f = r.network.flows().iter().find(|f| f.delivered == 3).expect("a flow delivered its 3 packets");
+        let s = &r.summary.flows[f.id as usize];
+        let trace = r.network.rate_trace(f.source.index());
+        let (from, to) = (f.start.as_secs_f64(), f.last_delivery.as_secs_f64());
+        assert!(to < 590.0, "the flow ended early: {to}");
+        let want = step_average(trace, from, to).unwrap();
+        assert!((s.mean_rate_pps.unwrap() - want).abs() < 1e-12, "{:?} vs {want}", s.mean_rate_pps);
+        let to_stop = step_average(trace, from, 600.0).unwrap();
+        assert!((want - to_stop).abs() > 1e-6, "the test cannot tell the windows apart");
     }
 
     /// An RCRT application whose source cannot connect (its radio is off from 100 s to the end)
