@@ -244,55 +244,111 @@ impl Repr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_vector as vector;
+    use proptest::prelude::*;
+    use std::vec;
 
-    // flags UP, protocol 0x10, origin 7, dst 0, sink 0, prev_hop 0x0102, ttl 20, seqno 0xbeef,
-    // hops 3, payload "hi"
-    static BYTES: [u8; 16] =
-        [0x01, 0x10, 0x00, 0x07, 0x00, 0x00, 0x00, 0x00, 0x01, 0x02, 0x14, 0xbe, 0xef, 0x03, b'h', b'i'];
+    const UP: &str = include_str!("../../../testdata/vectors/collection/up.hex");
+    const DOWN: &str = include_str!("../../../testdata/vectors/collection/down.hex");
+    const BAD_BOTH: &str = include_str!("../../../testdata/vectors/collection/bad_both_directions.hex");
+    const BAD_RESERVED: &str = include_str!("../../../testdata/vectors/collection/bad_reserved.hex");
 
-    fn repr() -> Repr {
-        Repr {
-            direction: Direction::Up,
-            protocol: 0x10,
-            origin: NodeId(7),
-            dst: NodeId(0),
-            sink: NodeId(0),
-            prev_hop: NodeId(0x0102),
-            ttl: 20,
-            seqno: 0xbeef,
-            hops: 3,
-        }
-    }
+    const UP_REPR: Repr = Repr {
+        direction: Direction::Up,
+        protocol: 0x10,
+        origin: NodeId(7),
+        dst: NodeId(0),
+        sink: NodeId(0),
+        prev_hop: NodeId(0x0102),
+        ttl: 20,
+        seqno: 0xbeef,
+        hops: 3,
+    };
+    const DOWN_REPR: Repr = Repr {
+        direction: Direction::Down,
+        protocol: 0x20,
+        origin: NodeId(0),
+        dst: NodeId(0x0123),
+        sink: NodeId(0),
+        prev_hop: NodeId(4),
+        ttl: 1,
+        seqno: 0xffff,
+        hops: 0xff,
+    };
 
     #[test]
     fn deconstruct() {
-        let p = Packet::new_checked(&BYTES[..]).unwrap();
+        let bytes = vector(UP);
+        let p = Packet::new_checked(&bytes[..]).unwrap();
+        assert_eq!(p.flags(), 0x01);
+        assert_eq!(p.protocol(), 0x10);
         assert_eq!(p.origin(), NodeId(7));
+        assert_eq!(p.dst(), NodeId(0));
+        assert_eq!(p.sink(), NodeId(0));
         assert_eq!(p.prev_hop(), NodeId(0x0102));
+        assert_eq!(p.ttl(), 20);
         assert_eq!(p.seqno(), 0xbeef);
+        assert_eq!(p.hops(), 3);
         assert_eq!(p.payload(), b"hi");
     }
 
     #[test]
-    fn construct_and_parse() {
-        let mut buf = [0xa5u8; 16];
-        let mut p = Packet::new_unchecked(&mut buf[..]);
-        repr().emit(&mut p);
-        p.payload_mut().copy_from_slice(b"hi");
-        assert_eq!(buf, BYTES);
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&BYTES[..])).unwrap(), repr());
+    fn vectors_parse_and_emit() {
+        for (text, repr, payload) in [(UP, UP_REPR, &b"hi"[..]), (DOWN, DOWN_REPR, &[][..])] {
+            let bytes = vector(text);
+            assert_eq!(Repr::parse(&Packet::new_checked(&bytes[..]).unwrap()), Ok(repr));
+            let mut out = vec![0xa5u8; repr.buffer_len() + payload.len()];
+            let mut p = Packet::new_unchecked(&mut out[..]);
+            repr.emit(&mut p);
+            p.payload_mut().copy_from_slice(payload);
+            assert_eq!(out, bytes);
+        }
     }
 
     #[test]
     fn truncated_and_malformed() {
-        assert_eq!(Packet::new_checked(&BYTES[..13]).unwrap_err(), Error::Truncated);
-        let mut bad = BYTES;
-        bad[0] = 0x03;
-        assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
+        let bytes = vector(UP);
+        for len in 0..HEADER_LEN {
+            assert_eq!(Packet::new_checked(&bytes[..len]).unwrap_err(), Error::Truncated);
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&bytes[..len])).unwrap_err(), Error::Truncated);
+        }
+        for text in [BAD_BOTH, BAD_RESERVED] {
+            let bad = vector(text);
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
+        }
+        // Neither direction bit.
+        let mut bad = bytes.clone();
         bad[0] = 0x00;
         assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
-        // A reserved flag bit beside a valid direction.
+        // Every reserved bit beside a valid direction.
         bad[0] = 0xfd;
         assert_eq!(Repr::parse(&Packet::new_unchecked(&bad[..])).unwrap_err(), Error::Malformed);
+    }
+
+    proptest! {
+        #[test]
+        fn parse_emit_round_trip(
+            down in any::<bool>(),
+            protocol in any::<u8>(),
+            ids in any::<[u16; 4]>(),
+            ttl in any::<u8>(),
+            seqno in any::<u16>(),
+            hops in any::<u8>(),
+        ) {
+            let repr = Repr {
+                direction: if down { Direction::Down } else { Direction::Up },
+                protocol,
+                origin: NodeId(ids[0]),
+                dst: NodeId(ids[1]),
+                sink: NodeId(ids[2]),
+                prev_hop: NodeId(ids[3]),
+                ttl,
+                seqno,
+                hops,
+            };
+            let mut bytes = [0xa5u8; HEADER_LEN];
+            repr.emit(&mut Packet::new_unchecked(&mut bytes[..]));
+            prop_assert_eq!(Repr::parse(&Packet::new_checked(&bytes[..]).unwrap()), Ok(repr));
+        }
     }
 }

@@ -74,21 +74,59 @@ impl BeaconRepr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_vector as vector;
+    use proptest::prelude::*;
 
-    // sink 0, source 5, seqno 9, parent 2, cost 0x01f4 (500), hop count 3
-    const BYTES: [u8; 12] = [0, 0, 0, 5, 0, 9, 0, 2, 0x01, 0xf4, 0, 3];
+    const BEACON: &str = include_str!("../../../testdata/vectors/mhlqi/beacon.hex");
+    const NO_ROUTE: &str = include_str!("../../../testdata/vectors/mhlqi/beacon_no_route.hex");
+    const TRAILING: &str = include_str!("../../../testdata/vectors/mhlqi/beacon_trailing.hex");
+
+    const BEACON_REPR: BeaconRepr =
+        BeaconRepr { sink: NodeId(0), source: NodeId(5), seqno: 9, parent: NodeId(2), cost: 500, hop_count: 3 };
+    const NO_ROUTE_REPR: BeaconRepr = BeaconRepr {
+        sink: NodeId(0x0011),
+        source: NodeId(0x0203),
+        seqno: 0xfffe,
+        parent: NodeId::BROADCAST,
+        cost: 0xffff,
+        hop_count: 0xff,
+    };
 
     #[test]
-    fn parse_and_emit() {
-        let mut long = BYTES.to_vec();
-        long.push(0);
-        assert_eq!(BeaconRepr::parse(&long), Err(Error::Malformed));
-        let r = BeaconRepr::parse(&BYTES).unwrap();
-        assert_eq!(r.source, NodeId(5));
-        assert_eq!(r.cost, 500);
-        let mut out = [0xa5; 12];
-        r.emit(&mut out).unwrap();
-        assert_eq!(out, BYTES);
-        assert_eq!(BeaconRepr::parse(&BYTES[..11]).unwrap_err(), Error::Truncated);
+    fn vectors_parse_and_emit() {
+        for (text, repr) in [(BEACON, BEACON_REPR), (NO_ROUTE, NO_ROUTE_REPR)] {
+            let bytes = vector(text);
+            assert_eq!(BeaconRepr::parse(&bytes), Ok(repr));
+            let mut out = [0xa5; BEACON_LEN];
+            repr.emit(&mut out).unwrap();
+            assert_eq!(&out[..], &bytes[..]);
+        }
+    }
+
+    #[test]
+    fn truncated_and_malformed() {
+        assert_eq!(BeaconRepr::parse(&vector(TRAILING)), Err(Error::Malformed));
+        let bytes = vector(BEACON);
+        for len in 0..BEACON_LEN {
+            assert_eq!(BeaconRepr::parse(&bytes[..len]).unwrap_err(), Error::Truncated);
+            assert_eq!(BEACON_REPR.emit(&mut [0u8; BEACON_LEN][..len]), Err(Error::Truncated));
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn parse_emit_round_trip(f in any::<[u16; 6]>()) {
+            let repr = BeaconRepr {
+                sink: NodeId(f[0]),
+                source: NodeId(f[1]),
+                seqno: f[2],
+                parent: NodeId(f[3]),
+                cost: f[4],
+                hop_count: f[5],
+            };
+            let mut bytes = [0u8; BEACON_LEN];
+            repr.emit(&mut bytes).unwrap();
+            prop_assert_eq!(BeaconRepr::parse(&bytes), Ok(repr));
+        }
     }
 }
