@@ -415,11 +415,6 @@ fn output_folder_holds_only_the_last_run() {
 #[test]
 fn every_output_file_is_known_to_clear_previous() {
     let (dir, f) = tiny_scenario("known-outputs");
-    let known: Vec<String> = wsn_sim::output::OUTPUT_FILES
-        .iter()
-        .map(|s| s.to_string())
-        .chain(wsn_sim::output::FIGURE_STEMS.iter().flat_map(|s| [format!("{s}.png"), format!("{s}.svg")]))
-        .collect();
     for (k, protocol) in ["best_effort", "rcrt", "reliable", "ifrc"].iter().enumerate() {
         let out = dir.join(format!("o{k}"));
         let o = wsn()
@@ -435,9 +430,39 @@ fn every_output_file_is_known_to_clear_previous() {
             std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
         assert!(written.len() > 5, "{protocol}: only {written:?}");
         for name in &written {
-            assert!(known.contains(name), "{protocol} wrote {name}, which clear_previous does not know");
+            assert!(
+                wsn_sim::output::is_output_file(name),
+                "{protocol} wrote {name}, which clear_previous does not know"
+            );
         }
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// With two sinks a run draws both trees (`tree` for the first, `tree_sink<id>` for the second,
+/// whose root is that sink); a later one-sink run into the same folder removes the second, and
+/// a file of a similar name the tool did not write stays.
+#[test]
+fn a_second_sink_gets_its_own_tree_figure() {
+    let (dir, f) = tiny_scenario("two-trees");
+    let out = dir.join("o");
+    let run = |extra: &[&str]| {
+        let o = wsn().args(["run", f.to_str().unwrap(), "-q", "--out"]).arg(&out).args(extra).output().unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    };
+    run(&["--set", "topology.sinks=[0, 3]", "--set", "flows.0.sink=3"]);
+    for name in ["tree.png", "tree.svg", "tree_sink3.png", "tree_sink3.svg"] {
+        assert!(out.join(name).exists(), "{name} missing after a two-sink run");
+    }
+    let svg = std::fs::read_to_string(out.join("tree_sink3.svg")).unwrap();
+    assert!(svg.contains("Tree of sink 3 (2 of 2 sinks"), "the second figure is not sink 3's tree");
+    assert!(std::fs::read_to_string(out.join("tree.svg")).unwrap().contains("Tree of sink 0 (1 of 2 sinks"));
+    std::fs::write(out.join("tree_sink03.png"), "mine").unwrap();
+    run(&[]);
+    assert!(out.join("tree.png").exists());
+    assert!(!out.join("tree_sink3.png").exists(), "the second sink's tree left beside a one-sink run");
+    assert!(!out.join("tree_sink3.svg").exists());
+    assert!(out.join("tree_sink03.png").exists(), "a file the tool did not write was removed");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -49,14 +49,47 @@ pub const FIGURE_STEMS: &[&str] = &[
     "queues_time",
 ];
 
-/// Remove the files an earlier run wrote into `dir` ([`OUTPUT_FILES`], [`FIGURE_STEMS`]), so
-/// that none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort
-/// run), except those named in `keep` (the new run's trace and pcap, written while it ran).
-/// Called once the new run has finished, so an interrupted or failed run leaves the earlier
-/// results in place. Other files are left alone. A missing folder is not an error.
+/// Stem of the tree figure of a sink other than the first: `tree_sink<id>`.
+pub fn tree_figure_stem(sink: wsn_wire::NodeId) -> String {
+    format!("tree_sink{}", sink.0)
+}
+
+/// Whether `name` is a file a run may write: one of [`OUTPUT_FILES`], a figure of
+/// [`FIGURE_STEMS`], or a further sink's tree figure ([`tree_figure_stem`]), as PNG or SVG.
+pub fn is_output_file(name: &str) -> bool {
+    if OUTPUT_FILES.contains(&name) {
+        return true;
+    }
+    let Some(stem) = name.strip_suffix(".png").or_else(|| name.strip_suffix(".svg")) else { return false };
+    FIGURE_STEMS.contains(&stem)
+        || stem
+            .strip_prefix("tree_sink")
+            .is_some_and(|id| id.parse::<u16>().is_ok_and(|id| tree_figure_stem(wsn_wire::NodeId(id)) == stem))
+}
+
+/// Remove the files an earlier run wrote into `dir` (those [`is_output_file`] names), so that
+/// none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort run, or
+/// a second sink's tree after a one-sink run), except those named in `keep` (the new run's
+/// trace and pcap, written while it ran). Called once the new run has finished, so an
+/// interrupted or failed run leaves the earlier results in place. Other files are left alone.
+/// A missing folder is not an error.
 pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<(), RunError> {
-    let figures = FIGURE_STEMS.iter().flat_map(|s| [format!("{s}.png"), format!("{s}.svg")]);
-    for name in OUTPUT_FILES.iter().map(|s| s.to_string()).chain(figures).filter(|n| !keep.contains(&n.as_str())) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(io(dir, "")(e)),
+    };
+    let mut names = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(io(dir, ""))?;
+        // A name that is not UTF-8 is not one of ours.
+        if let Ok(name) = entry.file_name().into_string() {
+            if is_output_file(&name) && !keep.contains(&name.as_str()) {
+                names.push(name);
+            }
+        }
+    }
+    for name in names {
         match std::fs::remove_file(dir.join(&name)) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(dir, &name)(e)),
             _ => {}

@@ -163,7 +163,11 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     ensure_font()?;
     render!(dir, "goodput_per_flow", draw_goodput_per_flow(r));
     render!(dir, "goodput_time", draw_goodput_time(r));
-    render!(dir, "tree", draw_tree(r));
+    render!(dir, "tree", draw_tree(r, 0));
+    // One more figure per further sink, up to `MAX_TREE_FIGURES` trees in all.
+    for (k, s) in r.network.sinks().iter().enumerate().skip(1).take(MAX_TREE_FIGURES - 1) {
+        render!(dir, crate::output::tree_figure_stem(*s), draw_tree(r, k));
+    }
     render!(dir, "network_time", draw_network_time(r));
     let net = &r.network;
     let end = r.summary.sim_seconds;
@@ -581,19 +585,33 @@ fn hop_colour(h: u32, max_h: u32) -> RGBColor {
 
 const UNROUTED: RGBColor = RGBColor(190, 190, 190);
 
-fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
+/// With several sinks, `wsn run` draws the trees of the first this many (`tree` for the first,
+/// `tree_sink<id>` for the others); a larger network of tiles keeps to the first few.
+pub const MAX_TREE_FIGURES: usize = 8;
+
+/// The tree of sink `net.sinks()[k]` on the floor plan (nodes coloured by hop count, an arrow
+/// to each node's parent); the other sinks are drawn as nodes of it.
+fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Result<(), String> {
     root.fill(&WHITE).s()?;
     let net = &r.network;
     let rs = &r.summary.routing;
-    // The first sink's tree is drawn; with several sinks the counts are over all trees.
+    // With several sinks the depth and parent-change counts are over all trees.
     let which = match net.sinks() {
         [] => "Routing tree".to_string(),
         [s] => format!("Routing tree of sink {}", s.0),
-        [s, ..] => format!(
-            "Tree of sink {} (the other sinks drawn as its nodes; counts: all {} trees)",
-            s.0,
-            net.sinks().len()
-        ),
+        sinks => {
+            let drawn = if sinks.len() > MAX_TREE_FIGURES {
+                format!("; the first {MAX_TREE_FIGURES} drawn")
+            } else {
+                String::new()
+            };
+            format!(
+                "Tree of sink {} ({} of {} sinks{drawn}; the others drawn as its nodes; counts: all trees)",
+                sinks[k].0,
+                k + 1,
+                sinks.len()
+            )
+        }
     };
     let title = format!(
         "{which} at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
@@ -612,15 +630,15 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
     let n = pos.len();
     let has_tree = !net.sinks().is_empty();
     let is_sink = |i: usize| net.sinks().iter().any(|s| s.index() == i);
-    // The drawn tree is the first sink's: another sink is a node of it (drawn as a sink, with
-    // its parent and depth in this tree).
-    let is_root = |i: usize| net.sinks().first().is_some_and(|s| s.index() == i);
+    // The drawn tree is sink k's: another sink is a node of it (drawn as a sink, with its
+    // parent and depth in this tree).
+    let is_root = |i: usize| net.sinks().get(k).is_some_and(|s| s.index() == i);
     let hops: Vec<Option<u32>> = (0..n)
         .map(|i| {
             if is_root(i) {
                 Some(0)
-            } else if has_tree && i < net.len() && net.parent(i, 0).is_some() {
-                net.hop_count(i, 0).map(u32::from)
+            } else if has_tree && i < net.len() && net.parent(i, k).is_some() {
+                net.hop_count(i, k).map(u32::from)
             } else {
                 None
             }
@@ -631,7 +649,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), S
             if !has_tree || i >= net.len() || is_root(i) {
                 return None;
             }
-            net.parent(i, 0).map(|p| p.index()).filter(|&p| p < n && p != i)
+            net.parent(i, k).map(|p| p.index()).filter(|&p| p < n && p != i)
         })
         .collect();
     let max_h = hops.iter().flatten().copied().max().unwrap_or(0);
