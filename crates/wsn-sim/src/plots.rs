@@ -913,6 +913,10 @@ fn draw_sweep<DB: DrawingBackend>(
     };
     let ymax = pts.iter().flat_map(|p| [p.mean, p.min, p.max]).filter_map(f).fold(0.0, f64::max);
     let ytop = y_top(ymax);
+    // A swept integer (a queue length, a retry limit, a seed) gets integer ticks only.
+    let integral = !pts.is_empty() && pts.iter().all(|p| p.x.fract() == 0.0);
+    let x_ticks = if integral { ((x1 - x0).floor() as usize + 1).clamp(1, 10) } else { 10 };
+    let x_tick = move |v: &f64| if integral && v.fract() != 0.0 { String::new() } else { tick(v) };
 
     let mut chart = ChartBuilder::on(&top)
         .margin(12)
@@ -921,7 +925,12 @@ fn draw_sweep<DB: DrawingBackend>(
         .y_label_area_size(70)
         .build_cartesian_2d(x0..x1, 0.0..ytop)
         .s()?;
-    mesh(&mut chart, 15.0).y_desc("per-flow goodput (pkt/s)").draw().s()?;
+    mesh(&mut chart, 15.0)
+        .x_labels(x_ticks)
+        .x_label_formatter(&x_tick)
+        .y_desc("per-flow goodput (pkt/s)")
+        .draw()
+        .s()?;
     if pts.is_empty() {
         note(&chart.plotting_area().strip_coord_spec(), "no data")?;
     } else {
@@ -990,6 +999,8 @@ fn draw_sweep<DB: DrawingBackend>(
         .build_cartesian_2d(x0..x1, 0.0..1.05)
         .s()?;
     mesh(&mut chart, 15.0)
+        .x_labels(x_ticks)
+        .x_label_formatter(&x_tick)
         .x_desc(if x_label.is_empty() { "x" } else { x_label })
         .y_desc("delivery ratio")
         .y_labels(6)
@@ -1049,6 +1060,29 @@ mod tests {
         write_sweep(&d, "rate", "Sweep of the rate", "offered load per node (pkt/s)", &pts, true).unwrap();
         assert!(non_empty(&d.join("rate.png")));
         assert!(non_empty(&d.join("rate.svg")));
+        cleanup(&d);
+    }
+
+    /// The texts of an SVG file written by plotters (each on the line after its `<text` tag).
+    fn svg_texts(path: &Path) -> Vec<String> {
+        let svg = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = svg.lines().collect();
+        lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+    }
+
+    /// A sweep over an integer key (values 1 and 3) is labelled 1, 2, 3 only; a fractional one
+    /// keeps fractional ticks.
+    #[test]
+    fn sweep_of_integers_has_integer_ticks() {
+        let d = temp("sweep-int");
+        let pt = |x: f64| SweepPoint { x, mean: 0.5, min: 0.4, max: 0.6, delivery: 0.9 };
+        write_sweep(&d, "int", "Retries", "mac.max_retries", &[pt(1.0), pt(3.0)], false).unwrap();
+        let texts = svg_texts(&d.join("int.svg"));
+        assert!(texts.iter().any(|t| t == "2"), "{texts:?}");
+        assert!(!texts.iter().any(|t| ["1.5", "2.5", "1.2", "2.2"].contains(&t.as_str())), "{texts:?}");
+        write_sweep(&d, "frac", "Rate", "rate", &[pt(0.5), pt(1.5)], false).unwrap();
+        let texts = svg_texts(&d.join("frac.svg"));
+        assert!(texts.iter().any(|t| t == "0.5" || t == "1.5"), "{texts:?}");
         cleanup(&d);
     }
 
