@@ -17,8 +17,9 @@
 //! coin flips, [`Profile::ReferenceCode`] only) comes from a seed in [`SinkConfig`].
 //!
 //! Two behaviour profiles (spec §6): [`Profile::Paper`] (the default) follows the paper and
-//! fills its gaps with the reference code's rules; [`Profile::ReferenceCode`] switches on every
-//! difference D1–D28 the spec lists for the authors' TinyOS-1 code. The wire format
+//! fills its gaps with the reference code's rules; [`Profile::ReferenceCode`] switches on the
+//! differences D1–D28 the spec lists for the authors' TinyOS-1 code (all but two code options,
+//! D24's shared R and D28's liveness timer; see the scope below). The wire format
 //! ([`wsn_wire::rcrt`]) is this project's modern framing in both profiles.
 //!
 //! Provenance tags in the docs follow the spec (`/work/shared/specs/rcrt.md`): `[PAPER §x]`,
@@ -28,7 +29,8 @@
 //! **Scope and limitations.** Implemented: everything of spec §2 and §3 for both profiles,
 //! except the application-requested flow deletion with its 60 s × 5 liveness timer (§2.18.4;
 //! the paper profile has an idle timeout instead, whose expired flows come back with their
-//! sequence state when their source is heard again, [`SinkConfig::revive_expired`]), the shared recovery list of several
+//! sequence state when their source is heard again, [`SinkConfig::revive_expired`]), one R shared
+//! by several applications of one sink process (D24: one [`Sink`] is one application), the shared recovery list of several
 //! connections on one mote (one [`Source`] is one connection), and flash latency (retransmissions
 //! are spaced by [`SourceConfig::retx_spacing`] instead). DATA carries no end-to-end checksum
 //! (see [`wsn_wire::rcrt`]).
@@ -52,8 +54,9 @@ pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, Sour
 pub const PROTO_RCRT: u8 = 0x02;
 
 /// Which behaviour an endpoint follows (spec §6): `Paper` is the paper's algorithm and
-/// constants, gaps filled with the code's rules ([CODE-FILL]); `ReferenceCode` applies every
-/// difference D1–D28 of spec §6, the authors' TinyOS-1 reference code.
+/// constants, gaps filled with the code's rules ([CODE-FILL]); `ReferenceCode` applies the
+/// differences D1–D28 of spec §6, the authors' TinyOS-1 reference code (all but the code
+/// options of D24 and D28).
 pub use crate::Profile;
 
 /// Multiplier that spreads incarnation nonces over the 16-bit sequence space

@@ -386,7 +386,9 @@ pub struct SinkStats {
     pub unexpected: u64,
     /// DATA for no known flow (dropped silently). [CODE rcrtransport_receive]
     pub unknown_flow: u64,
-    /// DATA or FIN too far ahead of the highest sequence number (dropped).
+    /// DATA or FIN dropped as bogus: too far ahead (of the cumulative ACK in the paper profile,
+    /// of the highest number received in the reference-code one, [`SinkConfig::max_seq_jump`]),
+    /// numbered before the connection's start, or (a FIN) behind a number already received.
     pub bogus: u64,
     /// DATA packets received.
     pub data_received: u64,
@@ -424,8 +426,13 @@ pub struct SinkStats {
     /// Expired flows brought back by their source's DATA, FIN or SYN
     /// ([`SinkConfig::revive_expired`]).
     pub flows_revived: u64,
-    /// Holes given up (reference-code profile only).
+    /// Sequence numbers given up: skipped by in-order delivery and never delivered
+    /// (reference-code profile only, [`SinkConfig::give_up_distance`]).
     pub given_up: u64,
+    /// Missing sequence numbers whose NACKs were deleted unrepaired for being too far behind
+    /// (reference-code profile only). Such a packet may still arrive; if it does not, delivery
+    /// later skips it and counts it in [`SinkStats::given_up`] as well.
+    pub nacks_abandoned: u64,
     /// How often each feedback trigger fired (several may fire for one packet; a fired
     /// trigger may still be rate-limited away).
     pub feedback_triggers: FeedbackTriggers,
@@ -1708,7 +1715,7 @@ impl Sink {
             let last = flow.last_recv;
             let before = flow.missing.len();
             flow.missing.retain(|&seq| last < seq.saturating_add(distance));
-            self.stats.given_up += (before - flow.missing.len()) as u64;
+            self.stats.nacks_abandoned += (before - flow.missing.len()) as u64;
         }
         let nacks = on_wire(
             &build_nacks(&flow.missing, self.cfg.max_nack_ranges, self.cfg.max_nack_seqnos),
@@ -2864,5 +2871,26 @@ mod tests {
         s.handle_datagram(idle_at + Duration::from_secs(1), SRC, &syn(1.0, 2));
         assert_eq!(s.stats().flows_revived, 0);
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0, "a fresh flow");
+    }
+
+    /// Reference code: a hole skipped by delivery counts once in `given_up` (the numbers never
+    /// delivered), whether or not its NACK had been deleted before (`nacks_abandoned`); before,
+    /// both added to `given_up` (144 for these 97 numbers).
+    #[test]
+    fn given_up_counts_each_skipped_number_once() {
+        let (mut s, rate) = open(Profile::ReferenceCode, 1.0);
+        let mut t = 100;
+        let mut got = Vec::new();
+        for seq in [1u16, 3, 100, 200, 250, 300] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 0, 0, false));
+            sent_at(&mut s, ms(t));
+            got.extend(delivered(&mut s));
+            t += 100;
+        }
+        // 250 is 200 past the out-of-order head 3 (hole 2 skipped), 300 past 100 (holes
+        // 4..=99 skipped; D21).
+        assert_eq!(got, vec![1, 3, 100]);
+        assert_eq!(s.stats().given_up, 97, "2 and 4..=99");
+        assert!(s.stats().nacks_abandoned > 0, "{:?}", s.stats());
     }
 }

@@ -792,9 +792,10 @@ impl Source {
                 }
             }
         }
-        // 6. NACKs → recovery list.
+        // 6. NACKs → recovery list (every NACKed number counted, also past an entry that ends
+        // the walk).
+        self.stats.nacks_received += nacks.seqnos().count() as u64;
         for wire in nacks.seqnos() {
-            self.stats.nacks_received += 1;
             let seq = self.unwire_seq(wire);
             if self.cfg.profile == Profile::ReferenceCode
                 && (seq == 0 || seq.saturating_add(self.cfg.nack_stale_distance) < self.last_sent)
@@ -1344,5 +1345,17 @@ mod tests {
     #[test]
     fn state_size_is_small() {
         assert_eq!(Source::STATE_BYTES, 61);
+    }
+
+    /// Every NACKed number counts in `nacks_received`, also those after the entry at which the
+    /// reference code's walk stops (a full recovery list of 10): 15 here, 11 before.
+    #[test]
+    fn nacks_received_counts_the_whole_list() {
+        let mut s = active(SourceConfig::reference_code(), 100.0);
+        run(&mut s, 0, 400);
+        assert!(s.last_sent() >= 20, "{}", s.last_sent());
+        let nacks: Vec<u16> = (2..=16).collect();
+        s.handle_datagram(ms(400), &fb(2, 100.0, 0, 1, &nacks));
+        assert_eq!(s.stats().nacks_received, 15);
     }
 }
