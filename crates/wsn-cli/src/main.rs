@@ -178,7 +178,12 @@ pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{} exists and is not a folder: --out names the folder to write into", dir.display());
     }
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    // A folder that exists but cannot be written would otherwise be found only after minutes of
+    // runs (sweep, reproduce, compare, bench): try a file now.
+    let probe = dir.join(format!(".wsn-write-check-{}", std::process::id()));
+    std::fs::write(&probe, b"").with_context(|| format!("{} is not writable", dir.display()))?;
+    std::fs::remove_file(&probe).with_context(|| format!("removing {}", probe.display()))
 }
 
 /// Printed after a single-seed `reproduce rcrt` or `compare`.

@@ -207,11 +207,38 @@ fn draw_lines<DB: DrawingBackend>(
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FONT, 13))
-            .position(SeriesLabelPosition::UpperRight)
+            .position(legend_corner(series, (x0, x1), (y0, y1)))
             .draw()
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// The upper corner for the legend of a line figure: the right one (the default), unless more
+/// of the data's points lie under the upper right than under the upper left (curves rising to
+/// the right, e.g. the bench's cost per frame against network size).
+fn legend_corner(series: &[Series], (x0, x1): (f64, f64), (y0, y1): (f64, f64)) -> SeriesLabelPosition {
+    let (w, h) = (x1 - x0, y1 - y0);
+    let (mut left, mut right) = (0usize, 0usize);
+    if w > 0.0 && h > 0.0 {
+        let top = series
+            .iter()
+            .flat_map(|s| s.points.iter())
+            .filter(|(x, y)| x.is_finite() && y.is_finite() && (y - y0) / h >= 0.55);
+        for &(x, _) in top {
+            let u = (x - x0) / w;
+            if u <= 0.45 {
+                left += 1;
+            } else if u >= 0.55 {
+                right += 1;
+            }
+        }
+    }
+    if right > left {
+        SeriesLabelPosition::UpperLeft
+    } else {
+        SeriesLabelPosition::UpperRight
+    }
 }
 
 /// A line (or scatter/step) figure `name.png` / `name.svg` in `dir`, with an optional
@@ -354,6 +381,23 @@ fn draw_bars<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The legend goes to the upper left when the curves rise to the right, and stays at the
+    /// upper right otherwise.
+    #[test]
+    fn legend_avoids_the_data() {
+        let rising = [Series::line("a", vec![(0.0, 1.0), (1.0, 2.0), (2.0, 3.0), (3.0, 4.0)])];
+        let falling = [Series::line("a", vec![(0.0, 4.0), (1.0, 3.0), (2.0, 2.0), (3.0, 1.0)])];
+        let flat = [Series::line("a", vec![(0.0, 4.0), (3.0, 4.0)])];
+        let b = |s: &[Series]| {
+            let (x0, x1, y0, y1) = bounds(s, None);
+            legend_corner(s, (x0, x1), (y0, y1))
+        };
+        assert!(matches!(b(&rising), SeriesLabelPosition::UpperLeft));
+        assert!(matches!(b(&falling), SeriesLabelPosition::UpperRight));
+        assert!(matches!(b(&flat), SeriesLabelPosition::UpperRight));
+        assert!(matches!(b(&[]), SeriesLabelPosition::UpperRight));
+    }
 
     /// An infinite or NaN reference line or axis cap (the reliable baseline's U = ∞) is left
     /// out instead of stretching the axis to infinity (plotters would never finish).
