@@ -724,6 +724,13 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
             );
         }
     }
+    if let Some(&n) = t.protocol_counters.get("foreign_tree_forwards").filter(|&&n| n > 0) {
+        eprintln!(
+            "warning: IFRC: {n} data packets were forwarded by nodes on another base station's tree (flows to \
+             several sinks cross); IFRC gives each node one tree, and Rule 1 held these nodes to their own \
+             tree's parent (docs/ifrc.md: send each node to its best-path sink)"
+        );
+    }
     let outages = r.network.outages();
     if !outages.is_empty() {
         let shown: Vec<String> = outages

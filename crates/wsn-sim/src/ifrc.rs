@@ -135,6 +135,9 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     if let Some(v) = c.skip_halving_after_sharing {
         cfg.skip_halving_after_sharing = v;
     }
+    if let Some(v) = c.rules_after_queue_check {
+        cfg.rules_after_queue_check = v;
+    }
     // A queue that can never hold U(0) packets never signals congestion: it just overflows.
     if cfg.upper_threshold >= cfg.queue_capacity as f64 {
         let holds = match cfg.profile {
@@ -159,7 +162,7 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
 pub fn agent_factory(
     c: &IfrcScenario,
     mac: &MacConfig,
-    node_sink: &[NodeId],
+    node_sink: &[Option<NodeId>],
     sinks: &[NodeId],
 ) -> Result<AgentFactory, RunError> {
     let cfg = config(c, mac)?;
@@ -190,10 +193,16 @@ pub fn agent_factory(
     let node_sink = node_sink.to_vec();
     let sinks = sinks.to_vec();
     Ok(Box::new(move |i, id, fwd: &ForwarderConfig| {
-        let role = if sinks.contains(&id) { Role::BaseStation } else { Role::Node { sink: node_sink[i] } };
+        // A node without a flow is on the first sink's tree until it has a route to one (then
+        // the best-path sink's, with several).
+        let role =
+            if sinks.contains(&id) { Role::BaseStation } else { Role::Node { sink: node_sink[i].unwrap_or(sinks[0]) } };
         let fwd = ForwarderConfig { queue_capacity: cfg.queue_capacity, ..fwd.clone() };
         let mut a = IfrcAgent::new(id, role, cfg.clone(), fwd, Instant::ZERO);
         a.set_weight(weights[i]);
+        if node_sink[i].is_none() && sinks.len() > 1 {
+            a.set_relay_sinks(sinks.clone());
+        }
         Box::new(a)
     }))
 }

@@ -600,10 +600,11 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
     let agent_factory = match &sc.protocol {
         ProtocolConfig::Ifrc(c) => {
-            // Each node sends on the tree of its first flow's sink (the first sink if none).
-            let mut node_sink = vec![sinks[0]; n];
+            // Each node sends on the tree of its first flow's sink; a node without a flow follows
+            // the best-path sink's tree.
+            let mut node_sink = vec![None; n];
             for f in flows.iter().rev() {
-                node_sink[f.source.index()] = f.sink;
+                node_sink[f.source.index()] = Some(f.sink);
             }
             Some(crate::ifrc::agent_factory(c, &mac, &node_sink, &sinks)?)
         }

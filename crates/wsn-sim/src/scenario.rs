@@ -284,6 +284,10 @@ pub struct IfrcScenario {
     /// Skip an own halving when Rule 1 or 2 lowered the rate since the last tick (the authors'
     /// code's `decLastCycle`; on in the reference-code profile, off in the paper profile).
     pub skip_halving_after_sharing: Option<bool>,
+    /// Queue a received data frame and check the own thresholds before that frame's sharing
+    /// rules run (the authors' code's order; on in the reference-code profile, off in the paper
+    /// profile).
+    pub rules_after_queue_check: Option<bool>,
 }
 
 /// RCRT options.

@@ -21,13 +21,16 @@
 //! ```
 //!
 //! - **Rates** are unsigned 24-bit big-endian in units of 2⁻¹⁶ pkt/s (UQ8.16): 0 … 255.99998
-//!   pkt/s in steps of 1.5·10⁻⁵ pkt/s. [AMBIG-17 → chosen: the smallest IFRC step the paper's
-//!   parameters produce is the additive increase ε·r at the 10⁻⁴ pkt/s floor (AMBIG-11), and the
-//!   largest rate is the base station's nominal channel rate, about 85 pkt/s (spec §8); 16 bits
-//!   cannot cover both, 24 bits do]
+//!   pkt/s in steps of 1.5·10⁻⁵ pkt/s. [AMBIG-17 → chosen: the largest rate is the base
+//!   station's nominal channel rate, about 85 pkt/s (spec §8), and rates fall far below r_init
+//!   (the floor is 10⁻⁴ pkt/s, AMBIG-11); 16 bits over 85 pkt/s would step by 1.3·10⁻³ pkt/s, a
+//!   tenth of r_init, while 24 bits keep rates from 0.001 pkt/s up within 1.5 %. Nearer the
+//!   floor the advertised rate is coarse (and the smallest additive step there, ε·r ≈ 2.5·10⁻⁶
+//!   pkt/s, is below one unit); a node keeps its own rate unrounded, only its header rounds]
 //! - **Average queue lengths** are unsigned 16-bit big-endian in units of 1/256 packet (UQ8.8):
 //!   0 … 255.996 packets, above the 64-packet queue (Table 1) and fine enough for the EWMA with
-//!   w_q = 0.02 (one insertion moves it by at least 0.02 packets ≈ 5 steps).
+//!   w_q = 0.02 (one insertion moves it by w_q·|q − avg|: 0.02 packets ≈ 5 steps per packet of
+//!   difference).
 //! - **Version** 1 in the two top bits, as in [`crate::rcrt`], so an all-zero buffer never
 //!   parses; reserved bits must be zero (both are rejected as [`Error::Malformed`]).
 //! - The paper's 1-bit child flag and this project's control flag share the flags byte.

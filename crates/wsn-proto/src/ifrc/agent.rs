@@ -41,7 +41,8 @@ pub enum Mode {
 /// Counters of an IFRC agent.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct IfrcStats {
-    /// Own multiplicative decreases (one per newly crossed threshold).
+    /// Own multiplicative decreases (one per newly crossed threshold that lowered the rate: a
+    /// rate already at its floor does not count).
     pub halvings: u64,
     /// Collapses to r_init at the top threshold ([`TopThreshold::Collapse`] only).
     pub collapses: u64,
@@ -78,6 +79,22 @@ pub struct IfrcStats {
     pub snoop_malformed: u64,
     /// Largest EWMA queue length reached, packets.
     pub max_avg_q: f64,
+    /// Data packets of another base station's tree forwarded by this node: IFRC gives each node
+    /// one tree (spec §9.1), so Rule 1 held this node to its own tree's parent while it served
+    /// the other tree's children too (a scenario whose flows to several sinks cross).
+    pub foreign_tree_forwards: u64,
+}
+
+/// What a snooped header tells the sharing rules.
+#[derive(Clone, Copy, Debug)]
+struct Snooped {
+    from: NodeId,
+    /// The sender newly crossed one of its thresholds (Rule 2(a)).
+    fire_a: bool,
+    /// The sender's congested child newly crossed one (Rule 2(b)).
+    fire_b: bool,
+    congested: bool,
+    is_child: bool,
 }
 
 /// The threshold ladder and its comparisons.
@@ -239,6 +256,11 @@ pub struct IfrcAgent {
     last_tick: Instant,
     next_tick: Instant,
     shared_since_tick: bool,
+    /// The tick ran: `shared_since_tick` is cleared at the next entry into the agent, after the
+    /// tick's own packets were checked under it ([`IfrcConfig::skip_halving_after_sharing`]).
+    guard_clear_pending: bool,
+    /// A node without a flow follows the best-path tree among these sinks (empty: the role's).
+    relay_sinks: alloc::vec::Vec<NodeId>,
     // Queue monitor.
     avg_q: f64,
     own: Epoch,
@@ -321,6 +343,8 @@ impl IfrcAgent {
             last_tick,
             next_tick,
             shared_since_tick: false,
+            guard_clear_pending: false,
+            relay_sinks: alloc::vec::Vec::new(),
             avg_q: 0.0,
             own: Epoch::IDLE,
             parent: None,
@@ -400,6 +424,15 @@ impl IfrcAgent {
     /// Number of neighbours in the table.
     pub fn neighbour_count(&self) -> usize {
         self.neighbours.len()
+    }
+
+    /// A node that sends nothing follows the best-path tree among `sinks` (the fewest hops;
+    /// on a tie the current tree, else the earlier sink), as every IFRC node picks the best-path
+    /// base station [PAPER §4.2; spec §9.1]. Ignored by a base station.
+    pub fn set_relay_sinks(&mut self, sinks: alloc::vec::Vec<NodeId>) {
+        if matches!(self.role, Role::Node { .. }) {
+            self.relay_sinks = sinks;
+        }
     }
 
     /// Set the weight w_i: application slots come at w·r [PAPER §4.2]; 0 means the node
@@ -515,9 +548,11 @@ impl IfrcAgent {
             self.stats.skipped_halvings += 1;
             return;
         }
-        self.stats.halvings += 1;
-        let r = self.rate / 2.0;
+        let (before, r) = (self.rate, self.rate / 2.0);
         self.set_rate(now, r);
+        if self.rate < before {
+            self.stats.halvings += 1;
+        }
         self.after_decrease();
     }
 
@@ -596,7 +631,13 @@ impl IfrcAgent {
         if self.role != Role::BaseStation && self.at_or_below_initial(r) {
             self.mode = Mode::SlowStart; // re-entry [PAPER §4.1.3]
         }
-        self.shared_since_tick = false;
+        if self.cfg.skip_halving_after_sharing {
+            // [CODE usc-ifrc: SendTimer.fired] the tick's own packets are still checked under
+            // the guard; it is cleared after them.
+            self.guard_clear_pending = true;
+        } else {
+            self.shared_since_tick = false;
+        }
         if r != old {
             self.rate = r;
             self.events.push_back(AgentEvent::RateChanged { rate_pps: r, level: self.avg_q });
@@ -679,6 +720,20 @@ impl IfrcAgent {
     // ----- receive path -----
 
     fn refresh_parent(&mut self, ctx: &mut dyn LinkCtx) {
+        if let (Role::Node { sink }, false) = (self.role, self.relay_sinks.is_empty()) {
+            // Each node picks the best-path base station [PAPER §4.2; spec §9.1]: the fewest
+            // hops, the current one on a tie, else the earlier in the list.
+            let hops = |s: NodeId| ctx.parent(s).and(ctx.hop_count(s));
+            let mut best = (hops(sink), sink);
+            for &s in &self.relay_sinks {
+                if let Some(h) = hops(s) {
+                    if best.0.is_none_or(|b| h < b) {
+                        best = (Some(h), s);
+                    }
+                }
+            }
+            self.role = Role::Node { sink: best.1 };
+        }
         if let Role::Node { sink } = self.role {
             let p = ctx.parent(sink);
             if p != self.parent {
@@ -690,11 +745,12 @@ impl IfrcAgent {
         }
     }
 
-    /// Update the neighbour table from a decoded header and apply Rules 1 and 2.
-    fn snoop(&mut self, now: Instant, rx: &RxInfo, c: &collection::Repr, h: &wire::Repr) {
+    /// Update the neighbour table from a decoded header; what Rules 1 and 2 need of it, unless
+    /// the frame is this node's own or a broadcast sender's.
+    fn snoop(&mut self, now: Instant, rx: &RxInfo, c: &collection::Repr, h: &wire::Repr) -> Option<Snooped> {
         let n = rx.link_src;
         if n == self.me || n.is_broadcast() {
-            return;
+            return None;
         }
         let ladder = self.ladder;
         let e = self.neighbours.entry(n).or_insert_with(|| Neighbour::new(now));
@@ -719,8 +775,12 @@ impl IfrcAgent {
         e.child_congested = h.child_congested;
         e.child_rate = h.child_rate_pps;
         e.child_avg_q = h.child_avg_q;
-        let (congested, is_child) = (e.epoch.congested, e.is_child);
+        Some(Snooped { from: n, fire_a, fire_b, congested: e.epoch.congested, is_child: e.is_child })
+    }
 
+    /// Apply Rules 1 and 2 (a node) or lower r_b (the base station) for a snooped header.
+    fn apply_rules(&mut self, now: Instant, s: Snooped, h: &wire::Repr) {
+        let Snooped { from: n, fire_a, fire_b, congested, is_child } = s;
         match self.role {
             Role::BaseStation => {
                 // Only the base station's own children lower r_b [PAPER §4.1.4].
@@ -909,14 +969,43 @@ impl IfrcAgent {
                 return;
             }
         };
-        self.snoop(now, rx, &c, &h);
+        let snooped = self.snoop(now, rx, &c, &h);
         if h.control {
             // Control packets never enter the queue and are never forwarded [AMBIG-27].
+            if let Some(s) = snooped {
+                self.apply_rules(now, s, &h);
+            }
             self.stats.control_received += 1;
             return;
         }
+        if addressed && c.direction == Direction::Up {
+            if let Role::Node { sink } = self.role {
+                if c.sink != sink {
+                    self.stats.foreign_tree_forwards += 1;
+                }
+            }
+        }
+        if addressed && self.cfg.rules_after_queue_check {
+            // [CODE usc-ifrc: ReceiveMsg.receive] queue and check, then the rules.
+            self.forward_in(now, ctx, rx, payload, Some(c.origin));
+            if let Some(s) = snooped {
+                self.apply_rules(now, s, &h);
+            }
+            return;
+        }
+        if let Some(s) = snooped {
+            self.apply_rules(now, s, &h);
+        }
         if addressed {
             self.forward_in(now, ctx, rx, payload, Some(c.origin));
+        }
+    }
+
+    /// Clear the sharing guard left set through the last tick's own packets.
+    fn settle_guard(&mut self) {
+        if self.guard_clear_pending {
+            self.guard_clear_pending = false;
+            self.shared_since_tick = false;
         }
     }
 
@@ -958,14 +1047,17 @@ impl IfrcAgent {
 
 impl NodeAgent for IfrcAgent {
     fn handle_frame(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
+        self.settle_guard();
         self.on_frame(now, ctx, rx, payload, true);
     }
 
     fn handle_overheard(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8]) {
+        self.settle_guard();
         self.on_frame(now, ctx, rx, payload, false);
     }
 
     fn handle_send_done(&mut self, now: Instant, ctx: &mut dyn LinkCtx, done: &SendDone) {
+        self.settle_guard();
         self.last_now = now;
         match core::mem::replace(&mut self.in_flight, InFlight::None) {
             InFlight::Data => {
@@ -977,6 +1069,7 @@ impl NodeAgent for IfrcAgent {
     }
 
     fn handle_timeout(&mut self, now: Instant, ctx: &mut dyn LinkCtx) {
+        self.settle_guard();
         self.last_now = now;
         self.refresh_parent(ctx);
         if self.phase_pending {
@@ -1089,6 +1182,7 @@ impl NodeAgent for IfrcAgent {
             ("control_received", s.control_received),
             ("app_slots", s.app_slots),
             ("restamps", s.restamps),
+            ("foreign_tree_forwards", s.foreign_tree_forwards),
         ]
     }
 

@@ -158,8 +158,15 @@ pub struct IfrcConfig {
     /// Rule 2 variant.
     pub sharing: Sharing,
     /// An own threshold crossing does not halve when Rule 1 or 2 lowered the rate since the
-    /// last tick (the level still advances). [CODE usc-ifrc: RateControlM.nc decLastCycle]
+    /// last tick (the level still advances); the tick's own packets are still checked under the
+    /// guard, which is cleared after them. [CODE usc-ifrc: RateControlM.nc decLastCycle,
+    /// SendTimer.fired: sendReady, updateRLocal, checkQueue, then decLastCycle = FALSE]
     pub skip_halving_after_sharing: bool,
+    /// A received data frame is queued and the own thresholds checked before the frame's
+    /// sharing rules run. [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive: Send.send, then
+    /// calcParameters, checkQueue, IFRCRules; AMBIG → chosen for the paper profile: rules
+    /// first (the paper gives no order)]
+    pub rules_after_queue_check: bool,
     /// On a rate change, move the pending tick to last_tick + 1/r_new.
     /// [AMBIG-9 → chosen: yes; CODE usc-ifrc: RateControlM.nc, no (the next period only)]
     pub reschedule_on_rate_change: bool,
@@ -211,6 +218,7 @@ impl IfrcConfig {
             slow_start_exit: SlowStartExit::Recommended,
             sharing: Sharing::Crossing,
             skip_halving_after_sharing: false,
+            rules_after_queue_check: false,
             reschedule_on_rate_change: true,
             grow_only_below_parent: false,
             generation: Generation::SeparateTimer,
@@ -249,6 +257,8 @@ impl IfrcConfig {
                 multi_bs_fix: false,
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
+                // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]
+                rules_after_queue_check: true,
                 // [CODE usc-ifrc: RateControlM.nc SendTimer] one-shot, re-armed at 1/r.
                 reschedule_on_rate_change: false,
                 // [CODE usc-ifrc: RateControlM.nc updateRLocal] only if rLocal < parentRLocal.

@@ -64,8 +64,8 @@
 //! station counts packets *originated* by its fastest child among the fresh children that
 //! originate (a silent, stopped or removed child never paces it; with no originating child,
 //! every packet of the fastest child counts), advertises avg_q = 0; AMBIG-13
-//! child_rate = r_b and the child-congested flag in the base station's control packets while a
-//! child is in a congested epoch; AMBIG-14 slots at w·r, header carries r, increase
+//! child_rate = r_b in the base station's packets (always; receivers read it only while the
+//! child-congested flag is set, which it is while a child is in a congested epoch); AMBIG-14 slots at w·r, header carries r, increase
 //! on 1/r; AMBIG-15 silent nodes adapt; AMBIG-16 stamp at transmission (at `poll_frame`, and again
 //! at `refresh_frame` before every MAC retransmission); AMBIG-20 periodic slots, random initial phase;
 //! AMBIG-21 a parent change forgets the parent's rate; AMBIG-22 Rule 2 with r_x ≥ r is a no-op;
@@ -84,7 +84,10 @@
 //!   (RateControlM.nc checkQueue); reaching the top threshold collapses the rate to r_init and
 //!   restarts slow start instead of halving;
 //! - an own crossing does not halve if Rule 1 or 2 lowered the rate since the last tick
-//!   (decLastCycle);
+//!   (decLastCycle), the tick's own packets still checked under that guard;
+//! - a received data frame is queued and the own thresholds checked before that frame's sharing
+//!   rules run (ReceiveMsg.receive: Send.send, calcParameters, checkQueue, IFRCRules;
+//!   [`IfrcConfig::rules_after_queue_check`]; the paper profile applies the rules first);
 //! - queue capacity 63 (QueuedSendM.nc), and the EWMA also runs on a refused enqueue;
 //! - rate floor r_init instead of 10⁻⁴ pkt/s;
 //! - no growth unless r is below the parent's last heard rate (so none before the parent is
@@ -107,8 +110,9 @@
 //! received packet against the stored parent rate (here: on packets from the parent and after
 //! each own increase; the code's re-check also sets its no-halving guard, decLastCycle, when it
 //! pulls back an increase that overshot the parent's rate, which this in-tick cap does not: one
-//! fewer skipped halving in E3 of a quick run, none in E1); the code's MAC backoffs and
-//! software ACKs (the simulator's MAC). The BS's 2δ increase runs on every 1/r_b tick rather
+//! fewer skipped halving in E3 of a quick run, none in E1); the code's MAC beyond what the
+//! `ifrc2006` MAC preset models (its tripled backoffs, software ACKs and the base station's
+//! shorter backoffs are modelled there). The BS's 2δ increase runs on every 1/r_b tick rather
 //! than only at beacon times, and the first tick is a uniform phase within 1/r rather than
 //! 1/(r_init·U[1, 2]).
 //!

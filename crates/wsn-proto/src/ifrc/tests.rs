@@ -1194,3 +1194,141 @@ fn fig1_congestion_at_16_reaches_exactly_its_potential_interferers() {
     }
     assert_eq!(s(11).rule2_constraints, 0);
 }
+
+// ----- the authors' order of events (reference-code profile) -----
+
+/// With the code's guard, the tick's own packet is still checked under it: a crossing caused by
+/// that packet after a sharing decrease does not halve (the code runs sendReady, updateRLocal,
+/// checkQueue, then clears decLastCycle); the next entry clears it, and a later crossing halves.
+#[test]
+fn guard_holds_through_the_ticks_own_packet() {
+    let cfg = IfrcConfig { ewma_weight: 1.0, skip_halving_after_sharing: true, ..cfg() };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    let t = tick_to(&mut a, &mut c, 1.0);
+    // A congested neighbour lowers the rate (Rule 2(a)): the guard is set.
+    a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.5, 9.0)));
+    assert_eq!(a.stats().rule2_constraints, 1);
+    for _ in 0..8 {
+        a.send(t, &mut c, SINK, SINK, APP, b"x").unwrap();
+    }
+    // The next tick, then its own packet: the 9th crosses U(0) = 8.
+    let tick = a.poll_timeout().unwrap();
+    a.handle_timeout(tick, &mut c);
+    a.send(tick, &mut c, SINK, SINK, APP, b"x").unwrap();
+    assert_eq!((a.stats().halvings, a.stats().skipped_halvings), (0, 1), "checked under the guard");
+    // The next entry clears it: crossing U(1) = 16 halves.
+    a.handle_timeout(tick, &mut c);
+    for _ in 0..8 {
+        a.send(tick, &mut c, SINK, SINK, APP, b"x").unwrap();
+    }
+    assert_eq!((a.stats().halvings, a.stats().skipped_halvings), (1, 1));
+}
+
+/// The code queues a child's frame and checks its own thresholds before that frame's sharing
+/// rules run: the crossing halves (1.0 → 0.5) and Rule 2 then finds the child's 0.8 higher.
+/// Rules first (the paper profile's order), Rule 2 lowers to 0.8 and sets the guard, so the
+/// crossing is skipped.
+#[test]
+fn code_order_checks_the_queue_before_the_rules() {
+    for (after, want, halvings) in [(true, 0.5, 1), (false, 0.8, 0)] {
+        let cfg =
+            IfrcConfig { ewma_weight: 1.0, skip_halving_after_sharing: true, rules_after_queue_check: after, ..cfg() };
+        let (mut a, mut c) = node_with(5, 2, cfg);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_timeout(t, &mut c); // clears the tick's guard
+        let r = a.rate_pps();
+        for _ in 0..8 {
+            a.send(t, &mut c, SINK, SINK, APP, b"x").unwrap();
+        }
+        // Child 7's frame, its queue over U(0): 9 packets here, a crossing for both.
+        a.handle_frame(t, &mut c, &rx(7, NodeId(5)), &frame(7, 0, &hdr(0.8, 9.0)));
+        assert_eq!(a.stats().halvings, halvings, "rules_after_queue_check = {after}");
+        let want = if after { r / 2.0 } else { wire::quantize_rate(want) };
+        assert!(close(a.rate_pps(), want), "rules_after_queue_check = {after}: {} vs {want}", a.rate_pps());
+    }
+}
+
+/// A crossing at the rate floor lowers nothing and is not counted as a halving.
+#[test]
+fn no_halving_counted_at_the_floor() {
+    let base = cfg();
+    let cfg = IfrcConfig { ewma_weight: 1.0, min_rate_pps: base.initial_rate_pps, ..base };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    let r = a.rate_pps();
+    for _ in 0..9 {
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
+    }
+    assert_eq!(a.congestion_level(), 0, "U(0) crossed");
+    assert_eq!((a.stats().halvings, a.rate_pps()), (0, r));
+}
+
+/// A routing context with one (parent, hop count) per tree.
+struct TreesCtx {
+    me: NodeId,
+    trees: BTreeMap<NodeId, (NodeId, u8)>,
+    rng: u32,
+}
+
+impl crate::agent::LinkCtx for TreesCtx {
+    fn node(&self) -> NodeId {
+        self.me
+    }
+    fn parent(&self, sink: NodeId) -> Option<NodeId> {
+        self.trees.get(&sink).map(|t| t.0)
+    }
+    fn hop_count(&self, sink: NodeId) -> Option<u8> {
+        self.trees.get(&sink).map(|t| t.1)
+    }
+    fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
+        None
+    }
+    fn learn_reverse(&mut self, _: NodeId, _: NodeId, _: NodeId) -> bool {
+        true
+    }
+    fn own_packet_returned(&mut self, _: NodeId) {}
+    fn random_u32(&mut self) -> u32 {
+        self.rng = self.rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+        self.rng
+    }
+}
+
+/// A node without a flow follows the best-path base station's tree (the fewest hops; the
+/// current one on a tie): Rule 1 listens to that tree's parent. A node on one tree that
+/// forwards another tree's packets counts them.
+#[test]
+fn a_relay_follows_the_best_path_tree() {
+    let far = NodeId(39);
+    let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
+    let mut a = IfrcAgent::new(NodeId(5), Role::Node { sink: SINK }, cfg(), fwd, Instant::ZERO);
+    a.set_weight(0.0);
+    a.set_relay_sinks(vec![SINK, far]);
+    let trees = BTreeMap::from([(SINK, (NodeId(2), 5)), (far, (NodeId(4), 2))]);
+    let mut c = TreesCtx { me: NodeId(5), trees, rng: 1 };
+    let t = tick_to_with(&mut a, &mut c, 0.5);
+    assert_eq!(a.role(), Role::Node { sink: far });
+    // The first tree's parent no longer constrains; the best path's does.
+    a.handle_overheard(t, &mut c, &rx(2, NodeId(0)), &frame(2, 0, &hdr(0.05, 0.0)));
+    assert!(a.rate_pps() >= 0.5, "{}", a.rate_pps());
+    a.handle_overheard(t, &mut c, &rx(4, NodeId(39)), &frame(4, 0, &hdr(0.1, 0.0)));
+    assert!(close(a.rate_pps(), wire::quantize_rate(0.1)), "{}", a.rate_pps());
+    // A tie keeps the current tree.
+    c.trees.insert(SINK, (NodeId(2), 2));
+    a.handle_timeout(t, &mut c);
+    assert_eq!(a.role(), Role::Node { sink: far });
+    // A packet of the first tree forwarded by this node (now on the second) is counted.
+    assert_eq!(a.stats().foreign_tree_forwards, 0);
+    a.handle_frame(t, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.1, 0.0)));
+    assert_eq!(a.stats().foreign_tree_forwards, 1);
+}
+
+fn tick_to_with(a: &mut IfrcAgent, c: &mut TreesCtx, target: f64) -> Instant {
+    let mut now = Instant::ZERO;
+    for _ in 0..100_000 {
+        if a.rate_pps() >= target {
+            return now;
+        }
+        now = a.poll_timeout().unwrap();
+        a.handle_timeout(now, c);
+    }
+    panic!("rate never reached {target}");
+}
