@@ -22,7 +22,7 @@
 //! D24's shared R and D28's liveness timer; see the scope below). The wire format
 //! ([`wsn_wire::rcrt`]) is this project's modern framing in both profiles.
 //!
-//! Provenance tags in the docs follow the spec (`/work/shared/specs/rcrt.md`): `[PAPER §x]`,
+//! Provenance tags in the docs follow the spec (`docs/specs/rcrt.md`): `[PAPER §x]`,
 //! `[CODE file]`, `[DERIVED]`, `[CODE-FILL]` (paper silent, code rule used) and
 //! `[AMBIG-n → chosen …]`.
 //!
