@@ -257,11 +257,7 @@ fn run_cli(cli: Cli) -> Result<()> {
             if sc.output.pcap {
                 streamed.push("frames.pcap");
             }
-            wsn_sim::output::clear_previous(&dir, &streamed)?;
-            wsn_sim::output::write_all(&dir, &r)?;
-            if sc.output.plots {
-                wsn_sim::plots::write_all(&dir, &r).map_err(anyhow::Error::msg).context("writing plots")?;
-            }
+            write_results(&dir, &r, sc.output.plots, &streamed)?;
             print_summary(&r, &dir);
             // Settings that run but leave nothing to look at.
             let routing = &r.summary.routing;
@@ -752,6 +748,33 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);
     println!("outputs   {}", dir.display());
+}
+
+/// Write a run's result files and plots into `dir`: first into a staging folder inside it, and
+/// only when all of them are written are the earlier run's files removed (except `streamed`,
+/// this run's trace and pcap) and the new ones moved into place. A failure while writing (a
+/// full disk, say) leaves the earlier results as they were.
+fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: bool, streamed: &[&str]) -> Result<()> {
+    let staging = dir.join(format!(".wsn-staging-{}", std::process::id()));
+    std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let written = wsn_sim::output::write_all(&staging, r).map_err(anyhow::Error::from).and_then(|()| {
+        if plots {
+            wsn_sim::plots::write_all(&staging, r).map_err(anyhow::Error::msg).context("writing plots")?;
+        }
+        Ok(())
+    });
+    if let Err(e) = written {
+        let _ = std::fs::remove_dir_all(&staging);
+        return Err(e.context(format!("the results in {} were left as they were", dir.display())));
+    }
+    wsn_sim::output::clear_previous(dir, streamed)?;
+    let entries = std::fs::read_dir(&staging).with_context(|| format!("reading {}", staging.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("reading {}", staging.display()))?;
+        let to = dir.join(entry.file_name());
+        std::fs::rename(entry.path(), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+    }
+    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))
 }
 
 /// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
