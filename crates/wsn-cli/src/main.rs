@@ -148,9 +148,14 @@ enum Cmd {
         /// rcrt-baseline share one topology.
         #[arg(default_value = "office40")]
         scenario: String,
-        /// Output file.
+        /// Output file (`-`: standard output).
         #[arg(long, default_value = "gains.txt")]
         out: PathBuf,
+        /// Add each sender's transmit power to its gains, so that TOSSIM (which sends at 0 dBm)
+        /// sees this scenario's received powers. Without it the file holds path gains only, as
+        /// this tool reads them back (at the scenario's radio.link.tx_power_dbm).
+        #[arg(long)]
+        fold_tx_power: bool,
         /// Override any scenario field.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
@@ -270,10 +275,21 @@ fn run_cli(cli: Cli) -> Result<()> {
                 && routing.unrouted_nodes + sc.topology.sinks.len() >= r.summary.nodes
                 && routing.max_depth_seen == 0
             {
-                let outages = if sc.outages.is_empty() { "" } else { ", and the outages" };
-                eprintln!(
-                    "warning: no node ever had a route to a sink (check the radio: transmit power, noise, spacing{outages})"
-                );
+                let beacon_s = sc.routing.mhlqi.beacon_period_binary_ms as f64 / 1024.0;
+                if r.summary.sim_seconds < 2.0 * beacon_s {
+                    // Too short for any tree, whatever the radio.
+                    eprintln!(
+                        "warning: no node ever had a route to a sink: the run ended at {} s, before MultiHopLQI's \
+                         beacons (every {} s) could build a tree; set a longer duration_s",
+                        short_s(r.summary.sim_seconds),
+                        short_s(beacon_s)
+                    );
+                } else {
+                    let outages = if sc.outages.is_empty() { "" } else { ", and the outages" };
+                    eprintln!(
+                        "warning: no node ever had a route to a sink (check the radio: transmit power, noise, spacing{outages})"
+                    );
+                }
             }
         }
         Cmd::Sweep { scenario, param, seed, out, set, jobs, seeds } => {
@@ -306,7 +322,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 })
             })?;
         }
-        Cmd::Gains { scenario, out, set } => {
+        Cmd::Gains { scenario, out, fold_tx_power, set } => {
             let sc = Scenario::load(&scenario, &set)?;
             // Never write over a file this scenario is read from.
             if let Ok(target) = out.canonicalize() {
@@ -325,10 +341,30 @@ fn run_cli(cli: Cli) -> Result<()> {
                 }
             }
             let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;
-            wsn_sim::topology::write_tossim_gains(&links, sc.radio.link.noise_floor_dbm, 0.0, &out)
-                .with_context(|| format!("writing {}", out.display()))?;
+            let floor = sc.radio.link.noise_floor_dbm;
             let pairs: usize = links.out.iter().map(Vec::len).sum();
-            println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
+            if out.as_os_str() == "-" {
+                let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w)
+                    .and_then(|()| std::io::Write::flush(&mut w))
+                    .context("writing the gains to standard output")?;
+                eprintln!("{} nodes, {} directed links", links.n(), pairs);
+            } else {
+                let mut w = std::io::BufWriter::new(
+                    std::fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?,
+                );
+                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w)
+                    .and_then(|()| std::io::Write::flush(&mut w))
+                    .with_context(|| format!("writing {}", out.display()))?;
+                println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
+            }
+            if !fold_tx_power && sc.radio.link.tx_power_dbm != 0.0 {
+                eprintln!(
+                    "note: the gains exclude this scenario's transmit power ({} dBm); TOSSIM sends at 0 dBm, so \
+                     --fold-tx-power writes a file that gives TOSSIM the same received powers",
+                    short_s(sc.radio.link.tx_power_dbm)
+                );
+            }
         }
     }
     Ok(())
@@ -439,8 +475,25 @@ fn sweep(
     let seed_sweep = key == "seed";
     if seed_sweep {
         anyhow::ensure!(seed.is_none(), "--param seed=… and --seed both set the seed: use one");
-        if let Some(v) = vals.iter().find(|v| v.fract() != 0.0 || **v < 0.0 || **v > 9.0e15) {
+        // Sweep values are carried as f64: seeds above 2^53 would silently become others.
+        const EXACT: u64 = 1 << 53;
+        let above = |t: &str| {
+            format!(
+                "--param seed: {t} is above 2^53 = {EXACT}, the largest seed a sweep carries exactly \
+             (wsn run --seed takes any 64-bit seed)"
+            )
+        };
+        let list = param.split_once('=').map_or("", |(_, l)| l);
+        for t in list.split([',', ':']).map(str::trim) {
+            if t.parse::<u64>().is_ok_and(|u| u > EXACT) {
+                anyhow::bail!(above(t));
+            }
+        }
+        if let Some(v) = vals.iter().find(|v| v.fract() != 0.0 || **v < 0.0) {
             anyhow::bail!("--param seed: {v} is not a non-negative integer seed");
+        }
+        if let Some(v) = vals.iter().find(|v| **v > EXACT as f64) {
+            anyhow::bail!(above(&toml_number(*v)));
         }
         // Value v runs seeds v … v+K−1: two values closer than K would repeat runs.
         if let Some(w) = sorted.windows(2).find(|w| w[1] - w[0] < seeds as f64) {
@@ -683,8 +736,10 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     }
     if t.mean_goodput_pps.is_finite() {
         println!(
-            "goodput   per flow mean {:.3} pkt/s, min {:.3}, max {:.3}",
-            t.mean_goodput_pps, t.min_goodput_pps, t.max_goodput_pps
+            "goodput   per flow mean {} pkt/s, min {}, max {}",
+            rate(t.mean_goodput_pps),
+            rate(t.min_goodput_pps),
+            rate(t.max_goodput_pps)
         );
     } else {
         println!("goodput   no flow started before the end of the run");
@@ -777,6 +832,17 @@ fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: b
     std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))
 }
 
+/// A rate for the console: 3 decimals, or 3 significant digits below 0.01 (0.000 hid the
+/// goodput of slow flows: 0.0001 pkt/s printed as 0.000).
+fn rate(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() || x.abs() >= 0.01 {
+        format!("{x:.3}")
+    } else {
+        let decimals = (2 - x.abs().log10().floor() as i32).clamp(3, 12) as usize;
+        format!("{x:.decimals$}")
+    }
+}
+
 /// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
 fn short_s(x: f64) -> String {
     let s = format!("{x:.3}");
@@ -785,7 +851,18 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_values, toml_number};
+    use super::{parse_values, rate, toml_number};
+
+    #[test]
+    fn small_rates_keep_three_significant_digits() {
+        assert_eq!(rate(0.0), "0.000");
+        assert_eq!(rate(0.459), "0.459");
+        assert_eq!(rate(12.3456), "12.346");
+        assert_eq!(rate(0.046), "0.046");
+        assert_eq!(rate(0.00456), "0.00456");
+        assert_eq!(rate(0.0001), "0.000100");
+        assert_eq!(rate(0.00012345), "0.000123");
+    }
 
     #[test]
     fn sweep_values_are_toml_numbers() {

@@ -475,6 +475,9 @@ fn sweep_rejects_zero_jobs_and_seeds() {
         (&["--param", "flows.0.rate_pps=1,2", "--jobs", "0"][..], "--jobs must be at least 1"),
         (&["--param", "flows.0.rate_pps=1,2", "--seeds", "0"][..], "--seeds must be at least 1"),
         (&["--param", "seed=1.5,2"][..], "1.5 is not a non-negative integer seed"),
+        // Beyond 2^53 an f64 sweep value is another seed: refused, naming the seed typed.
+        (&["--param", "seed=9007199254740993,5"][..], "9007199254740993 is above 2^53"),
+        (&["--param", "seed=18446744073709551615"][..], "18446744073709551615 is above 2^53"),
         (&["--param", "flows.0.rate_pps=1,2", "--seeds", "101"][..], "--seeds must be at most 100"),
         (&["--param", "flows.0.rate_pps=1,2,1"][..], "the value 1 is given twice"),
         (&["--param", "seed=1,2", "--seeds", "2"][..], "overlap those of 2"),
@@ -607,6 +610,31 @@ fn gains_does_not_overwrite_its_input() {
     assert_eq!(std::fs::read_to_string(&f).unwrap(), before, "the scenario was overwritten");
     let o = wsn().args(["gains", f.to_str().unwrap(), "--out"]).arg(dir.join("g.txt")).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--out -` writes the gains to standard output; `--fold-tx-power` adds the transmit power
+/// (here −10 dBm) to every gain, and without it the note says the file leaves it out.
+#[test]
+fn gains_to_stdout_and_with_the_transmit_power() {
+    let (dir, f) = tiny_scenario("gains-stdout");
+    let gains = |extra: &[&str]| {
+        let o = wsn()
+            .args(["gains", f.to_str().unwrap(), "--out", "-", "--set", "radio.link.tx_power_dbm=-10"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let text = String::from_utf8_lossy(&o.stdout).into_owned();
+        let first: f64 = text.lines().next().unwrap().split_whitespace().nth(3).unwrap().parse().unwrap();
+        (first, String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    let (plain, note) = gains(&[]);
+    let (folded, quiet) = gains(&["--fold-tx-power"]);
+    assert!((plain - 10.0 - folded).abs() < 0.011, "{plain} vs {folded}");
+    assert!(note.contains("exclude this scenario's transmit power (-10 dBm)"), "{note}");
+    assert!(!quiet.contains("note:"), "{quiet}");
+    assert!(!std::path::Path::new("-").exists(), "a file named - was written");
     std::fs::remove_dir_all(&dir).ok();
 }
 

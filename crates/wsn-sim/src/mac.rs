@@ -561,6 +561,20 @@ impl MacConfig {
         if self.max_payload < 16 || self.max_payload > most {
             return Err(format!("mac.max_payload must be within 16..={most} bytes (an 802.15.4 frame's payload)"));
         }
+        // A frame on the air is at most an 802.15.4 PPDU: 6 bytes of preamble, SFD and length and
+        // a 127-byte MPDU (the presets reach 133 with their largest payload).
+        const MAX_PPDU: usize = 133;
+        if self.max_payload + self.overhead_bytes as usize > MAX_PPDU || self.ack_bytes as usize > MAX_PPDU {
+            return Err(format!(
+                "mac.overhead_bytes = {}, mac.ack_bytes = {}: a frame of max_payload = {} bytes would take {} bytes on \
+                 the air, an ACK {}; at most {MAX_PPDU} (an 802.15.4 PPDU)",
+                self.overhead_bytes,
+                self.ack_bytes,
+                self.max_payload,
+                self.max_payload + self.overhead_bytes as usize,
+                self.ack_bytes
+            ));
+        }
         if self.ack != AckMode::None && self.ack_timeout_ns < self.ack_latency_ns {
             return Err("mac.ack_timeout_ns must be ≥ mac.ack_latency_ns".into());
         }
@@ -631,6 +645,9 @@ mod tests {
                 },
                 "mac.sink_congestion_backoff: min_units > max_units",
             ),
+            // 100-kB frames used to be simulated.
+            (MacConfig { overhead_bytes: 100_000, ..t1.clone() }, "would take 100086 bytes on the air"),
+            (MacConfig { ack_bytes: 1_000, ..t1.clone() }, "an ACK 1000; at most 133"),
         ];
         for (cfg, says) in bad {
             let e = cfg.validate().unwrap_err();

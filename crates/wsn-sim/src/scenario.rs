@@ -616,7 +616,42 @@ impl Scenario {
                 if sc.routing.kind == RoutingKind::Mhlqi { "mhlqi" } else { "shortest" }
             ));
         }
+        // Keys of one routing kind given under another run without effect: say so.
+        let routing_keys: Vec<String> = doc
+            .get("routing")
+            .and_then(|r| r.as_table_like())
+            .map(|t| t.iter().map(|(k, _)| k.to_string()).collect())
+            .unwrap_or_default();
+        let kind_name = match sc.routing.kind {
+            RoutingKind::Mhlqi => "mhlqi",
+            RoutingKind::Static => "static",
+            RoutingKind::Shortest => "shortest",
+        };
+        // (`routing.mhlqi` applies to every kind: static and shortest trees keep the beacons.)
+        for (key, only) in [("shortest_snr_db", "shortest"), ("freeze_after_s", "mhlqi")] {
+            if routing_keys.iter().any(|k| k == key) && kind_name != only {
+                sc.warnings.push(format!(
+                    "routing.{key} is used only with routing.kind = \"{only}\"; ignored with \"{kind_name}\""
+                ));
+            }
+        }
+        if let Some(t) = sc.routing.freeze_after_s.filter(|&t| t >= sc.duration_s && kind_name == "mhlqi") {
+            sc.warnings.push(format!(
+                "routing.freeze_after_s = {} s is not before the run ends (duration_s = {}): it has no effect",
+                short_num(t),
+                short_num(sc.duration_s)
+            ));
+        }
         if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &sc.protocol {
+            let weighted = c.policy == "weighted"
+                || c.sink_policies.values().any(|p| p == "weighted")
+                || c.policy_changes.iter().any(|pc| pc.policy == "weighted");
+            if !c.weights.is_empty() && !weighted {
+                sc.warnings.push(format!(
+                    "protocol.weights are used only by the \"weighted\" policy; ignored with \"{}\"",
+                    c.policy
+                ));
+            }
             for (i, pc) in c.policy_changes.iter().enumerate() {
                 if pc.at_s >= sc.duration_s {
                     sc.warnings.push(format!(
@@ -677,13 +712,16 @@ impl Scenario {
         let d0 = sc.radio.link.d0_m;
         match sc.topology.layout {
             _ if sc.topology.gains_file.is_some() => {}
-            crate::topology::Placement::Grid { nodes, spacing_m } if nodes > 1 && spacing_m < d0 => {
+            // (A spacing or area that is not positive is refused when the layout is built.)
+            crate::topology::Placement::Grid { nodes, spacing_m } if nodes > 1 && spacing_m < d0 && spacing_m > 0.0 => {
                 sc.warnings.push(format!(
                     "topology.layout: grid spacing {} m is below D0 = {d0} m: neighbours get the path loss at D0",
                     short_num(spacing_m)
                 ));
             }
-            crate::topology::Placement::Chain { nodes, spacing_m } if nodes > 1 && spacing_m < d0 => {
+            crate::topology::Placement::Chain { nodes, spacing_m }
+                if nodes > 1 && spacing_m < d0 && spacing_m > 0.0 =>
+            {
                 sc.warnings.push(format!(
                     "topology.layout: chain spacing {} m is below D0 = {d0} m: neighbours get the path loss at D0",
                     short_num(spacing_m)
@@ -691,7 +729,10 @@ impl Scenario {
             }
             crate::topology::Placement::Uniform { nodes, width_m, height_m }
             | crate::topology::Placement::Random { nodes, width_m, height_m }
-                if nodes > 1 && width_m * height_m / (nodes as f64) < (1.4 * d0) * (1.4 * d0) =>
+                if nodes > 1
+                    && width_m > 0.0
+                    && height_m > 0.0
+                    && width_m * height_m / (nodes as f64) < (1.4 * d0) * (1.4 * d0) =>
             {
                 sc.warnings.push(format!(
                     "topology.layout: {nodes} nodes on {} m² leave each less than (1.4·D0)² = {} m²: some nodes \
@@ -1130,12 +1171,15 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
     }
 }
 
-/// True when the `--set` overrides set `key` (dotted, `flows.0.rate_pps`) or a table or array
-/// element holding it (`flows[0]` written with brackets counts as `flows.0`).
+/// True when the `--set` overrides set `key` (dotted, `flows.0.rate_pps`), a table or array
+/// element holding it (`flows[0]` written with brackets counts as `flows.0`), or a key inside it
+/// (`topology.layout.spacing_m` for `topology.layout`: the file's line would then be the wrong
+/// one to blame).
 fn overrides_cover(overrides: &[String], key: &str) -> bool {
+    let nested = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.starts_with('.'));
     overrides.iter().filter_map(|o| o.split_once('=')).any(|(k, _)| {
         let k = bracket_indices_to_dots(k.trim());
-        key == k || key.strip_prefix(k.as_str()).is_some_and(|rest| rest.starts_with('.'))
+        key == k || nested(key, &k) || nested(&k, key)
     })
 }
 
@@ -1530,6 +1574,11 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("flows[0].start_s = -5") && !e.contains("line"), "{e}");
+        // A message about a table whose key inside was set with --set names no line of the file.
+        let m = "topology.layout: invalid topology: topology.layout.spacing_m = -1: must be positive".to_string();
+        let text = "[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
+        assert!(with_line(text, &[], m.clone()).contains("(line 2)"));
+        assert!(!with_line(text, &["topology.layout.spacing_m=-1".into()], m).contains("line"));
         // A top-level key.
         let text = office.replacen("duration_s = 3600.0", "duration_s = -1.0", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();

@@ -607,9 +607,10 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
 }
 
 /// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
-/// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A repeated pair
-/// keeps its last gain; a second noise line for a node, a `gain i i` line (a node to itself)
-/// are errors, and so is a file
+/// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A second gain
+/// line for a pair (TOSSIM would keep the last one silently; here it is taken for a slip), a
+/// second noise line for a node, a `gain i i` line (a node to itself) are errors, and so is a
+/// file
 /// without any gain line (a network without links). With `n_hint = Some(n)` the file must name
 /// exactly `n` nodes (larger ids are errors with their line, a largest id below n − 1 an error
 /// of the file); otherwise it has (largest id + 1) nodes. TX power is 0 dBm
@@ -638,6 +639,8 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             .ok_or_else(|| perr(line, format!("{s:?} is not a finite number")))
     };
     let mut gains: Vec<(u32, u32, f32)> = Vec::new();
+    // The line of each pair's gain, to name both lines of a repeated pair.
+    let mut seen: std::collections::HashMap<(usize, usize), usize> = std::collections::HashMap::new();
     // Ordered: the average below is a sum in node order, the same in every process.
     let mut noise: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
     let mut max_id: Option<usize> = None;
@@ -681,6 +684,9 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             max_id = max_id.max(Some(s.max(d)));
             if s == d {
                 return Err(perr(line, format!("gain from node {s} to itself (a link needs two nodes)")));
+            }
+            if let Some(first) = seen.insert((s, d), line) {
+                return Err(perr(line, format!("a second gain line for {s} → {d} (the first is on line {first})")));
             }
             gains.push((s as u32, d as u32, g as f32));
         }
@@ -730,16 +736,31 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
 /// MEAN = `noise_floor_dbm` + δ_i and SPREAD = `spread_db`.
 pub fn write_tossim_gains(links: &Links, noise_floor_dbm: f64, spread_db: f64, path: &Path) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
+    write_tossim_gains_to(links, noise_floor_dbm, spread_db, false, &mut w)?;
+    w.flush()
+}
+
+/// [`write_tossim_gains`] into any writer. With `fold_tx_power`, each sender's transmit power is
+/// added to its gains (G + P_tx), so that TOSSIM, which sends at 0 dBm, sees the received powers
+/// of this scenario; such a file read back here needs `radio.link.tx_power_dbm = 0`.
+pub fn write_tossim_gains_to(
+    links: &Links,
+    noise_floor_dbm: f64,
+    spread_db: f64,
+    fold_tx_power: bool,
+    w: &mut dyn Write,
+) -> std::io::Result<()> {
     for (i, v) in links.out.iter().enumerate() {
+        let p = if fold_tx_power { links.tx_power_dbm.get(i).copied().unwrap_or(0.0) } else { 0.0 };
         for l in v {
-            writeln!(w, "gain {} {} {:.2}", i, l.to, l.gain_db)?;
+            writeln!(w, "gain {} {} {:.2}", i, l.to, f64::from(l.gain_db) + p)?;
         }
     }
     for i in 0..links.n() {
         let off = links.noise_offset_db.get(i).copied().unwrap_or(0.0);
         writeln!(w, "noise {} {:.2} {:.2}", i, noise_floor_dbm + off, spread_db)?;
     }
-    w.flush()
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1031,18 +1052,14 @@ mod tests {
         }
         assert!(back.tx_power_dbm.iter().all(|&p| p == 0.0));
 
-        std::fs::write(
-            &f,
-            "# comment\n\ngain 0 1 -60.5\n1 0 -61\ngain 0 1 -59.25 # again\nnoise 0 -100 4\nnoise 2 -104 4\n",
-        )
-        .unwrap();
+        std::fs::write(&f, "# comment\n\ngain 0 1 -59.25 # again\n1 0 -61\nnoise 0 -100 4\nnoise 2 -104 4\n").unwrap();
         let l = read_tossim_gains(&f, None).unwrap();
         assert_eq!(l.n(), 3);
         assert_eq!(l.gain(0, 1), Some(-59.25));
         assert_eq!(l.gain(1, 0), Some(-61.0));
         assert_eq!(l.gain(0, 2), None);
         assert_eq!(l.noise_offset_db, vec![2.0, 0.0, -2.0]);
-        assert!(read_tossim_gains(&f, Some(2)).unwrap_err().to_string().contains("g.txt:7"));
+        assert!(read_tossim_gains(&f, Some(2)).unwrap_err().to_string().contains("g.txt:6"));
         std::fs::write(&f, "gain 0 1 -60\ngain 0 x -60\n").unwrap();
         let e = read_tossim_gains(&f, None).unwrap_err().to_string();
         assert!(e.contains("g.txt:2"), "{e}");
@@ -1064,6 +1081,7 @@ mod tests {
             ("gain 0 1 -60\nnoise 0 -100 -4\n", "noise spread -4 dB"),
             ("gain 0 1 -60\nnoise 0 20 4\n", "noise mean 20 dBm"),
             ("noise 0 -100 4\nnoise 0 -98 4\ngain 0 1 -60\n", "a second noise line for node 0"),
+            ("gain 0 1 -60\n0 1 -200\n", "a second gain line for 0 → 1 (the first is on line 1)"),
         ] {
             std::fs::write(&f, text).unwrap();
             let e = read_tossim_gains(&f, None).unwrap_err().to_string();

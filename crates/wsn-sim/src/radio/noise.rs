@@ -155,6 +155,16 @@ pub enum NoiseError {
         /// The offending text (trimmed).
         text: String,
     },
+    /// A reading outside what a radio measures as noise.
+    #[error("{}:{line}: noise reading {value} dBm: must be within −200 … 0 dBm", path.display())]
+    OutOfRange {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The reading.
+        value: i16,
+    },
     /// The trace has too few readings for the model.
     #[error("noise trace {} has {len} readings; the {model} model needs at least {needed}", path.display())]
     TooShort {
@@ -454,7 +464,9 @@ impl CpmTable {
 
 /// Parses a trace: one reading (dBm) per line; blank lines and `#` comments are skipped,
 /// surrounding whitespace ignored. Integers are taken as they are; decimal readings are rounded
-/// to the nearest dB (the CPM model works at 1-dB resolution).
+/// to the nearest dB (the CPM model works at 1-dB resolution). Readings must lie within
+/// −200 … 0 dBm (a CC2420 reads noise near −98 dBm; a positive reading is a typo or not a noise
+/// trace), as the noise means of a gain file.
 fn parse_trace(text: &str, path: &Path) -> Result<Vec<i16>, NoiseError> {
     let mut out = Vec::new();
     for (i, raw) in text.lines().enumerate() {
@@ -471,6 +483,9 @@ fn parse_trace(text: &str, path: &Path) -> Result<Vec<i16>, NoiseError> {
                 .map(|f| f.round() as i16),
         };
         match v {
+            Some(v) if !(-200..=0).contains(&v) => {
+                return Err(NoiseError::OutOfRange { path: path.to_path_buf(), line: i + 1, value: v })
+            }
             Some(v) => out.push(v),
             None => {
                 return Err(NoiseError::Parse {
@@ -1188,6 +1203,10 @@ mod tests {
         std::fs::write(dir.join("short.txt"), "-98\n-97\n").unwrap();
         let cfg = NoiseConfig::Cpm { trace: "short.txt".into(), history: 20, reset_gap_s: 10.0, max_samples: None };
         assert!(matches!(NoiseModel::new(&cfg, &dir), Err(NoiseError::TooShort { len: 2, needed: 21, .. })));
+        // A positive reading is no noise floor (a +50 dBm line used to run, delivering nothing).
+        std::fs::write(dir.join("hot.txt"), "-98\n50\n").unwrap();
+        let err = NoiseModel::new(&NoiseConfig::Replay { trace: "hot.txt".into() }, &dir).unwrap_err();
+        assert!(err.to_string().contains("hot.txt:2: noise reading 50 dBm"), "{err}");
         std::fs::write(dir.join("ok.txt"), "# comment\n-98\n-97.4\n").unwrap();
         let m = NoiseModel::new(&NoiseConfig::Replay { trace: "ok.txt".into() }, &dir).unwrap();
         assert_eq!(m.trace_len(), Some(2));
