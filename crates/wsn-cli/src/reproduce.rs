@@ -845,7 +845,8 @@ fn report(
             "robustness run, mean over flows of the parent changes seen in delivered packets (the harness stamped the parent in each) per 38 min of the flow's traffic",
         ));
         if p == "paper" {
-            let series = grouped_rates(&[(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]);
+            let mut series = grouped_rates(&[(&a, "demand 0.5"), (&b, "demand 1.0"), (&c, "demand 4.0")]);
+            series.push(Series::span(0.0, r.network.end().as_secs_f64()));
             fig(lines(
                 dir,
                 "fig10-robustness-rates",
@@ -940,12 +941,13 @@ fn report(
         out.push(row(&pkey(p, "two_sinks_goodput_app1"), 0.718, g1, "pkt/s", "per node"));
         out.push(row(&pkey(p, "two_sinks_goodput_app2"), 0.508, g2, "pkt/s", "per node"));
         if p == "paper" {
-            let series = grouped_rates(&[
+            let mut series = grouped_rates(&[
                 (&a1, "A1 (app 1, demand 1.0)"),
                 (&b1, "B1 (app 1, demand 0.5)"),
                 (&a2, "A2 (app 2, demand 1.0)"),
                 (&b2, "B2 (app 2, demand 0.5)"),
             ]);
+            series.push(Series::span(0.0, r.network.end().as_secs_f64()));
             fig(lines(
                 dir,
                 "fig13-two-sinks-rates",

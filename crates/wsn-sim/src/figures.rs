@@ -26,24 +26,66 @@ pub struct Series {
     pub group: Option<usize>,
     /// A step series ends here (e.g. when its flow closed) instead of at the figure's right edge.
     pub end_x: Option<f64>,
+    /// Not drawn: its points only widen the axes ([`Series::span`]).
+    pub hidden: bool,
 }
 
 impl Series {
     /// A line series.
     pub fn line(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: false, marker: false, group: None, end_x: None }
+        Series {
+            label: label.into(),
+            points,
+            scatter: false,
+            step: false,
+            marker: false,
+            group: None,
+            end_x: None,
+            hidden: false,
+        }
     }
     /// A step series (a rate held until it changes).
     pub fn step(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: false, step: true, marker: false, group: None, end_x: None }
+        Series {
+            label: label.into(),
+            points,
+            scatter: false,
+            step: true,
+            marker: false,
+            group: None,
+            end_x: None,
+            hidden: false,
+        }
     }
     /// A scatter series.
     pub fn scatter(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: true, step: false, marker: false, group: None, end_x: None }
+        Series {
+            label: label.into(),
+            points,
+            scatter: true,
+            step: false,
+            marker: false,
+            group: None,
+            end_x: None,
+            hidden: false,
+        }
     }
     /// Event markers (large black crosses, always in the legend) drawn over the other series.
     pub fn markers(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
-        Series { label: label.into(), points, scatter: true, step: false, marker: true, group: None, end_x: None }
+        Series {
+            label: label.into(),
+            points,
+            scatter: true,
+            step: false,
+            marker: true,
+            group: None,
+            end_x: None,
+            hidden: false,
+        }
+    }
+    /// An x range the axes must cover (e.g. a whole run, when the data stop earlier), not drawn.
+    pub fn span(x0: f64, x1: f64) -> Series {
+        Series { hidden: true, ..Series::line("", vec![(x0, 0.0), (x1, 0.0)]) }
     }
     /// This series in group `g` (shared colour).
     pub fn in_group(mut self, g: usize) -> Series {
@@ -65,6 +107,9 @@ fn colour_slots(series: &[Series]) -> (Vec<usize>, usize) {
         .iter()
         .enumerate()
         .map(|(i, s)| {
+            if s.hidden {
+                return 0; // never drawn
+            }
             let key = s.group.map_or((false, i), |g| (true, g));
             keys.iter().position(|k| *k == key).unwrap_or_else(|| {
                 keys.push(key);
@@ -143,6 +188,8 @@ fn draw_lines<DB: DrawingBackend>(
         .configure_mesh()
         .x_desc(x_label)
         .y_desc(y_label)
+        .x_label_formatter(&crate::plots::tick)
+        .y_label_formatter(&crate::plots::tick)
         .label_style((FONT, 13))
         .axis_desc_style((FONT, 15))
         .light_line_style(RGBColor(235, 235, 235))
@@ -155,6 +202,9 @@ fn draw_lines<DB: DrawingBackend>(
     let labelled = series.iter().filter(|s| !s.label.is_empty() && !s.marker).count();
     let legend = (1..=12).contains(&labelled);
     for (i, s) in series.iter().enumerate() {
+        if s.hidden {
+            continue;
+        }
         let c = colour(slots[i], n_colours);
         let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
         if pts.is_empty() {
@@ -427,5 +477,30 @@ mod tests {
         ];
         assert_eq!(colour_slots(&s), (vec![0, 0, 1, 2, 0], 3));
         assert_eq!(colour_slots(&[]), (vec![], 0));
+        // A span takes no colour.
+        let s = vec![Series::line("a", vec![]), Series::span(0.0, 1.0), Series::line("b", vec![])];
+        assert_eq!(colour_slots(&s).1, 2);
+    }
+
+    /// A span widens the time axis to the whole run (data from 300 to 500 s of a 3,600-s run)
+    /// and draws nothing, not even a legend entry.
+    #[test]
+    fn a_span_widens_the_axis_only() {
+        let d = std::env::temp_dir().join(format!("wsn-figures-span-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let data = Series::step("rate", vec![(300.0, 1.0), (500.0, 2.0)]);
+        let texts = |name: &str| -> Vec<String> {
+            let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
+            let lines: Vec<&str> = svg.lines().collect();
+            lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+        };
+        lines(&d, "cut", "t", "time (s)", "y", &[data], None).unwrap();
+        assert!(!texts("cut").iter().any(|t| t == "3000"), "{:?}", texts("cut"));
+        let data = Series::step("rate", vec![(300.0, 1.0), (500.0, 2.0)]);
+        lines(&d, "whole", "t", "time (s)", "y", &[data, Series::span(0.0, 3600.0)], None).unwrap();
+        let t = texts("whole");
+        assert!(t.iter().any(|t| t == "0") && t.iter().any(|t| t == "3000"), "{t:?}");
+        assert_eq!(t.iter().filter(|t| t.is_empty()).count(), 0, "{t:?}");
+        std::fs::remove_dir_all(&d).ok();
     }
 }

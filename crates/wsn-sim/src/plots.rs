@@ -271,6 +271,7 @@ pub fn allocation_figure(
         .iter()
         .filter(|f| !f.rcrt.rates.is_empty())
         .map(|f| Series::step(format!("node {}", f.source.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s))
+        .chain(std::iter::once(Series::span(0.0, net.end().as_secs_f64())))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "rate (pkt/s)", &series, Some((mean_goodput, "mean goodput")))
 }
@@ -295,6 +296,7 @@ pub fn reception_figure(dir: &Path, name: &str, title: &str, net: &crate::networ
         .iter()
         .filter(|f| !f.rcrt.deliveries.is_empty())
         .map(|f| Series::scatter("", f.rcrt.deliveries.iter().map(|&(t, q)| (t, q as f64)).collect()))
+        .chain(std::iter::once(Series::span(0.0, net.end().as_secs_f64())))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "sequence number", &series, None)
 }
@@ -312,6 +314,8 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         .collect();
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
+    // The whole run on the time axis, also when the levels stop earlier.
+    series.push(Series::span(0.0, net.end().as_secs_f64()));
     // The reliable baseline has no congestion control (U = ∞): no threshold line, no axis cut.
     let upper = net
         .sinks()
@@ -534,7 +538,7 @@ fn shade_outages<'a, DB: DrawingBackend + 'a>(
 }
 
 /// An axis tick label: shortest exact form ("100", "0.25"), no "100.0".
-fn tick(v: &f64) -> String {
+pub(crate) fn tick(v: &f64) -> String {
     let r = (v * 1e9).round() / 1e9;
     if r == 0.0 || !r.is_finite() {
         "0".into()
