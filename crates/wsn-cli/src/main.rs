@@ -251,6 +251,34 @@ fn run_cli(cli: Cli) -> Result<()> {
                 None => default_dir(&sc.name, "")?,
             };
             crate::create_out_dir(&dir)?;
+            if sc.output.trace || sc.output.pcap {
+                // office40's hour (40 nodes at 1 pkt/s) writes 66 MB of trace.csv and 83 MB of
+                // frames.pcap: about 0.5 kB per node and simulated second for each.
+                use wsn_sim::topology::Placement;
+                let nodes = match &sc.topology.layout {
+                    Placement::Grid { nodes, .. }
+                    | Placement::Uniform { nodes, .. }
+                    | Placement::Random { nodes, .. }
+                    | Placement::Chain { nodes, .. } => *nodes,
+                    // Rows of the positions file (the header line left out); 0 if unreadable,
+                    // which the run reports itself.
+                    Placement::File { path } => sc
+                        .resolve("topology.layout.path", path)
+                        .ok()
+                        .and_then(|p| std::fs::read_to_string(p).ok())
+                        .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count().saturating_sub(1)),
+                };
+                let node_s = nodes as f64 * sc.duration_s;
+                let files = usize::from(sc.output.trace) + usize::from(sc.output.pcap);
+                let gb = node_s * 500.0 * files as f64 / 1e9;
+                if gb > 2.0 {
+                    eprintln!(
+                        "warning: --trace/--pcap on {} node-seconds: at office40's 1 pkt/s per node these files \
+                         grow by about 0.5 kB per node and second each, so this run may write about {gb:.0} GB",
+                        short_s(node_s)
+                    );
+                }
+            }
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
             // An earlier run's files would otherwise stay beside this one's; removed only now, so
             // that an interrupted or failed run leaves them (its own trace and pcap, written
