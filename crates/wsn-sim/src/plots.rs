@@ -348,7 +348,16 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
 
 fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let flows = &r.summary.flows;
+    // With several sinks the flows are grouped by sink (in id order within a sink), one colour
+    // per sink.
+    let mut flows: Vec<&crate::runner::FlowSummary> = r.summary.flows.iter().collect();
+    let mut sinks: Vec<u16> = Vec::new();
+    for f in &flows {
+        if !sinks.contains(&f.sink) {
+            sinks.push(f.sink);
+        }
+    }
+    flows.sort_by_key(|f| sinks.iter().position(|&s| s == f.sink));
     let gp: Vec<f64> = flows.iter().map(|f| fin(f.goodput_pps).max(0.0)).collect();
     let n = gp.len();
     // The summary's mean: over the flows that started before the end (as `wsn run` prints it).
@@ -362,7 +371,8 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
-        .build_cartesian_2d(-0.6..(n.max(1) as f64 - 0.4), 0.0..y_top(max))
+        // Room above the bars for the legend (one line per sink and the mean).
+        .build_cartesian_2d(-0.6..(n.max(1) as f64 - 0.4), 0.0..y_top_under_legend(max))
         .s()?;
     let sources: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
     let label = |v: &f64| {
@@ -373,11 +383,7 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
             String::new()
         }
     };
-    let x_desc = if flows.iter().any(|f| f.sink != flows[0].sink) {
-        "flow source node (flows in id order)"
-    } else {
-        "flow source node"
-    };
+    let x_desc = if sinks.len() > 1 { "flow source node (flows grouped by sink)" } else { "flow source node" };
     mesh(&mut chart, 16.0)
         .disable_x_mesh()
         .x_labels(n.clamp(1, 50))
@@ -392,17 +398,21 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     if started == 0 {
         return note(&chart.plotting_area().strip_coord_spec(), "no flow started before the end of the run");
     }
-    let bar = RGBColor(70, 120, 180);
     let half = 0.38;
-    chart
-        .draw_series(
-            gp.iter()
-                .enumerate()
-                .map(|(i, &g)| Rectangle::new([(i as f64 - half, 0.0), (i as f64 + half, g)], bar.filled())),
-        )
-        .s()?
-        .label("goodput of the flow")
-        .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], bar.filled()));
+    for (k, &sink) in sinks.iter().enumerate() {
+        let bar = if sinks.len() == 1 { RGBColor(70, 120, 180) } else { FLOW_COLOURS[k % FLOW_COLOURS.len()] };
+        let bars = gp
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| flows[*i].sink == sink)
+            .map(|(i, &g)| Rectangle::new([(i as f64 - half, 0.0), (i as f64 + half, g)], bar.filled()));
+        let label = if sinks.len() == 1 { "goodput of the flow".to_string() } else { format!("flows to sink {sink}") };
+        chart
+            .draw_series(bars)
+            .s()?
+            .label(label)
+            .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 20, y + 6)], bar.filled()));
+    }
     let red = RGBColor(200, 30, 30);
     chart
         .draw_series(DashedLineSeries::new(vec![(-0.6, mean), (n as f64 - 0.4, mean)], 10, 6, red.stroke_width(2)))
