@@ -67,21 +67,30 @@ impl SeedArgs {
     }
 }
 
-/// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`.
+/// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`. The seeds run
+/// in a staging folder inside `dir`; only when all of them ran and their tables merged do they
+/// replace the earlier run's `seed-N/` folders (all of them: a folder of a seed this run does
+/// not have would otherwise stay), so that a failed or interrupted run leaves `dir` as it was.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
     crate::create_out_dir(dir)?;
-    let mut tables = Vec::new();
-    for &s in seeds {
-        let sub = dir.join(format!("seed-{s}"));
-        println!("seed {s} → {}", sub.display());
-        one(sub.clone(), s)?;
-        let path = sub.join("numbers.csv");
-        tables.push(read_numbers(&path).with_context(|| format!("reading {}", path.display()))?);
-    }
-    // Only now that every seed ran (a refused or interrupted run keeps them), and before this
-    // run's report replaces the one that lists them.
+    let staging = dir.join(format!(".wsn-seeds-staging-{}", std::process::id()));
+    let ran = run_seeds(dir, &staging, seeds, one).and_then(|tables| merge(seeds, &tables));
+    let merged = match ran {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e.context(format!("the results in {} were left as they were", dir.display())));
+        }
+    };
+    // Only now that every seed ran, and before this run's report replaces the one that lists
+    // them.
     remove_single_run_figures(dir)?;
-    let merged = merge(seeds, &tables)?;
+    remove_seed_folders(dir, seeds)?;
+    for &s in seeds {
+        let (from, to) = (staging.join(format!("seed-{s}")), dir.join(format!("seed-{s}")));
+        std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display()))?;
+    }
+    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
     let table = write(dir, seeds, &merged)?;
     write_index(dir, seeds, &table)?;
     for r in &merged {
@@ -89,9 +98,9 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
             r.key,
             r.paper,
-            fmt(r.median()),
-            fmt(r.min()),
-            fmt(r.max()),
+            fmt_for(&r.key, r.median()),
+            fmt_for(&r.key, r.min()),
+            fmt_for(&r.key, r.max()),
             r.unit
         );
     }
@@ -100,6 +109,47 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
         seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
         dir.join("seeds.md").display()
     );
+    Ok(())
+}
+
+/// Run every seed into `staging/seed-N/` and read its `numbers.csv`; an error names the seed.
+fn run_seeds(
+    dir: &Path,
+    staging: &Path,
+    seeds: &[u64],
+    one: impl Fn(PathBuf, u64) -> Result<()>,
+) -> Result<Vec<Vec<NumberRow>>> {
+    let mut tables = Vec::new();
+    for &s in seeds {
+        let sub = staging.join(format!("seed-{s}"));
+        println!("seed {s} → {} (moved there once every seed ran)", dir.join(format!("seed-{s}")).display());
+        one(sub.clone(), s).with_context(|| format!("seed {s}"))?;
+        let path = sub.join("numbers.csv");
+        tables.push(read_numbers(&path).with_context(|| format!("seed {s}: reading its numbers.csv"))?);
+    }
+    Ok(tables)
+}
+
+/// Whether `path` is a `seed-N/` folder a run wrote (its name, and a `numbers.csv` inside).
+fn is_seed_folder(path: &Path) -> bool {
+    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let is_seed = name.strip_prefix("seed-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+    is_seed && path.is_dir() && path.join("numbers.csv").is_file()
+}
+
+/// Remove every `seed-N/` folder an earlier run left in `dir`, saying so for the seeds this run
+/// does not replace.
+fn remove_seed_folders(dir: &Path, seeds: &[u64]) -> Result<()> {
+    for path in entries(dir)? {
+        if !is_seed_folder(&path) {
+            continue;
+        }
+        std::fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
+        if !seeds.iter().any(|s| name == format!("seed-{s}")) {
+            println!("removed {} (an earlier --seeds run's seed folder)", path.display());
+        }
+    }
     Ok(())
 }
 
@@ -119,16 +169,7 @@ pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
             Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
         }
     }
-    for path in entries(dir)? {
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        let is_seed =
-            name.strip_prefix("seed-").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if is_seed && path.is_dir() && path.join("numbers.csv").is_file() {
-            std::fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
-            println!("removed {} (an earlier --seeds run's seed folder)", path.display());
-        }
-    }
-    Ok(())
+    remove_seed_folders(dir, &[])
 }
 
 /// Remove an earlier single-seed run's figures from the top of `dir` once a `--seeds` run has
@@ -222,6 +263,8 @@ pub(crate) struct Merged {
     /// The first seed's note (notes can carry seed-specific detail; the first is kept as an
     /// example, marked with its seed).
     note: String,
+    /// Another seed's note says something else (e.g. that its knee is only a bound).
+    notes_differ: bool,
     /// One entry per seed: the number, or `None` where that seed gave none (`n/a`).
     values: Vec<Option<f64>>,
 }
@@ -288,24 +331,56 @@ impl Merged {
 }
 
 /// The tables of every seed, key by key, in the first seed's order. Every seed's reproduction
-/// writes the same keys; a key missing from one is an error rather than a silent gap.
+/// writes the same keys once each, with the same paper value and unit, and every value is a
+/// number or `n/a`: anything else is an error rather than a silent gap or mix.
 pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merged>> {
     let first = tables.first().context("no seed ran")?;
+    for (s, t) in seeds.iter().zip(tables) {
+        let mut seen = std::collections::HashSet::new();
+        for x in t {
+            anyhow::ensure!(seen.insert(x.key.as_str()), "seed {s}: numbers.csv has key {} twice", x.key);
+            anyhow::ensure!(
+                first.iter().any(|r| r.key == x.key),
+                "seed {s}: numbers.csv has key {}, which seed {} has not",
+                x.key,
+                seeds[0]
+            );
+        }
+    }
     let mut out = Vec::new();
     for r in first {
         let mut values = Vec::new();
+        let mut notes_differ = false;
         for (s, t) in seeds.iter().zip(tables) {
             let row = t
                 .iter()
                 .find(|x| x.key == r.key)
                 .with_context(|| format!("seed {s}: numbers.csv has no key {}", r.key))?;
-            values.push(row.ours.parse::<f64>().ok().filter(|v| v.is_finite()));
+            anyhow::ensure!(
+                row.paper == r.paper && row.unit == r.unit,
+                "seed {s}: key {} has paper value {:?} and unit {:?}, seed {} {:?} and {:?}",
+                r.key,
+                row.paper,
+                row.unit,
+                seeds[0],
+                r.paper,
+                r.unit
+            );
+            let v = match row.ours.trim() {
+                "n/a" => None,
+                t => Some(t.parse::<f64>().ok().filter(|v| v.is_finite()).with_context(|| {
+                    format!("seed {s}: key {} has the value {t:?}, neither a number nor n/a", r.key)
+                })?),
+            };
+            values.push(v);
+            notes_differ |= row.note != r.note;
         }
         out.push(Merged {
             key: r.key.clone(),
             paper: r.paper.clone(),
             unit: r.unit.clone(),
             note: r.note.clone(),
+            notes_differ,
             values,
         });
     }
@@ -314,6 +389,17 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
 
 fn fmt(v: Option<f64>) -> String {
     v.map_or_else(|| "n/a".into(), crate::reproduce::sig4)
+}
+
+/// A seed's value (or a median, minimum, maximum) of `key` for seeds.csv, seeds.md and the
+/// console: a missing number says which kind of missing it is (beyond the sweep at one end, or
+/// nothing measured).
+fn fmt_for(key: &str, v: Option<f64>) -> String {
+    match (v, censor(key)) {
+        (Some(_), _) | (None, Censor::Drop) => fmt(v),
+        (None, Censor::Above) => "above range".into(),
+        (None, Censor::Below) => "below range".into(),
+    }
 }
 
 /// Write `numbers.csv`, `seeds.csv` and `seeds.md`; returns the body of `seeds.md` below its
@@ -340,6 +426,9 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
         if !r.note.is_empty() {
             write!(note, "; seed {}: {}", seeds[0], r.note)?;
         }
+        if r.notes_differ {
+            write!(note, " (the other seeds' notes differ: see each seed-N/numbers.csv)")?;
+        }
         w.write_record([r.key.as_str(), r.paper.as_str(), &fmt(r.median()), r.unit.as_str(), &note])?;
     }
     w.flush()?;
@@ -351,8 +440,8 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
     w.write_record(&head)?;
     for r in rows {
         let mut rec = vec![r.key.clone(), r.paper.clone()];
-        rec.extend(r.values.iter().map(|v| fmt(*v)));
-        rec.extend([fmt(r.median()), fmt(r.min()), fmt(r.max()), r.unit.clone()]);
+        rec.extend(r.values.iter().map(|v| fmt_for(&r.key, *v)));
+        rec.extend([fmt_for(&r.key, r.median()), fmt_for(&r.key, r.min()), fmt_for(&r.key, r.max()), r.unit.clone()]);
         w.write_record(&rec)?;
     }
     w.flush()?;
@@ -368,16 +457,16 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
     )?;
     writeln!(md, "|---|---|{}---|---|---|", "---|".repeat(seeds.len()))?;
     for r in rows {
-        let per: Vec<String> = r.values.iter().map(|v| fmt(*v)).collect();
+        let per: Vec<String> = r.values.iter().map(|v| fmt_for(&r.key, *v)).collect();
         writeln!(
             md,
             "| {} | {} | {} | {} | {} … {} | {} |",
             r.key,
             r.paper,
             per.join(" | "),
-            fmt(r.median()),
-            fmt(r.min()),
-            fmt(r.max()),
+            fmt_for(&r.key, r.median()),
+            fmt_for(&r.key, r.min()),
+            fmt_for(&r.key, r.max()),
             r.unit
         )?;
     }
@@ -445,6 +534,61 @@ mod tests {
         // Any other key still leaves out the seeds without a number.
         assert_eq!(censor("feedback_ratio"), Censor::Drop);
         assert_eq!(censor("rcrt_over_reliable_knee_reference_code"), Censor::Above);
+    }
+
+    /// A key only a later seed has, a key twice, a paper value or unit that differs, and a value
+    /// that is neither a number nor n/a are errors naming the seed (they were dropped, taken
+    /// twice, taken from seed 1 and counted as "no number"); notes that differ are flagged.
+    #[test]
+    fn merge_refuses_tables_that_do_not_match() {
+        let t1 = vec![row("a", "1")];
+        let cases: Vec<(Vec<NumberRow>, &str)> = vec![
+            (vec![row("a", "2"), row("b", "3")], "seed 2: numbers.csv has key b, which seed 1 has not"),
+            (vec![row("a", "2"), row("a", "3")], "seed 2: numbers.csv has key a twice"),
+            (vec![NumberRow { unit: "pkt/s".into(), ..row("a", "2") }], "unit \"pkt/s\""),
+            (vec![NumberRow { paper: "2".into(), ..row("a", "2") }], "paper value \"2\""),
+            (vec![row("a", "> 3600")], "seed 2: key a has the value \"> 3600\", neither a number nor n/a"),
+        ];
+        for (t2, says) in cases {
+            let e = merge(&[1, 2], &[t1.clone(), t2]).unwrap_err().to_string();
+            assert!(e.contains(says), "{e}");
+        }
+        let noted = vec![NumberRow { note: "knee at the top of the sweep".into(), ..row("a", "2") }];
+        let m = merge(&[1, 2], &[t1.clone(), noted]).unwrap();
+        assert!(m[0].notes_differ);
+        assert!(!merge(&[1, 2], &[t1.clone(), t1]).unwrap()[0].notes_differ);
+        assert_eq!(fmt_for("stability_30node_first_unstable_eps", None), "above range");
+        assert_eq!(fmt_for("best_effort_knee_pps", None), "below range");
+        assert_eq!(fmt_for("feedback_ratio", None), "n/a");
+    }
+
+    /// A run that fails at its second seed leaves the folder as it was (the earlier run's
+    /// seed-N/ folders and tables), and says which seed failed; a later run with fewer seeds
+    /// removes the folders of the seeds it does not have.
+    #[test]
+    fn a_failed_seed_leaves_the_earlier_run() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-fail-{}", std::process::id()));
+        let write = |sub: PathBuf, s: u64, v: u64| -> Result<()> {
+            std::fs::create_dir_all(&sub)?;
+            std::fs::write(sub.join("numbers.csv"), format!("key,paper,ours,unit,note\nx,1,{}.0,ratio,\n", s * v))?;
+            Ok(())
+        };
+        over_seeds(&dir, &[1, 2, 3], |sub, s| write(sub, s, 10)).unwrap();
+        let before = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
+        let e = over_seeds(&dir, &[1, 2], |sub, s| if s == 2 { anyhow::bail!("boom") } else { write(sub, s, 100) })
+            .unwrap_err();
+        let e = format!("{e:#}");
+        assert!(e.contains("seed 2") && e.contains("boom") && e.contains("left as they were"), "{e}");
+        assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
+        let seed1 = std::fs::read_to_string(dir.join("seed-1/numbers.csv")).unwrap();
+        assert!(seed1.contains("x,1,10.0"), "seed 1's folder was overwritten: {seed1}");
+        let stray: Vec<_> =
+            entries(&dir).unwrap().into_iter().filter(|p| p.to_string_lossy().contains(".wsn-")).collect();
+        assert!(stray.is_empty(), "{stray:?}");
+        over_seeds(&dir, &[1, 2], |sub, s| write(sub, s, 100)).unwrap();
+        assert!(dir.join("seed-1").is_dir() && dir.join("seed-2").is_dir() && !dir.join("seed-3").exists());
+        assert!(std::fs::read_to_string(dir.join("seed-2/numbers.csv")).unwrap().contains("x,1,200.0"));
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// The tables are written in the reproduction's own `numbers.csv` format plus `seeds.csv`.
