@@ -730,7 +730,9 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
         if e.policies.iter().any(|(n, _)| *n == node) {
             return Err(twice("protocol.sink_policies", node));
         }
-        e.policies.push((node, p.clone()));
+        // (The reliable baseline ignores them, as its `policy` and `policy_changes`: its flows
+        // get their demands at every sink; the scenario warns.)
+        e.policies.push((node, if reliable { "demand_limited".into() } else { p.clone() }));
     }
     e.default_policy = if reliable { "demand_limited".into() } else { c.policy.clone() };
     for (k, w) in &c.weights {
@@ -739,7 +741,7 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
             return Err(twice("protocol.weights", node));
         }
     }
-    for pc in &c.policy_changes {
+    for pc in c.policy_changes.iter().filter(|_| !reliable) {
         e.policy_changes.push((Instant::ZERO + Duration::from_secs_f64(pc.at_s), NodeId(pc.sink), pc.policy.clone()));
     }
     if let Some(f) = c.level_formula {

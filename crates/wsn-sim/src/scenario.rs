@@ -642,7 +642,22 @@ impl Scenario {
                 short_num(sc.duration_s)
             ));
         }
-        if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &sc.protocol {
+        if matches!(sc.protocol, ProtocolConfig::Reliable(_)) {
+            // The baseline paces every flow at its demand (demand-limited at every sink, all run).
+            let given: Vec<String> = ["policy", "sink_policies", "policy_changes", "weights"]
+                .iter()
+                .filter(|k| doc.get("protocol").and_then(|p| p.as_table_like()).is_some_and(|t| t.contains_key(k)))
+                .map(|k| format!("protocol.{k}"))
+                .collect();
+            if !given.is_empty() {
+                sc.warnings.push(format!(
+                    "protocol.kind = \"reliable\" gives every flow its demand (demand-limited at every sink, for the \
+                     whole run); ignoring {}",
+                    given.join(", ")
+                ));
+            }
+        }
+        if let ProtocolConfig::Rcrt(c) = &sc.protocol {
             let weighted = c.policy == "weighted"
                 || c.sink_policies.values().any(|p| p == "weighted")
                 || c.policy_changes.iter().any(|pc| pc.policy == "weighted");

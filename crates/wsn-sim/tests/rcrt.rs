@@ -301,6 +301,46 @@ fn rcrt_policy_change_at_run_time() {
     }
 }
 
+/// The reliable baseline gives every flow its demand at every sink for the whole run: a sink
+/// policy and a policy change left in the scenario (here: fair at sink 18, then fair from
+/// 350 s) are ignored with a warning (they were applied: the demand-0.5 and demand-1.0 flows both
+/// got 0.758 pkt/s).
+#[test]
+fn reliable_baseline_ignores_sink_policies_and_changes() {
+    let sc = load(
+        "rcrt/two-sinks.toml",
+        &[
+            "protocol.kind=\"reliable\"",
+            "protocol.sink_policies={\"18\"=\"fair\"}",
+            "protocol.policy_changes=[{at_s=350.0,sink=18,policy=\"fair\"}]",
+            "duration_s=450",
+            "output.plots=false",
+        ],
+    );
+    assert!(
+        sc.warnings.iter().any(|w| w.contains("ignoring") && w.contains("protocol.sink_policies")),
+        "{:?}",
+        sc.warnings
+    );
+    let r = go(&sc);
+    let flows = r.network.flows();
+    let mut seen = 0;
+    for f in flows.iter().filter(|f| f.sink.0 == 18) {
+        for t in [320.0, 400.0, 449.0] {
+            if let Some(rate) = rate_at(f, t) {
+                assert!(
+                    (rate - f.demand_pps).abs() < 0.01,
+                    "flow {} at {t} s: {rate} for demand {}",
+                    f.id,
+                    f.demand_pps
+                );
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen > 30, "allocations were checked ({seen})");
+}
+
 /// Diagnostic, not a check: the sink's feedback-trigger counts, adaptation counts and per-flow
 /// RTT / r·RTT / C_i for the baseline. Run with
 /// `RCRT_DIAG="duration_s=2400;protocol.profile=\"paper\"" cargo test --release -p wsn-sim
