@@ -827,6 +827,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         + inv.send_done_mismatch
         + inv.out_of_order_deliveries
         + inv.datagrams_refused
+        + inv.skipped_deliveries
         == 0;
     println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
     println!("trace     sha256 {}", s.trace_sha256);

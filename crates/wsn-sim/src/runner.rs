@@ -229,6 +229,11 @@ pub struct Invariants {
     pub out_of_order_deliveries: u64,
     /// Reliable transports: datagrams the node refused for good (too long for a frame).
     pub datagrams_refused: u64,
+    /// Reliable transports whose sink never gives up a packet (RCRT's paper profile, the
+    /// reliable baseline): packets behind the highest one handed to the application that were
+    /// never handed up, i.e. skipped for good. (The reference-code profile's give-up rule skips
+    /// packets by design; they are not counted.)
+    pub skipped_deliveries: u64,
 }
 
 /// One row of the network time series.
@@ -928,6 +933,11 @@ fn summarize(
         inv.duplicate_deliveries += f.duplicate_deliveries;
         inv.phantom_deliveries += f.phantom_deliveries;
         inv.out_of_order_deliveries += f.rcrt.out_of_order;
+        let never_gives_up = net.rcrt_sink(f.sink).is_some_and(|s| s.config().give_up_distance.is_none());
+        if let (Some(_), Some(last), true) = (f.endpoint, f.rcrt.last_seq, never_gives_up) {
+            let behind = f.got.iter().take(last as usize);
+            inv.skipped_deliveries += behind.filter(|&&got| !got).count() as u64;
+        }
     }
     for i in 0..net.len() {
         let s = net.node_stats(i);
