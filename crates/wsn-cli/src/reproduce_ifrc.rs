@@ -113,6 +113,22 @@ pub(crate) fn steady_goodput(r: &RunResult) -> f64 {
     mean(&steady_goodputs(r))
 }
 
+/// Agent frames of the first sink per second over the second half of the run (bins that start
+/// at or after half its length): an IFRC base station's control packets.
+fn second_half_sink_tx(r: &RunResult) -> f64 {
+    let bin_s = r.bin.as_secs_f64();
+    let sim = r.summary.sim_seconds;
+    let Some(bins) = (!r.network.sinks().is_empty()).then(|| r.network.sink_tx_bins(0)) else { return f64::NAN };
+    let first = (sim / 2.0 / bin_s).ceil() as usize;
+    let from = first as f64 * bin_s;
+    let sent: u64 = bins.iter().skip(first).map(|&c| u64::from(c)).sum();
+    if sim > from {
+        sent as f64 / (sim - from)
+    } else {
+        f64::NAN
+    }
+}
+
 /// Per-flow goodput over the second half of each flow's active time, pkt/s.
 fn steady_goodputs(r: &RunResult) -> Vec<f64> {
     let bin_s = r.bin.as_secs_f64();
@@ -302,7 +318,36 @@ fn report(
             0.1,
             bs_pps,
             "pkt/s",
-            "base-station control packets per second (paper: below 1 per 10 s)",
+            "base-station control packets per second over the whole hour, slow start included (paper: below 1 per \
+             10 s)",
+        ));
+        // The same over the second half, the window of `ifrc_steady_goodput_pps` and of the
+        // efficiency ratio: the base station paces its control packets by its fastest child's
+        // rate, so it sends most of them once the rates have grown.
+        let bs_steady = second_half_sink_tx(r);
+        out.push(row(
+            &pkey(p, "bs_overhead_steady_pps"),
+            0.1,
+            bs_steady,
+            "pkt/s",
+            "base-station control packets per second over the second half of the hour (after slow start, the window \
+             of ifrc_steady_goodput_pps; paper: below 1 per 10 s)",
+        ));
+        // Overflows in the other experiments on the same frozen tree (E2's fixed rates and E9's
+        // ε sweeps overflow by design and are left out).
+        let mut others = Vec::new();
+        for (key, _) in EXPERIMENTS.iter().filter(|(k, _)| *k != "e1") {
+            others.push((key, get(&format!("{key}/{p}"))?.summary.totals.queue_drops));
+        }
+        out.push(row(
+            &pkey(p, "queue_overflows_other_experiments"),
+            0,
+            others.iter().map(|o| o.1).sum::<u64>() as f64,
+            "packets",
+            format!(
+                "packets dropped at a full queue in E3–E8 ({})",
+                others.iter().map(|(k, d)| format!("{} {d}", k.to_uppercase())).collect::<Vec<_>>().join(", ")
+            ),
         ));
         // The same overhead per delivered data packet: the paper's bound at its 8.8 pkt/s
         // in all is 0.1 / 8.8 ≈ 0.011; it makes networks of different capacity comparable.
@@ -514,21 +559,31 @@ fn report(
             crate::reproduce::knee_note(&pts, best)
         ),
     ));
+    // A best fixed rate that is only a lower bound makes the ratios over it upper bounds.
+    let bound = if crate::reproduce::knee_note(&pts, best).is_empty() {
+        ""
+    } else {
+        "; the best fixed rate is only a lower bound (every swept rate passed), so this ratio is an upper bound"
+    };
     rows.push(row(
         "ifrc_over_best_fixed",
         0.8,
         ifrc_gp / best_goodput,
         "ratio",
-        "IFRC goodput after slow start (second half of E1) / best fixed fair best-effort goodput (acceptance ≥ 0.7; \
-         the paper's ≈ 0.8 counts its slow start, see _whole_run)",
+        format!(
+            "IFRC goodput after slow start (second half of E1) / best fixed fair best-effort goodput (acceptance ≥ \
+             0.7; the paper's ≈ 0.8 counts its slow start, see _whole_run){bound}"
+        ),
     ));
     rows.push(row(
         "ifrc_over_best_fixed_whole_run",
         0.8,
         ifrc_all / best_goodput,
         "ratio",
-        "the same with IFRC's goodput over the whole hour, slow start included (as the paper's goodput; our slow \
-         start is longer, our rates being higher)",
+        format!(
+            "the same with IFRC's goodput over the whole hour, slow start included (as the paper's goodput; our slow \
+             start is longer, our rates being higher){bound}"
+        ),
     ));
     if let Some((_, g)) = e1_goodput.get("reference_code") {
         rows.push(row(
@@ -536,7 +591,7 @@ fn report(
             0.8,
             g / best_goodput,
             "ratio",
-            "the same (after slow start) for the reference-code profile",
+            format!("the same (after slow start) for the reference-code profile{bound}"),
         ));
     }
     fig(lines(
@@ -781,6 +836,7 @@ fn report(
     ] {
         writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | queue drops | verdict |\n|---|---|---|---|---|---|")?;
         let mut first_unstable = f64::NAN;
+        let mut verdicts: Vec<(f64, bool)> = Vec::new();
         for &e in eps.iter() {
             let r = get(&format!("{key}/{e}"))?;
             let (h, ep) = (counter(r, "halvings"), counter(r, "epochs"));
@@ -790,9 +846,12 @@ fn report(
             if unstable && first_unstable.is_nan() {
                 first_unstable = e;
             }
+            verdicts.push((e, unstable));
+            // (No epoch: no ratio to print.)
+            let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
             writeln!(
                 md,
-                "| {e} | {h} | {ep} | {per:.2} | {drops} | {} |",
+                "| {e} | {h} | {ep} | {per} | {drops} | {} |",
                 if ep == 0 && drops == 0 {
                     "no congestion"
                 } else if unstable {
@@ -811,7 +870,20 @@ fn report(
             first_unstable,
             "1/packet",
             if first_unstable.is_finite() {
-                format!("smallest swept ε judged unstable; predicted bound {bound:.4} (paper predicted {paper_pred:.4})")
+                // Whether the sweep shows a boundary: stable below, unstable from there on.
+                let stable_above: Vec<String> =
+                    verdicts.iter().filter(|(e, u)| *e > first_unstable && !u).map(|(e, _)| e.to_string()).collect();
+                let shape = match (verdicts.first(), stable_above.is_empty()) {
+                    (Some(&(e, true)), _) if e == first_unstable => {
+                        "the lowest swept ε is already unstable: the boundary lies below the sweep".to_string()
+                    }
+                    (_, true) => "stable below it, every larger swept ε unstable".to_string(),
+                    (_, false) => format!("but ε = {} above it judged stable: no clean boundary", stable_above.join(", ")),
+                };
+                format!(
+                    "smallest swept ε judged unstable ({shape}); predicted bound {bound:.4} (paper predicted \
+                     {paper_pred:.4})"
+                )
             } else {
                 format!(
                     "none unstable up to the largest swept ε; predicted bound {bound:.4} (paper predicted {paper_pred:.4})"

@@ -507,6 +507,11 @@ pub struct Network {
     /// Largest transmit-queue length per node per time-series bin (empty when nodes × bins
     /// exceeds 20 million).
     pub(crate) queue_bins: Vec<Vec<u16>>,
+    /// Agent frames each sink put on the air (every attempt) per time-series bin, in the order
+    /// of `sinks`: an IFRC base station's control packets, an RCRT sink's feedback.
+    pub(crate) sink_tx_bins: Vec<Vec<u32>>,
+    /// Index into `sinks` per node (`u16::MAX`: not a sink).
+    sink_slot: Vec<u16>,
     /// Deliveries by an end-to-end transport's sink that name no flow or do not parse (phantoms
     /// that cannot be charged to a flow).
     pub(crate) unattributed_phantoms: u64,
@@ -750,6 +755,9 @@ impl Network {
         }
         let end = Instant::ZERO + spec.duration;
         let bins = (spec.duration.as_nanos() / spec.bin.as_nanos().max(1) + 1) as usize;
+        let sink_tx_bins = vec![vec![0; bins]; spec.sinks.len()];
+        let sink_slot: Vec<u16> =
+            (0..n).map(|i| spec.sinks.iter().position(|s| s.index() == i).map_or(u16::MAX, |k| k as u16)).collect();
         let mut net = Network {
             now: Instant::ZERO,
             end,
@@ -788,6 +796,8 @@ impl Network {
             rate_trace: vec![Vec::new(); n],
             // Per-node queue series only while they stay small (≤ 20 M cells, 40 MB).
             queue_bins: if n.saturating_mul(bins) <= 20_000_000 { vec![vec![0; bins]; n] } else { vec![Vec::new(); n] },
+            sink_tx_bins,
+            sink_slot,
             outages: vec![Vec::new(); n],
             any_outage: !spec.outages.is_empty(),
         };
@@ -961,6 +971,11 @@ impl Network {
     /// Largest transmit-queue length of node `i` in each time-series bin.
     pub fn queue_bins(&self, i: usize) -> &[u16] {
         &self.queue_bins[i]
+    }
+    /// Agent frames the `k`-th sink of [`Network::sinks`] put on the air (every attempt) in each
+    /// time-series bin.
+    pub fn sink_tx_bins(&self, k: usize) -> &[u32] {
+        &self.sink_tx_bins[k]
     }
     /// Agent queue length at node `i`.
     pub fn queue_len(&self, i: usize) -> usize {
@@ -1558,6 +1573,13 @@ impl Network {
             }
             (cur.payload.len(), cur.frame_id, cur.dst, cur.am_type, cur.attempts)
         };
+        let is_agent = self.nodes[i].mac.cur.as_ref().is_some_and(|c| matches!(c.kind, FrameKind::Agent));
+        if let (Some(&slot), true) = (self.sink_slot.get(i).filter(|&&s| s != u16::MAX), is_agent) {
+            let b = (now.as_nanos() / self.bin.as_nanos().max(1)) as usize;
+            if let Some(c) = self.sink_tx_bins[slot as usize].get_mut(b) {
+                *c += 1;
+            }
+        }
         self.frames_on_air += 1;
         let ack_req = self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.ack_request);
         let air = self.mac.airtime(len)
