@@ -558,14 +558,20 @@ fn report(
         ));
         // The simulator's own check of every delivery (not the sink's word): a packet delivered
         // twice, behind a higher sequence number, or never originated.
-        let violations: u64 =
-            r.network.flows().iter().map(|f| f.rcrt.out_of_order + f.duplicate_deliveries + f.phantom_deliveries).sum();
+        // The whole invariant record: also deliveries no flow can own, datagrams refused for good
+        // and packets skipped for good.
+        let inv = &r.summary.totals.invariant_violations;
+        let violations: u64 = inv.out_of_order_deliveries
+            + inv.duplicate_deliveries
+            + inv.phantom_deliveries
+            + inv.skipped_deliveries
+            + inv.datagrams_refused;
         out.push(row(
             &pkey(p, "delivery_violations"),
             0,
             violations as f64,
             "count",
-            "deliveries to the sink application that were duplicates, out of order or of packets never originated, all flows (checked by the simulator)",
+            "deliveries to the sink application that were duplicates, out of order or of packets never originated, packets skipped for good, datagrams refused for good, all flows (checked by the simulator)",
         ));
         out.push(row(
             &pkey(p, "goodput_spread"),
@@ -573,6 +579,14 @@ fn report(
             mx - mn,
             "pkt/s",
             format!("max − min per-flow goodput; relative {:.1} % (acceptance ≤ 5 %)", 100.0 * (mx - mn) / mean(&gp)),
+        ));
+        // The acceptance is relative: at a low goodput the absolute spread always looks small.
+        out.push(row(
+            &pkey(p, "goodput_spread_relative"),
+            0.02,
+            (mx - mn) / mean(&gp),
+            "ratio",
+            "(max − min) / mean per-flow goodput (acceptance ≤ 0.05; paper 0.015 of ≈ 0.77)",
         ));
         out.push(row(
             &pkey(p, "max_e2e_repair_share"),
@@ -690,21 +704,43 @@ fn report(
         1.1,
         be_knee,
         "pkt/s",
-        "largest swept load up to which every swept load has ≥ 95 % delivery and every flow ≥ 80 % of the mean",
+        format!(
+            "largest swept load up to which every swept load has ≥ 95 % delivery and every flow ≥ 80 % of the mean{}",
+            knee_note(&be, be_knee)
+        ),
     ));
+    let beyond = if rel_after.is_finite() { format!("{rel_after:.3}") } else { "none swept beyond".into() };
     rows.push(row(
         "reliable_knee_pps",
         0.9,
         rel_knee,
         "pkt/s",
-        format!("largest swept load up to which every swept load's mean goodput is ≥ 90 % of it; lowest goodput beyond: {rel_after:.3}"),
+        format!(
+            "largest swept load up to which every swept load's mean goodput is ≥ 90 % of it (a floor of the knee on \
+             the swept grid){}; lowest goodput beyond: {beyond}",
+            knee_note(&rel, rel_knee)
+        ),
     ));
+    // The paper's 88 % is of "the 0.9 reliable maximum", a throughput. The knee above is a grid
+    // floor (the real knee lies up to one step higher) and dividing by it inflated the ratio in
+    // the passing direction (a review): the denominator is the larger of the knee and the
+    // highest mean goodput the reliable baseline carried in the sweep.
+    let rel_max = rel.iter().map(|p| p.1).filter(|x| x.is_finite()).fold(f64::NAN, f64::max);
+    let denom = rel_knee.max(rel_max);
+    rows.push(row(
+        "reliable_max_goodput_pps",
+        0.9,
+        rel_max,
+        "pkt/s",
+        "highest mean per-node goodput of the reliable-no-CC sweep (the paper's 0.9 reliable maximum)",
+    ));
+    let ratio_note = "RCRT plateau / the larger of reliable_knee_pps and reliable_max_goodput_pps (acceptance ≥ 0.85)";
     rows.push(row("rcrt_plateau_pps", 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
-    rows.push(row("rcrt_over_reliable_knee", 0.88, plateau / rel_knee, "ratio", "acceptance ≥ 0.85"));
+    rows.push(row("rcrt_over_reliable_knee", 0.88, plateau / denom, "ratio", ratio_note));
     for (p, v) in [("reference_code", &rc2), ("paper+code_level", &rc3)] {
         let plateau = v.last().map_or(f64::NAN, |q| q.1);
         extra.push(row(&pkey(p, "rcrt_plateau_pps"), 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
-        extra.push(row(&pkey(p, "rcrt_over_reliable_knee"), 0.88, plateau / rel_knee, "ratio", "acceptance ≥ 0.85"));
+        extra.push(row(&pkey(p, "rcrt_over_reliable_knee"), 0.88, plateau / denom, "ratio", ratio_note));
     }
     let line = |v: &[(f64, f64, f64, f64)], l: &str| Series::line(l, v.iter().map(|p| (p.0, p.1)).collect());
     let diag = Series::line("offered = goodput", loads.iter().map(|&x| (x, x)).collect());
@@ -769,7 +805,11 @@ fn report(
         // Rate ratios while all three classes are active: median over the set-C join window.
         let c_start = c.first().map_or(0.0, |f| f.start.as_secs_f64());
         let c_end = c.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max);
+        // A flow's allocation at `t`, none once its connection closed (its last rate would stay).
         let rate_at = |f: &wsn_sim::network::Flow, t: f64| {
+            if f.rcrt.closed_s.is_some_and(|c| c <= t) {
+                return f64::NAN;
+            }
             f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map_or(f64::NAN, |x| x.1)
         };
         let mut ratios_b = Vec::new();
@@ -777,9 +817,14 @@ fn report(
         let steps = 20;
         for k in 1..steps {
             let t = c_start + (c_end - c_start) * k as f64 / steps as f64;
-            let ra = mean(&a.iter().map(|f| rate_at(f, t)).collect::<Vec<_>>());
-            let rb = mean(&b.iter().map(|f| rate_at(f, t)).collect::<Vec<_>>());
-            let rcc = mean(&c.iter().map(|f| rate_at(f, t)).collect::<Vec<_>>());
+            let active = |v: &[&wsn_sim::network::Flow]| -> Vec<f64> {
+                v.iter().map(|f| rate_at(f, t)).filter(|x| x.is_finite()).collect()
+            };
+            let (va, vb, vc) = (active(&a), active(&b), active(&c));
+            if va.is_empty() || vb.is_empty() || vc.is_empty() {
+                continue; // a class not active at `t`
+            }
+            let (ra, rb, rcc) = (mean(&va), mean(&vb), mean(&vc));
             // A set without an allocation yet at `t` has no ratio there.
             if ra > 0.0 && ra.is_finite() && rb.is_finite() && rcc.is_finite() {
                 ratios_b.push(rb / ra);
@@ -805,6 +850,23 @@ fn report(
             med(&ratios_c),
             "ratio",
             "median while set C is active (acceptance ±10 %)",
+        ));
+        // The acceptance asks for ±10 % at all times, which a median hides.
+        let within = ratios_b
+            .iter()
+            .zip(&ratios_c)
+            .filter(|(b, c)| (*b / 2.0 - 1.0).abs() <= 0.1 && (*c / 8.0 - 1.0).abs() <= 0.1)
+            .count();
+        out.push(row(
+            &pkey(p, "robustness_ratios_within_10pct_share"),
+            1.0,
+            if ratios_b.is_empty() { f64::NAN } else { within as f64 / ratios_b.len() as f64 },
+            "ratio",
+            format!(
+                "share of {} instants, evenly spaced while all three classes are active, at which both 1:2 and 1:8 \
+                 hold within ±10 % (rates travel in steps of 1/256 pkt/s, which alone moves small rates by more)",
+                ratios_b.len()
+            ),
         ));
         // Parent changes [PAPER §4.2.3, Fig. 12]: the paper's 3.4 per node is from this
         // experiment's 38 minutes. Counted from the first flow's start to the end of the run
@@ -927,7 +989,40 @@ fn report(
             2.0,
             ra1 / rb1,
             "ratio",
-            "demand-proportional application (acceptance 2 ± 10 %)",
+            "demand-proportional application, median rates at the middle of B2's life (acceptance 2 ± 10 %)",
+        ));
+        // One instant decides little: the share of 19 evenly spaced instants of B2's life at
+        // which A1/B1 (median rates of the flows still open) is within 2 ± 10 %.
+        let b2_start = b2.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
+        let b2_end = b2.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max);
+        let open_median = |v: &[&wsn_sim::network::Flow], t: f64| {
+            let rs: Vec<f64> = v
+                .iter()
+                .filter(|f| !f.rcrt.closed_s.is_some_and(|c| c <= t))
+                .filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1))
+                .collect();
+            if rs.is_empty() {
+                f64::NAN
+            } else {
+                median(&rs)
+            }
+        };
+        let ratios: Vec<f64> = (1..20)
+            .map(|k| b2_start + (b2_end - b2_start) * k as f64 / 20.0)
+            .map(|t| open_median(&a1, t) / open_median(&b1, t))
+            .filter(|x| x.is_finite())
+            .collect();
+        let within = ratios.iter().filter(|x| (*x / 2.0 - 1.0).abs() <= 0.1).count();
+        out.push(row(
+            &pkey(p, "two_sinks_a1_over_b1_within_10pct_share"),
+            1.0,
+            if ratios.is_empty() { f64::NAN } else { within as f64 / ratios.len() as f64 },
+            "ratio",
+            format!(
+                "share of {} instants over B2's life at which A1/B1 is within 2 ± 10 % (rates travel in steps of \
+                 1/256 pkt/s, which alone moves rates near 0.02 pkt/s by more)",
+                ratios.len()
+            ),
         ));
         // The demand-limited policy gives A2 and B2 equal rates only while the fair share is
         // below B2's demand; above it B2 gets its 0.5 and A2 the rest, so a ratio above 1 is
