@@ -966,8 +966,12 @@ fn report(
             // Median allocated rate of the set at the middle of B2's life.
             let b2_start = b2.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
             let t = (b2_start + b2.iter().map(|f| f.last_delivery.as_secs_f64()).fold(0.0, f64::max)) / 2.0;
-            let rs: Vec<f64> =
-                v.iter().filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1)).collect();
+            // (A flow closed by then has no rate: its last one would stay.)
+            let rs: Vec<f64> = v
+                .iter()
+                .filter(|f| !f.rcrt.closed_s.is_some_and(|c| c <= t))
+                .filter_map(|f| f.rcrt.rates.iter().take_while(|x| x.0 <= t).last().map(|x| x.1))
+                .collect();
             median(&rs)
         };
         let (ra1, rb1, ra2, rb2) = (rate_mid(&a1), rate_mid(&b1), rate_mid(&a2), rate_mid(&b2));
