@@ -14,6 +14,7 @@ mod progress;
 mod reproduce;
 mod reproduce_ifrc;
 mod seeds;
+mod staging;
 
 #[derive(Parser)]
 #[command(
@@ -834,30 +835,44 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     println!("outputs   {}", dir.display());
 }
 
-/// Write a run's result files and plots into `dir`: first into a staging folder inside it, and
-/// only when all of them are written are the earlier run's files removed (except `streamed`,
-/// this run's trace and pcap) and the new ones moved into place. A failure while writing (a
-/// full disk, say) leaves the earlier results as they were.
+/// Write a run's result files and plots into `dir`: first into a staging folder inside it
+/// ([`crate::staging`]); only when all of them are written do they replace the files of the
+/// same names, and then the earlier run's other files are removed (except `streamed`, this run's
+/// trace and pcap). A failure while writing (a full disk, say) leaves the earlier results as they
+/// were.
 fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: bool, streamed: &[&str]) -> Result<()> {
-    let staging = dir.join(format!(".wsn-staging-{}", std::process::id()));
-    std::fs::create_dir_all(&staging).with_context(|| format!("creating {}", staging.display()))?;
+    let staging = crate::staging::create(dir, "run")?;
     let written = wsn_sim::output::write_all(&staging, r).map_err(anyhow::Error::from).and_then(|()| {
         if plots {
             wsn_sim::plots::write_all(&staging, r).map_err(anyhow::Error::msg).context("writing plots")?;
         }
         Ok(())
     });
-    if let Err(e) = written {
+    let names = match written.and_then(|()| crate::staging::names(&staging)) {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e.context(format!("the results in {} were left as they were", dir.display())));
+        }
+    };
+    // A folder where a result file goes would stop the move half-way: refused before anything
+    // changes.
+    if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
         let _ = std::fs::remove_dir_all(&staging);
-        return Err(e.context(format!("the results in {} were left as they were", dir.display())));
+        anyhow::bail!(
+            "{} is a folder, where this run writes a file of that name; the results in {} were left as they were",
+            dir.join(n).display(),
+            dir.display()
+        );
     }
-    wsn_sim::output::clear_previous(dir, streamed)?;
-    let entries = std::fs::read_dir(&staging).with_context(|| format!("reading {}", staging.display()))?;
-    for entry in entries {
-        let entry = entry.with_context(|| format!("reading {}", staging.display()))?;
-        let to = dir.join(entry.file_name());
-        std::fs::rename(entry.path(), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+    // The new files replace the old ones of the same names, then the earlier run's other files
+    // go (all but this run's, its trace and pcap among them).
+    for n in &names {
+        let to = dir.join(n);
+        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
     }
+    let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed.iter().copied()).collect();
+    wsn_sim::output::clear_previous(dir, &keep)?;
     std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))
 }
 

@@ -873,12 +873,13 @@ fn report(
                 // Whether the sweep shows a boundary: stable below, unstable from there on.
                 let stable_above: Vec<String> =
                     verdicts.iter().filter(|(e, u)| *e > first_unstable && !u).map(|(e, _)| e.to_string()).collect();
-                let shape = match (verdicts.first(), stable_above.is_empty()) {
-                    (Some(&(e, true)), _) if e == first_unstable => {
-                        "the lowest swept ε is already unstable: the boundary lies below the sweep".to_string()
-                    }
-                    (_, true) => "stable below it, every larger swept ε unstable".to_string(),
-                    (_, false) => format!("but ε = {} above it judged stable: no clean boundary", stable_above.join(", ")),
+                let lowest_unstable = verdicts.first().is_some_and(|&(e, u)| u && e == first_unstable);
+                let shape = if !stable_above.is_empty() {
+                    format!("but ε = {} above it judged stable: no clean boundary", stable_above.join(", "))
+                } else if lowest_unstable {
+                    "the lowest swept ε is already unstable: the boundary lies below the sweep".to_string()
+                } else {
+                    "stable below it, every larger swept ε unstable".to_string()
                 };
                 format!(
                     "smallest swept ε judged unstable ({shape}); predicted bound {bound:.4} (paper predicted \

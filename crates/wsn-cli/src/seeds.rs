@@ -73,15 +73,29 @@ impl SeedArgs {
 /// not have would otherwise stay), so that a failed or interrupted run leaves `dir` as it was.
 pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
     crate::create_out_dir(dir)?;
-    let staging = dir.join(format!(".wsn-seeds-staging-{}", std::process::id()));
-    let ran = run_seeds(dir, &staging, seeds, one).and_then(|tables| merge(seeds, &tables));
-    let merged = match ran {
-        Ok(m) => m,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(e.context(format!("the results in {} were left as they were", dir.display())));
-        }
+    let staging = crate::staging::create(dir, "seeds")?;
+    // A failure keeps the seeds that finished (hours of runs, perhaps) in the staging folder,
+    // and says where; the next run into `dir` removes it.
+    let kept = |e: anyhow::Error| {
+        e.context(format!(
+            "the results in {} were left as they were; the seeds that finished are in {} (until the next run \
+             into that folder)",
+            dir.display(),
+            staging.display()
+        ))
     };
+    let merged = run_seeds(dir, &staging, seeds, one).and_then(|tables| merge(seeds, &tables)).map_err(kept)?;
+    // A folder of a seed's name that no run wrote would stop the moves half-way: refused before
+    // anything changes.
+    for &s in seeds {
+        let to = dir.join(format!("seed-{s}"));
+        if to.exists() && !is_seed_folder(&to) {
+            return Err(kept(anyhow::anyhow!(
+                "{} exists and was not written by a run (no numbers.csv); move it away",
+                to.display()
+            )));
+        }
+    }
     // Only now that every seed ran, and before this run's report replaces the one that lists
     // them.
     remove_single_run_figures(dir)?;
@@ -285,7 +299,9 @@ enum Censor {
 /// the knee in the denominator is what was missing; a full reproduction always measures the
 /// numerators.
 fn censor(key: &str) -> Censor {
-    if key.contains("first_unstable_eps") || key.contains("over_reliable_knee") || key.contains("over_best_fixed") {
+    // (`rcrt_over_reliable_knee` divides by the larger of the knee and a measured goodput since
+    // session 18: its n/a can only be a missing plateau, so it is dropped, not censored.)
+    if key.contains("first_unstable_eps") || key.contains("over_best_fixed") {
         Censor::Above
     } else if key.contains("knee_pps") || key.contains("best_fixed_fair_pps") {
         Censor::Below
@@ -533,7 +549,8 @@ mod tests {
         assert_eq!(merge(&[1, 2, 3], &low).unwrap()[0].median(), None);
         // Any other key still leaves out the seeds without a number.
         assert_eq!(censor("feedback_ratio"), Censor::Drop);
-        assert_eq!(censor("rcrt_over_reliable_knee_reference_code"), Censor::Above);
+        assert_eq!(censor("rcrt_over_reliable_knee_reference_code"), Censor::Drop);
+        assert_eq!(censor("ifrc_over_best_fixed"), Censor::Above);
     }
 
     /// A key only a later seed has, a key twice, a paper value or unit that differs, and a value
@@ -582,10 +599,23 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
         let seed1 = std::fs::read_to_string(dir.join("seed-1/numbers.csv")).unwrap();
         assert!(seed1.contains("x,1,10.0"), "seed 1's folder was overwritten: {seed1}");
-        let stray: Vec<_> =
-            entries(&dir).unwrap().into_iter().filter(|p| p.to_string_lossy().contains(".wsn-")).collect();
-        assert!(stray.is_empty(), "{stray:?}");
+        // The seed that finished is kept in the staging folder the message names.
+        let hidden = || -> Vec<PathBuf> {
+            entries(&dir).unwrap().into_iter().filter(|p| p.to_string_lossy().contains(".wsn-")).collect()
+        };
+        let kept = hidden();
+        assert_eq!(kept.len(), 1, "{kept:?}");
+        assert!(e.contains(&kept[0].display().to_string()), "{e}");
+        assert!(std::fs::read_to_string(kept[0].join("seed-1/numbers.csv")).unwrap().contains("x,1,100.0"));
+        // A folder of a seed's name that no run wrote is refused before anything changes.
+        std::fs::create_dir_all(dir.join("seed-9/mine")).unwrap();
+        let e = format!("{:#}", over_seeds(&dir, &[9], |sub, s| write(sub, s, 1)).unwrap_err());
+        assert!(e.contains("seed-9 exists and was not written by a run"), "{e}");
+        assert!(dir.join("seed-9/mine").is_dir());
+        assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
+        std::fs::remove_dir_all(dir.join("seed-9")).unwrap();
         over_seeds(&dir, &[1, 2], |sub, s| write(sub, s, 100)).unwrap();
+        assert!(hidden().is_empty(), "the next run removes the leftovers: {:?}", hidden());
         assert!(dir.join("seed-1").is_dir() && dir.join("seed-2").is_dir() && !dir.join("seed-3").exists());
         assert!(std::fs::read_to_string(dir.join("seed-2/numbers.csv")).unwrap().contains("x,1,200.0"));
         std::fs::remove_dir_all(&dir).ok();

@@ -466,6 +466,35 @@ fn a_second_sink_gets_its_own_tree_figure() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A folder where a result file goes is refused before anything changes (the earlier run's
+/// files stay), and the staging folder does not stay behind.
+#[test]
+fn a_folder_in_the_way_changes_nothing() {
+    let (dir, f) = tiny_scenario("in-the-way");
+    let out = dir.join("o");
+    let run = || {
+        wsn()
+            .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap()
+    };
+    assert!(run().status.success());
+    let before = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    std::fs::remove_file(out.join("flows.csv")).unwrap();
+    std::fs::create_dir_all(out.join("flows.csv/x")).unwrap();
+    let o = run();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("flows.csv is a folder"), "{err}");
+    assert_eq!(std::fs::read_to_string(out.join("summary.json")).unwrap(), before);
+    let hidden = std::fs::read_dir(&out)
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".wsn-"))
+        .count();
+    assert_eq!(hidden, 0, "a staging folder stayed behind");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// `--jobs 0` and `--seeds 0` are refused (0 seeds used to become 1 silently); a fractional
 /// swept seed is named as such; `--jobs` far above the runs does not hang.
 #[test]

@@ -310,7 +310,7 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         .flows()
         .iter()
         .filter(|f| !f.rcrt.levels.is_empty())
-        .map(|f| Series::step("", f.rcrt.levels.clone()))
+        .map(|f| Series::step("", f.rcrt.levels.clone()).ending_at(f.rcrt.closed_s))
         .collect();
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));

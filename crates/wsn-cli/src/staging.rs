@@ -1,0 +1,63 @@
+//! Staging folders: a command writes its results into a hidden folder inside its output folder
+//! and moves them into place only once all are written, so that a failure while writing leaves
+//! the earlier results as they were.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+
+/// Prefix of every staging folder's name.
+const PREFIX: &str = ".wsn-staging-";
+
+/// Remove the staging folders an interrupted or failed earlier run left in `dir` (saying so),
+/// then create a fresh one for this run (`tag` names the command). Its name holds the process id
+/// and the time, so a leftover folder is never reused.
+pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        let mut stale: Vec<PathBuf> = entries
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PREFIX)))
+            .collect();
+        stale.sort();
+        for p in stale {
+            std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+            println!("removed {} (left by an interrupted or failed run)", p.display());
+        }
+    }
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let path = dir.join(format!("{PREFIX}{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(path)
+}
+
+/// The names of the entries of `staging`, sorted.
+pub(crate) fn names(staging: &Path) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(staging).with_context(|| format!("reading {}", staging.display()))? {
+        let e = e.with_context(|| format!("reading {}", staging.display()))?;
+        out.push(e.file_name().to_string_lossy().into_owned());
+    }
+    out.sort();
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A leftover staging folder is removed, never reused; other hidden folders stay.
+    #[test]
+    fn leftovers_are_removed_and_names_are_fresh() {
+        let dir = std::env::temp_dir().join(format!("wsn-staging-test-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join(".wsn-staging-run-1-2")).unwrap();
+        std::fs::write(dir.join(".wsn-staging-run-1-2/rates.csv"), "stale").unwrap();
+        std::fs::create_dir_all(dir.join(".mine")).unwrap();
+        let a = create(&dir, "run").unwrap();
+        assert!(!dir.join(".wsn-staging-run-1-2").exists() && dir.join(".mine").is_dir());
+        assert!(names(&a).unwrap().is_empty());
+        std::fs::write(a.join("x"), "1").unwrap();
+        assert_eq!(names(&a).unwrap(), vec!["x".to_string()]);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
