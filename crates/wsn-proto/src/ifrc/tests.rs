@@ -136,7 +136,7 @@ fn run_timers(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) {
 }
 
 /// Tick until the rate reaches `target`; returns the time reached.
-fn tick_to(a: &mut IfrcAgent, c: &mut Ctx, target: f64) -> Instant {
+fn tick_to(a: &mut IfrcAgent, c: &mut impl crate::agent::LinkCtx, target: f64) -> Instant {
     let mut now = Instant::ZERO;
     for _ in 0..100_000 {
         if a.rate_pps() >= target {
@@ -1304,7 +1304,7 @@ fn a_relay_follows_the_best_path_tree() {
     a.set_relay_sinks(vec![SINK, far]);
     let trees = BTreeMap::from([(SINK, (NodeId(2), 5)), (far, (NodeId(4), 2))]);
     let mut c = TreesCtx { me: NodeId(5), trees, rng: 1 };
-    let t = tick_to_with(&mut a, &mut c, 0.5);
+    let t = tick_to(&mut a, &mut c, 0.5);
     assert_eq!(a.role(), Role::Node { sink: far });
     // The first tree's parent no longer constrains; the best path's does.
     a.handle_overheard(t, &mut c, &rx(2, NodeId(0)), &frame(2, 0, &hdr(0.05, 0.0)));
@@ -1319,16 +1319,4 @@ fn a_relay_follows_the_best_path_tree() {
     assert_eq!(a.stats().foreign_tree_forwards, 0);
     a.handle_frame(t, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.1, 0.0)));
     assert_eq!(a.stats().foreign_tree_forwards, 1);
-}
-
-fn tick_to_with(a: &mut IfrcAgent, c: &mut TreesCtx, target: f64) -> Instant {
-    let mut now = Instant::ZERO;
-    for _ in 0..100_000 {
-        if a.rate_pps() >= target {
-            return now;
-        }
-        now = a.poll_timeout().unwrap();
-        a.handle_timeout(now, c);
-    }
-    panic!("rate never reached {target}");
 }
