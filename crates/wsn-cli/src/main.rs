@@ -403,7 +403,10 @@ fn run_cli(cli: Cli) -> Result<()> {
 /// else a float; a value of 10^15 or more in exponent form, which TOML reads as a float
 /// (Rust writes 1e25 as a 26-digit integer, beyond TOML's 64-bit integers).
 fn toml_number(v: f64) -> String {
-    if v.abs() >= 1e15 {
+    // Whole numbers up to 2^53 exactly as integers (a seed of 10^15 is an integer key).
+    if v.fract() == 0.0 && v.abs() <= 9_007_199_254_740_992.0 {
+        format!("{}", v as i64)
+    } else if v.abs() >= 1e15 {
         format!("{v:e}")
     } else {
         format!("{v}")
@@ -486,7 +489,14 @@ fn sweep(
     );
     anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
     // The same field from --set and --param: the sweep's value would silently win.
-    let dotted = |k: &str| k.trim().replace('[', ".").replace(']', "");
+    // `flows[0].x` and `flows[0]x` as the loader reads them: `flows.0.x`.
+    let dotted = |k: &str| {
+        let mut d = k.trim().replace(['[', ']'], ".");
+        while d.contains("..") {
+            d = d.replace("..", ".");
+        }
+        d.trim_end_matches('.').to_string()
+    };
     let swept = dotted(&key);
     for o in set {
         let k = dotted(o.split_once('=').map_or(o.as_str(), |(k, _)| k));
@@ -541,6 +551,7 @@ fn sweep(
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }
+    let label = |v: f64| format!("sweep value {key}={}", toml_number(v));
     // No more threads than runs (each thread holds a whole network).
     let runs = vals.len().saturating_mul(seeds as usize);
     let pool = rayon::ThreadPoolBuilder::new().num_threads(jobs.unwrap_or(0).min(runs)).build()?;
@@ -548,19 +559,28 @@ fn sweep(
     // network can, e.g. node ids against the layout. In parallel, in order of the values.
     // The first bad value in the order given, whichever thread finds it first (`find_first`
     // stops checking the values after a bad one).
-    let first_bad = pool.install(|| {
+    // The runs use these scenarios, as checked: the file is not read again (an edit during a long
+    // sweep would otherwise change its later runs).
+    let checked: Vec<Result<Scenario>> = pool.install(|| {
         vals.par_iter()
             .map(|&v| {
                 let mut s = set.to_vec();
                 s.push(format!("{key}={}", toml_number(v)));
-                let sc =
-                    Scenario::load(scenario, &s).with_context(|| format!("sweep value {key}={}", toml_number(v)))?;
-                wsn_sim::runner::check(&sc, seed).with_context(|| format!("sweep value {key}={}", toml_number(v)))
+                s.push("output.plots=false".into());
+                let sc = Scenario::load(scenario, &s).with_context(|| label(v))?;
+                wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
+                Ok(sc)
             })
-            .find_first(Result::is_err)
+            .collect()
     });
-    if let Some(bad) = first_bad {
-        bad?;
+    let mut scenarios = Vec::with_capacity(vals.len());
+    for (&v, sc) in vals.iter().zip(checked) {
+        let sc = sc?;
+        // A value's own warnings (the base scenario's were printed above).
+        for w in sc.warnings.iter().filter(|w| !base.warnings.contains(w)) {
+            eprintln!("warning: {}: {w}", label(v));
+        }
+        scenarios.push(sc);
     }
     let dir = match out {
         Some(d) => d,
@@ -568,24 +588,22 @@ fn sweep(
     };
     crate::create_out_dir(&dir)?;
     let first_seed = seed.unwrap_or(base.seed);
-    let mut jobs_list: Vec<(f64, u64)> = Vec::new();
-    for &v in &vals {
+    let mut jobs_list: Vec<(usize, u64)> = Vec::new();
+    for (i, &v) in vals.iter().enumerate() {
         let from = if seed_sweep { v as u64 } else { first_seed };
         for k in 0..seeds {
             let sd = from.checked_add(k).context("--seed + --seeds overflows the seed range")?;
-            jobs_list.push((v, sd));
+            jobs_list.push((i, sd));
         }
     }
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     let results: Vec<Result<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
             .par_iter()
-            .map(|&(v, sd)| {
-                let mut s = set.to_vec();
-                s.push(format!("{key}={}", toml_number(v)));
-                s.push("output.plots=false".into());
-                let sc = Scenario::load(scenario, &s)?;
-                let r = run(&sc, RunOptions { seed: Some(sd), out_dir: None, progress: None })?;
+            .map(|&(i, sd)| {
+                let v = vals[i];
+                let r = run(&scenarios[i], RunOptions { seed: Some(sd), out_dir: None, progress: None })
+                    .with_context(|| format!("{}, seed {sd}", label(v)))?;
                 bar.done_one();
                 Ok((v, r.summary))
             })
@@ -596,8 +614,11 @@ fn sweep(
     for r in results {
         rows.push(r?);
     }
-    // One CSV row per run, one table line and plot point per value (averaged over seeds).
-    let mut w = csv::Writer::from_path(dir.join("sweep.csv"))?;
+    // One CSV row per run, one table line and plot point per value (averaged over seeds). The
+    // files go to a staging folder first and replace the earlier sweep's together.
+    let staging = crate::staging::create(&dir, "sweep")?;
+    let csv_path = staging.join("sweep.csv");
+    let mut w = csv::Writer::from_path(&csv_path).with_context(|| format!("writing {}", csv_path.display()))?;
     w.write_record([
         "x",
         "seed",
@@ -632,9 +653,10 @@ fn sweep(
             t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
             max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
             s.trace_sha256.clone(),
-        ])?;
+        ])
+        .with_context(|| format!("writing {}", csv_path.display()))?;
     }
-    w.flush()?;
+    w.flush().with_context(|| format!("writing {}", csv_path.display()))?;
     let mut points = Vec::new();
     println!(
         "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
@@ -654,8 +676,15 @@ fn sweep(
             mean: avg(|s| s.totals.mean_goodput_pps),
             min: avg(|s| s.totals.min_goodput_pps),
             max: avg(|s| s.totals.max_goodput_pps),
-            delivery: runs.iter().map(|s| s.totals.delivered).sum::<u64>() as f64
-                / runs.iter().map(|s| s.totals.originated).sum::<u64>().max(1) as f64,
+            // Pooled; undefined (NaN, not plotted) when no run of the value sent anything.
+            delivery: {
+                let originated = runs.iter().map(|s| s.totals.originated).sum::<u64>();
+                if originated == 0 {
+                    f64::NAN
+                } else {
+                    runs.iter().map(|s| s.totals.delivered).sum::<u64>() as f64 / originated as f64
+                }
+            },
         };
         println!(
             "{:>10} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%",
@@ -682,11 +711,29 @@ fn sweep(
     }
     match knee {
         Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
-        None => println!("knee: delivery below 95 % (or unfair) already at the first value"),
+        None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
     }
     let offered = key.ends_with("rate_pps");
     let title = format!("{}, sweep of {key}", base.name);
-    wsn_sim::plots::write_sweep(&dir, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg)?;
+    let written = wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered)
+        .map_err(anyhow::Error::msg)
+        .and_then(|()| crate::staging::names(&staging));
+    let names = match written {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(&staging);
+            return Err(e.context(format!("the earlier sweep in {} was left as it was", dir.display())));
+        }
+    };
+    if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
+        let _ = std::fs::remove_dir_all(&staging);
+        anyhow::bail!("{} is a folder, where the sweep writes a file of that name", dir.join(n).display());
+    }
+    for n in &names {
+        let to = dir.join(n);
+        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+    }
+    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
     println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }
@@ -914,6 +961,9 @@ mod tests {
         assert_eq!(toml_number(0.0001), "0.0001");
         assert_eq!(toml_number(-2.5), "-2.5");
         assert_eq!(toml_number(1e25), "1e25");
+        // Whole numbers up to 2^53 stay integers (a seed of 10^15 was written 1e15, a float).
+        assert_eq!(toml_number(1e15), "1000000000000000");
+        assert_eq!(toml_number(9_007_199_254_740_992.0), "9007199254740992");
         for v in [3.0, 0.0001, 1e25, 1.5e-12, 123456789012345.0, -1e300] {
             assert_eq!(toml_number(v).parse::<f64>().unwrap(), v, "{v}");
         }

@@ -514,6 +514,8 @@ fn sweep_rejects_zero_jobs_and_seeds() {
             &["--param", "flows.0.rate_pps=1,2", "--set", "flows[0].rate_pps=3"][..],
             "both set flows.0.rate_pps: the sweep would overwrite it",
         ),
+        // The loader also reads `flows[0]rate_pps` as flows.0.rate_pps.
+        (&["--param", "flows.0.rate_pps=1,2", "--set", "flows[0]rate_pps=3"][..], "both set flows.0.rate_pps"),
         // The first bad value in the order given (the check runs in parallel).
         (&["--param", "flows.0.sources=1,98,99"][..], "sweep value flows.0.sources=98\n"),
         (&["--param", "flows.0.rate_pps=1", "--seed", "-1"][..], "invalid value '-1' for '--seed <SEED>'"),
