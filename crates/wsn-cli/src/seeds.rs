@@ -98,11 +98,14 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
     }
     // Only now that every seed ran, and before this run's report replaces the one that lists
     // them.
-    remove_single_run_figures(dir)?;
-    remove_seed_folders(dir, seeds)?;
+    // (An I/O error from here on names the staging folder, which still holds the seeds not yet
+    // moved.)
+    let moving = |e: anyhow::Error| e.context(format!("the seeds not yet moved are in {}", staging.display()));
+    remove_single_run_figures(dir).map_err(moving)?;
+    remove_seed_folders(dir, seeds).map_err(moving)?;
     for &s in seeds {
         let (from, to) = (staging.join(format!("seed-{s}")), dir.join(format!("seed-{s}")));
-        std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display()))?;
+        std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display())).map_err(moving)?;
     }
     std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
     let table = write(dir, seeds, &merged)?;
