@@ -597,7 +597,9 @@ fn sweep(
         }
     }
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
-    let results: Vec<Result<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
+    // Collected into one Result: after a failed run no new run starts (the ones under way
+    // finish), and the rows keep the order of the runs.
+    let results: Result<Vec<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
             .par_iter()
             .map(|&(i, sd)| {
@@ -610,10 +612,7 @@ fn sweep(
             .collect()
     });
     bar.finish();
-    let mut rows = Vec::new();
-    for r in results {
-        rows.push(r?);
-    }
+    let rows = results?;
     // One CSV row per run, one table line and plot point per value (averaged over seeds). The
     // files go to a staging folder first and replace the earlier sweep's together.
     let staging = crate::staging::create(&dir, "sweep")?;
