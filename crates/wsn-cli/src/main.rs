@@ -714,25 +714,14 @@ fn sweep(
     }
     let offered = key.ends_with("rate_pps");
     let title = format!("{}, sweep of {key}", base.name);
-    let written = wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered)
-        .map_err(anyhow::Error::msg)
-        .and_then(|()| crate::staging::names(&staging));
-    let names = match written {
-        Ok(n) => n,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(e.context(format!("the earlier sweep in {} was left as it was", dir.display())));
-        }
-    };
-    if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
-        let _ = std::fs::remove_dir_all(&staging);
-        anyhow::bail!("{} is a folder, where the sweep writes a file of that name", dir.join(n).display());
-    }
-    for n in &names {
-        let to = dir.join(n);
-        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
-    }
-    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
+    let written =
+        wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg);
+    crate::staging::commit(
+        &staging,
+        &dir,
+        written,
+        &format!("the earlier sweep in {} was left as it was", dir.display()),
+    )?;
     println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }
@@ -894,32 +883,17 @@ fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: b
         }
         Ok(())
     });
-    let names = match written.and_then(|()| crate::staging::names(&staging)) {
-        Ok(n) => n,
-        Err(e) => {
-            let _ = std::fs::remove_dir_all(&staging);
-            return Err(e.context(format!("the results in {} were left as they were", dir.display())));
-        }
-    };
-    // A folder where a result file goes would stop the move half-way: refused before anything
-    // changes.
-    if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
-        let _ = std::fs::remove_dir_all(&staging);
-        anyhow::bail!(
-            "{} is a folder, where this run writes a file of that name; the results in {} were left as they were",
-            dir.join(n).display(),
-            dir.display()
-        );
-    }
     // The new files replace the old ones of the same names, then the earlier run's other files
     // go (all but this run's, its trace and pcap among them).
-    for n in &names {
-        let to = dir.join(n);
-        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
-    }
+    let names = crate::staging::commit(
+        &staging,
+        dir,
+        written,
+        &format!("the results in {} were left as they were", dir.display()),
+    )?;
     let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed.iter().copied()).collect();
     wsn_sim::output::clear_previous(dir, &keep)?;
-    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))
+    Ok(())
 }
 
 /// A rate for the console: 3 decimals, or 3 significant digits below 0.01 (0.000 hid the

@@ -42,6 +42,30 @@ pub(crate) fn names(staging: &Path) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// Finish a staged write: once `written` succeeded, move every file of `staging` into `dir`,
+/// replacing the files of the same names, and remove `staging`; returns the names moved. On an
+/// error, or when `dir` holds a folder where one of the files goes, remove `staging` and change
+/// nothing in `dir` (`left` says so in the error message).
+pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str) -> Result<Vec<String>> {
+    let names = match written.and_then(|()| names(staging)) {
+        Ok(n) => n,
+        Err(e) => {
+            let _ = std::fs::remove_dir_all(staging);
+            return Err(e.context(left.to_string()));
+        }
+    };
+    if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
+        let _ = std::fs::remove_dir_all(staging);
+        anyhow::bail!("{} is a folder, where a file of that name goes; {left}", dir.join(n).display());
+    }
+    for n in &names {
+        let to = dir.join(n);
+        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+    }
+    std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
+    Ok(names)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
