@@ -286,6 +286,9 @@ pub struct Source {
     stall_at: Option<Instant>,
     stalled: bool,
     closing: bool,
+    /// The setup failed because every SYN went unanswered (not refused): the sink may hold
+    /// the flow, so [`Source::close`] still tears it down with a FIN.
+    open_timed_out: bool,
     now: Instant,
     outbox: VecDeque<Vec<u8>>,
     /// A datagram has left and its send-done has not come yet ([`SourceConfig::wait_for_send_done`]).
@@ -304,7 +307,7 @@ impl Source {
     /// would hold it (the retransmit buffer lives in flash and the staged packet in the
     /// application's buffer, so neither is counted) [DERIVED from the fields below]:
     /// state 1, retries 1, sink address 2, nonce 2, demand 2, rate 2, token 1, last sent 2,
-    /// last acked 2, last fid 1, feedback time 4, RTT 2, staged/closing/stalled flags 1,
+    /// last acked 2, last fid 1, feedback time 4, RTT 2, staged/closing/stalled/timed-out flags 1,
     /// pacing deadline 4, state (SYN/FIN) deadline 4, stall deadline 4, retransmission
     /// deadline 4, recovery list 10 × 2 + head/length 2 = 61.
     pub const STATE_BYTES: usize = 1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 4 + 4 + 4 + 4 + (10 * 2 + 2);
@@ -332,6 +335,7 @@ impl Source {
             stall_at: None,
             stalled: false,
             closing: false,
+            open_timed_out: false,
             now: Instant::ZERO,
             outbox: VecDeque::new(),
             in_flight: false,
@@ -393,8 +397,16 @@ impl Source {
                     self.send_fin(now);
                 }
             }
-            // Not connected yet: tear down whatever the sink may have set up.
+            // Not connected yet: tear down whatever the sink may have set up. The same after a
+            // setup that timed out: a SYN may have arrived and its SYN-ACKs been lost, and a
+            // sink without an idle timeout (the reference code's) would keep the flow's share
+            // of R. A sink that never heard of the flow answers with a FIN-ACK anyway.
+            // [AMBIG → chosen: FIN after a timed-out setup, not after a refused one]
             SourceState::SynAckWait { .. } => self.send_fin(now),
+            SourceState::Failed if self.open_timed_out => {
+                self.open_timed_out = false;
+                self.send_fin(now)
+            }
             SourceState::Idle => {
                 self.state = SourceState::Closed;
                 self.events.push_back(SourceEvent::Closed);
@@ -615,6 +627,7 @@ impl Source {
                     self.send_syn();
                 } else {
                     self.state = SourceState::Failed;
+                    self.open_timed_out = true;
                     self.events.push_back(SourceEvent::OpenFailed);
                 }
             }
@@ -1023,6 +1036,35 @@ mod tests {
         s.handle_timeout(ms(22_000));
         assert_eq!(s.state(), SourceState::Failed);
         assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::OpenFailed));
+    }
+
+    /// A setup that timed out may have reached the sink (its SYN-ACKs lost): closing then
+    /// tears the flow down with a FIN. A refused setup left nothing at the sink: no FIN.
+    #[test]
+    fn close_after_a_timed_out_setup_sends_a_fin_but_not_after_a_refusal() {
+        let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+        s.open(ms(0), 2.0);
+        for k in 0..=10u64 {
+            drain(&mut s, ms(2_000 * k));
+        }
+        s.handle_timeout(ms(22_000));
+        assert_eq!(s.state(), SourceState::Failed);
+        s.close(ms(23_000));
+        let out = drain(&mut s, ms(23_000));
+        assert_eq!(out.len(), 1);
+        assert_eq!(Repr::parse(&out[0]), Ok(Repr::Fin { last: s.wire_seq(0) }));
+        assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+        s.handle_datagram(ms(23_100), &bytes(&Repr::FinAck { last: s.wire_seq(0) }));
+        assert_eq!(s.state(), SourceState::Closed);
+
+        let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+        s.open(ms(0), 1.0);
+        drain(&mut s, ms(0));
+        s.handle_datagram(ms(10), &bytes(&Repr::SynNack { nonce: 1 }));
+        assert_eq!(s.state(), SourceState::Failed);
+        s.close(ms(20));
+        assert!(drain(&mut s, ms(20)).is_empty(), "a refused setup sends no FIN");
+        assert_eq!(s.state(), SourceState::Failed);
     }
 
     #[test]
