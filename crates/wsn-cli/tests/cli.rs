@@ -553,6 +553,15 @@ fn a_folder_does_not_hide_a_built_in_scenario() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A scenario path that is an endless device is refused after a bounded read, by name.
+#[cfg(unix)]
+#[test]
+fn an_endless_scenario_file_is_refused() {
+    let o = wsn().args(["run", "/dev/zero", "-q"]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("/dev/zero") && err.contains("not a scenario file"), "{err}");
+}
+
 /// `--out` naming a file is refused by name, by every command that writes a folder, before
 /// anything runs.
 #[test]

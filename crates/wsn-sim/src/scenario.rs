@@ -542,8 +542,7 @@ impl Scenario {
                     source: std::io::Error::other("is a folder, not a scenario file"),
                 });
             }
-            let text =
-                std::fs::read_to_string(path).map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
+            let text = read_scenario_text(path).map_err(|source| ScenarioError::Io { path: spec.into(), source })?;
             // Absolute, so that where data files are looked for does not depend on how the
             // file was named (`x.toml`, `../x.toml`).
             let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -1502,6 +1501,25 @@ fn set_in(
     }
     let t = child.as_table_like_mut().ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
+}
+
+/// The largest scenario file read, bytes. Scenario files are small TOML files (the largest
+/// shipped one is a few kB); the cap turns a wrong path such as a device or a pipe that never
+/// ends (`/dev/zero`) into an error instead of a read that fills the memory.
+pub const MAX_SCENARIO_BYTES: u64 = 16 << 20;
+
+/// Read a scenario file as UTF-8, refusing one larger than [`MAX_SCENARIO_BYTES`].
+fn read_scenario_text(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    std::fs::File::open(path)?.take(MAX_SCENARIO_BYTES + 1).read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_SCENARIO_BYTES {
+        return Err(std::io::Error::other(format!(
+            "larger than {} MiB: not a scenario file",
+            MAX_SCENARIO_BYTES >> 20
+        )));
+    }
+    Ok(text)
 }
 
 #[cfg(test)]
