@@ -759,8 +759,8 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     let rules = if s.reception == wsn_sim::scenario::Reception::Ns3 { ", ns3 reception" } else { "" };
     println!("scenario  {}  (seed {}, preset {}{rules}, protocol {})", s.scenario, s.seed, s.preset, s.protocol);
     println!(
-        "run       {:.0} s simulated in {:.2} s wall, {} events ({:.1} M/s), {} nodes",
-        s.sim_seconds,
+        "run       {} s simulated in {:.2} s wall, {} events ({:.1} M/s), {} nodes",
+        short_s(s.sim_seconds),
         s.wall_seconds,
         s.events,
         s.events as f64 / s.wall_seconds.max(1e-9) / 1e6,

@@ -1228,7 +1228,7 @@ impl Network {
         f.last_delivery = now;
         f.hops_sum += hops as u64;
         f.delay_sum_ns += (now - f.sent_at[seq as usize]).as_nanos() as u128;
-        let b = (now.as_nanos() / self.bin.as_nanos()) as usize;
+        let b = bin_index(now, self.bin);
         if let Some(slot) = f.bins.get_mut(b) {
             *slot += 1;
         }
@@ -1278,7 +1278,7 @@ impl Network {
             let n = &mut self.nodes[j];
             let ql = n.agent.queue_len();
             n.stats.max_queue = n.stats.max_queue.max(ql);
-            let b = (self.now.as_nanos() / self.bin.as_nanos().max(1)) as usize;
+            let b = bin_index(self.now, self.bin);
             if let Some(slot) = self.queue_bins[j].get_mut(b) {
                 *slot = (*slot).max(ql.min(u16::MAX as usize) as u16);
             }
@@ -1575,7 +1575,7 @@ impl Network {
         };
         let is_agent = self.nodes[i].mac.cur.as_ref().is_some_and(|c| matches!(c.kind, FrameKind::Agent));
         if let (Some(&slot), true) = (self.sink_slot.get(i).filter(|&&s| s != u16::MAX), is_agent) {
-            let b = (now.as_nanos() / self.bin.as_nanos().max(1)) as usize;
+            let b = bin_index(now, self.bin);
             if let Some(c) = self.sink_tx_bins[slot as usize].get_mut(b) {
                 *c += 1;
             }
@@ -1931,6 +1931,14 @@ impl Network {
 /// windows overlap).
 fn off_until(windows: &[(Instant, Instant)], now: Instant) -> Option<Instant> {
     windows.iter().filter(|&&(from, to)| from <= now && now < to).map(|&(_, to)| to).max()
+}
+
+/// The time-series bin of an event at `t`: bin k covers (k·bin, (k+1)·bin], so an event at
+/// exactly k·bin counts in the bin that ends there, the bin network.csv samples at that
+/// instant (its loop runs the events at the sampling time first), and an event at the run's
+/// end in the last bin written (time 0 is in bin 0).
+pub(crate) fn bin_index(t: Instant, bin: Duration) -> usize {
+    (t.as_nanos().saturating_sub(1) / bin.as_nanos().max(1)) as usize
 }
 
 pub(crate) fn parent_stamp(nodes: &[Node], sinks: &[NodeId], node: usize, sink: NodeId) -> u16 {

@@ -107,24 +107,32 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     writeln!(w).and_then(|_| w.flush()).map_err(io(dir, "summary.json"))?;
 
     let mut w = csv::Writer::from_writer(create(dir, "flows.csv")?);
+    if r.summary.flows.is_empty() {
+        // The writer puts the header out with the first record: without flows, by hand.
+        w.write_record(crate::runner::FLOW_CSV_COLUMNS)
+            .map_err(|e| RunError::Output { path: "flows.csv".into(), source: e.into() })?;
+    }
     for f in &r.summary.flows {
         w.serialize(f).map_err(|e| RunError::Output { path: "flows.csv".into(), source: e.into() })?;
     }
     w.flush().map_err(io(dir, "flows.csv"))?;
 
-    let bin_s = r.bin.as_secs_f64();
+    let bin_ns = r.bin.as_nanos().max(1);
+    // A bin's end in seconds, the run's end for the last one; divided, not multiplied by 1e-9,
+    // so that it prints as network.csv's stamps do (`120`, `300.044385064`).
+    let end_ns = r.network.end().as_nanos();
+    let bin_end_s = |b: usize| ((b as u64 + 1).saturating_mul(bin_ns)).min(end_ns) as f64 / 1e9;
     let mut w = create(dir, "timeseries.csv")?;
     let e = io(dir, "timeseries.csv");
     writeln!(w, "t_s,flow,delivered,goodput_pps").map_err(&e)?;
     let bins = r.series.len();
     // Each bin is stamped with its end; the last one ends with the run and its rate is taken
     // over its real width.
-    let end_s = r.summary.sim_seconds;
     for f in r.network.flows() {
         for (b, &d) in f.bins.iter().take(bins).enumerate() {
-            let (from, to) = (b as f64 * bin_s, ((b + 1) as f64 * bin_s).min(end_s));
+            let (from, to) = (b as f64 * (bin_ns as f64 / 1e9), bin_end_s(b));
             let rate = if to > from { d as f64 / (to - from) } else { 0.0 };
-            writeln!(w, "{to:.3},{},{d},{rate:.4}", f.id).map_err(&e)?;
+            writeln!(w, "{to},{},{d},{rate:.4}", f.id).map_err(&e)?;
         }
     }
     w.flush().map_err(&e)?;
@@ -143,7 +151,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         writeln!(w, "t_s,flow,rate_pps").map_err(&e)?;
         for f in r.network.flows() {
             for (t, rate) in &f.rcrt.rates {
-                writeln!(w, "{t:.3},{},{rate:.4}", f.id).map_err(&e)?;
+                writeln!(w, "{t},{},{rate}", f.id).map_err(&e)?;
             }
         }
         w.flush().map_err(&e)?;
@@ -151,7 +159,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         let e = io(dir, "total_rate.csv");
         writeln!(w, "t_s,sink,total_pps").map_err(&e)?;
         for (t, sink, rate) in r.network.total_rate_series() {
-            writeln!(w, "{t:.3},{sink},{rate:.4}").map_err(&e)?;
+            writeln!(w, "{t},{sink},{rate}").map_err(&e)?;
         }
         w.flush().map_err(&e)?;
         let mut w = create(dir, "congestion.csv")?;
@@ -159,7 +167,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         writeln!(w, "t_s,flow,level").map_err(&e)?;
         for f in r.network.flows() {
             for (t, level) in &f.rcrt.levels {
-                writeln!(w, "{t:.3},{},{level:.4}", f.id).map_err(&e)?;
+                writeln!(w, "{t},{},{level}", f.id).map_err(&e)?;
             }
         }
         w.flush().map_err(&e)?;
@@ -167,7 +175,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         let e = io(dir, "decreases.csv");
         writeln!(w, "t_s,sink,flow,level").map_err(&e)?;
         for &(t, sink, flow, level) in r.network.decreases() {
-            writeln!(w, "{t:.3},{sink},{flow},{level:.4}").map_err(&e)?;
+            writeln!(w, "{t},{sink},{flow},{level}").map_err(&e)?;
         }
         w.flush().map_err(&e)?;
         let mut w = create(dir, "deliveries.csv")?;
@@ -175,7 +183,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         writeln!(w, "t_s,flow,seq").map_err(&e)?;
         for f in r.network.flows() {
             for (t, seq) in &f.rcrt.deliveries {
-                writeln!(w, "{t:.3},{},{seq}", f.id).map_err(&e)?;
+                writeln!(w, "{t},{},{seq}", f.id).map_err(&e)?;
             }
         }
         w.flush().map_err(&e)?;
@@ -188,7 +196,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         writeln!(w, "t_s,node,rate_pps,level").map_err(&e)?;
         for i in 0..net.len() {
             for &(t, rate, level) in net.rate_trace(i) {
-                writeln!(w, "{t:.3},{i},{rate:.6},{level:.3}").map_err(&e)?;
+                writeln!(w, "{t},{i},{rate},{level}").map_err(&e)?;
             }
         }
         w.flush().map_err(&e)?;
@@ -200,8 +208,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
         for (b, &q) in net.queue_bins(i).iter().enumerate() {
             if q > 0 {
                 // Stamped with the bin's end, as timeseries.csv and network.csv.
-                let to = ((b + 1) as f64 * bin_s).min(net.end().as_secs_f64());
-                writeln!(w, "{to:.3},{i},{q}").map_err(&e)?;
+                writeln!(w, "{},{i},{q}", bin_end_s(b)).map_err(&e)?;
             }
         }
     }

@@ -157,8 +157,11 @@ fn run_title(r: &RunResult) -> String {
 
 /// Write the plots of `r` into `dir`: each as PNG (1000×600) and SVG.
 ///
-/// `goodput_per_flow`, `goodput_time`, `tree` and `network_time`; with rate-controlled agents
-/// `rates_time`, with RCRT endpoints `congestion_time`, and `queues_time` when queues were used.
+/// Always `goodput_per_flow`, `goodput_time` (a last bin shorter than half a bin left out),
+/// `tree` (and `tree_sink<id>` per further sink) and `network_time`; `queues_time` when any
+/// queue held a packet; with rate-controlled agents (IFRC) and at most 200 nodes `rates_time`;
+/// with RCRT endpoints, each once there is something to draw, `congestion_time`,
+/// `allocations_time`, `repairs_per_flow` and `reception_time`.
 pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     ensure_font()?;
     render!(dir, "goodput_per_flow", draw_goodput_per_flow(r));

@@ -150,6 +150,30 @@ pub struct FlowSummary {
     pub mean_rate_pps: Option<f64>,
 }
 
+/// The columns of `flows.csv`: [`FlowSummary`]'s fields, in order (written by hand only when
+/// there is no flow to take them from; a test checks them against the serialised struct).
+pub const FLOW_CSV_COLUMNS: [&str; 19] = [
+    "id",
+    "source",
+    "sink",
+    "generated",
+    "originated",
+    "delivered",
+    "goodput_pps",
+    "delivery_ratio",
+    "mean_delay_ms",
+    "mean_hops",
+    "e2e_repaired",
+    "in_order_exactly_once",
+    "last_rate_pps",
+    "rtt_ms",
+    "congestion",
+    "feedback_packets",
+    "decreases_triggered",
+    "parent_changes_seen",
+    "mean_rate_pps",
+];
+
 /// Network-wide totals.
 #[derive(Clone, Debug, Serialize)]
 pub struct Totals {
@@ -914,7 +938,9 @@ fn summarize(
         .collect();
     let sum = |g: fn(&crate::network::NodeStats) -> u64| (0..net.len()).map(|i| g(net.node_stats(i))).sum::<u64>();
     // RCRT counters summed over the sinks (absent from runs without end-to-end transport).
-    let rcrt = net.flows().iter().any(|f| f.endpoint.is_some());
+    // The RCRT totals come with the protocol, also when the scenario has no flow (zeros then).
+    let rcrt =
+        matches!(sc.protocol, crate::scenario::ProtocolConfig::Rcrt(_) | crate::scenario::ProtocolConfig::Reliable(_));
     let sink_sum = |g: fn(&wsn_proto::rcrt::SinkStats) -> u64| {
         rcrt.then(|| net.sinks().iter().filter_map(|s| net.rcrt_sink(*s)).map(|k| g(k.stats())).sum::<u64>())
     };
@@ -1028,7 +1054,8 @@ fn summarize(
             flows_expired: sink_sum(|st| st.flows_expired),
             flows_revived: sink_sum(|st| st.flows_revived),
             flows_replaced: sink_sum(|st| st.flows_replaced),
-            goodput_jain_index: if gp.is_empty() { f64::NAN } else { jain(&gp) },
+            // 0/0 when no flow delivered anything: undefined, not "perfectly fair".
+            goodput_jain_index: if gp.iter().all(|&g| g == 0.0) { f64::NAN } else { jain(&gp) },
             protocol_counters: {
                 let mut m = std::collections::BTreeMap::new();
                 for i in 0..net.len() {
@@ -1164,6 +1191,42 @@ mod tests {
             (r.summary.flows[0].goodput_pps, r.summary.flows[0].goodput_pps)
         );
         assert_eq!(t.goodput_jain_index, 1.0);
+        // Flows that started but delivered nothing: the index is undefined (null), not 1.
+        let late = "flows=[{sources=[1, 2], rate_pps=1.0, start_s=59.999}]";
+        let r = run(&small(&[late]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        assert_eq!(r.summary.flows.len(), 2);
+        assert!(r.summary.totals.goodput_jain_index.is_nan(), "{}", r.summary.totals.goodput_jain_index);
+    }
+
+    /// A delivery at exactly the end of a bin counts in that bin in every binned output: here
+    /// the run ends with a delivery and is one bin long, so that bin holds every delivery (it
+    /// used to go to a bin after the run's, which no file writes).
+    #[test]
+    fn a_delivery_at_a_bin_end_counts_in_that_bin() {
+        let r = run(&small(&[]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let t = r.network.flows().iter().map(|f| f.last_delivery).max().unwrap().as_nanos();
+        assert!(t > 10_000_000_000, "no delivery");
+        let secs = format!("{}.{:09}", t / 1_000_000_000, t % 1_000_000_000);
+        let sc = small(&[&format!("duration_s={secs}"), &format!("output.timeseries_bin_s={secs}")]);
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        assert_eq!(r.network.end().as_nanos(), t);
+        assert_eq!(r.series.len(), 1);
+        let delivered: u64 = r.network.flows().iter().map(|f| f.delivered).sum();
+        assert!(r.network.flows().iter().any(|f| f.last_delivery.as_nanos() == t));
+        let binned: u64 = r.network.flows().iter().map(|f| u64::from(f.bins[0])).sum();
+        assert_eq!((binned, r.series[0].delivered), (delivered, delivered));
+        assert_eq!(crate::network::bin_index(Instant::ZERO, r.bin), 0);
+    }
+
+    /// `FLOW_CSV_COLUMNS` (flows.csv's header when there is no flow) are the fields of
+    /// `FlowSummary` as the CSV writer serialises them.
+    #[test]
+    fn flow_csv_columns_match_the_serialised_summary() {
+        let r = run(&small(&[]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let mut w = csv::Writer::from_writer(Vec::new());
+        w.serialize(&r.summary.flows[0]).unwrap();
+        let text = String::from_utf8(w.into_inner().unwrap()).unwrap();
+        assert_eq!(text.lines().next().unwrap(), FLOW_CSV_COLUMNS.join(","));
     }
 
     /// IFRC paces one flow per node: flows from one node to two sinks, or two at the same time,
