@@ -155,6 +155,19 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
             mac.preset
         )));
     }
+    // The header carries the average queue up to 65535/256 packets: a threshold a queue can
+    // reach but the header cannot show would be crossed unseen by every neighbour.
+    let most = wsn_wire::ifrc::queue_from_raw(u16::MAX);
+    if let Some((k, u)) =
+        cfg.thresholds().into_iter().enumerate().find(|&(_, u)| u >= most && u < cfg.queue_capacity as f64)
+    {
+        return Err(bad(format!(
+            "threshold U({k}) = {u} packets: at or above the largest average queue the IFRC header carries \
+             ({most:.3}), though the queue ({} packets) can reach it, so neighbours could never see it crossed; \
+             lower protocol.u0 / protocol.increment or mac.queue_capacity",
+            cfg.queue_capacity
+        )));
+    }
     Ok(cfg)
 }
 

@@ -112,7 +112,11 @@ struct CurFrame {
     /// Index in the sender's `rx_links` of the link to `dst` found by the last attempt's
     /// [`Network::tx_end`] (`u32::MAX`: none).
     dst_link: u32,
+    /// The frame is in the radio's transmit buffer.
     loaded: bool,
+    /// A radio outage emptied the transmit buffer: the frame is loaded again, and re-stamped
+    /// by its agent as a retransmission would be (its header would be as old as the outage).
+    reload: bool,
     /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
     nb: u8,
     be: u8,
@@ -1404,8 +1408,13 @@ impl Network {
             // contends afresh with an initial backoff (nodes back from one outage would
             // otherwise all sense the channel at the same instant).
             if let Some(until) = self.radio_off_until(i, now) {
-                // A transmission committed after a clear CCA (Turnaround) is abandoned.
+                // A transmission committed after a clear CCA (Turnaround) is abandoned, and the
+                // powered-off radio loses its transmit buffer.
                 self.radios[i].transmitting = false;
+                if let Some(c) = self.nodes[i].mac.cur.as_mut().filter(|c| c.loaded) {
+                    c.loaded = false;
+                    c.reload = true;
+                }
                 self.contend_afresh(i, until);
                 return;
             }
@@ -1421,10 +1430,12 @@ impl Network {
                 let cur = n.mac.cur.as_mut().expect("bound above");
                 if !cur.loaded {
                     cur.loaded = true;
-                    if cur.attempts > 0 && cur.kind == FrameKind::Agent {
-                        // A retransmission: the agent may re-stamp the frame for this attempt.
+                    if (cur.attempts > 0 || cur.reload) && cur.kind == FrameKind::Agent {
+                        // A retransmission, or a reload after an outage: the agent may re-stamp
+                        // the frame for this attempt.
                         n.agent.refresh_frame(now, &mut cur.payload);
                     }
+                    cur.reload = false;
                     let load = self.mac.txfifo_load(cur.payload.len());
                     // The load waits for the processor (frames it is still handling).
                     let start = now.max(n.cpu_busy_until);
@@ -1512,6 +1523,7 @@ impl Network {
             dst_deaf: false,
             dst_link: u32::MAX,
             loaded: false,
+            reload: false,
             nb: 0,
             be: self.mac.csma_min_be,
             access_failed: false,
@@ -2376,6 +2388,92 @@ mod tests {
         assert_eq!(checks, 180_000);
         // The check is not vacuous: node 0's radio was off with power on its air many times.
         assert!(off_with_power > 100, "{off_with_power}");
+    }
+
+    /// Sends frames stamped with the time they were built or last re-stamped (first 8 bytes);
+    /// records the frames it receives with their stamps.
+    struct Stamper {
+        dst: NodeId,
+        got: std::sync::Arc<std::sync::Mutex<Vec<(Instant, u64)>>>,
+    }
+
+    impl NodeAgent for Stamper {
+        fn handle_frame(&mut self, now: Instant, _: &mut dyn LinkCtx, _: &RxInfo, payload: &[u8]) {
+            let stamp = u64::from_be_bytes(payload[..8].try_into().unwrap());
+            self.got.lock().unwrap().push((now, stamp));
+        }
+        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+        fn wants_to_send(&self) -> bool {
+            self.dst != NodeId::BROADCAST
+        }
+        fn poll_frame(&mut self, now: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            let mut payload = vec![0; 20];
+            payload[..8].copy_from_slice(&now.as_nanos().to_be_bytes());
+            self.wants_to_send().then_some(wsn_proto::agent::Frame { dst: self.dst, ack_request: true, payload })
+        }
+        fn refresh_frame(&mut self, now: Instant, payload: &mut [u8]) {
+            payload[..8].copy_from_slice(&now.as_nanos().to_be_bytes());
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            None
+        }
+        fn queue_len(&self) -> usize {
+            usize::from(self.wants_to_send())
+        }
+        fn queue_capacity(&self) -> usize {
+            1
+        }
+        fn send(
+            &mut self,
+            _: Instant,
+            _: &mut dyn LinkCtx,
+            _: NodeId,
+            _: NodeId,
+            _: u8,
+            _: &[u8],
+        ) -> Result<(), wsn_proto::agent::SendError> {
+            unreachable!("no application")
+        }
+    }
+
+    /// A frame in the radio's transmit buffer when the radio goes off is loaded again after the
+    /// outage and re-stamped (the agent's `refresh_frame`, as for a retransmission): no frame
+    /// goes on the air with a stamp from before an outage that ended before it left. Node 1
+    /// sends back to back to node 0 while node 2 competes for the channel, and node 1's radio
+    /// is off 200 times for 50 ms.
+    #[test]
+    fn a_frame_loaded_before_an_outage_is_restamped_after_it() {
+        let mut outages = String::new();
+        let windows: Vec<(u64, u64)> = (0..200u64).map(|k| (1_000 + 97 * k, 1_050 + 97 * k)).collect();
+        for (a, b) in &windows {
+            outages +=
+                &format!("[[outages]]\nnodes = 1\nfrom_s = {:?}\nto_s = {:?}\n", *a as f64 / 1e3, *b as f64 / 1e3);
+        }
+        let mut net = clean_chain(3, 22.0, &outages, &[]);
+        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[0].agent = Box::new(Stamper { dst: NodeId::BROADCAST, got: got.clone() });
+        let other = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Stamper { dst: NodeId(0), got: other.clone() });
+        net.nodes[2].agent = Box::new(Stamper { dst: NodeId(0), got: other });
+        net.after_agent(1);
+        net.after_agent(2);
+        let mut reloads = 0u64;
+        for step in 1..=22_000u64 {
+            let now = Instant::from_millis(step);
+            net.run_until(now);
+            let off = net.radio_off_until(1, now).is_some();
+            reloads += u64::from(off && net.nodes[1].mac.cur.as_ref().is_some_and(|c| c.loaded || c.reload));
+        }
+        assert!(reloads > 0, "no outage caught a loaded frame");
+        eprintln!("{reloads} ms with a loaded frame in an outage");
+        let air = MacConfig::tinyos1_tenet().airtime(20).as_nanos();
+        let mut stale = 0;
+        for &(rx, stamp) in got.lock().unwrap().iter() {
+            let tx = rx.as_nanos() - air;
+            // An outage that began after the stamp and ended before the frame left.
+            stale += windows.iter().filter(|&&(a, b)| stamp < a * 1_000_000 && b * 1_000_000 <= tx).count();
+        }
+        assert_eq!(stale, 0);
     }
 
     /// The simulator's in-order check counts a packet handed up behind a later one, once per

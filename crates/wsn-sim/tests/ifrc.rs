@@ -145,6 +145,12 @@ fn bad_ifrc_settings_name_the_field() {
             .unwrap_or_else(|| panic!("{set} accepted"));
         assert!(e.to_string().contains(field), "{set}: {e}");
     }
+    // A threshold the queue can reach but the header's average-queue field cannot show.
+    let sc = load("ifrc/e1-40node.toml", &["mac.queue_capacity=400", "protocol.u0=300.0", "protocol.lower=280.0"]);
+    let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })
+        .err()
+        .expect("a threshold above the header's range accepted");
+    assert!(e.to_string().contains("threshold U(0) = 300 packets: at or above the largest average queue"), "{e}");
     let e = wsn_sim::scenario::Scenario::load(
         scenarios().join("ifrc/e2-optimality-best-effort.toml").to_str().unwrap(),
         &["flows.0.rate_pps=0".to_string()],

@@ -32,7 +32,8 @@
 //!   w_q = 0.02 (one insertion moves it by w_q·|q − avg|: 0.02 packets ≈ 5 steps per packet of
 //!   difference).
 //! - **Version** 1 in the two top bits, as in [`crate::rcrt`], so an all-zero buffer never
-//!   parses; reserved bits must be zero (both are rejected as [`Error::Malformed`]).
+//!   parses; reserved bits must be zero, the sender's rate must not be zero, nor a congested
+//!   child's (all rejected as [`Error::Malformed`]).
 //! - The paper's 1-bit child flag and this project's control flag share the flags byte.
 //!
 //! Encoding rounds to the nearest step and **saturates**: negative, NaN or too large inputs
@@ -266,10 +267,16 @@ pub struct Repr {
 
 impl Repr {
     /// Parse a header: [`Error::Truncated`] when shorter than [`HEADER_LEN`],
-    /// [`Error::Malformed`] for another version or a set reserved bit.
+    /// [`Error::Malformed`] for another version, a set reserved bit, a zero sender rate (no
+    /// sender emits one: a positive rate never encodes as 0, and IFRC rates have a positive
+    /// floor; read as a rate it would pull every child that hears it down to the floor), or a
+    /// congested child with a zero rate.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         if packet.version() != VERSION || packet.flags() & RESERVED_MASK != 0 {
+            return Err(Error::Malformed);
+        }
+        if packet.rate_raw() == 0 || (packet.child_congested() && packet.child_rate_raw() == 0) {
             return Err(Error::Malformed);
         }
         Ok(Repr {
@@ -409,6 +416,31 @@ mod tests {
         }
     }
 
+    /// No sender emits a zero rate, nor a congested child with one: such a header is refused
+    /// (read as a rate, it would pull every child that hears it down to the rate floor).
+    #[test]
+    fn zero_rates_are_malformed() {
+        let ok = Repr {
+            child_congested: true,
+            control: false,
+            rate_pps: 0.5,
+            avg_q: 3.0,
+            child_rate_pps: 0.25,
+            child_avg_q: 9.0,
+            protocol: 7,
+        };
+        for (repr, good) in [
+            (ok, true),
+            (Repr { rate_pps: 0.0, ..ok }, false),
+            (Repr { child_rate_pps: 0.0, ..ok }, false),
+            (Repr { child_congested: false, child_rate_pps: 0.0, ..ok }, true),
+        ] {
+            let mut buf = [0u8; HEADER_LEN];
+            repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&buf[..])).is_ok(), good, "{repr:?}");
+        }
+    }
+
     #[test]
     fn bad_version_and_reserved_bits_are_malformed() {
         for text in [BAD_VERSION, BAD_RESERVED] {
@@ -461,8 +493,15 @@ mod tests {
                               child_rate_pps: cr, child_avg_q: cq, protocol: proto };
             let mut buf = [0u8; HEADER_LEN];
             repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
-            let back = Repr::parse(&Packet::new_unchecked(&buf[..])).unwrap();
-            prop_assert_eq!(back, repr.quantized());
+            let parsed = Repr::parse(&Packet::new_unchecked(&buf[..]));
+            let q = repr.quantized();
+            // A zero rate (from NaN or a rate ≤ 0), or a congested child's, is refused.
+            if q.rate_pps == 0.0 || (cc && q.child_rate_pps == 0.0) {
+                prop_assert_eq!(parsed, Err(Error::Malformed));
+                return Ok(());
+            }
+            let back = parsed.unwrap();
+            prop_assert_eq!(back, q);
             // Parsing is idempotent on the grid.
             let mut buf2 = [0u8; HEADER_LEN];
             back.emit(&mut Packet::new_unchecked(&mut buf2[..]));

@@ -707,7 +707,11 @@ impl IfrcAgent {
         if self.avg_q > self.stats.max_avg_q {
             self.stats.max_avg_q = self.avg_q;
         }
-        let (old, new, started) = self.own.update(&self.ladder, self.avg_q);
+        // The thresholds are tested on the average as the header carries it (to 1/256 packet),
+        // so that neighbours, which run the same ladder on the header's value, see exactly the
+        // crossings this node acted on [spec §6.3 step 2]; the average itself stays unrounded
+        // (rounding each update would stall it when w·|q − avg| < 1/512).
+        let (old, new, started) = self.own.update(&self.ladder, wire::quantize_queue(self.avg_q));
         if started {
             self.stats.epochs += 1;
         }
@@ -871,7 +875,15 @@ impl IfrcAgent {
     }
 
     /// Hand a frame addressed to this node to the forwarder and watch what it did.
-    fn forward_in(&mut self, now: Instant, ctx: &mut dyn LinkCtx, rx: &RxInfo, payload: &[u8], origin: Option<NodeId>) {
+    /// Hand a received frame to the forwarder; true when it queued the packet for forwarding.
+    fn forward_in(
+        &mut self,
+        now: Instant,
+        ctx: &mut dyn LinkCtx,
+        rx: &RxInfo,
+        payload: &[u8],
+        origin: Option<NodeId>,
+    ) -> bool {
         let before = *self.fwd.stats();
         self.fwd.handle_frame(now, ctx, rx, payload);
         self.drain_forwarder();
@@ -887,6 +899,7 @@ impl IfrcAgent {
         {
             self.count_from_child(now, rx.link_src, origin == Some(rx.link_src));
         }
+        after.forwarded > before.forwarded
     }
 
     /// A packet from `child` (originated by it when `own`) reached the base station
@@ -978,16 +991,14 @@ impl IfrcAgent {
             self.stats.control_received += 1;
             return;
         }
-        if addressed && c.direction == Direction::Up {
-            if let Role::Node { sink } = self.role {
-                if c.sink != sink {
-                    self.stats.foreign_tree_forwards += 1;
-                }
-            }
-        }
+        // Another tree's packet that this node takes into its queue (counted once queued: a
+        // duplicate, a full queue or a broadcast is not a forward).
+        let foreign = c.direction == Direction::Up && matches!(self.role, Role::Node { sink } if c.sink != sink);
         if addressed && self.cfg.rules_after_queue_check {
             // [CODE usc-ifrc: ReceiveMsg.receive] queue and check, then the rules.
-            self.forward_in(now, ctx, rx, payload, Some(c.origin));
+            if self.forward_in(now, ctx, rx, payload, Some(c.origin)) && foreign {
+                self.stats.foreign_tree_forwards += 1;
+            }
             if let Some(s) = snooped {
                 self.apply_rules(now, s, &h);
             }
@@ -996,8 +1007,8 @@ impl IfrcAgent {
         if let Some(s) = snooped {
             self.apply_rules(now, s, &h);
         }
-        if addressed {
-            self.forward_in(now, ctx, rx, payload, Some(c.origin));
+        if addressed && self.forward_in(now, ctx, rx, payload, Some(c.origin)) && foreign {
+            self.stats.foreign_tree_forwards += 1;
         }
     }
 
@@ -1183,6 +1194,8 @@ impl NodeAgent for IfrcAgent {
             ("app_slots", s.app_slots),
             ("restamps", s.restamps),
             ("foreign_tree_forwards", s.foreign_tree_forwards),
+            ("malformed", s.malformed),
+            ("snoop_malformed", s.snoop_malformed),
         ]
     }
 

@@ -325,6 +325,43 @@ fn one_halving_per_new_threshold_per_epoch() {
     assert_eq!(a.stats().epochs, 2);
 }
 
+/// A node tests its thresholds on the average its header carries (to 1/256 packet), so its
+/// neighbours, which run the same ladder on that value, see exactly the crossings it acted on.
+/// Paper profile (strict `avg > U`): an average 1/1024 above U(0) = 0.5 travels as 0.5, no
+/// crossing (the node used to halve unseen). Reference code (`⌊avg⌋ ≥ U`): an average 1/1024
+/// below U(0) = 1 travels as 1, a crossing (neighbours used to see one the node never made).
+#[test]
+fn thresholds_are_tested_on_the_advertised_average() {
+    let d = 1.0 / 1024.0;
+    let cases = [
+        (IfrcConfig { ewma_weight: 0.5 + d, upper_threshold: 0.5, lower_threshold: 0.25, ..cfg() }, 0.5, -1),
+        (
+            IfrcConfig {
+                random_start_phase: false,
+                ewma_weight: 1.0 - d,
+                upper_threshold: 1.0,
+                lower_threshold: 0.0,
+                ..IfrcConfig::for_profile(Profile::ReferenceCode)
+            },
+            1.0,
+            0,
+        ),
+    ];
+    for (c0, advertised, level) in cases {
+        let (mut a, mut c) = node_with(5, 2, c0.clone());
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
+        assert_eq!(a.avg_queue(), c0.ewma_weight, "one insertion: avg = w·1");
+        let f = a.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let h = header_of(&f.payload);
+        assert_eq!(h.avg_q, advertised);
+        // What a neighbour running the same ladder on the header concludes:
+        let mut view = Epoch::IDLE;
+        let (_, seen, _) = view.update(&Ladder::new(&c0), h.avg_q);
+        assert_eq!((a.congestion_level(), seen), (level, level), "{:?}", c0.profile);
+        assert_eq!(a.stats().epochs, u64::from(level >= 0));
+    }
+}
+
 #[test]
 fn halving_to_r_init_or_below_reenters_slow_start() {
     let cfg = IfrcConfig { ewma_weight: 1.0, ..cfg() };
@@ -1319,4 +1356,10 @@ fn a_relay_follows_the_best_path_tree() {
     assert_eq!(a.stats().foreign_tree_forwards, 0);
     a.handle_frame(t, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.1, 0.0)));
     assert_eq!(a.stats().foreign_tree_forwards, 1);
+    // Its duplicate, and another tree's packet broadcast (not addressed to this node), are
+    // not forwards.
+    a.handle_frame(t, &mut c, &rx(8, NodeId(5)), &frame(8, 0, &hdr(0.1, 0.0)));
+    a.handle_frame(t, &mut c, &rx(8, NodeId::BROADCAST), &frame(8, 1, &hdr(0.1, 0.0)));
+    assert_eq!(a.stats().foreign_tree_forwards, 1);
+    assert_eq!(a.queue_len(), 1);
 }
