@@ -128,8 +128,10 @@ enum Cmd {
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
     /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
     Compare {
-        /// Shorter runs (2,400 instead of 3,600 simulated seconds) and 5 instead of 14 fixed
-        /// rates in the best-effort sweep that finds the best fixed fair rate.
+        /// Shorter runs (2,400 instead of 3,600 simulated seconds) and 5 instead of 18 fixed
+        /// rates in the best-effort sweep that finds the best fixed fair rate: for a look at the
+        /// report's shape, not for its numbers (the short runs' second half still holds IFRC's
+        /// slow start, and the sweep may end below the knee).
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/compare).
@@ -333,7 +335,15 @@ fn run_cli(cli: Cli) -> Result<()> {
                 anyhow::bail!("--payload-bytes applies to `wsn reproduce rcrt` only");
             }
             let dir = out.unwrap_or_else(|| PathBuf::from(format!("out/reproduce-{paper}")));
-            seeds.run(&dir, paper == "rcrt", |dir, seed| match paper.as_str() {
+            let cmd = seeds::Command {
+                title: if paper == "rcrt" { "# RCRT reproduction" } else { "# IFRC reproduction" },
+                line: format!(
+                    "wsn reproduce {paper}{}{}",
+                    if quick { " --quick" } else { "" },
+                    payload_bytes.map_or(String::new(), |p| format!(" --payload-bytes {p}"))
+                ),
+            };
+            seeds.run(&dir, paper == "rcrt", &cmd, |dir, seed| match paper.as_str() {
                 "rcrt" => reproduce::rcrt(quick, dir, seed, payload_bytes).with_context(|| match payload_bytes {
                     Some(p) => format!("wsn reproduce rcrt --payload-bytes {p}"),
                     None => "wsn reproduce rcrt".into(),
@@ -344,7 +354,15 @@ fn run_cli(cli: Cli) -> Result<()> {
         }
         Cmd::Compare { quick, out, seeds, rcrt_payload_bytes: b } => {
             let dir = out.unwrap_or_else(|| PathBuf::from("out/compare"));
-            seeds.run(&dir, true, |dir, seed| {
+            let cmd = seeds::Command {
+                title: "# RCRT vs IFRC",
+                line: format!(
+                    "wsn compare{}{}",
+                    if quick { " --quick" } else { "" },
+                    b.map_or(String::new(), |b| format!(" --rcrt-payload-bytes {b}"))
+                ),
+            };
+            seeds.run(&dir, true, &cmd, |dir, seed| {
                 compare::compare(quick, dir, seed, b).with_context(|| match b {
                     Some(b) => format!("wsn compare --rcrt-payload-bytes {b}"),
                     None => "wsn compare".into(),

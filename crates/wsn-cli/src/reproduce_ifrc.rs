@@ -898,7 +898,7 @@ fn report(
     }
 
     // ------------------------------------------------------------------ RCRT vs IFRC
-    crate::compare::section(dir, &mut md, &mut rows, runs, cmp_rates)?;
+    crate::compare::section(dir, &mut md, &mut rows, runs, cmp_rates, plan.quick)?;
     rows.extend(extra);
     write_numbers(dir, md, &rows)
 }

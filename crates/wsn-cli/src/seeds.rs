@@ -40,38 +40,83 @@ pub(crate) struct SeedArgs {
     seeds: u64,
 }
 
+/// What a multi-seed command is: the title its single-seed `report.md` opens with (`# RCRT vs
+/// IFRC`), which also marks the folders it writes, and its command line for the tables.
+pub(crate) struct Command<'a> {
+    pub title: &'a str,
+    pub line: String,
+}
+
 impl SeedArgs {
     /// With one seed, run `one(dir, --seed)` and remove the tables an earlier `--seeds` run left
     /// in `dir` (printing [`crate::ONE_SEED_NOTE`] when `caution`); with several, run `one` once
-    /// per seed into `dir/seed-N/` and write the tables over the seeds.
+    /// per seed into `dir/seed-N/` and write the tables over the seeds. A folder whose reports
+    /// another command wrote is refused before anything runs.
     pub(crate) fn run(
         &self,
         dir: &Path,
         caution: bool,
+        cmd: &Command<'_>,
         one: impl Fn(PathBuf, Option<u64>) -> Result<()>,
     ) -> Result<()> {
         let seeds = seed_list(self.seed, self.seeds)?;
+        check_owner(dir, cmd.title)?;
         crate::create_out_dir(dir)?;
         if self.seeds == 1 {
             // Earlier results go only once the new ones are written: a refused or interrupted
             // run leaves the folder as it was.
             one(dir.to_path_buf(), self.seed)?;
             remove_seed_run(dir)?;
+            crate::staging::remove_stale(dir)?;
             if caution {
                 println!("{}", crate::ONE_SEED_NOTE);
             }
             Ok(())
         } else {
-            over_seeds(dir, &seeds, |sub, s| one(sub, Some(s)))
+            over_seeds(dir, &seeds, cmd, |sub, s| one(sub, Some(s)))
         }
     }
+}
+
+/// Refuse `dir` when a `report.md` in it (at its top, or in a `seed-N/` folder of a `--seeds`
+/// run) was written by another command than the one whose report opens with `title`: this
+/// run would replace or delete that command's results.
+pub(crate) fn check_owner(dir: &Path, title: &str) -> Result<()> {
+    if !dir.is_dir() {
+        // Nothing to protect (a file in its place is refused when the folder is made).
+        return Ok(());
+    }
+    let first_line = |p: &Path| std::fs::read_to_string(p).ok().and_then(|t| t.lines().next().map(str::to_string));
+    let mut reports = vec![dir.join("report.md")];
+    reports.extend(entries(dir)?.into_iter().filter(|p| is_seed_folder(p)).map(|p| p.join("report.md")));
+    for path in reports {
+        let Some(line) = first_line(&path) else { continue };
+        // The index of a `--seeds` run before session 19 named no command: its seed folders'
+        // reports do.
+        if line.starts_with("# Reproduction over ") {
+            continue;
+        }
+        let rest = line.strip_prefix(title);
+        anyhow::ensure!(
+            rest.is_some_and(|r| r.is_empty() || r.starts_with(" (") || r.starts_with(" over ")),
+            "{} holds the results of another command ({line:?}); this run would replace or remove them: \
+             give it another --out, or move them away",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`. The seeds run
 /// in a staging folder inside `dir`; only when all of them ran and their tables merged do they
 /// replace the earlier run's `seed-N/` folders (all of them: a folder of a seed this run does
 /// not have would otherwise stay), so that a failed or interrupted run leaves `dir` as it was.
-pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -> Result<()>) -> Result<()> {
+pub(crate) fn over_seeds(
+    dir: &Path,
+    seeds: &[u64],
+    cmd: &Command<'_>,
+    one: impl Fn(PathBuf, u64) -> Result<()>,
+) -> Result<()> {
     crate::create_out_dir(dir)?;
     let staging = crate::staging::create(dir, "seeds")?;
     // A failure keeps the seeds that finished (hours of runs, perhaps) in the staging folder,
@@ -108,8 +153,8 @@ pub(crate) fn over_seeds(dir: &Path, seeds: &[u64], one: impl Fn(PathBuf, u64) -
         std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display())).map_err(moving)?;
     }
     std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
-    let table = write(dir, seeds, &merged)?;
-    write_index(dir, seeds, &table)?;
+    let table = write(dir, seeds, &merged, &cmd.line)?;
+    write_index(dir, seeds, &table, cmd)?;
     for r in &merged {
         println!(
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
@@ -238,13 +283,15 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
 /// `DIR/report.md` of a `--seeds` run: what the folder holds, then the table of `seeds.md`
 /// (`table`: every seed's value, median and range, with links to each seed's report). It
 /// replaces a single-seed report an earlier run may have left there.
-fn write_index(dir: &Path, seeds: &[u64], table: &str) -> Result<()> {
+fn write_index(dir: &Path, seeds: &[u64], table: &str, cmd: &Command<'_>) -> Result<()> {
     let md = format!(
-        "# Reproduction over {} run seeds\n\nThe whole reproduction ran once per seed, each into its own folder \
+        "{} over {} run seeds\n\nCommand: `{}`. The whole reproduction ran once per seed, each into its own folder \
          (`seed-N/`) with its own report and figures. `numbers.csv` here holds the median of every number over \
          the seeds; the table below (also `seeds.md`, and `seeds.csv`) holds every seed's value. Figures or \
          files in this folder that none of these links name are left from an earlier run.\n\n{table}",
-        seeds.len()
+        cmd.title,
+        seeds.len(),
+        cmd.line
     );
     let path = dir.join("report.md");
     std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))
@@ -423,7 +470,7 @@ fn fmt_for(key: &str, v: Option<f64>) -> String {
 
 /// Write `numbers.csv`, `seeds.csv` and `seeds.md`; returns the body of `seeds.md` below its
 /// title (the links and the table).
-fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
+fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<String> {
     let range = format!("{}–{}", seeds[0], seeds[seeds.len() - 1]);
     // numbers.csv: the common format, `ours` = the median over the seeds.
     let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
@@ -489,7 +536,7 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged]) -> Result<String> {
             r.unit
         )?;
     }
-    std::fs::write(dir.join("seeds.md"), format!("# Numbers over run seeds {range}\n\n{md}"))?;
+    std::fs::write(dir.join("seeds.md"), format!("# Numbers over run seeds {range}\n\nCommand: `{command}`.\n\n{md}"))?;
     Ok(md)
 }
 
@@ -582,6 +629,32 @@ mod tests {
         assert_eq!(fmt_for("feedback_ratio", None), "n/a");
     }
 
+    fn test_cmd() -> Command<'static> {
+        Command { title: "# Test", line: "wsn test --quick".into() }
+    }
+
+    /// A folder whose reports another command wrote (at its top, or in a `--seeds` run's seed
+    /// folders) is refused; the same command's, an old index that names no command, or no
+    /// report at all are fine.
+    #[test]
+    fn another_commands_folder_is_refused() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-owner-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("seed-1")).unwrap();
+        check_owner(&dir, "# RCRT vs IFRC").unwrap();
+        std::fs::write(dir.join("report.md"), "# Reproduction over 1 run seeds\n").unwrap();
+        std::fs::write(dir.join("seed-1/numbers.csv"), "key,paper,ours,unit,note\n").unwrap();
+        std::fs::write(dir.join("seed-1/report.md"), "# RCRT reproduction (quick)\n").unwrap();
+        check_owner(&dir, "# RCRT reproduction").unwrap();
+        let e = check_owner(&dir, "# RCRT vs IFRC").unwrap_err().to_string();
+        assert!(e.contains("seed-1/report.md") && e.contains("another command"), "{e}");
+        std::fs::remove_dir_all(dir.join("seed-1")).unwrap();
+        std::fs::write(dir.join("report.md"), "# RCRT vs IFRC over 5 run seeds\n").unwrap();
+        check_owner(&dir, "# RCRT vs IFRC").unwrap();
+        assert!(check_owner(&dir, "# RCRT").is_err(), "a prefix of another title is not the same title");
+        assert!(check_owner(&dir, "# IFRC reproduction").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// A run that fails at its second seed leaves the folder as it was (the earlier run's
     /// seed-N/ folders and tables), and says which seed failed; a later run with fewer seeds
     /// removes the folders of the seeds it does not have.
@@ -593,10 +666,15 @@ mod tests {
             std::fs::write(sub.join("numbers.csv"), format!("key,paper,ours,unit,note\nx,1,{}.0,ratio,\n", s * v))?;
             Ok(())
         };
-        over_seeds(&dir, &[1, 2, 3], |sub, s| write(sub, s, 10)).unwrap();
+        over_seeds(&dir, &[1, 2, 3], &test_cmd(), |sub, s| write(sub, s, 10)).unwrap();
         let before = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
-        let e = over_seeds(&dir, &[1, 2], |sub, s| if s == 2 { anyhow::bail!("boom") } else { write(sub, s, 100) })
-            .unwrap_err();
+        let e = over_seeds(
+            &dir,
+            &[1, 2],
+            &test_cmd(),
+            |sub, s| if s == 2 { anyhow::bail!("boom") } else { write(sub, s, 100) },
+        )
+        .unwrap_err();
         let e = format!("{e:#}");
         assert!(e.contains("seed 2") && e.contains("boom") && e.contains("left as they were"), "{e}");
         assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
@@ -612,12 +690,12 @@ mod tests {
         assert!(std::fs::read_to_string(kept[0].join("seed-1/numbers.csv")).unwrap().contains("x,1,100.0"));
         // A folder of a seed's name that no run wrote is refused before anything changes.
         std::fs::create_dir_all(dir.join("seed-9/mine")).unwrap();
-        let e = format!("{:#}", over_seeds(&dir, &[9], |sub, s| write(sub, s, 1)).unwrap_err());
+        let e = format!("{:#}", over_seeds(&dir, &[9], &test_cmd(), |sub, s| write(sub, s, 1)).unwrap_err());
         assert!(e.contains("seed-9 exists and was not written by a run"), "{e}");
         assert!(dir.join("seed-9/mine").is_dir());
         assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
         std::fs::remove_dir_all(dir.join("seed-9")).unwrap();
-        over_seeds(&dir, &[1, 2], |sub, s| write(sub, s, 100)).unwrap();
+        over_seeds(&dir, &[1, 2], &test_cmd(), |sub, s| write(sub, s, 100)).unwrap();
         assert!(hidden().is_empty(), "the next run removes the leftovers: {:?}", hidden());
         assert!(dir.join("seed-1").is_dir() && dir.join("seed-2").is_dir() && !dir.join("seed-3").exists());
         assert!(std::fs::read_to_string(dir.join("seed-2/numbers.csv")).unwrap().contains("x,1,200.0"));
@@ -628,7 +706,7 @@ mod tests {
     #[test]
     fn over_seeds_writes_the_three_tables() {
         let dir = std::env::temp_dir().join(format!("wsn-seeds-test-{}", std::process::id()));
-        over_seeds(&dir, &[4, 5], |sub, s| {
+        over_seeds(&dir, &[4, 5], &test_cmd(), |sub, s| {
             std::fs::create_dir_all(&sub)?;
             std::fs::write(
                 sub.join("numbers.csv"),
@@ -644,7 +722,9 @@ mod tests {
         assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4,5,4.5,4,5,ratio"), "{seeds}");
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
-        assert!(index.contains("over 2 run seeds") && index.contains("(seed-4/report.md)"), "{index}");
+        assert!(index.starts_with("# Test over 2 run seeds\n\nCommand: `wsn test --quick`."), "{index}");
+        assert!(index.contains("(seed-4/report.md)"), "{index}");
+        assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("Command: `wsn test --quick`."));
         assert!(index.contains("| x | 1 |"), "the index holds the table: {index}");
         // A single-seed run into the same folder then removes the seed tables and the seeds'
         // folders, but no folder it did not write; a second removal finds nothing to do.

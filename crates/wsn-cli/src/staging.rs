@@ -13,6 +13,16 @@ const PREFIX: &str = ".wsn-staging-";
 /// then create a fresh one for this run (`tag` names the command). Its name holds the process id
 /// and the time, so a leftover folder is never reused.
 pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
+    remove_stale(dir)?;
+    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+    let path = dir.join(format!("{PREFIX}{tag}-{}-{nanos}", std::process::id()));
+    std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
+    Ok(path)
+}
+
+/// Remove the staging folders an interrupted or failed earlier run left in `dir`, saying so
+/// (a run that writes in place, without staging, calls it once it has written everything).
+pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut stale: Vec<PathBuf> = entries
             .filter_map(|e| e.ok())
@@ -25,10 +35,7 @@ pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
             println!("removed {} (left by an interrupted or failed run)", p.display());
         }
     }
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    let path = dir.join(format!("{PREFIX}{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
-    Ok(path)
+    Ok(())
 }
 
 /// The names of the entries of `staging`, sorted.
