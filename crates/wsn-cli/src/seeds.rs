@@ -61,11 +61,20 @@ impl SeedArgs {
     ) -> Result<()> {
         let seeds = seed_list(self.seed, self.seeds)?;
         check_owner(dir, cmd.title)?;
+        let existed = dir.exists();
         crate::create_out_dir(dir)?;
+        // A run refused before it wrote anything (a bad argument that the runs check) leaves no
+        // empty folder behind that it made.
+        let tidy = |e: anyhow::Error| {
+            if !existed {
+                let _ = std::fs::remove_dir(dir);
+            }
+            e
+        };
         if self.seeds == 1 {
             // Earlier results go only once the new ones are written: a refused or interrupted
             // run leaves the folder as it was.
-            one(dir.to_path_buf(), self.seed)?;
+            one(dir.to_path_buf(), self.seed).map_err(tidy)?;
             remove_seed_run(dir)?;
             crate::staging::remove_stale(dir)?;
             if caution {
@@ -73,7 +82,7 @@ impl SeedArgs {
             }
             Ok(())
         } else {
-            over_seeds(dir, &seeds, cmd, |sub, s| one(sub, Some(s)))
+            over_seeds(dir, &seeds, cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
         }
     }
 }

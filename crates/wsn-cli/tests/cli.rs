@@ -64,6 +64,16 @@ fn payload_bytes_is_refused_outside_rcrt() {
     fails_saying(&["reproduce", "ifrc", "--quick", "--payload-bytes", "6"], "--payload-bytes");
 }
 
+/// A payload the runs refuse stops the command before any run, and leaves no empty output
+/// folder behind.
+#[test]
+fn a_refused_payload_leaves_no_folder() {
+    let out = std::env::temp_dir().join(format!("wsn-refused-payload-{}", std::process::id()));
+    let out_s = out.to_str().unwrap();
+    fails_saying(&["compare", "--quick", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
+    assert!(!out.exists(), "{} was left", out.display());
+}
+
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
 /// the IFRC issue names; `--seed 2 --seeds 2` runs it on seeds 2 and 3, each report naming its
 /// seed, and the top-level numbers.csv holds the medians.
