@@ -511,6 +511,9 @@ pub struct Network {
     /// Largest transmit-queue length per node per time-series bin (empty when nodes × bins
     /// exceeds 20 million).
     pub(crate) queue_bins: Vec<Vec<u16>>,
+    /// Per node: the bin of the last queue sample and the length then, which the queue keeps
+    /// until the next sample (so a bin without an agent event still shows it).
+    queue_last: Vec<(u32, u16)>,
     /// Agent frames each sink put on the air (every attempt) per time-series bin, in the order
     /// of `sinks`: an IFRC base station's control packets, an RCRT sink's feedback.
     pub(crate) sink_tx_bins: Vec<Vec<u32>>,
@@ -800,6 +803,7 @@ impl Network {
             rate_trace: vec![Vec::new(); n],
             // Per-node queue series only while they stay small (≤ 20 M cells, 40 MB).
             queue_bins: if n.saturating_mul(bins) <= 20_000_000 { vec![vec![0; bins]; n] } else { vec![Vec::new(); n] },
+            queue_last: vec![(0, 0); n],
             sink_tx_bins,
             sink_slot,
             outages: vec![Vec::new(); n],
@@ -972,7 +976,37 @@ impl Network {
     pub fn rate_trace(&self, i: usize) -> &[(f64, f64, f64)] {
         &self.rate_trace[i]
     }
-    /// Largest transmit-queue length of node `i` in each time-series bin.
+    /// Record node `j`'s queue length `q` in bin `b`: the length it held since its last sample
+    /// counts in every bin up to this one, then `q` in this one.
+    fn sample_queue(&mut self, j: usize, b: usize, q: u16) {
+        let bins = &mut self.queue_bins[j];
+        if bins.is_empty() {
+            return;
+        }
+        let (lb, lq) = self.queue_last[j];
+        if lq > 0 {
+            for slot in bins.iter_mut().take(b + 1).skip(lb as usize + 1) {
+                *slot = (*slot).max(lq);
+            }
+        }
+        if let Some(slot) = bins.get_mut(b) {
+            *slot = (*slot).max(q);
+        }
+        self.queue_last[j] = (b as u32, q);
+    }
+
+    /// At the end of the run, carry every node's last queue length through the bins after its
+    /// last sample (the queue held it to the end).
+    pub(crate) fn close_queue_bins(&mut self) {
+        let last = bin_index(self.end, self.bin);
+        for j in 0..self.queue_bins.len() {
+            let q = self.queue_last[j].1;
+            self.sample_queue(j, last, q);
+        }
+    }
+
+    /// Largest transmit-queue length of node `i` in each time-series bin (a bin without an
+    /// event at the node holds the length the queue kept through it).
     pub fn queue_bins(&self, i: usize) -> &[u16] {
         &self.queue_bins[i]
     }
@@ -1279,13 +1313,11 @@ impl Network {
                     }
                 }
             }
-            let n = &mut self.nodes[j];
-            let ql = n.agent.queue_len();
-            n.stats.max_queue = n.stats.max_queue.max(ql);
+            let ql = self.nodes[j].agent.queue_len();
             let b = bin_index(self.now, self.bin);
-            if let Some(slot) = self.queue_bins[j].get_mut(b) {
-                *slot = (*slot).max(ql.min(u16::MAX as usize) as u16);
-            }
+            self.sample_queue(j, b, ql.min(u16::MAX as usize) as u16);
+            let n = &mut self.nodes[j];
+            n.stats.max_queue = n.stats.max_queue.max(ql);
             if ql > n.agent.queue_capacity() {
                 n.stats.queue_overflows += 1;
             }
@@ -2388,6 +2420,20 @@ mod tests {
         assert_eq!(checks, 180_000);
         // The check is not vacuous: node 0's radio was off with power on its air many times.
         assert!(off_with_power > 100, "{off_with_power}");
+    }
+
+    /// A queue length counts in every bin it was held through, not only in bins with an event
+    /// at the node, up to the end of the run.
+    #[test]
+    fn queue_bins_carry_the_length_through_quiet_bins() {
+        let mut net = clean_chain(2, 100.0, "", &[]);
+        assert_eq!(net.queue_bins(1).len(), 11);
+        net.sample_queue(1, 2, 5);
+        net.sample_queue(1, 6, 0);
+        net.sample_queue(1, 8, 3);
+        net.close_queue_bins();
+        assert_eq!(net.queue_bins(1), &[0, 0, 5, 5, 5, 5, 5, 0, 3, 3, 0][..]);
+        assert!(net.queue_bins(0).iter().all(|&q| q == 0));
     }
 
     /// Sends frames stamped with the time they were built or last re-stamped (first 8 bytes);

@@ -417,6 +417,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
             p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
         }
     }
+    net.close_queue_bins();
     let wall_seconds = wall.elapsed().as_secs_f64();
     let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
     let mut depths_during: Vec<u32> =
