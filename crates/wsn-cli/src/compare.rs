@@ -430,8 +430,6 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
     // After slow start, as `wsn reproduce ifrc`'s key is.
     copy("cmp_ifrc_over_best_fixed_steady", "ifrc_over_best_fixed", &mut rows);
     write_numbers(&dir, md, &rows)?;
-    println!("report    {}", dir.join("report.md").display());
-    println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
 }
 

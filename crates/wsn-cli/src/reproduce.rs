@@ -209,8 +209,6 @@ pub fn rcrt(quick: bool, dir: PathBuf, seed: Option<u64>, payload: Option<usize>
     }
     let runs = run_jobs("reproduce rcrt", &jobs, seed, payload)?;
     report(&dir, quick, &loads, &runs, seed, payload)?;
-    println!("report    {}", dir.join("report.md").display());
-    println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
 }
 

@@ -70,8 +70,6 @@ pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
     jobs.extend(cmp_jobs);
     let runs = run_jobs("reproduce ifrc", &jobs, seed, None)?;
     report(&dir, &plan, &runs, &cmp_rates, seed)?;
-    println!("report    {}", dir.join("report.md").display());
-    println!("numbers   {}", dir.join("numbers.csv").display());
     Ok(())
 }
 

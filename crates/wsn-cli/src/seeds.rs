@@ -75,6 +75,9 @@ impl SeedArgs {
             // Earlier results go only once the new ones are written: a refused or interrupted
             // run leaves the folder as it was.
             one(dir.to_path_buf(), self.seed).map_err(tidy)?;
+            // Named here, not by `one`, whose folder is a staging one under --seeds.
+            println!("report    {}", dir.join("report.md").display());
+            println!("numbers   {}", dir.join("numbers.csv").display());
             remove_seed_run(dir)?;
             crate::staging::remove_stale(dir)?;
             if caution {
