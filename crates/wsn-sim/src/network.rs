@@ -2110,6 +2110,23 @@ fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usi
 mod tests {
     use super::*;
 
+    /// The `send` of a test agent, which has no application.
+    macro_rules! no_application {
+        () => {
+            fn send(
+                &mut self,
+                _: Instant,
+                _: &mut dyn LinkCtx,
+                _: NodeId,
+                _: NodeId,
+                _: u8,
+                _: &[u8],
+            ) -> Result<(), wsn_proto::agent::SendError> {
+                unreachable!("test agents have no application")
+            }
+        };
+    }
+
     /// The IFRC build's backoff, (r & 45) + 1: only the 16 sums of the mask's bits, each as
     /// often, with the mean of the uniform window it replaced (23.5 units).
     #[test]
@@ -2167,17 +2184,7 @@ mod tests {
         fn queue_capacity(&self) -> usize {
             usize::MAX
         }
-        fn send(
-            &mut self,
-            _: Instant,
-            _: &mut dyn LinkCtx,
-            _: NodeId,
-            _: NodeId,
-            _: u8,
-            _: &[u8],
-        ) -> Result<(), wsn_proto::agent::SendError> {
-            unreachable!("the probe has no application")
-        }
+        no_application!();
     }
 
     /// A network of `nodes` in a chain 2 m apart on a clean channel (no shadowing, constant
@@ -2271,17 +2278,7 @@ mod tests {
         fn queue_capacity(&self) -> usize {
             1
         }
-        fn send(
-            &mut self,
-            _: Instant,
-            _: &mut dyn LinkCtx,
-            _: NodeId,
-            _: NodeId,
-            _: u8,
-            _: &[u8],
-        ) -> Result<(), wsn_proto::agent::SendError> {
-            unreachable!("the ticker has no application")
-        }
+        no_application!();
     }
 
     /// An agent deadline moved earlier leaves its old event behind; that event must not arm a
@@ -2469,17 +2466,7 @@ mod tests {
         fn queue_capacity(&self) -> usize {
             1
         }
-        fn send(
-            &mut self,
-            _: Instant,
-            _: &mut dyn LinkCtx,
-            _: NodeId,
-            _: NodeId,
-            _: u8,
-            _: &[u8],
-        ) -> Result<(), wsn_proto::agent::SendError> {
-            unreachable!("no application")
-        }
+        no_application!();
     }
 
     /// A frame in the radio's transmit buffer when the radio goes off is loaded again after the
