@@ -253,6 +253,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 Some(d) => d,
                 None => default_dir(&sc.name, "")?,
             };
+            refuse_inputs_among_outputs(&sc, &scenario, &dir)?;
             crate::create_out_dir(&dir)?;
             if sc.output.trace || sc.output.pcap {
                 // office40's hour (40 nodes at 1 pkt/s) writes 66 MB of trace.csv and 83 MB of
@@ -926,6 +927,31 @@ fn rate(x: f64) -> String {
 }
 
 /// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
+/// Refuse an output folder that holds a file this run reads under a name it writes or clears
+/// (`--out .` beside a positions file called `nodes.csv`, a tree file called `queues.csv`): the
+/// results would replace the input.
+fn refuse_inputs_among_outputs(sc: &Scenario, scenario: &str, dir: &std::path::Path) -> Result<()> {
+    let Ok(dir) = dir.canonicalize() else { return Ok(()) };
+    let mut inputs = vec![("the scenario", PathBuf::from(scenario))];
+    for (field, p) in sc.file_fields() {
+        if let Ok(path) = sc.resolve(field, p) {
+            inputs.push((field, path));
+        }
+    }
+    for (what, path) in inputs {
+        let Ok(path) = path.canonicalize() else { continue };
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        anyhow::ensure!(
+            path.parent() != Some(dir.as_path()) || !wsn_sim::output::is_output_file(name),
+            "--out {}: {} is {what}'s file, which this run reads, and a run writes or removes a file of that name \
+             there; choose another --out, or rename the input",
+            dir.display(),
+            path.display()
+        );
+    }
+    Ok(())
+}
+
 fn short_s(x: f64) -> String {
     let s = format!("{x:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()

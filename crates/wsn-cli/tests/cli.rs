@@ -270,6 +270,29 @@ fn tiny_scenario(tag: &str) -> (PathBuf, PathBuf) {
     (dir, f)
 }
 
+/// A run whose output folder holds one of its own input files under a results name (here a
+/// positions file called `nodes.csv`, with `--out .`) is refused, and the input is unchanged.
+#[test]
+fn a_run_never_writes_over_its_inputs() {
+    let (dir, _) = tiny_scenario("inputs-as-outputs");
+    let positions = "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,0.0,5.0\n3,5.0,5.0\n";
+    std::fs::write(dir.join("nodes.csv"), positions).unwrap();
+    std::fs::write(
+        dir.join("s.toml"),
+        "name = \"s\"\nduration_s = 10.0\n[topology]\nlayout = { kind = \"file\", path = \"nodes.csv\" }\n\
+         [output]\nplots = false\n",
+    )
+    .unwrap();
+    let o = wsn().current_dir(&dir).args(["run", "s.toml", "-q", "--out", "."]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("topology.layout.path") && err.contains("nodes.csv"), "{err}");
+    assert_eq!(std::fs::read_to_string(dir.join("nodes.csv")).unwrap(), positions);
+    // Into another folder it runs.
+    let o = wsn().current_dir(&dir).args(["run", "s.toml", "-q", "--out", "out"]).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Sweep ranges that are not finite or too long are errors that say so (they used to panic or
 /// abort on a huge allocation), and a bad value fails before any run.
 #[test]
