@@ -1201,6 +1201,16 @@ fn overrides_cover(overrides: &[String], key: &str) -> bool {
 /// is written in `text`, if it is written as `key = …` inside its table's section.
 fn key_line(text: &str, path: &str) -> Option<usize> {
     let lines: Vec<&str> = text.lines().collect();
+    // A header's name as written, `[[flows]]   # the first flow` and `[ radio . link ]` included:
+    // (is an array of tables, name without spaces).
+    let named = |l: &str| -> Option<(bool, String)> {
+        let l = l.split('#').next().unwrap_or("").trim();
+        let (array, inner) = match l.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
+            Some(inner) => (true, inner),
+            None => (false, l.strip_prefix('[')?.strip_suffix(']')?),
+        };
+        Some((array, inner.split('.').map(str::trim).collect::<Vec<_>>().join(".")))
+    };
     let header = |l: &str| l.trim_start().starts_with('[');
     let assigns =
         |l: &str, key: &str| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
@@ -1209,11 +1219,10 @@ fn key_line(text: &str, path: &str) -> Option<usize> {
         // An element of an array of tables: `flows[0].key`, `outages[1].key`.
         let (idx, key) = rest.split_once("].")?;
         let idx: usize = idx.parse().ok()?;
-        let header = format!("[[{array}]]");
-        let start = lines.iter().enumerate().filter(|(_, l)| l.trim() == header).nth(idx)?.0;
+        let start = lines.iter().enumerate().filter(|(_, l)| named(l) == Some((true, array.to_string()))).nth(idx)?.0;
         (start, key.to_string())
     } else if let Some((table, key)) = path.rsplit_once('.') {
-        let start = lines.iter().position(|l| l.trim() == format!("[{table}]"))?;
+        let start = lines.iter().position(|l| named(l) == Some((false, table.to_string())))?;
         (start, key.to_string())
     } else {
         // A top-level key: before the first table header.
@@ -1602,6 +1611,19 @@ mod tests {
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         let n = line_of(&text, "start_s = -5.0");
         assert!(e.contains(&format!("flows[0].start_s = -5: must be a time ≥ 0 s (line {n})")), "{e}");
+        // Headers written with a trailing comment or spaces inside the brackets are found too
+        // (the first flow's line used to be missed, and the second flow's line named).
+        let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                    [ mac ]   # the MAC\nmax_retriez = 3\n\
+                    [[flows]]   # the first flow\nsources = \"all\"\nrate_pps = -1.0\n\
+                    [[flows]]\nsources = \"all\"\nrate_pps = 1.0\n";
+        let e = Scenario::from_toml(&text.replace("-1.0", "2.0"), "t.toml", PathBuf::from("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("mac.max_retriez") && e.contains("(line 6)"), "{e}");
+        let text = text.replace("max_retriez", "max_retries");
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        assert!(e.contains("flows[0].rate_pps = -1") && e.contains("(line 9)"), "{e}");
         // The same key set on the command line: the file's line would mislead, so none.
         let e = Scenario::from_toml(office, "t.toml", PathBuf::from("."), &["flows.0.start_s=-5".into()])
             .unwrap_err()
