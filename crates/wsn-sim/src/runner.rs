@@ -354,7 +354,11 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
         }
         other => other.clone(),
     };
-    let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| RunError::Input(format!("radio.noise: {e}")))?;
+    let noise = NoiseModel::new(&noise_cfg, Path::new("")).map_err(|e| {
+        // A parameter's message names its key (and so finds its line in the file).
+        let m = e.to_string();
+        RunError::Input(if m.starts_with("radio.noise.") { m } else { format!("radio.noise: {m}") })
+    })?;
     let min_rx = noise.min_dbm() - sc.radio.prune_margin_db;
     let links = match &sc.topology.gains_file {
         Some(g) => {
@@ -1217,6 +1221,34 @@ mod tests {
         let binned: u64 = r.network.flows().iter().map(|f| u64::from(f.bins[0])).sum();
         assert_eq!((binned, r.series[0].delivered), (delivered, delivered));
         assert_eq!(crate::network::bin_index(Instant::ZERO, r.bin), 0);
+    }
+
+    /// Bad noise parameters are refused naming their key and, when written in the file, its
+    /// line; a noise floor or spread outside what a radio measures too.
+    #[test]
+    fn bad_noise_parameters_name_their_key_and_line() {
+        let base =
+            "name = \"t\"\nduration_s = 10.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                    [radio.noise]\n";
+        for (noise, says) in [
+            ("model = \"cpm\"\ntrace = \"data/noise/meyer-short.txt\"\nhistory = 0\n", "radio.noise.history = 0"),
+            (
+                "model = \"cpm\"\ntrace = \"data/noise/meyer-short.txt\"\nmax_samples = 5\n",
+                "radio.noise.max_samples = 5",
+            ),
+            (
+                "model = \"cpm\"\ntrace = \"data/noise/meyer-short.txt\"\nreset_gap_s = -1.0\n",
+                "radio.noise.reset_gap_s = -1",
+            ),
+            ("model = \"constant\"\nfloor_dbm = 50.0\n", "radio.noise.floor_dbm = 50: must be within"),
+            ("model = \"gaussian\"\nfloor_dbm = -98.0\nsigma_db = 1e300\n", "radio.noise.sigma_db = 1"),
+        ] {
+            let text = format!("{base}{noise}");
+            let sc = Scenario::from_toml(&text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).err().expect(says).to_string();
+            let line = text.lines().count();
+            assert!(e.contains(says) && e.contains(&format!("(line {line})")), "{e}");
+        }
     }
 
     /// `FLOW_CSV_COLUMNS` (flows.csv's header when there is no flow) are the fields of

@@ -1613,7 +1613,8 @@ mod tests {
         assert!(e.contains(&format!("flows[0].start_s = -5: must be a time ≥ 0 s (line {n})")), "{e}");
         // Headers written with a trailing comment or spaces inside the brackets are found too
         // (the first flow's line used to be missed, and the second flow's line named).
-        let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+        let text =
+            "name = \"t\"\nduration_s = 60.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
                     [ mac ]   # the MAC\nmax_retriez = 3\n\
                     [[flows]]   # the first flow\nsources = \"all\"\nrate_pps = -1.0\n\
                     [[flows]]\nsources = \"all\"\nrate_pps = 1.0\n";

@@ -69,6 +69,9 @@ use wsn_proto::time::Instant;
 pub const DEFAULT_HISTORY: usize = 20;
 /// Largest supported CPM history: 25 bins × 5 bits fill a `u128` key. \[DERIVED\]
 pub const MAX_HISTORY: usize = 25;
+
+/// Largest standard deviation of the Gaussian noise model, dB.
+pub const MAX_SIGMA_DB: f64 = 50.0;
 /// Default gap after which a node's CPM state is re-seeded instead of walked, in seconds; the
 /// trace autocorrelation is ≤ 0.03 at 10 s. [REC §3.4], [MEASURED-HERE §3.3]
 pub const DEFAULT_RESET_GAP_S: f64 = 10.0;
@@ -177,8 +180,9 @@ pub enum NoiseError {
         /// The model name.
         model: &'static str,
     },
-    /// A parameter is out of range.
-    #[error("invalid noise configuration: {0}")]
+    /// A parameter is out of range; the message names its scenario key (`radio.noise.history =
+    /// 0: …`).
+    #[error("{0}")]
     Config(String),
 }
 
@@ -527,15 +531,33 @@ impl NoiseModel {
     }
 
     fn build(cfg: &NoiseConfig, mut trace: Vec<i16>, path: &Path) -> Result<NoiseModel, NoiseError> {
+        // A floor in the range a trace reading must lie in (a floor near −∞ would also keep every
+        // link, the cut-off being the lowest noise less a margin).
+        fn check_floor(floor_dbm: f64) -> Result<(), NoiseError> {
+            if (-200.0..=0.0).contains(&floor_dbm) {
+                Ok(())
+            } else {
+                Err(NoiseError::Config(format!("radio.noise.floor_dbm = {floor_dbm}: must be within −200 … 0 dBm")))
+            }
+        }
         let kind = match *cfg {
             NoiseConfig::Cpm { history, reset_gap_s, max_samples, .. } => {
                 if !(1..=MAX_HISTORY).contains(&history) {
-                    return Err(NoiseError::Config(format!("CPM history {history} outside 1..={MAX_HISTORY}")));
+                    return Err(NoiseError::Config(format!(
+                        "radio.noise.history = {history}: the CPM history must be within 1 … {MAX_HISTORY} readings"
+                    )));
                 }
                 if reset_gap_s.is_nan() || reset_gap_s < 0.0 {
-                    return Err(NoiseError::Config(format!("reset_gap_s must be ≥ 0, got {reset_gap_s}")));
+                    return Err(NoiseError::Config(format!("radio.noise.reset_gap_s = {reset_gap_s}: must be ≥ 0 s")));
                 }
                 if let Some(n) = max_samples {
+                    if n <= history {
+                        return Err(NoiseError::Config(format!(
+                            "radio.noise.max_samples = {n}: the cpm model with history {history} needs at least {} \
+                             readings",
+                            history + 1
+                        )));
+                    }
                     trace.truncate(n);
                 }
                 if trace.len() <= history {
@@ -578,15 +600,16 @@ impl NoiseModel {
                 Kind::Replay { trace: packed, min }
             }
             NoiseConfig::Constant { floor_dbm } => {
-                if !floor_dbm.is_finite() {
-                    return Err(NoiseError::Config(format!("floor_dbm {floor_dbm} not finite")));
-                }
+                check_floor(floor_dbm)?;
                 Kind::Constant { floor: floor_dbm }
             }
             NoiseConfig::Gaussian { floor_dbm, sigma_db } => {
-                if !floor_dbm.is_finite() || !sigma_db.is_finite() || sigma_db < 0.0 {
+                check_floor(floor_dbm)?;
+                // [AMBIG → chosen: at most 50 dB; measured noise spreads a few dB (spec §3), and
+                // beyond tens of dB the draws saturate every comparison]
+                if !(0.0..=MAX_SIGMA_DB).contains(&sigma_db) {
                     return Err(NoiseError::Config(format!(
-                        "gaussian noise needs a finite floor and σ ≥ 0, got {floor_dbm} / {sigma_db}"
+                        "radio.noise.sigma_db = {sigma_db}: must be within 0 … {MAX_SIGMA_DB} dB"
                     )));
                 }
                 Kind::Gaussian { floor: floor_dbm, sigma: sigma_db }
