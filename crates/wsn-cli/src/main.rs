@@ -308,7 +308,16 @@ fn run_cli(cli: Cli) -> Result<()> {
                 && routing.max_depth_seen == 0
             {
                 let beacon_s = sc.routing.mhlqi.beacon_period_binary_ms as f64 / 1024.0;
-                if r.summary.sim_seconds < 2.0 * beacon_s {
+                let kind = &sc.routing.kind;
+                if *kind == wsn_sim::scenario::RoutingKind::Shortest {
+                    // A fixed tree from t = 0: its links were too weak, however long the run.
+                    eprintln!(
+                        "warning: no node ever had a route to a sink: the minimum-hop tree found no link with an SNR of \
+                         routing.shortest_snr_db = {} dB in both directions (check the radio: transmit power, \
+                         spacing, radio.link.noise_floor_dbm)",
+                        short_s(sc.routing.shortest_snr_db)
+                    );
+                } else if *kind == wsn_sim::scenario::RoutingKind::Mhlqi && r.summary.sim_seconds < 2.0 * beacon_s {
                     // Too short for any tree, whatever the radio.
                     eprintln!(
                         "warning: no node ever had a route to a sink: the run ended at {} s, before MultiHopLQI's \

@@ -41,7 +41,10 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         if v.is_finite() && v > 0.0 {
             Ok(v)
         } else {
-            Err(RunError::Config(format!("protocol.{name} = {v}: must be a positive number")))
+            Err(RunError::Config(format!(
+                "protocol.{name} = {}: must be a positive number",
+                crate::scenario::short_num(v)
+            )))
         }
     };
     if let Some(v) = c.epsilon {
@@ -49,7 +52,7 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     }
     if let Some(v) = c.w_q {
         if !(v > 0.0 && v <= 1.0) {
-            return Err(bad(format!("protocol.w_q = {v}: must be within (0, 1]")));
+            return Err(bad(format!("protocol.w_q = {}: must be within (0, 1]", crate::scenario::short_num(v))));
         }
         cfg.ewma_weight = v;
     }
@@ -73,15 +76,18 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         // Every rate lives between the profile's floor and its cap.
         if !(cfg.min_rate_pps..=cfg.max_rate_pps).contains(&cfg.initial_rate_pps) && cfg.profile == Profile::Paper {
             return Err(bad(format!(
-                "protocol.r_init = {v}: outside the {} … {} pkt/s every rate is kept within (the paper profile's \
+                "protocol.r_init = {}: outside the {} … {} pkt/s every rate is kept within (the paper profile's \
                  floor and nominal channel rate)",
-                cfg.min_rate_pps, cfg.max_rate_pps
+                crate::scenario::short_num(v),
+                cfg.min_rate_pps,
+                cfg.max_rate_pps
             )));
         }
         if cfg.initial_rate_pps > cfg.max_rate_pps {
             return Err(bad(format!(
-                "protocol.r_init = {v}: above the {} pkt/s every rate is capped at (the reference-code profile's \
+                "protocol.r_init = {}: above the {} pkt/s every rate is capped at (the reference-code profile's \
                  nominal channel rate)",
+                crate::scenario::short_num(v),
                 cfg.max_rate_pps
             )));
         }
@@ -100,8 +106,9 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         // Every rate is capped at the nominal channel rate: a larger r_b would be cut silently.
         if cfg.bs_initial_rate_pps > cfg.max_rate_pps {
             return Err(bad(format!(
-                "protocol.bs_initial_rate = {v}: above the {} pkt/s every rate is capped at (the {} profile's nominal \
+                "protocol.bs_initial_rate = {}: above the {} pkt/s every rate is capped at (the {} profile's nominal \
                  channel rate)",
+                crate::scenario::short_num(v),
                 cfg.max_rate_pps,
                 if cfg.profile == Profile::ReferenceCode { "reference-code" } else { "paper" }
             )));
@@ -149,7 +156,7 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         return Err(bad(format!(
             "protocol.u0 = {}{}: at or above the {} packets a node's queue holds ({holds}, preset {}), so no node \
              could ever detect congestion; lower protocol.u0 or raise mac.queue_capacity",
-            cfg.upper_threshold,
+            crate::scenario::short_num(cfg.upper_threshold),
             if c.u0.is_none() { " (the profile's default)" } else { "" },
             cfg.queue_capacity,
             mac.preset
@@ -194,7 +201,10 @@ pub fn agent_factory(
         // A node originates at w·r: a weight beyond MAX_WEIGHT would ask for more packets than
         // any radio carries (and a huge one would stall the run in slot events).
         if !(w.is_finite() && (0.0..=MAX_WEIGHT).contains(&w)) {
-            return Err(RunError::Config(format!("protocol.weights.{k} = {w}: must be within 0 … {MAX_WEIGHT}")));
+            return Err(RunError::Config(format!(
+                "protocol.weights.{k} = {}: must be within 0 … {MAX_WEIGHT}",
+                crate::scenario::short_num(w)
+            )));
         }
         if sinks.contains(&NodeId(i as u16)) {
             return Err(RunError::Config(format!(

@@ -469,7 +469,11 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 RunError::Config("routing.tree_file is required with routing.kind = \"static\"".into())
             })?;
             if sinks.len() != 1 {
-                return Err(RunError::Config("a static tree supports exactly one sink".into()));
+                return Err(RunError::Config(format!(
+                    "topology.sinks names {} sinks: routing.kind = \"static\" reads one tree, so it supports exactly \
+                     one sink",
+                    sinks.len()
+                )));
             }
             let tree = read_tree(&data_file(sc, "routing.tree_file", path)?)
                 .map_err(|e| RunError::Input(format!("routing.tree_file: {e}")))?;

@@ -605,7 +605,8 @@ impl Scenario {
             if o.from_s >= sc.duration_s {
                 sc.warnings.push(format!(
                     "outages[{i}] starts at {} s, not before the run ends (duration_s = {}): it has no effect",
-                    o.from_s, sc.duration_s
+                    short_num(o.from_s),
+                    short_num(sc.duration_s)
                 ));
             }
         }
@@ -670,7 +671,8 @@ impl Scenario {
                 if pc.at_s >= sc.duration_s {
                     sc.warnings.push(format!(
                         "protocol.policy_changes[{i}] is at {} s, not before the run ends (duration_s = {}): it has no effect",
-                        pc.at_s, sc.duration_s
+                        short_num(pc.at_s),
+                        short_num(sc.duration_s)
                     ));
                 }
             }
@@ -771,7 +773,8 @@ impl Scenario {
             if f.start_s >= sc.duration_s {
                 sc.warnings.push(format!(
                     "flows[{i}] starts at {} s, not before the run ends (duration_s = {}): it sends nothing",
-                    f.start_s, sc.duration_s
+                    short_num(f.start_s),
+                    short_num(sc.duration_s)
                 ));
             }
         }
@@ -1117,6 +1120,11 @@ impl Scenario {
                         next beacon tick; MultiHopLQI's default is 8)"
                 .into());
         }
+        if self.routing.reverse.capacity == 0 {
+            return Err("routing.reverse.capacity = 0: must be at least 1 (with no entry no packet finds its way \
+                        down the tree, and RCRT's sinks reach no source; the authors' code keeps 90)"
+                .into());
+        }
         if self.routing.reverse.max_age == 0 {
             return Err("routing.reverse.max_age = 0: must be at least 1 (with 0 every entry is dropped at the next \
                         aging tick; the authors' code keeps 10)"
@@ -1149,11 +1157,16 @@ impl Scenario {
 
 /// A number as a person would write it in a message: scientific notation when very large or
 /// very small (`1e300`, not 301 digits).
-fn short_num(x: f64) -> String {
+pub(crate) fn short_num(x: f64) -> String {
     if x.is_finite() && (x.abs() >= 1e7 || (x != 0.0 && x.abs() < 1e-4)) {
-        format!("{x:e}")
-    } else {
-        format!("{x}")
+        return format!("{x:e}");
+    }
+    let s = format!("{x}");
+    // A computed value's float noise (`1.9599999999999997`) reads as 6 significant digits;
+    // what a user wrote (`0.123456789`) stays as written.
+    match format!("{x:.5e}").parse::<f64>() {
+        Ok(r) if s.len() > 12 => format!("{r}"),
+        _ => s,
     }
 }
 
@@ -1666,6 +1679,7 @@ mod tests {
             ),
             (&["routing.mhlqi.timeout_beacons=0"], "routing.mhlqi.timeout_beacons = 0: must be at least 1"),
             (&["routing.reverse.max_age=0"], "routing.reverse.max_age = 0: must be at least 1"),
+            (&["routing.reverse.capacity=0"], "routing.reverse.capacity = 0: must be at least 1"),
             (
                 &["protocol.kind=\"rcrt\"", "protocol.slow_down_token_floor=1"],
                 "protocol.slow_down_token_floor = 1: must be between -128 and 0",
@@ -1858,11 +1872,7 @@ mod tests {
             "protocol.policy_changes=[{at_s=1e9, sink=0, policy=\"fair\"}]".into(),
         ];
         let sc = Scenario::load("office40", &set).unwrap();
-        assert!(
-            sc.warnings.iter().any(|w| w.contains("protocol.policy_changes[0] is at 1000000000 s")),
-            "{:?}",
-            sc.warnings
-        );
+        assert!(sc.warnings.iter().any(|w| w.contains("protocol.policy_changes[0] is at 1e9 s")), "{:?}", sc.warnings);
     }
 
     /// IFRC runs warn about what IFRC ignores: a flow's `rate_pps`, and a MAC that does not
