@@ -516,6 +516,11 @@ fn pair_normal(seed: u64, a: u32, b: u32) -> f64 {
     box_muller(u1, u2).0
 }
 
+/// Most directed links a generated topology may keep: each costs about 40 bytes in the
+/// simulator (its gain here; its received power and its reverse link's in the network), so 50
+/// million take about 2 GB; the 10,000-node benchmark keeps about half a million.
+pub const MAX_LINKS: usize = 50_000_000;
+
 /// Generates the links of the log-normal shadowing model:
 /// `G_i→j = −PL_D0 − 10·n·log10(d/D0) + X_ij + ΔP_i`, with `X_ij ~ N(0, σ²)` drawn once per
 /// unordered pair (shared by both directions, derived from `hash_unit` so it does not depend on
@@ -528,6 +533,17 @@ fn pair_normal(seed: u64, a: u32, b: u32) -> f64 {
 /// are treated as unreachable; one of them would be kept only if its shadowing draw exceeded +4σ
 /// (probability 3.2·10⁻⁵ per pair).
 pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f64) -> Result<Links, TopologyError> {
+    links_up_to(pos, m, seed, min_rx_dbm, MAX_LINKS)
+}
+
+/// [`generate_links`], refusing a topology of more than `max_links` links.
+fn links_up_to(
+    pos: &[Position],
+    m: &LinkModel,
+    seed: u64,
+    min_rx_dbm: f64,
+    max_links: usize,
+) -> Result<Links, TopologyError> {
     m.validate()?;
     if min_rx_dbm.is_nan() || min_rx_dbm == f64::INFINITY {
         return invalid(format!("min_rx_dbm must be a number or −∞, got {min_rx_dbm}"));
@@ -564,7 +580,16 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
     order.sort_unstable();
 
     let mut out: Vec<Vec<Link>> = vec![Vec::new(); n];
+    let mut kept = 0usize;
     for (i, &pi) in pos.iter().enumerate() {
+        if kept > max_links {
+            return invalid(format!(
+                "more than {max_links} directed links within the neighbour cut-off among {n} nodes (after {i} of them): \
+                 they would take more than {} GB; spread the nodes (topology.layout), lower \
+                 radio.link.tx_power_dbm, or lower radio.prune_margin_db",
+                max_links as f64 * 40.0 / 1e9
+            ));
+        }
         let (cy, cx) = cell_of(&pi);
         let (_, dpi) = hw[i];
         // Saturating: in a layout ~10^18 cut-off distances wide the cell indices reach the ends
@@ -593,9 +618,11 @@ pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f6
                 let gji = base + hw[j].1;
                 if m.tx_power_dbm + gij >= min_rx_dbm {
                     out[i].push(Link { to: j as u32, gain_db: gij as f32 });
+                    kept += 1;
                 }
                 if m.tx_power_dbm + gji >= min_rx_dbm {
                     out[j].push(Link { to: i as u32, gain_db: gji as f32 });
+                    kept += 1;
                 }
             }
         }
@@ -902,6 +929,12 @@ mod tests {
         let m = LinkModel { s12: 9.0, ..LinkModel::default() };
         assert!(generate_links(&pos, &m, 1, -110.0).is_err());
         assert!(generate_links(&pos, &LinkModel::default(), 1, f64::NAN).is_err());
+        // Too many links for the memory: refused by name, not built.
+        let grid: Vec<Position> = (0..400).map(|k| Position { x: (k % 20) as f64, y: (k / 20) as f64 }).collect();
+        let all = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, usize::MAX).unwrap();
+        assert_eq!(all.out.iter().map(Vec::len).sum::<usize>(), 400 * 399);
+        let e = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, 1000).unwrap_err().to_string();
+        assert!(e.contains("more than 1000 directed links") && e.contains("topology.layout"), "{e}");
     }
 
     #[test]
