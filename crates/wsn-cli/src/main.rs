@@ -284,6 +284,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 }
             }
             let r = run_with_bar(&sc, seed, &dir, quiet)?;
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
             // An earlier run's files would otherwise stay beside this one's; removed only now, so
             // that an interrupted or failed run leaves them (its own trace and pcap, written
             // while it ran, stay).

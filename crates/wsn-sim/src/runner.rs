@@ -295,6 +295,9 @@ pub struct RunResult {
     /// started within the run), so that `node_stats(i).parent_changes` minus this is the
     /// node's count during traffic.
     pub parent_changes_before_traffic: Vec<u32>,
+    /// What the run found questionable in its inputs once it built them (e.g. a static tree's
+    /// edge without a radio link), for the command line to print.
+    pub warnings: Vec<String>,
 }
 
 /// Options of one run.
@@ -386,6 +389,7 @@ pub(crate) struct Prepared {
     seed: u64,
     end: Instant,
     bin: Duration,
+    warnings: Vec<String>,
 }
 
 /// Check a scenario as far as it can be without running it: build its network (reading every
@@ -397,7 +401,7 @@ pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), RunError> {
 
 /// Run a scenario to its end.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
-    let Prepared { mut net, positions, preset, seed, end, bin } =
+    let Prepared { mut net, positions, preset, seed, end, bin, warnings } =
         prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
     let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
     let wall = WallInstant::now();
@@ -442,7 +446,7 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     );
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
-    Ok(RunResult { summary, series, positions, network: net, bin, parent_changes_before_traffic: before })
+    Ok(RunResult { summary, series, positions, network: net, bin, parent_changes_before_traffic: before, warnings })
 }
 
 pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
@@ -450,6 +454,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     let mac = sc.mac().map_err(RunError::Config)?;
     let (positions, links, noise) = topology_of(sc)?;
     let n = positions.len();
+    let mut warnings = Vec::new();
     let sinks: Vec<NodeId> = sc.topology.sinks.iter().map(|&s| NodeId(s)).collect();
     for s in &sinks {
         if s.index() >= n {
@@ -490,6 +495,30 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                     sinks[0].0,
                     roots.join(", ")
                 )));
+            }
+            // Edges the radio cannot carry, and paths longer than the TTL lets a packet go: the
+            // tree is read as given, but its packets will be lost there.
+            let unlinked: Vec<String> = (0..n)
+                .filter_map(|i| tree.parent[i].map(|p| (i, p)))
+                .filter(|&(i, p)| links.gain(i, p.index()).is_none())
+                .map(|(i, p)| format!("{i}→{}", p.0))
+                .collect();
+            if !unlinked.is_empty() {
+                warnings.push(format!(
+                    "routing.tree_file: {} tree edges have no radio link within the neighbour cut-off ({}{}): those \
+                     nodes' packets cannot reach their parents",
+                    unlinked.len(),
+                    unlinked.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+                    if unlinked.len() > 8 { ", …" } else { "" }
+                ));
+            }
+            let deepest = tree.hops.iter().copied().max().unwrap_or(0);
+            if u32::from(deepest) > u32::from(sc.routing.ttl) + 1 {
+                warnings.push(format!(
+                    "routing.tree_file: the tree is {deepest} hops deep, more than routing.ttl + 1 = {} hops a packet \
+                     may travel: the deepest nodes' packets expire on the way",
+                    u32::from(sc.routing.ttl) + 1
+                ));
             }
             Some(vec![(0..n).map(|i| (tree.parent[i], tree.hops[i])).collect()])
         }
@@ -689,7 +718,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             net.install_endpoints(&endpoint_spec(c, true, mac.max_payload)?).map_err(RunError::Config)?
         }
     }
-    Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin })
+    Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin, warnings })
 }
 
 /// Minimum-hop tree toward `sink` over links received at ≥ `min_rx_dbm` in both directions;
@@ -1253,6 +1282,32 @@ mod tests {
             let line = text.lines().count();
             assert!(e.contains(says) && e.contains(&format!("(line {line})")), "{e}");
         }
+    }
+
+    /// A static tree whose edges the radio cannot carry, or deeper than the TTL allows, runs as
+    /// given with a warning that names the edges.
+    #[test]
+    fn a_static_tree_the_radio_cannot_carry_is_warned_about() {
+        let dir = std::env::temp_dir().join(format!("wsn-star-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let tree = dir.join("star.csv");
+        std::fs::write(&tree, "node,parent\n0,-1\n1,0\n2,0\n3,0\n").unwrap();
+        let chain = |spacing: f64, ttl: u8| -> Vec<String> {
+            let text = format!(
+                "name = \"t\"\nduration_s = 5.0\n[topology]\nlayout = {{ kind = \"chain\", nodes = 4, spacing_m = {spacing:?} }}\n\
+                 [routing]\nkind = \"static\"\nttl = {ttl}\ntree_file = {:?}\n",
+                tree.display().to_string()
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", dir.clone(), &[]).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap().warnings
+        };
+        assert!(chain(2.0, 20).is_empty(), "{:?}", chain(2.0, 20));
+        let w = chain(400.0, 20);
+        assert!(w.iter().any(|w| w.contains("tree edges have no radio link") && w.contains("3→0")), "{w:?}");
+        std::fs::write(&tree, "node,parent\n0,-1\n1,0\n2,1\n3,2\n").unwrap();
+        let w = chain(2.0, 1);
+        assert!(w.iter().any(|w| w.contains("3 hops deep, more than routing.ttl + 1 = 2")), "{w:?}");
+        std::fs::remove_dir_all(&dir).ok();
     }
 
     /// `FLOW_CSV_COLUMNS` (flows.csv's header when there is no flow) are the fields of
