@@ -410,12 +410,11 @@ fn run_cli(cli: Cli) -> Result<()> {
                     .context("writing the gains to standard output")?;
                 eprintln!("{} nodes, {} directed links", links.n(), pairs);
             } else {
-                let mut w = std::io::BufWriter::new(
-                    std::fs::File::create(&out).with_context(|| format!("creating {}", out.display()))?,
-                );
-                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w)
-                    .and_then(|()| std::io::Write::flush(&mut w))
+                // Built in memory first, so that a refused value leaves an existing file as it was.
+                let mut text = Vec::new();
+                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut text)
                     .with_context(|| format!("writing {}", out.display()))?;
+                std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
                 println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
             }
             if !fold_tx_power && sc.radio.link.tx_power_dbm != 0.0 {

@@ -521,6 +521,10 @@ fn pair_normal(seed: u64, a: u32, b: u32) -> f64 {
 /// million take about 2 GB; the 10,000-node benchmark keeps about half a million.
 pub const MAX_LINKS: usize = 50_000_000;
 
+/// Gains a TOSSIM gain file may hold, dB: a path gain is negative, but one with the transmit
+/// power folded in (`wsn gains --fold-tx-power`, up to +40 dBm) may be positive.
+pub const GAIN_RANGE_DB: std::ops::RangeInclusive<f64> = -500.0..=60.0;
+
 /// Generates the links of the log-normal shadowing model:
 /// `G_i→j = −PL_D0 − 10·n·log10(d/D0) + X_ij + ΔP_i`, with `X_ij ~ N(0, σ²)` drawn once per
 /// unordered pair (shared by both directions, derived from `hash_unit` so it does not depend on
@@ -645,7 +649,7 @@ fn links_up_to(
 ///
 /// Noise offsets: δ_i = MEAN_i − (average MEAN over the nodes that have a noise line); nodes
 /// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode), but must
-/// be ≥ 0. Gains must be within −500 … +30 dB and noise means within −200 … 0 dBm.
+/// be ≥ 0. Gains must be within [`GAIN_RANGE_DB`] and noise means within −200 … 0 dBm.
 /// [AMBIG-1 → mean used as a relative floor offset]
 pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
     let text =
@@ -705,8 +709,11 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             let g = num(fields[2], line)?;
             // A gain is a path loss (TOSSIM's are −40 … −110 dB); a positive one of more than
             // an antenna's few dB is a typo.
-            if !(-500.0..=30.0).contains(&g) {
-                return Err(perr(line, format!("gain {g} dB: must be within −500 … +30 dB")));
+            if !GAIN_RANGE_DB.contains(&g) {
+                return Err(perr(
+                    line,
+                    format!("gain {g} dB: must be within {} … +{} dB", GAIN_RANGE_DB.start(), GAIN_RANGE_DB.end()),
+                ));
             }
             max_id = max_id.max(Some(s.max(d)));
             if s == d {
@@ -780,7 +787,19 @@ pub fn write_tossim_gains_to(
     for (i, v) in links.out.iter().enumerate() {
         let p = if fold_tx_power { links.tx_power_dbm.get(i).copied().unwrap_or(0.0) } else { 0.0 };
         for l in v {
-            writeln!(w, "gain {} {} {:.2}", i, l.to, f64::from(l.gain_db) + p)?;
+            let g = f64::from(l.gain_db) + p;
+            // What the reader would refuse is not written: the file must read back.
+            if !GAIN_RANGE_DB.contains(&g) {
+                return Err(std::io::Error::other(format!(
+                    "gain {i} → {} = {g:.2} dB is outside the {} … +{} dB a gain file may hold (the scenario's \
+                     radio.link settings are extreme){}",
+                    l.to,
+                    GAIN_RANGE_DB.start(),
+                    GAIN_RANGE_DB.end(),
+                    if fold_tx_power { "; without --fold-tx-power the transmit power is left out" } else { "" }
+                )));
+            }
+            writeln!(w, "gain {} {} {:.2}", i, l.to, g)?;
         }
     }
     for i in 0..links.n() {
@@ -1063,6 +1082,16 @@ mod tests {
 
     #[test]
     fn gain_file_round_trip() {
+        // A gain the reader would refuse is not written: the export fails instead.
+        let odd = Links {
+            out: vec![vec![Link { to: 1, gain_db: -40.0 }], vec![Link { to: 0, gain_db: 25.0 }]],
+            noise_offset_db: vec![0.0; 2],
+            tx_power_dbm: vec![40.0; 2],
+        };
+        let mut text = Vec::new();
+        write_tossim_gains_to(&odd, -98.0, 0.0, false, &mut text).unwrap();
+        let e = write_tossim_gains_to(&odd, -98.0, 0.0, true, &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("gain 1 → 0 = 65.00 dB is outside"), "{e}");
         let pos =
             place(&Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 }, Path::new("."), &mut rng()).unwrap();
         let links = generate_links(&pos, &LinkModel::default(), 4, -110.0).unwrap();
