@@ -29,3 +29,17 @@ pub mod runner;
 pub mod scenario;
 pub mod topology;
 pub mod trace;
+
+/// Read a text data file (a noise trace, a gain file): UTF-8, with a leading byte-order mark
+/// dropped; bytes that are not UTF-8 are an error that names their line.
+pub(crate) fn read_text(path: &std::path::Path) -> std::io::Result<String> {
+    let mut bytes = std::fs::read(path)?;
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
+    }
+    String::from_utf8(bytes).map_err(|e| {
+        let valid = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..valid].iter().filter(|&&b| b == b'\n').count() + 1;
+        std::io::Error::new(std::io::ErrorKind::InvalidData, format!("line {line} is not UTF-8 text"))
+    })
+}

@@ -652,8 +652,7 @@ fn links_up_to(
 /// be ≥ 0. Gains must be within [`GAIN_RANGE_DB`] and noise means within −200 … 0 dBm.
 /// [AMBIG-1 → mean used as a relative floor offset]
 pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
-    let text =
-        std::fs::read_to_string(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
+    let text = crate::read_text(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
     let perr = |line: usize, msg: String| TopologyError::Parse { path: path.to_path_buf(), line: line as u64, msg };
     let limit = n_hint.unwrap_or(MAX_NODES).min(MAX_NODES);
     let id = |s: &str, line: usize| -> Result<usize, TopologyError> {

@@ -505,7 +505,7 @@ fn parse_trace(text: &str, path: &Path) -> Result<Vec<i16>, NoiseError> {
 
 /// Reads and parses a trace file.
 pub fn read_trace(path: &Path) -> Result<Vec<i16>, NoiseError> {
-    let text = std::fs::read_to_string(path).map_err(|source| NoiseError::Io { path: path.to_path_buf(), source })?;
+    let text = crate::read_text(path).map_err(|source| NoiseError::Io { path: path.to_path_buf(), source })?;
     parse_trace(&text, path)
 }
 
@@ -1226,6 +1226,12 @@ mod tests {
         std::fs::write(dir.join("short.txt"), "-98\n-97\n").unwrap();
         let cfg = NoiseConfig::Cpm { trace: "short.txt".into(), history: 20, reset_gap_s: 10.0, max_samples: None };
         assert!(matches!(NoiseModel::new(&cfg, &dir), Err(NoiseError::TooShort { len: 2, needed: 21, .. })));
+        // A byte-order mark is dropped; bytes that are not UTF-8 are named by their line.
+        std::fs::write(dir.join("bom.txt"), b"\xef\xbb\xbf-98\n-97\n").unwrap();
+        assert!(NoiseModel::new(&NoiseConfig::Replay { trace: "bom.txt".into() }, &dir).is_ok());
+        std::fs::write(dir.join("latin1.txt"), b"-98\n-97\n-9\xe96\n").unwrap();
+        let err = NoiseModel::new(&NoiseConfig::Replay { trace: "latin1.txt".into() }, &dir).unwrap_err();
+        assert!(err.to_string().contains("latin1.txt: line 3 is not UTF-8 text"), "{err}");
         // A positive reading is no noise floor (a +50 dBm line used to run, delivering nothing).
         std::fs::write(dir.join("hot.txt"), "-98\n50\n").unwrap();
         let err = NoiseModel::new(&NoiseConfig::Replay { trace: "hot.txt".into() }, &dir).unwrap_err();
