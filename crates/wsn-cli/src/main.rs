@@ -937,7 +937,6 @@ fn rate(x: f64) -> String {
     }
 }
 
-/// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
 /// Refuse an output folder that holds a file this run reads under a name it writes or clears
 /// (`--out .` beside a positions file called `nodes.csv`, a tree file called `queues.csv`): the
 /// results would replace the input.
@@ -950,10 +949,12 @@ fn refuse_inputs_among_outputs(sc: &Scenario, scenario: &str, dir: &std::path::P
         }
     }
     for (what, path) in inputs {
-        let Ok(path) = path.canonicalize() else { continue };
+        // The name as it sits in its folder (a symbolic link is replaced, not its target).
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        let parent = path.parent().map(|p| if p.as_os_str().is_empty() { std::path::Path::new(".") } else { p });
+        let Some(Ok(parent)) = parent.map(std::path::Path::canonicalize) else { continue };
         anyhow::ensure!(
-            path.parent() != Some(dir.as_path()) || !wsn_sim::output::is_output_file(name),
+            parent != dir || !wsn_sim::output::is_output_file(name),
             "--out {}: {} is {what}'s file, which this run reads, and a run writes or removes a file of that name \
              there; choose another --out, or rename the input",
             dir.display(),
@@ -963,6 +964,7 @@ fn refuse_inputs_among_outputs(sc: &Scenario, scenario: &str, dir: &std::path::P
     Ok(())
 }
 
+/// Seconds for the console: whole seconds without a fraction, else up to 3 decimals.
 fn short_s(x: f64) -> String {
     let s = format!("{x:.3}");
     s.trim_end_matches('0').trim_end_matches('.').to_string()

@@ -134,9 +134,15 @@ pub(crate) fn over_seeds(
     // A failure keeps the seeds that finished (hours of runs, perhaps) in the staging folder,
     // and says where; the next run into `dir` removes it.
     let kept = |e: anyhow::Error| {
+        // Without a finished seed there is nothing to keep.
+        let finished = entries(&staging).map_or(0, |v| v.iter().filter(|p| is_seed_folder(p)).count());
+        if finished == 0 {
+            let _ = std::fs::remove_dir_all(&staging);
+            return e.context(format!("the results in {} were left as they were", dir.display()));
+        }
         e.context(format!(
-            "the results in {} were left as they were; the seeds that finished are in {} (until the next run \
-             into that folder)",
+            "the results in {} were left as they were; the seeds that finished ({finished}) are in {} (until the \
+             next run into that folder)",
             dir.display(),
             staging.display()
         ))

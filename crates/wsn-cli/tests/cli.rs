@@ -72,6 +72,8 @@ fn a_refused_payload_leaves_no_folder() {
     let out_s = out.to_str().unwrap();
     fails_saying(&["compare", "--quick", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
     assert!(!out.exists(), "{} was left", out.display());
+    fails_saying(&["compare", "--quick", "--seeds", "2", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
+    assert!(!out.exists(), "{} was left", out.display());
 }
 
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
@@ -290,6 +292,17 @@ fn a_run_never_writes_over_its_inputs() {
     // Into another folder it runs.
     let o = wsn().current_dir(&dir).args(["run", "s.toml", "-q", "--out", "out"]).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    // A link of a results name to a file elsewhere would be replaced: refused too.
+    #[cfg(unix)]
+    {
+        std::fs::create_dir_all(dir.join("sub")).unwrap();
+        std::fs::rename(dir.join("nodes.csv"), dir.join("sub/pos.csv")).unwrap();
+        std::os::unix::fs::symlink(dir.join("sub/pos.csv"), dir.join("nodes.csv")).unwrap();
+        let o = wsn().current_dir(&dir).args(["run", "s.toml", "-q", "--out", "."]).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("topology.layout.path"), "{err}");
+        assert!(std::fs::symlink_metadata(dir.join("nodes.csv")).unwrap().file_type().is_symlink());
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 

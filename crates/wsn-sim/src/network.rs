@@ -114,6 +114,8 @@ struct CurFrame {
     dst_link: u32,
     /// The frame is in the radio's transmit buffer.
     loaded: bool,
+    /// When it was loaded there.
+    loaded_at: Instant,
     /// A radio outage emptied the transmit buffer: the frame is loaded again, and re-stamped
     /// by its agent as a retransmission would be (its header would be as old as the outage).
     reload: bool,
@@ -1397,6 +1399,11 @@ impl Network {
     }
 
     /// The end of the outage node `i`'s radio is in at `now`, if any.
+    /// Did an outage of node `i` begin after `after`, up to `upto`?
+    fn outage_began_between(&self, i: usize, after: Instant, upto: Instant) -> bool {
+        self.any_outage && self.outages[i].iter().any(|&(from, _)| after < from && from <= upto)
+    }
+
     fn radio_off_until(&self, i: usize, now: Instant) -> Option<Instant> {
         if !self.any_outage {
             return None;
@@ -1450,6 +1457,18 @@ impl Network {
                 self.contend_afresh(i, until);
                 return;
             }
+            // An outage that began and ended while the frame waited in the buffer (between two
+            // MAC steps) emptied it too: reload and contend afresh from now.
+            let since = self.nodes[i].mac.cur.as_ref().filter(|c| c.loaded).map(|c| c.loaded_at);
+            if since.is_some_and(|t| self.outage_began_between(i, t, now)) {
+                self.radios[i].transmitting = false;
+                if let Some(c) = self.nodes[i].mac.cur.as_mut() {
+                    c.loaded = false;
+                    c.reload = true;
+                }
+                self.contend_afresh(i, now);
+                return;
+            }
         }
         match self.nodes[i].mac.phase {
             Phase::Backoff => {
@@ -1462,6 +1481,7 @@ impl Network {
                 let cur = n.mac.cur.as_mut().expect("bound above");
                 if !cur.loaded {
                     cur.loaded = true;
+                    cur.loaded_at = now;
                     if (cur.attempts > 0 || cur.reload) && cur.kind == FrameKind::Agent {
                         // A retransmission, or a reload after an outage: the agent may re-stamp
                         // the frame for this attempt.
@@ -1555,6 +1575,7 @@ impl Network {
             dst_deaf: false,
             dst_link: u32::MAX,
             loaded: false,
+            loaded_at: Instant::ZERO,
             reload: false,
             nb: 0,
             be: self.mac.csma_min_be,
@@ -2436,14 +2457,16 @@ mod tests {
     /// Sends frames stamped with the time they were built or last re-stamped (first 8 bytes);
     /// records the frames it receives with their stamps.
     struct Stamper {
+        me: u16,
         dst: NodeId,
-        got: std::sync::Arc<std::sync::Mutex<Vec<(Instant, u64)>>>,
+        got: std::sync::Arc<std::sync::Mutex<Vec<(Instant, u64, u16)>>>,
     }
 
     impl NodeAgent for Stamper {
         fn handle_frame(&mut self, now: Instant, _: &mut dyn LinkCtx, _: &RxInfo, payload: &[u8]) {
             let stamp = u64::from_be_bytes(payload[..8].try_into().unwrap());
-            self.got.lock().unwrap().push((now, stamp));
+            let from = u16::from_be_bytes(payload[8..10].try_into().unwrap());
+            self.got.lock().unwrap().push((now, stamp, from));
         }
         fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
         fn wants_to_send(&self) -> bool {
@@ -2452,6 +2475,7 @@ mod tests {
         fn poll_frame(&mut self, now: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
             let mut payload = vec![0; 20];
             payload[..8].copy_from_slice(&now.as_nanos().to_be_bytes());
+            payload[8..10].copy_from_slice(&self.me.to_be_bytes());
             self.wants_to_send().then_some(wsn_proto::agent::Frame { dst: self.dst, ack_request: true, payload })
         }
         fn refresh_frame(&mut self, now: Instant, payload: &mut [u8]) {
@@ -2476,37 +2500,46 @@ mod tests {
     /// is off 200 times for 50 ms.
     #[test]
     fn a_frame_loaded_before_an_outage_is_restamped_after_it() {
-        let mut outages = String::new();
-        let windows: Vec<(u64, u64)> = (0..200u64).map(|k| (1_000 + 97 * k, 1_050 + 97 * k)).collect();
-        for (a, b) in &windows {
-            outages +=
-                &format!("[[outages]]\nnodes = 1\nfrom_s = {:?}\nto_s = {:?}\n", *a as f64 / 1e3, *b as f64 / 1e3);
+        // 200 outages of 50 ms (longer than any backoff: a MAC step finds the radio off), and
+        // 2,000 of 1 ms (most begin and end between two MAC steps).
+        let long: Vec<(u64, u64)> = (0..200u64).map(|k| (1_000_000 + 97_000 * k, 1_050_000 + 97_000 * k)).collect();
+        let short: Vec<(u64, u64)> = (0..2000u64).map(|k| (1_000_000 + 9_700 * k, 1_001_000 + 9_700 * k)).collect();
+        for (windows, long_ones) in [(long, true), (short, false)] {
+            let mut outages = String::new();
+            for (a, b) in &windows {
+                outages +=
+                    &format!("[[outages]]\nnodes = 1\nfrom_s = {:?}\nto_s = {:?}\n", *a as f64 / 1e6, *b as f64 / 1e6);
+            }
+            let mut net = clean_chain(3, 22.0, &outages, &[]);
+            let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[0].agent = Box::new(Stamper { me: 0, dst: NodeId::BROADCAST, got: got.clone() });
+            let other = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[1].agent = Box::new(Stamper { me: 1, dst: NodeId(0), got: other.clone() });
+            net.nodes[2].agent = Box::new(Stamper { me: 2, dst: NodeId(0), got: other });
+            net.after_agent(1);
+            net.after_agent(2);
+            let mut reloads = 0u64;
+            for step in 1..=22_000u64 {
+                let now = Instant::from_millis(step);
+                net.run_until(now);
+                let off = net.radio_off_until(1, now).is_some();
+                reloads += u64::from(off && net.nodes[1].mac.cur.as_ref().is_some_and(|c| c.loaded || c.reload));
+            }
+            if long_ones {
+                assert!(reloads > 0, "no outage caught a loaded frame");
+            }
+            let air = MacConfig::tinyos1_tenet().airtime(20).as_nanos();
+            // Node 1's frames (node 2 has no outage).
+            let got: Vec<(Instant, u64, u16)> = got.lock().unwrap().iter().copied().filter(|g| g.2 == 1).collect();
+            assert!(got.len() > 500, "{} frames", got.len());
+            let mut stale = 0;
+            for &(rx, stamp, _) in got.iter() {
+                let tx = rx.as_nanos() - air;
+                // An outage that began after the stamp and ended before the frame left.
+                stale += windows.iter().filter(|&&(a, b)| stamp < a * 1_000 && b * 1_000 <= tx).count();
+            }
+            assert_eq!(stale, 0, "long outages: {long_ones}");
         }
-        let mut net = clean_chain(3, 22.0, &outages, &[]);
-        let got = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[0].agent = Box::new(Stamper { dst: NodeId::BROADCAST, got: got.clone() });
-        let other = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Stamper { dst: NodeId(0), got: other.clone() });
-        net.nodes[2].agent = Box::new(Stamper { dst: NodeId(0), got: other });
-        net.after_agent(1);
-        net.after_agent(2);
-        let mut reloads = 0u64;
-        for step in 1..=22_000u64 {
-            let now = Instant::from_millis(step);
-            net.run_until(now);
-            let off = net.radio_off_until(1, now).is_some();
-            reloads += u64::from(off && net.nodes[1].mac.cur.as_ref().is_some_and(|c| c.loaded || c.reload));
-        }
-        assert!(reloads > 0, "no outage caught a loaded frame");
-        eprintln!("{reloads} ms with a loaded frame in an outage");
-        let air = MacConfig::tinyos1_tenet().airtime(20).as_nanos();
-        let mut stale = 0;
-        for &(rx, stamp) in got.lock().unwrap().iter() {
-            let tx = rx.as_nanos() - air;
-            // An outage that began after the stamp and ended before the frame left.
-            stale += windows.iter().filter(|&&(a, b)| stamp < a * 1_000_000 && b * 1_000_000 <= tx).count();
-        }
-        assert_eq!(stale, 0);
     }
 
     /// The simulator's in-order check counts a packet handed up behind a later one, once per

@@ -119,7 +119,8 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
 
     let bin_ns = r.bin.as_nanos().max(1);
     // A bin's end in seconds, the run's end for the last one; divided, not multiplied by 1e-9,
-    // so that it prints as network.csv's stamps do (`120`, `300.044385064`).
+    // so that it is the value network.csv's stamps hold (printed here in the shortest form,
+    // `120`, `300.044385064`; network.csv's writer prints `120.0`).
     let end_ns = r.network.end().as_nanos();
     let bin_end_s = |b: usize| ((b as u64 + 1).saturating_mul(bin_ns)).min(end_ns) as f64 / 1e9;
     let mut w = create(dir, "timeseries.csv")?;

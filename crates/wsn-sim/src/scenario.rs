@@ -1163,7 +1163,7 @@ pub(crate) fn short_num(x: f64) -> String {
     }
     let s = format!("{x}");
     // A computed value's float noise (`1.9599999999999997`) reads as 6 significant digits;
-    // what a user wrote (`0.123456789`) stays as written.
+    // values of up to 12 characters (most that a user writes: `0.123456789`) stay as they are.
     match format!("{x:.5e}").parse::<f64>() {
         Ok(r) if s.len() > 12 => format!("{r}"),
         _ => s,

@@ -706,8 +706,8 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         } else {
             let (s, d) = (id(fields[0], line)?, id(fields[1], line)?);
             let g = num(fields[2], line)?;
-            // A gain is a path loss (TOSSIM's are −40 … −110 dB); a positive one of more than
-            // an antenna's few dB is a typo.
+            // A gain is a path loss (TOSSIM's are −40 … −110 dB), or one with the sender's
+            // transmit power folded in (up to +40 dBm): beyond the range it is a typo.
             if !GAIN_RANGE_DB.contains(&g) {
                 return Err(perr(
                     line,
@@ -803,7 +803,14 @@ pub fn write_tossim_gains_to(
     }
     for i in 0..links.n() {
         let off = links.noise_offset_db.get(i).copied().unwrap_or(0.0);
-        writeln!(w, "noise {} {:.2} {:.2}", i, noise_floor_dbm + off, spread_db)?;
+        let mean = noise_floor_dbm + off;
+        if !(-200.0..=0.0).contains(&mean) {
+            return Err(std::io::Error::other(format!(
+                "noise {i} = {mean:.2} dBm (the floor plus the node's offset) is outside the −200 … 0 dBm a gain \
+                 file may hold (the scenario's radio.link settings are extreme)"
+            )));
+        }
+        writeln!(w, "noise {} {:.2} {:.2}", i, mean, spread_db)?;
     }
     Ok(())
 }
@@ -1091,6 +1098,9 @@ mod tests {
         write_tossim_gains_to(&odd, -98.0, 0.0, false, &mut text).unwrap();
         let e = write_tossim_gains_to(&odd, -98.0, 0.0, true, &mut Vec::new()).unwrap_err().to_string();
         assert!(e.contains("gain 1 → 0 = 65.00 dB is outside"), "{e}");
+        let loud = Links { noise_offset_db: vec![0.0, 4.0], ..odd };
+        let e = write_tossim_gains_to(&loud, -2.0, 0.0, false, &mut Vec::new()).unwrap_err().to_string();
+        assert!(e.contains("noise 1 = 2.00 dBm"), "{e}");
         let pos =
             place(&Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 }, Path::new("."), &mut rng()).unwrap();
         let links = generate_links(&pos, &LinkModel::default(), 4, -110.0).unwrap();
