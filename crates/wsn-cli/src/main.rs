@@ -591,26 +591,32 @@ fn sweep(
     // stops checking the values after a bad one).
     // The runs use these scenarios, as checked: the file is not read again (an edit during a long
     // sweep would otherwise change its later runs).
-    let checked: Vec<Result<Scenario>> = pool.install(|| {
+    let checked: Vec<Result<(Scenario, Vec<String>)>> = pool.install(|| {
         vals.par_iter()
             .map(|&v| {
                 let mut s = set.to_vec();
                 s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
                 let sc = Scenario::load(scenario, &s).with_context(|| label(v))?;
-                wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
-                Ok(sc)
+                let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
+                Ok((sc, built))
             })
             .collect()
     });
     let mut scenarios = Vec::with_capacity(vals.len());
-    for (&v, sc) in vals.iter().zip(checked) {
-        let sc = sc?;
+    // What building the networks found (a static tree's edges without a link), once each.
+    let mut built_warnings = std::collections::BTreeSet::new();
+    for (&v, checked) in vals.iter().zip(checked) {
+        let (sc, built) = checked?;
+        built_warnings.extend(built);
         // A value's own warnings (the base scenario's were printed above).
         for w in sc.warnings.iter().filter(|w| !base.warnings.contains(w)) {
             eprintln!("warning: {}: {w}", label(v));
         }
         scenarios.push(sc);
+    }
+    for w in &built_warnings {
+        eprintln!("warning: {w}");
     }
     let dir = match out {
         Some(d) => d,

@@ -395,8 +395,9 @@ pub(crate) struct Prepared {
 /// Check a scenario as far as it can be without running it: build its network (reading every
 /// data file it names) and install its protocol. Errors name the scenario, the field and, for
 /// keys written in the file, the line, as [`run`]'s do.
-pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<(), RunError> {
-    prepare(sc, seed, None).map(drop).map_err(|e| locate(sc, e))
+/// Returns what the run would warn about ([`RunResult::warnings`]).
+pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Vec<String>, RunError> {
+    prepare(sc, seed, None).map(|p| p.warnings).map_err(|e| locate(sc, e))
 }
 
 /// Run a scenario to its end.
