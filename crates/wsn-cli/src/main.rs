@@ -107,8 +107,8 @@ enum Cmd {
         /// RCRT-vs-IFRC comparison of `wsn compare`).
         #[arg(value_parser = ["rcrt", "ifrc"])]
         paper: String,
-        /// Shorter runs and fewer sweep points (on 2 cores, rcrt: about 10 seconds instead of
-        /// 1.5 minutes or more per seed; ifrc: shorter sweeps and comparison runs), for a look at
+        /// Shorter runs and fewer sweep points (on an idle 2-core machine, rcrt: about 6 seconds
+        /// instead of 25 or more per seed; ifrc: shorter sweeps and comparison runs), for a look at
         /// the report's shape, not for its numbers.
         #[arg(long)]
         quick: bool,
