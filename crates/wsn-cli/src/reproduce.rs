@@ -233,6 +233,12 @@ pub(crate) fn row(key: &str, paper: impl ToString, ours: f64, unit: &'static str
     Row { key: key.into(), paper: paper.to_string(), ours: sig4(ours), unit, note: note.into() }
 }
 
+/// A row for the share of `of` sampled instants at which a ratio held (`within` of them; the
+/// paper's figure is every instant, 1; undefined without instants).
+fn share_row(key: &str, within: usize, of: usize, note: String) -> Row {
+    row(key, 1.0, if of == 0 { f64::NAN } else { within as f64 / of as f64 }, "ratio", note)
+}
+
 /// `x` with four significant digits and no trailing zeros after the point (`n/a` when not
 /// finite): 0.0125 stays 0.0125 (three decimals made it 0.013, which cannot be told from the
 /// paper's 0.0133 or 0.0167), 102.4 stays 102.4, 12342.0 prints 12342.
@@ -855,11 +861,10 @@ fn report(
             .zip(&ratios_c)
             .filter(|(b, c)| (*b / 2.0 - 1.0).abs() <= 0.1 && (*c / 8.0 - 1.0).abs() <= 0.1)
             .count();
-        out.push(row(
+        out.push(share_row(
             &pkey(p, "robustness_ratios_within_10pct_share"),
-            1.0,
-            if ratios_b.is_empty() { f64::NAN } else { within as f64 / ratios_b.len() as f64 },
-            "ratio",
+            within,
+            ratios_b.len(),
             format!(
                 "share of {} instants, evenly spaced while all three classes are active, at which both 1:2 and 1:8 \
                  hold within ±10 % (rates travel in steps of 1/256 pkt/s, which alone moves small rates by more)",
@@ -1015,11 +1020,10 @@ fn report(
             .filter(|x| x.is_finite())
             .collect();
         let within = ratios.iter().filter(|x| (*x / 2.0 - 1.0).abs() <= 0.1).count();
-        out.push(row(
+        out.push(share_row(
             &pkey(p, "two_sinks_a1_over_b1_within_10pct_share"),
-            1.0,
-            if ratios.is_empty() { f64::NAN } else { within as f64 / ratios.len() as f64 },
-            "ratio",
+            within,
+            ratios.len(),
             format!(
                 "share of {} instants over B2's life at which A1/B1 is within 2 ± 10 % (rates travel in steps of \
                  1/256 pkt/s, which alone moves rates near 0.02 pkt/s by more)",
