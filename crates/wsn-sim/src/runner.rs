@@ -1442,6 +1442,13 @@ mod tests {
         let sc = small(&["routing.kind=\"static\"", &format!("routing.tree_file={folder:?}")]);
         let e = check(&sc, None).expect_err("a folder accepted as a tree file").to_string();
         assert!(e.contains("is a folder, not a file"), "{e}");
+        // A device is refused rather than read: /dev/zero would never end.
+        #[cfg(unix)]
+        {
+            let sc = small(&["routing.kind=\"static\"", "routing.tree_file=\"/dev/zero\""]);
+            let e = check(&sc, None).expect_err("a device accepted as a tree file").to_string();
+            assert!(e.contains("/dev/zero is not a regular file"), "{e}");
+        }
         let sc = Scenario::load("office40", &["duration_s=1".into()]).unwrap();
         let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
         let files: Vec<&str> = r.summary.data_files.keys().map(String::as_str).collect();

@@ -907,7 +907,16 @@ impl Scenario {
                     Some(d) => {
                         Err(format!("{key} = {p:?}: {} is a folder, not a file (looked for {list})", d.display()))
                     }
-                    None => Err(format!("{key} = {p:?}: no such file (looked for {list})")),
+                    None => match tried.iter().find(|c| c.exists()) {
+                        // A device or a pipe: /dev/zero would be read without end, and a pipe
+                        // can be read only once while a run may read its files twice.
+                        Some(o) => Err(format!(
+                            "{key} = {p:?}: {} is not a regular file (a device, a pipe or a socket); \
+                             give a file",
+                            o.display()
+                        )),
+                        None => Err(format!("{key} = {p:?}: no such file (looked for {list})")),
+                    },
                 }
             }
         }
