@@ -225,6 +225,9 @@ impl Repr {
         HEADER_LEN
     }
     /// Write the header into the first [`HEADER_LEN`] bytes of `packet`.
+    ///
+    /// # Panics
+    /// If `packet` is shorter than [`HEADER_LEN`] bytes.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
         packet.set_flags(match self.direction {
             Direction::Up => FLAG_UP,

@@ -297,6 +297,9 @@ impl Repr {
 
     /// Write the header into the first [`HEADER_LEN`] bytes of `packet` (the caller sizes the
     /// buffer; values are quantised and saturate, see the module docs).
+    ///
+    /// # Panics
+    /// If `packet` is shorter than [`HEADER_LEN`] bytes.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
         let mut flags = VERSION << VERSION_SHIFT;
         if self.child_congested {

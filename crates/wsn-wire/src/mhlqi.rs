@@ -88,7 +88,7 @@ mod tests {
         source: NodeId(0x0203),
         seqno: 0xfffe,
         parent: NodeId::BROADCAST,
-        cost: 0xffff,
+        cost: 0xfffe,
         hop_count: 0xff,
     };
 
