@@ -2,7 +2,9 @@
 //! MAC for CXCC and a CC1000 (mica2-class) radio for the Go-Back-N report.
 //!
 //! The state machine itself lives in [`crate::network`]; this module holds only numbers, each
-//! with its source (tags as in the project's radio/MAC/routing spec, §5).
+//! with its source (tags as in the project's radio/MAC/routing spec, §0 and §5; besides
+//! those, `[CODE usc-ifrc]` is the IFRC authors' TinyOS 1.x code, `x3ro/tinyos-legacy`
+//! `tinyos-1.x/contrib/usc-ifrc`, and `[PAPER]` the IFRC paper, as in the IFRC spec).
 
 use serde::{Deserialize, Serialize};
 use wsn_proto::time::Duration;
@@ -259,7 +261,8 @@ impl MacConfig {
             csma_max_backoffs: 4,
             // Calibrated so that one 1.x hop with a full RCRT frame is near the testbed's
             // 95 pkt/s single-source figure (since found to be the test harness's 102.4 pkt/s
-            // cap, not the radio's: docs/simulator.md) and above Flush's 8 ms one-hop minimum
+            // cap, not the radio's: docs/simulator.md) and near Flush's 8 ms one-hop minimum
+            // (7.87 ms per packet, 127.0 pkt/s, saturated)
             // [AMBIG-5 → chosen: SPI load 0.5 ms + 8 µs/byte, RX FIFO read 1.5 ms].
             txfifo_load_base_ns: 500_000,
             txfifo_load_per_byte_ns: 8_000,
@@ -331,6 +334,11 @@ impl MacConfig {
             preset: "cc1000".into(),
             byte_ns: byte,
             overhead_bytes: 18,
+            // [AMBIG → chosen: 4 of the 16-byte ACK decide whether it is heard: the sender looks
+            // for the 16-bit ACK word at any bit offset in the last bytes the receiver sends
+            // (`ackCode` = ab ba 83 aa aa, after 11 preamble bytes that need no decoding)
+            // [CODE t2: CC1000SendReceiveP.nc txReadAck, ackData]; the whole ACK's 16 bytes
+            // set only its timing (`ack_latency_ns`, `ack_timeout_ns`)]
             ack_bytes: 4,
             initial_backoff: Backoff { min_units: 1, max_units: 32, unit_ns: byte, mask: None },
             congestion_backoff: Backoff { min_units: 1, max_units: 16, unit_ns: byte, mask: None },

@@ -122,6 +122,9 @@ struct CurFrame {
     /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
     nb: u8,
     be: u8,
+    /// IEEE 802.15.4 CSMA-CA: the CCA under way found the channel busy at its start (ns-3
+    /// answers only at the end of the 8-symbol window).
+    cca_busy_seen: bool,
     /// The MAC gave up on a busy channel.
     access_failed: bool,
     /// The outcome `Phase::SendDoneDelay` hands on: the last attempt was acknowledged.
@@ -1579,6 +1582,7 @@ impl Network {
             reload: false,
             nb: 0,
             be: self.mac.csma_min_be,
+            cca_busy_seen: false,
             access_failed: false,
             done_acked: false,
         });
@@ -1587,7 +1591,23 @@ impl Network {
 
     fn cca_step(&mut self, i: usize, after_guard: bool) {
         let now = self.now;
-        if !self.cca_clear(i) {
+        // IEEE 802.15.4 CSMA-CA as ns-3 runs it: the CCA answers at the end of its 8-symbol
+        // window (`cca_guard_ns`), busy or clear; the channel is sampled at both ends [CODE
+        // ns-3.37 lr-wpan-phy.cc: PlmeCcaRequest schedules EndCca 8 symbols later]. The other
+        // presets sample once and back off at once on a busy channel (TinyOS's CCA pin is read
+        // instantly), and `tinyos2` samples again after its guard.
+        let ns3_window = self.mac.ieee802154_csma && self.mac.cca_guard_ns > 0;
+        let busy_at_start =
+            after_guard && ns3_window && self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.cca_busy_seen);
+        let clear = !busy_at_start && self.cca_clear(i);
+        if ns3_window && !after_guard {
+            let c = self.nodes[i].mac.cur.as_mut().expect("a frame is bound before CCA");
+            c.cca_busy_seen = !clear;
+            self.nodes[i].mac.phase = Phase::Guard;
+            self.schedule_mac(i, now + Duration(self.mac.cca_guard_ns));
+            return;
+        }
+        if !clear {
             let mac = &self.mac;
             let n = &mut self.nodes[i];
             n.mac.phase = Phase::Backoff;
@@ -2265,6 +2285,56 @@ mod tests {
         let mean = mean_time_to_ack_ns(&done);
         let expected = (floor + mean_b) as f64;
         assert!((mean / expected - 1.0).abs() < 0.15, "mean {mean} ns, expected about {expected} ns");
+    }
+
+    /// `ieee802154`'s CCA takes its 8 symbols (128 µs) busy or clear, as ns-3's does: on a
+    /// channel kept busy by the noise floor, with zero-length backoffs (BE 0), a frame fails
+    /// channel access after exactly 1 + `csma_max_backoffs` CCAs of 128 µs each, not at once.
+    #[test]
+    fn an_ieee802154_busy_cca_takes_its_eight_symbols() {
+        let set = |kv: &[&str]| kv.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut net = clean_chain(
+            2,
+            1.0,
+            "",
+            &set(&[
+                "mac.preset=\"ieee802154\"",
+                "mac.csma_min_be=0",
+                "mac.csma_max_be=0",
+                "radio.noise.floor_dbm=-90.0",
+            ]),
+        );
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 1, done: done.clone() });
+        net.after_agent(1);
+        let mac = MacConfig::ieee802154();
+        let failed_at = Instant(u64::from(mac.csma_max_backoffs + 1) * mac.cca_guard_ns);
+        net.run_until(Instant(failed_at.as_nanos() - 1));
+        assert!(done.lock().unwrap().is_empty(), "channel access failed before {failed_at:?}");
+        net.run_until(failed_at);
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 1, "no channel access failure at {failed_at:?}");
+        assert!(done[0].channel_access_failure && !done[0].acked && done[0].transmissions == 0, "{:?}", done[0]);
+    }
+
+    /// A frame to a destination that never answers (its radio is off for the whole run) is
+    /// sent 1 + `max_retries` times, and its one `SendDone` says so: not acknowledged, every
+    /// transmission counted, the first included.
+    #[test]
+    fn an_unanswered_frame_uses_every_retry() {
+        let mut net = clean_chain(2, 30.0, "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 30.0\n", &[]);
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 3, done: done.clone() });
+        net.after_agent(1);
+        net.run_until(Instant::from_millis(30_000));
+        let tries = MacConfig::tinyos1_tenet().max_retries + 1;
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 3);
+        for d in &done {
+            assert!(!d.acked && !d.channel_access_failure && d.time_to_ack.is_none(), "{d:?}");
+            assert_eq!(u32::from(d.transmissions), u32::from(tries), "{d:?}");
+        }
+        assert_eq!(net.node_stats(1).data_tx, 3 * u64::from(tries));
     }
 
     /// A ticker whose next deadline a test can move: it counts its timeouts.

@@ -45,7 +45,7 @@ fn lrwpan40_matches_the_simulator_document() {
     check(
         "lrwpan40",
         &[],
-        "528ad998bca79c1ba7d3ed38c7f09d428496e2931f8a07d81652d2b25cf0c3bd",
+        "41d3efc03d3b8e0a567f1850665f8811731074f55aba9da9601bac8d3b054fc2",
         "docs/simulator.md (lrwpan40 against ns-3)",
     );
 }
