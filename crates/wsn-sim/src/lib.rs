@@ -30,6 +30,41 @@ pub mod scenario;
 pub mod topology;
 pub mod trace;
 
+/// The line of `bytes` on which the CSV record found from byte `from` starts, 1-based. The
+/// `csv` crate reports where it began to look for a record: before the `#` comment lines and
+/// blank lines it skips, and with `\r\n` line ends at the `\n` of the line before (its line
+/// numbers are then off too). This skips what it skips. `csv_record_line(bytes, 0)` is the
+/// header's line.
+pub(crate) fn csv_record_line(bytes: &[u8], from: u64) -> u64 {
+    let mut i = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
+    loop {
+        while i < bytes.len() && matches!(bytes[i], b'\r' | b'\n') {
+            i += 1;
+        }
+        let line_start = i == 0 || matches!(bytes[i - 1], b'\r' | b'\n');
+        if i < bytes.len() && bytes[i] == b'#' && line_start {
+            i = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| i + k);
+            continue;
+        }
+        break;
+    }
+    1 + bytes[..i].iter().filter(|&&b| b == b'\n').count() as u64
+}
+
+/// A `csv` crate error as (line, message), with the real line ([`csv_record_line`]) and without
+/// the crate's own line number, which can be wrong.
+pub(crate) fn csv_error(bytes: &[u8], e: &csv::Error) -> (u64, String) {
+    let line = e.position().map_or(0, |p| csv_record_line(bytes, p.byte()));
+    let msg = match e.kind() {
+        csv::ErrorKind::UnequalLengths { expected_len, len, .. } => {
+            format!("{len} fields, where the header has {expected_len}")
+        }
+        csv::ErrorKind::Utf8 { err, .. } => format!("field {} is not UTF-8 text", err.field() + 1),
+        _ => e.to_string(),
+    };
+    (line, msg)
+}
+
 /// Read a text data file (a noise trace, a gain file): UTF-8, with a leading byte-order mark
 /// dropped; bytes that are not UTF-8 are an error that names their line.
 pub(crate) fn read_text(path: &std::path::Path) -> std::io::Result<String> {

@@ -759,7 +759,8 @@ fn draw_tree_legend<DB: DrawingBackend>(
     let text = font(14.0).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Center));
     let (x, mut y) = (12, 40);
     area.draw_text("hops: nodes", &head, (x, y - 10)).s()?;
-    y += 18;
+    area.draw_text("(as advertised)", &font(12.0).color(&BLACK), (x, y + 6)).s()?;
+    y += 34;
     // One row per hop value present, thinned to at most 16 rows.
     let mut present: Vec<u32> = hops.iter().flatten().copied().collect();
     present.sort_unstable();

@@ -80,7 +80,8 @@ pub struct Summary {
 /// Routing figures.
 #[derive(Clone, Debug, Serialize)]
 pub struct RoutingSummary {
-    /// Deepest node at the end of the run (hops).
+    /// Deepest node at the end of the run (hops, as the nodes advertise them: from the parent's
+    /// last beacon, so a node can be deeper along its parents while routes change).
     pub max_depth: u32,
     /// Mean depth at the end over every routed (node, tree) pair, a sink counting in the
     /// other sinks' trees.
@@ -96,7 +97,8 @@ pub struct RoutingSummary {
     /// Parent changes after the first flow started.
     pub parent_changes_during_traffic: u64,
     /// Nodes without a route in at least one tree at the end (a sink counts in the other
-    /// sinks' trees, not in its own).
+    /// sinks' trees, not in its own): no parent, or, under the 2.x rule, a parent that lost its
+    /// own route (no valid hop count).
     pub unrouted_nodes: usize,
 }
 
@@ -850,17 +852,22 @@ fn total_parent_changes(net: &Network) -> u64 {
     (0..net.len()).map(|i| net.node_stats(i).parent_changes as u64).sum()
 }
 
+/// Node `i` has a route in tree `t`: a parent, and a valid hop count (under the 2.x rule a node
+/// whose parent lost its own route keeps the parent but advertises no hop count; its packets
+/// go nowhere). The one test behind the depths, `routed` and `unrouted_nodes`.
+fn is_routed(net: &Network, i: usize, t: usize) -> bool {
+    net.parent(i, t).is_some() && net.hop_count(i, t).is_some()
+}
+
 fn depths(net: &Network) -> (u32, f64, usize) {
     let (mut max, mut sum, mut routed) = (0u32, 0u64, 0usize);
     for i in 0..net.len() {
         // A sink is the root of its own tree only: in the other sinks' trees it is a node.
         for ti in (0..net.sinks().len()).filter(|&ti| net.sinks()[ti] != NodeId(i as u16)) {
-            if let Some(h) = net.hop_count(i, ti) {
-                if net.parent(i, ti).is_some() {
-                    max = max.max(h as u32);
-                    sum += h as u64;
-                    routed += 1;
-                }
+            if let Some(h) = net.hop_count(i, ti).filter(|_| is_routed(net, i, ti)) {
+                max = max.max(h as u32);
+                sum += h as u64;
+                routed += 1;
             }
         }
     }
@@ -1047,7 +1054,7 @@ fn summarize(
             // Nodes without a route in some tree other than their own (a sink roots its own).
             unrouted_nodes: (0..net.len())
                 .filter(|&i| {
-                    (0..net.sinks().len()).any(|t| net.sinks()[t] != NodeId(i as u16) && net.parent(i, t).is_none())
+                    (0..net.sinks().len()).any(|t| net.sinks()[t] != NodeId(i as u16) && !is_routed(net, i, t))
                 })
                 .count(),
         },

@@ -248,24 +248,28 @@ fn spaced(n: usize, rng: &mut SimRng, mut draw: impl FnMut(usize, &mut SimRng) -
 /// Reads a positions CSV (`node,x_m,y_m`, extra columns ignored).
 pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let perr = |line: u64, msg: String| TopologyError::Parse { path: path.to_path_buf(), line, msg };
-    let file = std::fs::File::open(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
-    let mut rdr =
-        csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(std::io::BufReader::new(file));
-    let headers = rdr.headers().map_err(|e| perr(1, format!("cannot read the CSV header: {e}")))?.clone();
+    let text = crate::read_text(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
+    let bytes = text.as_bytes();
+    let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(bytes);
+    let header_line = crate::csv_record_line(bytes, 0);
+    let headers = rdr
+        .headers()
+        .map_err(|e| perr(header_line, format!("cannot read the CSV header: {}", crate::csv_error(bytes, &e).1)))?
+        .clone();
     let col = |name: &str| -> Result<usize, TopologyError> {
         headers
             .iter()
             .position(|h| h == name)
-            .ok_or_else(|| perr(1, format!("the header has no column `{name}` (need node,x_m,y_m)")))
+            .ok_or_else(|| perr(header_line, format!("the header has no column `{name}` (need node,x_m,y_m)")))
     };
     let (cn, cx, cy) = (col("node")?, col("x_m")?, col("y_m")?);
     let mut rows: Vec<(usize, Position, u64)> = Vec::new();
     for rec in rdr.records() {
         let rec = rec.map_err(|e| {
-            let line = e.position().map(|p| p.line()).unwrap_or(0);
-            perr(line, format!("malformed CSV record: {e}"))
+            let (line, msg) = crate::csv_error(bytes, &e);
+            perr(line, format!("malformed CSV record: {msg}"))
         })?;
-        let line = rec.position().map(|p| p.line()).unwrap_or(0);
+        let line = crate::csv_record_line(bytes, rec.position().map_or(0, |p| p.byte()));
         let field = |c: usize| rec.get(c).unwrap_or("");
         let id: usize = field(cn)
             .parse()
@@ -285,7 +289,7 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     }
     let n = rows.len();
     if n == 0 {
-        return Err(perr(1, "no nodes".into()));
+        return Err(perr(header_line, "no nodes".into()));
     }
     let mut out: Vec<Option<Position>> = vec![None; n];
     for (id, pos, line) in rows {
@@ -828,6 +832,26 @@ mod tests {
         let d = std::env::temp_dir().join(format!("wsn-topo-{tag}-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         d
+    }
+
+    /// A positions file's errors name the file's own line, past comments, blank lines and
+    /// `\r\n` line ends.
+    #[test]
+    fn position_errors_name_the_real_line() {
+        let d = tmpdir("lines");
+        let f = d.join("p.csv");
+        let cases = [
+            ("# a\n# b\nnode,x\n0,1\n", ":3: the header has no column `x_m`"),
+            ("node,x_m,y_m\r\n0,1,2\r\n# c\r\n\r\n1,x,2\r\n", ":5: x_m \"x\" is not a finite number"),
+            ("# c\nnode,x_m,y_m\n0,1,2\n\n0,3,4\n", ":5: node id 0 appears twice"),
+            ("node,x_m,y_m\n0,1,2\n# c\n1,2\n", ":4: malformed CSV record: 2 fields, where the header has 3"),
+        ];
+        for (text, want) in cases {
+            std::fs::write(&f, text).unwrap();
+            let e = read_positions(&f).unwrap_err().to_string();
+            assert!(e.contains(want), "{text:?}: {e}");
+        }
+        std::fs::remove_dir_all(&d).ok();
     }
 
     #[test]

@@ -38,7 +38,8 @@ pub const DEFAULT_TIMEOUT_BEACONS: u8 = 8;
 pub const DEFAULT_HYSTERESIS_PERCENT: u8 = 25;
 
 /// Parent cost and link estimate of a node without a route, each.
-/// [CODE t1: MultiHopLQI.nc] (`giveupCurrentParent`).
+/// [CODE tenet1: mote/lib/router/MultiHopLQI/MultiHopLQI.nc `giveupCurrentParent`; t2:
+/// LqiRoutingEngineP.nc resets the same costs inline].
 pub const NO_ROUTE_HALF_COST: u16 = 0x7FFF;
 
 /// Path cost of a node without a route (0x7FFF + 0x7FFF), which is also what it advertises.
@@ -196,7 +197,10 @@ pub enum RouteChange {
 ///
 /// **Freezing** ([`MhlqiNode::set_frozen`], §6.4, Tenet's `ParentControl.hold`): no timeout,
 /// no loss and no switch, but beacons continue and the parent's beacons still refresh the
-/// cost. As in Tenet, a frozen node *without* a route may still acquire one.
+/// cost. A frozen node that has never had a route may still acquire its first (so that
+/// `mhlqi.freeze` from the start keeps the first parent each node hears); one that lost its
+/// route before the freeze stays without one (spec §6.4: "the freeze disables parent
+/// changes").
 /// **Static** ([`MhlqiNode::set_static`]): the parent is fixed and nothing moves it, not even
 /// an acquisition.
 #[derive(Clone, Debug)]
@@ -325,8 +329,12 @@ impl MhlqiNode {
             self.last_heard = 0;
             return self.drop_route();
         }
-        // Rule 2: a beacon from another neighbour; switch on a > 25 % cheaper path.
-        if self.fixed || (self.frozen && self.parent.is_some()) {
+        // Rule 2: a beacon from another neighbour; switch on a > 25 % cheaper path. A frozen
+        // node changes nothing, except one that has never had a route, which may take its
+        // first: it has no descendants, so no frozen beacon can lead it into a loop. (A node that
+        // lost its route before the freeze may have frozen descendants still advertising the
+        // routes they had through it; adopting one of them would close a loop for good.)
+        if self.fixed || (self.frozen && (self.parent.is_some() || self.parent_changes > 0)) {
             return RouteChange::None;
         }
         let offered = u32::from(beacon.cost) + u32::from(link);
@@ -431,8 +439,8 @@ impl MhlqiNode {
     }
 
     /// Freeze or unfreeze routes (§6.4). While frozen: no timeout aging, no loss, no switch;
-    /// beacons continue and parent beacons still refresh the cost; a node without a route may
-    /// still acquire one. Unfreezing also ends a static route, returning the node to normal
+    /// beacons continue and parent beacons still refresh the cost; a node that has never had a
+    /// route may still acquire its first, one that lost its route stays without one. Unfreezing also ends a static route, returning the node to normal
     /// MultiHopLQI with its current parent. This follows the spec's §6.4 choice. Tenet's own
     /// `ParentControl.hold()` differs: it stops the beacon timer of a node that has a parent,
     /// so a held node no longer beacons [CODE tenet1: MultiHopLQI.nc].
@@ -921,6 +929,24 @@ mod tests {
         let ch = n.handle_beacon(&beacon(5, 1, 757, 2), 105);
         assert_eq!(ch, RouteChange::NewParent { old: None, new: NodeId(5) });
         assert_eq!(n.handle_beacon(&beacon(6, 1, 0, 1), 110), RouteChange::None);
+    }
+
+    /// A node that lost its route before the freeze stays without one: a frozen neighbour's
+    /// beacon may be a descendant's, advertising the route it had through this node, and
+    /// adopting it would close a loop that nothing frozen ever opens again.
+    #[test]
+    fn frozen_node_that_lost_its_route_stays_unrouted() {
+        let mut n = node_with_cost_1000();
+        for _ in 0..8 {
+            n.on_beacon_tick();
+        }
+        assert_eq!(n.on_beacon_tick().1, RouteChange::Lost { old: NodeId(5) });
+        n.set_frozen(true);
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 0, 1), 110), RouteChange::None);
+        assert_eq!(n.parent(), None);
+        // Unfrozen, it takes a route again.
+        n.set_frozen(false);
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 0, 1), 110), RouteChange::NewParent { old: None, new: NodeId(6) });
     }
 
     #[test]

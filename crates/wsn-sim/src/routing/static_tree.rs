@@ -124,8 +124,14 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
         .trim(csv::Trim::All)
         .flexible(false)
         .from_reader(bytes);
-    let headers = reader.headers().map_err(|e| parse_err(csv_line(&e), format!("bad header: {e}")))?.clone();
-    let header_line = reader.position().line().max(1);
+    let headers = reader
+        .headers()
+        .map_err(|e| {
+            let (line, msg) = crate::csv_error(bytes, &e);
+            parse_err(line, format!("bad header: {msg}"))
+        })?
+        .clone();
+    let header_line = crate::csv_record_line(bytes, 0);
     let column = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
     let node_col = column("node").ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
     let parent_col = column("parent").ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
@@ -133,8 +139,11 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
 
     let mut rows: Vec<Row> = Vec::new();
     for record in reader.records() {
-        let record = record.map_err(|e| parse_err(csv_line(&e), format!("bad row: {e}")))?;
-        let line = record.position().map(|p| p.line()).unwrap_or(0);
+        let record = record.map_err(|e| {
+            let (line, msg) = crate::csv_error(bytes, &e);
+            parse_err(line, format!("bad row: {msg}"))
+        })?;
+        let line = crate::csv_record_line(bytes, record.position().map_or(0, |p| p.byte()));
         let field = |i: usize| record.get(i).unwrap_or("").trim();
         let node_s = field(node_col);
         let node: u16 = node_s
@@ -223,10 +232,6 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
 }
 
 /// The line a CSV error points at (0 if unknown).
-fn csv_line(e: &csv::Error) -> u64 {
-    e.position().map(|p| p.line()).unwrap_or(0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +348,22 @@ mod tests {
         let e = read_tree(Path::new("/nonexistent/tree.csv")).unwrap_err();
         assert!(matches!(e, RoutingError::Io { .. }));
         assert!(e.to_string().starts_with("/nonexistent/tree.csv: "));
+    }
+
+    /// Lines are the file's own, counting the comment and blank lines before the header and
+    /// between rows (the `csv` crate reports where it began to look for a record).
+    #[test]
+    fn errors_name_the_real_line_past_comments_and_blanks() {
+        let e = parse("# one\n# two\nnode,x\n0,1\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:3: header has no `parent` column"), "{e}");
+        let e = parse("node,parent\n0,-1\n# comment\n\n1,7\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:5: node 1 has parent 7"), "{e}");
+        let e = parse("# c\nnode,parent\n\n0,-1\n# c\n0,-1\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:6: node 0 already defined on line 4"), "{e}");
+        let e = parse("node,parent\r\n0,-1\r\n#c\r\n\r\nx,0\r\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:5: bad node id `x`"), "{e}");
+        let e = parse("node,parent\r\n0,-1\r\n# c\r\n1,0,9\r\n").unwrap_err().to_string();
+        assert_eq!(e, "t.csv:4: bad row: 3 fields, where the header has 2");
     }
 
     #[test]
