@@ -71,3 +71,24 @@ fn nodes_csv_lists_every_tree() {
     assert!(routed_both >= 30, "{routed_both} nodes routed on both trees");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `routing.freeze_after_s` stops every parent change (spec §6.4): frozen at 600 s, office40
+/// has made by 1,800 s exactly the changes it had made by 600 s, while unfrozen it goes on
+/// changing. Fixed trees (`static` from a file, `shortest`) record no change at all.
+#[test]
+fn frozen_and_fixed_trees_do_not_change_parents() {
+    let changes = |set: &[&str]| {
+        let mut all = vec!["output.plots=false"];
+        all.extend_from_slice(set);
+        go(&load("office40.toml", &all)).summary.routing.parent_changes
+    };
+    let by_600 = changes(&["duration_s=600"]);
+    let frozen = changes(&["duration_s=1800", "routing.freeze_after_s=600"]);
+    let free = changes(&["duration_s=1800"]);
+    assert!(by_600 > 0, "the trees form by changing parents");
+    assert_eq!(frozen, by_600, "parent changes after the freeze");
+    assert!(free > by_600, "without the freeze parents keep changing ({free} vs {by_600})");
+    assert_eq!(changes(&["duration_s=600", "routing.kind=\"shortest\""]), 0);
+    let e1 = go(&load("ifrc/e1-40node.toml", &["duration_s=300", "output.plots=false"]));
+    assert_eq!(e1.summary.routing.parent_changes, 0, "a static tree from a file");
+}
