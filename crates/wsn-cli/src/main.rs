@@ -749,7 +749,11 @@ fn sweep(
         None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
     }
     let offered = key.ends_with("rate_pps");
-    let title = format!("{}, sweep of {key}", base.name);
+    let title = if seeds > 1 {
+        format!("{}, sweep of {key}, means over {seeds} seeds (band: mean of each seed's min and max)", base.name)
+    } else {
+        format!("{}, sweep of {key}", base.name)
+    };
     let written =
         wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg);
     crate::staging::commit(

@@ -747,7 +747,7 @@ fn report(
         extra.push(row(&pkey(p, "rcrt_over_reliable_knee"), 0.88, plateau / denom, "ratio", ratio_note));
     }
     let line = |v: &[(f64, f64, f64, f64)], l: &str| Series::line(l, v.iter().map(|p| (p.0, p.1)).collect());
-    let diag = Series::line("offered = goodput", loads.iter().map(|&x| (x, x)).collect());
+    let diag = Series::reference("offered = goodput", loads.iter().map(|&x| (x, x)).collect());
     fig(lines(
         dir,
         "fig7-9-optimality",

@@ -210,20 +210,35 @@ fn rate_spread(r: &RunResult, from: f64, to: f64, step: f64) -> f64 {
     crate::reproduce::median(&cvs)
 }
 
-/// Step series of the rates of every non-sink node (the first one labelled).
-/// One step series per node's rate. With a `group`, the nodes share one colour and one legend
-/// entry `label`; without, every node has its own colour and there is no legend.
+/// One step series per sending node's rate, drawn only while the node sends: from the start of
+/// its first flow to the end of its last (or of the run). A node that joins later is not drawn
+/// before it joins (its IFRC rate grows meanwhile, unused), one that leaves is not drawn after.
+/// With a `group`, the nodes share one colour and one legend entry `label`; without, every node
+/// has its own colour and there is no legend.
 fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>, group: Option<usize>) -> Vec<Series> {
     let net = &r.network;
     let end = r.summary.sim_seconds;
+    let window = |i: usize| {
+        let flows: Vec<_> = net.flows().iter().filter(|f| f.source.index() == i).collect();
+        let from = flows.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
+        let to = flows.iter().map(|f| f.stop.as_secs_f64()).fold(f64::NEG_INFINITY, f64::max).min(end);
+        (from < to).then_some((from, to))
+    };
     (0..net.len())
         .filter(|&i| !net.sinks().contains(&NodeId(i as u16)))
         .filter(|i| only.is_none_or(|o| o.contains(i)))
+        .filter_map(|i| window(i).map(|w| (i, w)))
         .enumerate()
-        .map(|(k, i)| {
-            let mut pts: Vec<(f64, f64)> = net.rate_trace(i).iter().map(|&(t, v, _)| (t, v)).collect();
+        .map(|(k, (i, (from, to)))| {
+            let trace = net.rate_trace(i);
+            // The rate in use when the node starts to send, then every change while it sends.
+            let at_start = trace.iter().take_while(|x| x.0 <= from).last().map(|x| (from, x.1));
+            let mut pts: Vec<(f64, f64)> = at_start
+                .into_iter()
+                .chain(trace.iter().filter(|x| x.0 > from && x.0 <= to).map(|&(t, v, _)| (t, v)))
+                .collect();
             if let Some(&(_, v)) = pts.last() {
-                pts.push((end, v));
+                pts.push((to, v));
             }
             match group {
                 Some(g) => Series::step(if k == 0 { label.to_string() } else { String::new() }, pts).in_group(g),
@@ -428,7 +443,7 @@ fn report(
                             .enumerate()
                             .map(|(b, &d)| {
                                 acc += d as f64;
-                                ((b + 1) as f64 * bin_s, acc)
+                                (((b + 1) as f64 * bin_s).min(s.sim_seconds), acc)
                             })
                             .collect(),
                     )
@@ -451,19 +466,21 @@ fn report(
                             .queue_bins(i)
                             .iter()
                             .enumerate()
-                            .map(|(b, &v)| (b as f64 * bin_s, v as f64))
+                            // Stamped at the bin's end, as queues.csv and Fig. 7.
+                            .map(|(b, &v)| (((b + 1) as f64 * bin_s).min(s.sim_seconds), v as f64))
                             .collect(),
                     )
                 })
                 .collect();
+            let capacity = (0..r.network.len()).map(|i| r.network.queue_capacity(i)).max().unwrap_or(0);
             fig(lines(
                 dir,
                 "fig9-queues",
-                "Fig. 9 analogue: largest queue per node per 10 s",
+                &format!("Fig. 9 analogue: largest queue per node per {bin_s} s"),
                 "time (s)",
                 "packets",
                 &q,
-                Some((64.0, "capacity")),
+                Some((capacity as f64, "capacity")),
             ))?;
         }
     }

@@ -28,6 +28,8 @@ pub struct Series {
     pub end_x: Option<f64>,
     /// Not drawn: its points only widen the axes ([`Series::span`]).
     pub hidden: bool,
+    /// A reference, not data (e.g. "offered = goodput"): dashed and grey, drawn under the data.
+    pub reference: bool,
 }
 
 impl Series {
@@ -42,6 +44,7 @@ impl Series {
             group: None,
             end_x: None,
             hidden: false,
+            reference: false,
         }
     }
     /// A step series (a rate held until it changes).
@@ -55,6 +58,7 @@ impl Series {
             group: None,
             end_x: None,
             hidden: false,
+            reference: false,
         }
     }
     /// A scatter series.
@@ -68,6 +72,7 @@ impl Series {
             group: None,
             end_x: None,
             hidden: false,
+            reference: false,
         }
     }
     /// Event markers (large black crosses, always in the legend) drawn over the other series.
@@ -81,7 +86,12 @@ impl Series {
             group: None,
             end_x: None,
             hidden: false,
+            reference: false,
         }
+    }
+    /// A reference line through `points` (dashed, grey, under the data), not a data series.
+    pub fn reference(label: impl Into<String>, points: Vec<(f64, f64)>) -> Series {
+        Series { reference: true, ..Series::line(label, points) }
     }
     /// An x range the axes must cover (e.g. a whole run, when the data stop earlier), not drawn.
     pub fn span(x0: f64, x1: f64) -> Series {
@@ -107,8 +117,8 @@ fn colour_slots(series: &[Series]) -> (Vec<usize>, usize) {
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            if s.hidden {
-                return 0; // never drawn
+            if s.hidden || s.reference {
+                return 0; // never drawn in a colour of its own
             }
             let key = s.group.map_or((false, i), |g| (true, g));
             keys.iter().position(|k| *k == key).unwrap_or_else(|| {
@@ -178,7 +188,7 @@ fn draw_lines<DB: DrawingBackend>(
         _ => y1,
     };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 20))
+        .caption(title, (FONT, crate::plots::caption_size(title, 20.0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -199,10 +209,41 @@ fn draw_lines<DB: DrawingBackend>(
     let (slots, n_colours) = colour_slots(series);
     // A legend for up to 12 labelled entries (many unlabelled series of a few labelled groups
     // still get one).
-    let labelled = series.iter().filter(|s| !s.label.is_empty() && !s.marker).count();
+    let labelled = series.iter().filter(|s| !s.label.is_empty() && !s.marker && !s.reference).count();
     let legend = (1..=12).contains(&labelled);
+    // The reference line first, dashed and grey, so that no data series hides under it and it
+    // does not read as one.
+    let grey = RGBColor(110, 110, 110);
+    if let Some((h, label)) = hline {
+        let a = chart
+            .draw_series(DashedLineSeries::new(vec![(x0, h), (x1, h)], 8, 5, grey.stroke_width(2)))
+            .map_err(|e| e.to_string())?;
+        a.label(label.to_string()).legend(move |(x, y)| {
+            plotters::element::DashedPathElement::new(vec![(x, y), (x + 18, y)], 5, 3, grey.stroke_width(2))
+        });
+    }
+    if labelled > 12 {
+        // Too many for a legend of one entry each: one entry says what the lines are.
+        let entry = format!("{labelled} series, one colour each");
+        let first = series.iter().position(|s| !s.hidden && !s.marker && !s.points.is_empty()).unwrap_or(0);
+        let c = colour(slots.get(first).copied().unwrap_or(0), n_colours);
+        chart
+            .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
+            .map_err(|e| e.to_string())?
+            .label(entry)
+            .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(1)));
+    }
+    for s in series.iter().filter(|s| s.reference && !s.hidden) {
+        let pts: Vec<(f64, f64)> = s.points.iter().copied().filter(|(x, y)| x.is_finite() && y.is_finite()).collect();
+        let a = chart.draw_series(DashedLineSeries::new(pts, 8, 5, grey.stroke_width(2))).map_err(|e| e.to_string())?;
+        if !s.label.is_empty() {
+            a.label(s.label.clone()).legend(move |(x, y)| {
+                plotters::element::DashedPathElement::new(vec![(x, y), (x + 18, y)], 5, 3, grey.stroke_width(2))
+            });
+        }
+    }
     for (i, s) in series.iter().enumerate() {
-        if s.hidden {
+        if s.hidden || s.reference {
             continue;
         }
         let c = colour(slots[i], n_colours);
@@ -245,13 +286,8 @@ fn draw_lines<DB: DrawingBackend>(
                 .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], c.stroke_width(3)));
         }
     }
-    if let Some((h, label)) = hline {
-        let a = chart
-            .draw_series(LineSeries::new(vec![(x0, h), (x1, h)], BLACK.stroke_width(2)))
-            .map_err(|e| e.to_string())?;
-        a.label(label.to_string()).legend(|(x, y)| PathElement::new(vec![(x, y), (x + 18, y)], BLACK.stroke_width(2)));
-    }
-    if legend || hline.is_some() || series.iter().any(|s| s.marker && !s.label.is_empty()) {
+    let extra_entries = series.iter().any(|s| (s.marker || s.reference) && !s.label.is_empty());
+    if legend || labelled > 12 || hline.is_some() || extra_entries {
         chart
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
@@ -372,9 +408,10 @@ fn draw_bars<DB: DrawingBackend>(
     let top = (0..n)
         .map(|i| layers.iter().map(|(_, v)| v.get(i).copied().filter(|x| x.is_finite()).unwrap_or(0.0)).sum::<f64>())
         .fold(0.0f64, f64::max);
-    let top = if top > 0.0 { top * 1.1 } else { 1.0 };
+    // Headroom above the tallest bar for the legend of a stacked chart, in the upper right.
+    let top = if top > 0.0 { top * if layers.len() > 1 { 1.35 } else { 1.1 } } else { 1.0 };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 20))
+        .caption(title, (FONT, crate::plots::caption_size(title, 20.0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -395,6 +432,7 @@ fn draw_bars<DB: DrawingBackend>(
                 String::new()
             }
         })
+        .y_label_formatter(&crate::plots::tick)
         .disable_x_mesh()
         .label_style((FONT, 12))
         .axis_desc_style((FONT, 15))
@@ -422,6 +460,7 @@ fn draw_bars<DB: DrawingBackend>(
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
             .label_font((FONT, 13))
+            .position(SeriesLabelPosition::UpperRight)
             .draw()
             .map_err(|e| e.to_string())?;
     }
@@ -501,6 +540,43 @@ mod tests {
         let t = texts("whole");
         assert!(t.iter().any(|t| t == "0") && t.iter().any(|t| t == "3000"), "{t:?}");
         assert_eq!(t.iter().filter(|t| t.is_empty()).count(), 0, "{t:?}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// The legend: more than 12 labelled series get one entry saying how many there are; a
+    /// reference line gets its own entry, takes no colour of a data series and is not counted
+    /// among them; a stacked bar chart names its layers. Ticks print without ".0".
+    #[test]
+    fn legends_name_many_series_references_and_layers() {
+        let d = std::env::temp_dir().join(format!("wsn-figures-legend-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let texts = |name: &str| -> Vec<String> {
+            let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
+            let lines: Vec<&str> = svg.lines().collect();
+            lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+        };
+        let mut many: Vec<Series> =
+            (0..13).map(|i| Series::line(format!("node {i}"), vec![(0.0, i as f64), (1.0, i as f64)])).collect();
+        many.push(Series::reference("offered = goodput", vec![(0.0, 0.0), (1.0, 12.0)]));
+        assert_eq!(colour_slots(&many).1, 13, "the reference takes no colour");
+        lines(&d, "many", "t", "x", "y", &many, None).unwrap();
+        let t = texts("many");
+        assert!(t.iter().any(|t| t == "13 series, one colour each"), "{t:?}");
+        assert!(t.iter().any(|t| t == "offered = goodput"), "{t:?}");
+        assert!(!t.iter().any(|t| t == "node 3"), "{t:?}");
+        bars(
+            &d,
+            "stack",
+            "t",
+            "x",
+            "y",
+            &["a".into(), "b".into()],
+            &[("got".into(), vec![1.0, 2.0]), ("lost".into(), vec![0.5, 0.0])],
+        )
+        .unwrap();
+        let t = texts("stack");
+        assert!(t.iter().any(|t| t == "got") && t.iter().any(|t| t == "lost"), "{t:?}");
+        assert!(t.iter().any(|t| t == "1") && !t.iter().any(|t| t.ends_with(".0")), "{t:?}");
         std::fs::remove_dir_all(&d).ok();
     }
 }

@@ -74,6 +74,15 @@ macro_rules! render {
     }};
 }
 
+/// The font size for a figure title of `title` on a 1000-pixel-wide figure: `base`, or smaller
+/// for a long title (long scenario names, several sinks), so that it fits the width, but never
+/// below 11 px (a still longer title is cut at its ends).
+pub(crate) fn caption_size(title: &str, base: f64) -> f64 {
+    // DejaVu Sans averages about 0.55 em per character; 960 of the 1000 pixels are usable.
+    let fits = 960.0 / (0.55 * title.chars().count().max(1) as f64);
+    base.min(fits).max(11.0)
+}
+
 fn font(size: f64) -> TextStyle<'static> {
     TextStyle::from((FONT, size).into_font())
 }
@@ -287,7 +296,9 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
     let cats: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
     let reps: Vec<f64> =
         flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
-    crate::figures::bars(dir, name, title, "source node", "% of packets", &cats, &[("repaired".into(), reps)])
+    let title =
+        if flows.iter().all(|f| f.delivered == 0) { format!("{title} (nothing delivered)") } else { title.to_string() };
+    crate::figures::bars(dir, name, &title, "source node", "% of packets", &cats, &[("repaired".into(), reps)])
 }
 
 /// RCRT: the application sequence number of every in-order delivery against time, one colour per
@@ -370,7 +381,7 @@ fn draw_goodput_per_flow<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> 
     let max = gp.iter().copied().fold(0.0, f64::max);
     let title = format!("Goodput per flow — {}", run_title(r));
     let mut chart = ChartBuilder::on(root)
-        .caption(title, font(22.0))
+        .caption(&title, font(caption_size(&title, 22.0)))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
@@ -474,18 +485,22 @@ fn draw_goodput_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Resu
     }
     let title = format!("Goodput over time — {}", run_title(r));
     let mut chart = ChartBuilder::on(root)
-        .caption(title, font(22.0))
+        .caption(&title, font(caption_size(&title, 22.0)))
         .margin(12)
         .x_label_area_size(50)
         .y_label_area_size(70)
         .build_cartesian_2d(0.0..end_s.max(bin_s.max(1e-9)).max(1.0), 0.0..y_top_under_legend(max))
         .s()?;
     mesh(&mut chart, 16.0).x_desc("time (s)").y_desc(format!("goodput (pkt/s, {} s bins)", trim(bin_s))).draw().s()?;
-    if flows.is_empty() || bins.is_empty() {
-        return note(
-            &chart.plotting_area().strip_coord_spec(),
-            if flows.is_empty() { "no flows" } else { "no complete time bin" },
-        );
+    if flows.is_empty() || bins.is_empty() || started == 0 {
+        let why = if flows.is_empty() {
+            "no flows"
+        } else if started == 0 {
+            "no flow starts before the end of the run"
+        } else {
+            "no complete time bin"
+        };
+        return note(&chart.plotting_area().strip_coord_spec(), why);
     }
     shade_outages(&mut chart, r, end_s, y_top(max))?;
     let start = flows.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
@@ -638,9 +653,7 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
         rs.parent_changes,
         rs.parent_changes_during_traffic
     );
-    // A long title (long scenario names, several sinks) is set smaller to fit the width.
-    let size = 19.0 * (100.0 / title.chars().count() as f64).min(1.0);
-    let root = root.titled(&title, font(size)).s()?;
+    let root = root.titled(&title, font(caption_size(&title, 19.0))).s()?;
     let (map, legend) = root.split_horizontally(SIZE.0 as i32 - 170);
 
     let pos: Vec<(f64, f64)> = r.positions.iter().map(|p| (fin(p.x), fin(p.y))).collect();
@@ -809,7 +822,8 @@ fn draw_tree_legend<DB: DrawingBackend>(
 
 fn draw_network_time<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let root = root.titled(&format!("Routing and delivery over time — {}", run_title(r)), font(21.0)).s()?;
+    let title = format!("Routing and delivery over time — {}", run_title(r));
+    let root = root.titled(&title, font(caption_size(&title, 21.0))).s()?;
     let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 52 / 100);
     let s = &r.series;
     let end_s = s.iter().map(|p| fin(p.t_s)).fold(fin(r.summary.sim_seconds), f64::max).max(1.0);
@@ -917,7 +931,8 @@ fn draw_sweep<DB: DrawingBackend>(
     offered: bool,
 ) -> Result<(), String> {
     root.fill(&WHITE).s()?;
-    let root = root.titled(&format!("{name}: per-flow goodput and delivery ratio"), font(21.0)).s()?;
+    let title = format!("{name}: per-flow goodput and delivery ratio");
+    let root = root.titled(&title, font(caption_size(&title, 21.0))).s()?;
     let (top, bottom) = root.split_vertically(SIZE.1 as i32 * 58 / 100);
     let f = |v: f64| if v.is_finite() { Some(v) } else { None };
     let xs = pts.iter().map(|p| p.x);
@@ -1086,6 +1101,17 @@ mod tests {
         let svg = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = svg.lines().collect();
         lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+    }
+
+    /// Titles keep the base size when short, shrink to fit the width when long, and never go
+    /// below 11 px.
+    #[test]
+    fn long_titles_shrink_to_fit() {
+        assert_eq!(caption_size("Goodput per flow — office40", 22.0), 22.0);
+        let long = "x".repeat(120);
+        let s = caption_size(&long, 22.0);
+        assert!(s < 22.0 && (120.0 * 0.55 * s - 960.0).abs() < 1.0, "{s}");
+        assert_eq!(caption_size(&"x".repeat(1000), 22.0), 11.0);
     }
 
     /// A sweep over an integer key (values 1 and 3) is labelled 1, 2, 3 only; a fractional one
