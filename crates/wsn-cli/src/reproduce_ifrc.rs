@@ -430,7 +430,7 @@ fn report(
                 &[("received".into(), got), ("lost".into(), lost)],
             ))?;
             let bin_s = r.bin.as_secs_f64();
-            let cum: Vec<Series> = r
+            let mut cum: Vec<Series> = r
                 .network
                 .flows()
                 .iter()
@@ -449,6 +449,8 @@ fn report(
                     )
                 })
                 .collect();
+            // Time axes from 0 (the first bin is stamped at its end).
+            cum.push(Series::span(0.0, s.sim_seconds));
             fig(lines(
                 dir,
                 "fig7-reception",
@@ -458,7 +460,7 @@ fn report(
                 &cum,
                 None,
             ))?;
-            let q: Vec<Series> = (0..r.network.len())
+            let mut q: Vec<Series> = (0..r.network.len())
                 .map(|i| {
                     Series::line(
                         "",
@@ -472,6 +474,7 @@ fn report(
                     )
                 })
                 .collect();
+            q.push(Series::span(0.0, s.sim_seconds));
             let capacity = (0..r.network.len()).map(|i| r.network.queue_capacity(i)).max().unwrap_or(0);
             fig(lines(
                 dir,

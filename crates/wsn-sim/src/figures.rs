@@ -224,9 +224,9 @@ fn draw_lines<DB: DrawingBackend>(
     }
     if labelled > 12 {
         // Too many for a legend of one entry each: one entry says what the lines are.
-        let entry = format!("{labelled} series, one colour each");
-        let first = series.iter().position(|s| !s.hidden && !s.marker && !s.points.is_empty()).unwrap_or(0);
-        let c = colour(slots.get(first).copied().unwrap_or(0), n_colours);
+        let entry = format!("{labelled} series, one colour each, the last drawn on top");
+        let last = series.iter().rposition(|s| !s.hidden && !s.marker && !s.reference && !s.points.is_empty());
+        let c = colour(last.and_then(|i| slots.get(i).copied()).unwrap_or(0), n_colours);
         chart
             .draw_series(std::iter::empty::<Circle<(f64, f64), i32>>())
             .map_err(|e| e.to_string())?
@@ -561,7 +561,7 @@ mod tests {
         assert_eq!(colour_slots(&many).1, 13, "the reference takes no colour");
         lines(&d, "many", "t", "x", "y", &many, None).unwrap();
         let t = texts("many");
-        assert!(t.iter().any(|t| t == "13 series, one colour each"), "{t:?}");
+        assert!(t.iter().any(|t| t == "13 series, one colour each, the last drawn on top"), "{t:?}");
         assert!(t.iter().any(|t| t == "offered = goodput"), "{t:?}");
         assert!(!t.iter().any(|t| t == "node 3"), "{t:?}");
         bars(

@@ -254,6 +254,9 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     // Per-node lines stop being readable (and cheap) beyond a few hundred nodes.
     if !series.is_empty() && series.len() <= 200 {
         let cap = (0..net.len()).map(|i| net.queue_capacity(i)).max().unwrap_or(0) as f64;
+        // The time axis from 0, as the other time plots (the first bin ends at one bin).
+        let mut series = series;
+        series.push(crate::figures::Series::span(0.0, end_s));
         crate::figures::lines(
             dir,
             "queues_time",
@@ -804,7 +807,7 @@ fn draw_tree_legend<DB: DrawingBackend>(
     y += 12;
     area.draw(&Rectangle::new([(x + 1, y - 7), (x + 15, y + 7)], WHITE.filled())).s()?;
     area.draw(&Rectangle::new([(x + 1, y - 7), (x + 15, y + 7)], BLACK.stroke_width(2))).s()?;
-    area.draw_text("sink", &text, (x + 24, y)).s()?;
+    area.draw_text("sink (square)", &text, (x + 24, y)).s()?;
     y += 24;
     if has_tree {
         let grey = RGBColor(80, 80, 80);
