@@ -444,6 +444,10 @@ pub struct Flow {
     pub parent_changes_seen: u64,
     /// Delivered flag per sequence number.
     pub(crate) got: Vec<bool>,
+    /// Best effort: the source's queue refused this sequence number (it never entered the
+    /// network, so a delivery of it is a phantom). Empty for the end-to-end transports, whose
+    /// sequence numbers count only accepted packets.
+    pub(crate) refused_seq: Vec<bool>,
     /// Delivered packets per time-series bin.
     pub bins: Vec<u32>,
     /// Packets the application generated (best effort: equal to `originated`).
@@ -904,6 +908,7 @@ impl Network {
                 last_seen_parent: None,
                 parent_changes_seen: 0,
                 got: Vec::new(),
+                refused_seq: Vec::new(),
                 bins: vec![0; bins],
                 generated: 0,
                 last_delivery: Instant::ZERO,
@@ -1209,7 +1214,13 @@ impl Network {
         self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
         let n = &mut self.nodes[src];
         let mut ctx = Ctx { me: n.id, sinks: &self.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
-        if n.agent.send(now, &mut ctx, sink, sink, PROTO_BEST_EFFORT, &payload).is_err() {
+        let refused = n.agent.send(now, &mut ctx, sink, sink, PROTO_BEST_EFFORT, &payload).is_err();
+        let f = &mut self.flows[fi];
+        if f.refused_seq.len() <= seq as usize {
+            f.refused_seq.resize(seq as usize + 1, false);
+        }
+        f.refused_seq[seq as usize] = refused;
+        if refused {
             self.flows[fi].refused += 1;
             self.nodes[src].stats.queue_drops += 1;
             self.tracer.record(&TraceEvent::Drop { t: now, node: src as u32, reason: DropReason::QueueFull });
@@ -1245,7 +1256,11 @@ impl Network {
             self.unattributed_phantoms += u64::from(in_order);
             return None;
         };
-        if f.source != origin || f.sink.index() != node || seq >= f.originated {
+        if f.source != origin
+            || f.sink.index() != node
+            || seq >= f.originated
+            || f.refused_seq.get(seq as usize).copied().unwrap_or(false)
+        {
             f.phantom_deliveries += 1;
             return None;
         }

@@ -39,10 +39,10 @@ fn config() -> ProptestConfig {
 fn run_checked(text: &str) -> Result<wsn_sim::runner::RunResult, TestCaseError> {
     let r = go(&scenario(text, &[]));
     let s = &r.summary;
+    // Phantom, duplicate and out-of-order deliveries, queue overflows and send_done mismatches
+    // are all counted there (a delivery is counted once per originated, unrefused number, so
+    // `delivered <= originated` holds by construction and is not asserted).
     prop_assert_eq!(&s.totals.invariant_violations, &Default::default(), "{}", text);
-    for f in &s.flows {
-        prop_assert!(f.delivered <= f.originated, "flow {}: {:?}\n{}", f.id, f, text);
-    }
     Ok(r)
 }
 

@@ -27,7 +27,9 @@ fn network_never_creates_or_duplicates_and_queues_stay_bounded() {
         let r = go(&small(&[rate]));
         let t = &r.summary.totals;
         assert_eq!(t.invariant_violations, Default::default(), "{rate}: {:?}", t.invariant_violations);
-        assert!(t.delivered <= t.originated);
+        // (Deliveries are counted once per originated, unrefused sequence number, so
+        // `delivered <= originated` holds by construction; what the network might create or
+        // duplicate is counted in `invariant_violations`, checked above.)
         for i in 0..r.network.len() {
             let s = r.network.node_stats(i);
             // Every accepted frame gets exactly one send_done (at most one still in flight).
