@@ -14,7 +14,7 @@ use crate::rng::{stream, Purpose};
 use crate::routing::mhlqi::MhlqiConfig;
 use crate::routing::static_tree::read_tree;
 use crate::scenario::{ProtocolConfig, RcrtConfig, RcrtProfile, RoutingKind, Scenario, Sources};
-use crate::topology::{generate_links, place, read_tossim_gains, Links, Position};
+use crate::topology::{generate_links, generate_links_per_receiver, place, read_tossim_gains, Links, Position};
 use crate::trace::Tracer;
 
 /// Why a run could not be built or finished.
@@ -376,6 +376,11 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
             // to its 0.01-dB rounding; the noise offsets come back centred on their mean).
             links.tx_power_dbm = vec![sc.radio.link.tx_power_dbm; links.n()];
             links
+        }
+        // The cut-off follows each receiver's noise offset when its noise carries one.
+        None if sc.radio.noise_offsets => {
+            generate_links_per_receiver(&positions, &sc.radio.link, sc.topology.seed, min_rx)
+                .map_err(|e| RunError::Input(e.to_string()))?
         }
         None => generate_links(&positions, &sc.radio.link, sc.topology.seed, min_rx)
             .map_err(|e| RunError::Input(e.to_string()))?,

@@ -541,15 +541,30 @@ pub const GAIN_RANGE_DB: std::ops::RangeInclusive<f64> = -500.0..=60.0;
 /// are treated as unreachable; one of them would be kept only if its shadowing draw exceeded +4σ
 /// (probability 3.2·10⁻⁵ per pair).
 pub fn generate_links(pos: &[Position], m: &LinkModel, seed: u64, min_rx_dbm: f64) -> Result<Links, TopologyError> {
-    links_up_to(pos, m, seed, min_rx_dbm, MAX_LINKS)
+    links_up_to(pos, m, seed, min_rx_dbm, false, MAX_LINKS)
 }
 
-/// [`generate_links`], refusing a topology of more than `max_links` links.
+/// [`generate_links`] for receivers whose noise carries their offsets δ_j
+/// (`radio.noise_offsets`): the cut-off of a link to j is `min_rx_dbm + δ_j`, since j's lowest
+/// possible noise is the model's plus δ_j (spec §2.3: prune below the lowest noise *at the
+/// receiver* minus the margin). A quiet receiver (δ_j < 0) keeps weaker links.
+pub fn generate_links_per_receiver(
+    pos: &[Position],
+    m: &LinkModel,
+    seed: u64,
+    min_rx_dbm: f64,
+) -> Result<Links, TopologyError> {
+    links_up_to(pos, m, seed, min_rx_dbm, true, MAX_LINKS)
+}
+
+/// [`generate_links`] (or, `per_receiver`, [`generate_links_per_receiver`]), refusing a
+/// topology of more than `max_links` links.
 fn links_up_to(
     pos: &[Position],
     m: &LinkModel,
     seed: u64,
     min_rx_dbm: f64,
+    per_receiver: bool,
     max_links: usize,
 ) -> Result<Links, TopologyError> {
     m.validate()?;
@@ -565,10 +580,14 @@ fn links_up_to(
     }
     let chol = m.cholesky();
     let hw: Vec<(f64, f64)> = (0..n as u32).map(|i| hardware_variance(seed, i, chol)).collect();
+    // The cut-off at receiver j.
+    let min_rx_at = |j: usize| if per_receiver { min_rx_dbm + hw[j].0 } else { min_rx_dbm };
+    let lowest_min_rx = (0..n).map(min_rx_at).fold(min_rx_dbm, f64::min);
     let tenn = 10.0 * m.path_loss_exponent;
-    // Largest distance at which node i's links could still reach min_rx (bound on X: +4σ).
+    // Largest distance at which node i's links could still reach the lowest cut-off (bound on
+    // X: +4σ).
     let reach = |dp: f64| -> f64 {
-        let slack = m.tx_power_dbm - m.pl_d0_db + SHADOWING_TAIL_SIGMAS * m.shadowing_sigma_db + dp - min_rx_dbm;
+        let slack = m.tx_power_dbm - m.pl_d0_db + SHADOWING_TAIL_SIGMAS * m.shadowing_sigma_db + dp - lowest_min_rx;
         m.d0_m * 10f64.powf(slack.max(0.0) / tenn)
     };
     let reach_sq: Vec<f64> = hw.iter().map(|&(_, dp)| reach(dp).powi(2)).collect();
@@ -624,11 +643,11 @@ fn links_up_to(
                 let base = -m.pl_d0_db - tenn * (d / m.d0_m).log10() + x;
                 let gij = base + dpi;
                 let gji = base + hw[j].1;
-                if m.tx_power_dbm + gij >= min_rx_dbm {
+                if m.tx_power_dbm + gij >= min_rx_at(j) {
                     out[i].push(Link { to: j as u32, gain_db: gij as f32 });
                     kept += 1;
                 }
-                if m.tx_power_dbm + gji >= min_rx_dbm {
+                if m.tx_power_dbm + gji >= min_rx_at(i) {
                     out[j].push(Link { to: i as u32, gain_db: gji as f32 });
                     kept += 1;
                 }
@@ -854,6 +873,35 @@ mod tests {
         std::fs::remove_dir_all(&d).ok();
     }
 
+    /// With receiver noise offsets the cut-off of each link follows its receiver's δ_j: every
+    /// pair kept is above `min_rx + δ_j` and every pair above it is kept (all pairs compared
+    /// with the uncut topology); without, one cut-off for all.
+    #[test]
+    fn cut_off_follows_each_receivers_noise_offset() {
+        let pos = place(&Placement::Grid { nodes: 100, spacing_m: 4.0 }, Path::new("."), &mut rng()).unwrap();
+        let m = LinkModel::default();
+        assert!(m.s11 > 0.0, "the default S gives noise offsets");
+        let min_rx = -95.0;
+        let all = generate_links(&pos, &m, 3, f64::NEG_INFINITY).unwrap();
+        let flat = generate_links(&pos, &m, 3, min_rx).unwrap();
+        let per = generate_links_per_receiver(&pos, &m, 3, min_rx).unwrap();
+        let (mut gained, mut lost) = (0, 0);
+        for i in 0..pos.len() {
+            for l in &all.out[i] {
+                let p = m.tx_power_dbm + f64::from(l.gain_db);
+                let j = l.to as usize;
+                let in_flat = flat.out[i].iter().any(|k| k.to == l.to);
+                let in_per = per.out[i].iter().any(|k| k.to == l.to);
+                assert_eq!(in_flat, p >= min_rx, "{i}->{j}");
+                assert_eq!(in_per, p >= min_rx + all.noise_offset_db[j], "{i}->{j}");
+                gained += usize::from(in_per && !in_flat);
+                lost += usize::from(in_flat && !in_per);
+            }
+        }
+        // Quiet receivers keep weaker links, noisy ones drop some.
+        assert!(gained > 0 && lost > 0, "gained {gained}, lost {lost}");
+    }
+
     #[test]
     fn grid_and_chain() {
         let here = Path::new(".");
@@ -980,9 +1028,9 @@ mod tests {
         assert!(generate_links(&pos, &LinkModel::default(), 1, f64::NAN).is_err());
         // Too many links for the memory: refused by name, not built.
         let grid: Vec<Position> = (0..400).map(|k| Position { x: (k % 20) as f64, y: (k / 20) as f64 }).collect();
-        let all = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, usize::MAX).unwrap();
+        let all = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, false, usize::MAX).unwrap();
         assert_eq!(all.out.iter().map(Vec::len).sum::<usize>(), 400 * 399);
-        let e = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, 1000).unwrap_err().to_string();
+        let e = links_up_to(&grid, &LinkModel::default(), 1, f64::NEG_INFINITY, false, 1000).unwrap_err().to_string();
         assert!(e.contains("more than 1000 directed links") && e.contains("topology.layout"), "{e}");
     }
 
