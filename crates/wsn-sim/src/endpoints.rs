@@ -295,6 +295,19 @@ impl Network {
         }
     }
 
+    /// The node's radio buffer is free again: its sources other than `e` may send.
+    fn release_siblings(&mut self, node: usize, e: usize) {
+        let now = self.now;
+        for i in 0..self.node_eps[node].len() {
+            let o = self.node_eps[node][i] as usize;
+            if o != e {
+                if let EpKind::Source { src, .. } = &mut self.eps[o].kind {
+                    src.set_link_busy(false, now);
+                }
+            }
+        }
+    }
+
     /// Source `e` of `node` handed a datagram to the node's agent: the node's other sources
     /// wait for its send-done (one radio buffer per node).
     fn hold_siblings(&mut self, node: usize, e: usize) {
@@ -453,8 +466,14 @@ impl Network {
                     Err(_) => {
                         // Retrying could never succeed (the run's set-up sizes every datagram to
                         // the frame): dropped, and counted as a broken invariant rather than
-                        // blocking everything the endpoint sends after it.
+                        // blocking everything the endpoint sends after it. A source waits for
+                        // the send-done of what it handed over, which never comes: it is done
+                        // now, and so is the node's radio buffer for its other sources.
                         self.datagrams_refused += 1;
+                        if let EpKind::Source { src, .. } = &mut self.eps[e].kind {
+                            src.handle_send_done(now);
+                            self.release_siblings(node, e);
+                        }
                         continue;
                     }
                 }

@@ -2224,18 +2224,27 @@ mod tests {
         assert_eq!(s.stats().per_flow[&SRC].unique, 3);
     }
 
+    /// [PAPER §3.7 trigger 3] a copy of a packet at or below the cumulative ACK already sent
+    /// (its ACK was lost) brings a feedback: with nothing missing and no timer running, the
+    /// only trigger there is.
     #[test]
     fn duplicate_of_acknowledged_packet_triggers_feedback() {
-        let (mut s, rate) = open(Profile::Paper, 1.0);
-        s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 10, false));
-        s.handle_datagram(ms(200), SRC, &data(3, rate, 1, 10, false)); // loss → feedback, cack 1
-        let out = sent(&mut s);
-        assert_eq!(feedback(&out[0].1).3, 1);
-        // A probe of seqno 1 (≤ the cumulative ACK sent): feedback again after one RTO.
-        s.handle_datagram(ms(250), SRC, &data(1, rate, 2, 10, true));
-        assert!(sent(&mut s).is_empty(), "rate-limited");
-        s.handle_timeout(s.poll_timeout().unwrap());
-        assert_eq!(sent(&mut s).len(), 1);
+        for profile in [Profile::Paper, Profile::ReferenceCode] {
+            let (mut s, rate) = open(profile, 1.0);
+            s.handle_datagram(ms(100), SRC, &data(1, rate, 1, 10, false));
+            s.handle_datagram(ms(200), SRC, &data(3, rate, 1, 10, false)); // loss → feedback, cack 1
+            let out = sent(&mut s);
+            assert_eq!(feedback(&out[0].1).3, 1, "{profile:?}");
+            s.handle_datagram(ms(300), SRC, &data(2, rate, 1, 10, true)); // repaired
+            assert!(sent(&mut s).is_empty(), "{profile:?}: nothing to say");
+            assert!(s.flow_info(SRC).unwrap().missing == 0, "{profile:?}");
+            let before = s.stats().feedback_sent_by;
+            // Long after: a copy of 1, which the feedback acknowledged.
+            s.handle_datagram(ms(60_000), SRC, &data(1, rate, 1, 10, true));
+            assert_eq!(sent_at(&mut s, ms(60_000)).len(), 1, "{profile:?}");
+            let after = s.stats().feedback_sent_by;
+            assert_eq!(after.duplicate, before.duplicate + 1, "{profile:?}: {after:?}");
+        }
     }
 
     #[test]
@@ -2394,8 +2403,16 @@ mod tests {
         assert!(crate::rcrt::abs(s.total_rate() - 0.5 / 3.0) < 1e-9);
         let events: Vec<SinkEvent> = core::iter::from_fn(|| s.poll_event()).collect();
         assert!(events.iter().any(|e| matches!(e, SinkEvent::Congestion { source: SRC, level } if *level > 4.0)));
-        // The triggering packet is 5; 6 came within the 2 × RTT wait: no second cut.
-        assert_eq!(s.stats().decreases, 1);
+        // The cut came at packet 5 (11.3 s); packet 6 reported the old rate. A still-congested
+        // packet reporting the new rate within the 2 × RTT wait (2 s) cuts nothing; one after
+        // it cuts again. [PAPER §3.5]
+        let new_rate = Rate::from_pps(s.flow_info(SRC).unwrap().rate_pps);
+        s.handle_datagram(ms(12_000), SRC, &data(7, new_rate, 1, 11_000, false));
+        assert!(s.flow_info(SRC).unwrap().congestion > 4.0);
+        assert_eq!(s.stats().decreases, 1, "within the wait");
+        s.handle_datagram(ms(13_500), SRC, &data(8, new_rate, 1, 12_500, false));
+        assert!(s.flow_info(SRC).unwrap().congestion > 4.0);
+        assert_eq!(s.stats().decreases, 2, "after the wait");
     }
 
     /// Every update of C_i is reported as a `Level` event (one per unique packet), and a cut

@@ -390,7 +390,9 @@ impl Source {
     pub fn close(&mut self, now: Instant) {
         self.now = now;
         match self.state {
-            // [PAPER §3.8] ACTIVE → FIN_ACK_WAIT once the last packet has left.
+            // [PAPER §3.8] ACTIVE → FIN_ACK_WAIT once the last packet has left. [AMBIG →
+            // chosen: a staged packet is sent before the FIN; the code cancels it, spec §3.2;
+            // docs/rcrt.md "The two profiles"]
             SourceState::Active => {
                 self.closing = true;
                 if self.staged.is_none() {

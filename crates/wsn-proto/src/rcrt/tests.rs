@@ -122,7 +122,6 @@ const REBOOTED: usize = 100;
 /// What a run produced.
 #[derive(Debug)]
 struct Outcome {
-    end: Instant,
     sink: SinkStats,
     sources: Vec<SourceStats>,
     max_total: f64,
@@ -321,7 +320,6 @@ fn run(sc: &Scenario) -> Result<Outcome, std::string::String> {
         }
     }
     Ok(Outcome {
-        end: now,
         sink: sink.stats().clone(),
         sources: sources.iter().map(|s| *s.stats()).collect(),
         max_total,
@@ -506,7 +504,6 @@ fn lossy_transfer_repairs_end_to_end() {
     assert!(out.sink.recovered > 0 && out.sink.nacks_sent > 0, "{out:?}");
     assert!(out.sources.iter().all(|s| s.retransmissions > 0));
     assert!(out.link_lost > 0 && out.link_sent > 300);
-    assert!(out.end > Instant::ZERO);
 }
 
 #[test]
@@ -576,16 +573,44 @@ proptest! {
         }
     }
 
-    /// Arbitrary datagrams never panic either endpoint.
+    /// Arbitrary datagrams never panic either endpoint, in either profile, with the
+    /// connection open: the source's SYN and the sink's SYN-ACK go through first, so the flow
+    /// logic is reached. Most inputs are shaped into a DATA header (which has no checksum) or
+    /// a FEEDBACK with a valid CRC, their other bytes random.
     #[test]
     fn arbitrary_datagrams_never_panic(
-        inputs in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..48), 1..40),
+        inputs in proptest::collection::vec((proptest::collection::vec(any::<u8>(), 0..48), 0..3u8), 1..40),
+        code in any::<bool>(),
     ) {
-        let mut sink = Sink::new(SINK, SinkConfig::paper(), Box::new(Fair));
-        let mut source = Source::new(NodeId(1), SINK, SourceConfig::paper());
+        use wsn_wire::rcrt::{Kind, Packet, FEEDBACK_BASE_LEN, MAX_NACK_RANGES, NACK_RANGE_LEN};
+        let (sink_cfg, source_cfg) =
+            if code { (SinkConfig::reference_code(), SourceConfig::reference_code()) } else { (SinkConfig::paper(), SourceConfig::paper()) };
+        let mut sink = Sink::new(SINK, sink_cfg, Box::new(Fair));
+        let mut source = Source::new(NodeId(1), SINK, source_cfg);
         source.open(Instant::ZERO, 1.0);
-        for (k, bytes) in inputs.iter().enumerate() {
-            let now = Instant::from_millis(k as u64 * 100);
+        let syn = source.poll_transmit(Instant::ZERO).expect("a SYN");
+        sink.handle_datagram(Instant::ZERO, NodeId(1), &syn);
+        let (_, syn_ack) = sink.poll_transmit(Instant::ZERO).expect("a SYN-ACK");
+        source.handle_datagram(Instant::ZERO, &syn_ack);
+        prop_assert_eq!(source.state(), SourceState::Active);
+        for (k, (mut bytes, mode)) in inputs.into_iter().enumerate() {
+            let now = Instant::from_millis(100 + k as u64 * 100);
+            match mode {
+                1 if !bytes.is_empty() => {
+                    let flags = bytes[0] & 0x03;
+                    Packet::new_unchecked(&mut bytes[..]).set_header(Kind::Data, flags);
+                }
+                2 if bytes.len() >= FEEDBACK_BASE_LEN => {
+                    let n = ((bytes.len() - FEEDBACK_BASE_LEN) / NACK_RANGE_LEN).min(MAX_NACK_RANGES);
+                    bytes.truncate(FEEDBACK_BASE_LEN + NACK_RANGE_LEN * n);
+                    let mut p = Packet::new_unchecked(&mut bytes[..]);
+                    p.set_header(Kind::Feedback, 0);
+                    p.set_nack_count(n as u8);
+                    p.fill_checksum();
+                }
+                _ => {}
+            }
+            let bytes = &bytes;
             sink.handle_datagram(now, NodeId(1), bytes);
             source.handle_datagram(now, bytes);
             sink.handle_timeout(now);
