@@ -519,7 +519,9 @@ impl IfrcAgent {
     /// r ≤ r_init, up to one step of the header's rate encoding: a rate learned from a
     /// neighbour's header went through [`wire::quantize_rate`], and a node clamped to its
     /// parent's r_init must re-enter slow start as its parent did, not fall into additive
-    /// increase with δ = ε·r_init² (which leaves it stuck near r_init for hours).
+    /// increase with δ = ε·r_init² (which leaves it stuck near r_init for hours). [AMBIG →
+    /// chosen: the paper's "r ≤ r_init" widened by 2⁻¹⁶ pkt/s, for every test of it (own
+    /// halvings and the tick's re-entry check too, where it changes nothing in practice)]
     fn at_or_below_initial(&self, r: f64) -> bool {
         r <= self.cfg.initial_rate_pps + 1.0 / wire::RATE_SCALE
     }

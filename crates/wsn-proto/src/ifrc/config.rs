@@ -127,8 +127,9 @@ pub struct IfrcConfig {
     /// Smallest rate, pkt/s (keeps 1/r finite). [AMBIG-11 → chosen 10⁻⁴; CODE usc-ifrc:
     /// RateControlM.nc floor at r_init]
     pub min_rate_pps: f64,
-    /// Largest rate, pkt/s. [DERIVED: nothing can exceed the nominal channel rate, the base
-    /// station's initial rate; it also bounds the base station's 1/r timer]
+    /// Largest rate, pkt/s. [AMBIG → chosen: the paper puts no cap on r_i; capped at the
+    /// nominal channel rate, the base station's initial rate, which nothing can exceed; it also
+    /// bounds the base station's 1/r timer]
     pub max_rate_pps: f64,
     /// A child's congested mark expires after this many of its inter-packet times without a
     /// packet. [AMBIG-6 → chosen 10]
@@ -165,7 +166,7 @@ pub struct IfrcConfig {
     /// A received data frame is queued and the own thresholds checked before the frame's
     /// sharing rules run. [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive: Send.send, then
     /// calcParameters, checkQueue, IFRCRules; AMBIG → chosen for the paper profile: rules
-    /// first (the paper gives no order)]
+    /// first (the paper gives no order; not in the spec's register of ambiguities)]
     pub rules_after_queue_check: bool,
     /// On a rate change, move the pending tick to last_tick + 1/r_new.
     /// [AMBIG-9 → chosen: yes; CODE usc-ifrc: RateControlM.nc, no (the next period only)]

@@ -106,7 +106,11 @@
 //! the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or sharing while in slow
 //! start, climb back to ssThresh); crossing detection from the advertised mode and child id; the
 //! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
-//! neighbour ageing by packet count (a time-based expiry is used); Rule 1 re-checked on every
+//! neighbour ageing by packet count (a time-based expiry is used for the header's congested-child
+//! summary and the base station's pacing; the Rule 2 crossing state of a neighbour, its epoch
+//! and its child's highest level, never ages: see docs/ifrc.md, "Known gaps"); the code's
+//! fixed-point EWMA (the average in 1/100 packet, truncated at every update, so a steady queue
+//! of q packets settles at q − 0.33; the float average reaches q); Rule 1 re-checked on every
 //! received packet against the stored parent rate (here: on packets from the parent and after
 //! each own increase; the code's re-check also sets its no-halving guard, decLastCycle, when it
 //! pulls back an increase that overshot the parent's rate, which this in-tick cap does not: one
