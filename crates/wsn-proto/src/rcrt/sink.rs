@@ -2447,6 +2447,96 @@ mod tests {
         assert!(!core::iter::from_fn(|| s.poll_event()).any(|e| matches!(e, SinkEvent::Level { .. })));
     }
 
+    /// Timeouts as a congestion signal (D3, D5): with repair pending and no DATA arriving, the
+    /// code's RTO timer raises C_i and, from the second timeout on, cuts R without a packet to
+    /// check the rate against; the paper's timer only re-sends the NACKs.
+    #[test]
+    fn only_the_code_profile_cuts_on_repeated_timeouts() {
+        for profile in [Profile::ReferenceCode, Profile::Paper] {
+            let mut s = congest_from(profile, 11_000);
+            let before = s.stats().decreases;
+            let _ = sent(&mut s);
+            let mut fired = 0;
+            while let Some(at) = s.poll_timeout().filter(|&at| at <= ms(120_000)) {
+                s.handle_timeout(at);
+                let _ = sent_at(&mut s, at);
+                fired += 1;
+                assert!(fired < 10_000);
+            }
+            assert!(fired >= 2, "{profile:?}: the repair timer ran ({fired})");
+            let cuts = s.stats().decreases - before;
+            match profile {
+                Profile::ReferenceCode => assert!(cuts >= 1, "no cut after {fired} timeouts"),
+                Profile::Paper => assert_eq!(cuts, 0, "the paper's timer cut R"),
+            }
+        }
+    }
+
+    /// RTT freeze (D12): while any flow's level is at or above L, the code takes no RTT
+    /// sample (a congested network's delays would inflate the RTO); the paper keeps sampling.
+    #[test]
+    fn only_the_code_profile_freezes_the_rtt_under_congestion() {
+        for profile in [Profile::ReferenceCode, Profile::Paper] {
+            let mut s = congest_from(profile, 11_000);
+            let info = s.flow_info(SRC).unwrap();
+            assert!(info.congestion >= s.config().lower_threshold, "{profile:?}: congested");
+            let before = info.rtt.expect("sampled");
+            // A 3-s sample (fid 1 was sent at 0, its echo says 8.6 s ago at 11.6 s).
+            let rate = Rate::from_pps(info.rate_pps);
+            s.handle_datagram(ms(11_600), SRC, &data(7, rate, 1, 8_600, false));
+            let after = s.flow_info(SRC).unwrap().rtt.unwrap();
+            match profile {
+                Profile::ReferenceCode => assert_eq!(after, before, "frozen"),
+                Profile::Paper => assert!(after > before, "{before:?} -> {after:?}"),
+            }
+        }
+    }
+
+    /// Who hears a decrease (D15): the paper profile sends every flow whose rate changed its
+    /// new rate; the code sends only the flow whose packet caused the cut, as its reason 2,
+    /// which bypasses the feedback limiter.
+    #[test]
+    fn a_decrease_is_told_to_every_flow_or_to_the_trigger() {
+        const OTHER: NodeId = NodeId(8);
+        for (profile, t0) in [(Profile::Paper, 11_000), (Profile::ReferenceCode, 31_000)] {
+            let mut s = sink(profile);
+            s.handle_datagram(ms(0), SRC, &syn(0.5, 1));
+            s.handle_datagram(ms(0), OTHER, &syn(0.5, 1));
+            let _ = sent(&mut s);
+            let mut t = t0;
+            let mut out = Vec::new();
+            for seq in [1, 3, 4, 5, 6] {
+                let rate = Rate::from_pps(s.flow_info(SRC).unwrap().rate_pps);
+                s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+                out.extend(sent_at(&mut s, ms(t)));
+                t += 100;
+            }
+            assert_eq!(s.stats().decreases, 1, "{profile:?}");
+            // Deferred feedback (the paper's RTO limit) goes out when its timer fires.
+            while let Some(at) = s.poll_timeout().filter(|&at| at <= ms(t + 20_000)) {
+                s.handle_timeout(at);
+                out.extend(sent_at(&mut s, at));
+            }
+            let to_other = out
+                .iter()
+                .filter(|(to, b)| {
+                    *to == OTHER && Repr::parse(b).is_ok_and(|r| r.kind() == wsn_wire::rcrt::Kind::Feedback)
+                })
+                .count();
+            let by = s.stats().feedback_sent_by;
+            match profile {
+                Profile::Paper => {
+                    assert_eq!(s.stats().feedback_triggers.decrease, 2, "both flows' rates changed");
+                    assert!(to_other >= 1, "the other flow hears its new rate: {out:?}");
+                }
+                Profile::ReferenceCode => {
+                    assert_eq!(by.decrease, 1, "the triggering packet's feedback, reason 2: {by:?}");
+                    assert_eq!(to_other, 0, "the other flow learns nothing now");
+                }
+            }
+        }
+    }
+
     /// [CODE decrease_all_rate] the same pattern with the code's rules: ll = (|ooo| − 1) +
     /// (|missing| − 1), U = 2, clamp M ≥ 0.5.
     #[test]
