@@ -2492,6 +2492,27 @@ mod tests {
         }
     }
 
+    /// The code's increase needs every flow calm: C_j < L *and* at most one packet missing
+    /// (D6). With two packets missing the level is still below L here (r·RTT is large), yet
+    /// nothing grows; with one missing it does.
+    #[test]
+    fn code_increase_waits_while_two_packets_are_missing() {
+        for (next, grows) in [(4u16, false), (3, true)] {
+            let (mut s, rate) = open(Profile::ReferenceCode, 5.0);
+            // fid 1 (the SYN-ACK, sent at 0) echoed 20 s after it arrived: a 10-s RTT.
+            s.handle_datagram(ms(30_000), SRC, &data(1, rate, 1, 20_000, false));
+            assert_eq!(s.total_rate(), 2.5, "slow start's first step");
+            let _ = sent_at(&mut s, ms(30_000));
+            let told = s.flows[&SRC].assigned_code;
+            // Past the code's adaptation wait (at most 20 s), reporting the new rate.
+            s.handle_datagram(ms(60_000), SRC, &data(next, told, 1, 50_000, false));
+            let info = s.flow_info(SRC).unwrap();
+            assert_eq!(info.missing, usize::from(next - 2));
+            assert!(info.congestion < s.config().lower_threshold, "calm by its level: {}", info.congestion);
+            assert_eq!(s.total_rate() > 2.5, grows, "{} missing: R = {}", info.missing, s.total_rate());
+        }
+    }
+
     /// Who hears a decrease (D15): the paper profile sends every flow whose rate changed its
     /// new rate; the code sends only the flow whose packet caused the cut, as its reason 2,
     /// which bypasses the feedback limiter.
