@@ -2513,6 +2513,30 @@ mod tests {
         }
     }
 
+    /// The code's increase clock runs from the later of the last increase and the last
+    /// decrease (D10): right after a cut, a calm network still waits before it grows.
+    #[test]
+    fn code_increase_waits_after_a_decrease() {
+        let mut s = congest_from(Profile::ReferenceCode, 31_000);
+        assert_eq!(s.stats().decreases, 1);
+        let cut = s.total_rate();
+        let _ = sent_at(&mut s, ms(31_400));
+        let told = s.flows[&SRC].assigned_code;
+        // The lost packet repaired, then new ones: nothing missing, the level halves with each
+        // until it is below L, all within the wait.
+        s.handle_datagram(ms(31_500), SRC, &data(2, told, 1, 30_500, true));
+        for seq in 7..=14u16 {
+            let t = 32_000 + 100 * u64::from(seq);
+            s.handle_datagram(ms(t), SRC, &data(seq, told, 1, t - 1_000, false));
+        }
+        let info = s.flow_info(SRC).unwrap();
+        assert!(info.missing == 0 && info.congestion < s.config().lower_threshold, "{info:?}");
+        assert_eq!(s.total_rate(), cut, "within the wait after the cut");
+        // Past the wait (at most 20 s): the increase.
+        s.handle_datagram(ms(60_000), SRC, &data(15, told, 1, 59_000, false));
+        assert!(s.total_rate() > cut, "R = {}", s.total_rate());
+    }
+
     /// Who hears a decrease (D15): the paper profile sends every flow whose rate changed its
     /// new rate; the code sends only the flow whose packet caused the cut, as its reason 2,
     /// which bypasses the feedback limiter.
