@@ -30,25 +30,51 @@ pub mod scenario;
 pub mod topology;
 pub mod trace;
 
-/// The line of `bytes` on which the CSV record found from byte `from` starts, 1-based. The
-/// `csv` crate reports where it began to look for a record: before the `#` comment lines and
-/// blank lines it skips, and with `\r\n` line ends at the `\n` of the line before (its line
-/// numbers are then off too). This skips what it skips. `csv_record_line(bytes, 0)` is the
-/// header's line.
-pub(crate) fn csv_record_line(bytes: &[u8], from: u64) -> u64 {
-    let mut i = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
-    loop {
-        while i < bytes.len() && matches!(bytes[i], b'\r' | b'\n') {
-            i += 1;
-        }
-        let line_start = i == 0 || matches!(bytes[i - 1], b'\r' | b'\n');
-        if i < bytes.len() && bytes[i] == b'#' && line_start {
-            i = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| i + k);
-            continue;
-        }
-        break;
+/// Line numbers of the records of one CSV text. The `csv` crate reports where it began to look
+/// for a record: before the `#` comment lines and blank lines it skips, and with `\r\n` line ends
+/// at the `\n` of the line before (its own line numbers are then off too). This skips what it
+/// skips, and counts lines as the records come, in increasing byte order, so that numbering a
+/// whole file costs one pass over it.
+pub(crate) struct CsvLines<'a> {
+    bytes: &'a [u8],
+    /// A byte offset whose line is known, and that line.
+    at: usize,
+    line: u64,
+}
+
+impl<'a> CsvLines<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Self {
+        CsvLines { bytes, at: 0, line: 1 }
     }
-    1 + bytes[..i].iter().filter(|&&b| b == b'\n').count() as u64
+
+    /// The line (1-based) on which the record found from byte `from` starts; `0` gives the
+    /// header's line.
+    pub(crate) fn record_line(&mut self, from: u64) -> u64 {
+        let bytes = self.bytes;
+        let mut i = usize::try_from(from).unwrap_or(usize::MAX).min(bytes.len());
+        loop {
+            while i < bytes.len() && matches!(bytes[i], b'\r' | b'\n') {
+                i += 1;
+            }
+            let line_start = i == 0 || matches!(bytes[i - 1], b'\r' | b'\n');
+            if i < bytes.len() && bytes[i] == b'#' && line_start {
+                i = bytes[i..].iter().position(|&b| b == b'\n').map_or(bytes.len(), |k| i + k);
+                continue;
+            }
+            break;
+        }
+        if i < self.at {
+            (self.at, self.line) = (0, 1);
+        }
+        self.line += bytes[self.at..i].iter().filter(|&&b| b == b'\n').count() as u64;
+        self.at = i;
+        self.line
+    }
+}
+
+/// [`CsvLines::record_line`] for one record (an error's).
+pub(crate) fn csv_record_line(bytes: &[u8], from: u64) -> u64 {
+    CsvLines::new(bytes).record_line(from)
 }
 
 /// A `csv` crate error as (line, message), with the real line ([`csv_record_line`]) and without

@@ -122,9 +122,6 @@ struct CurFrame {
     /// IEEE 802.15.4 CSMA-CA state of the current attempt: backoffs so far (NB) and BE.
     nb: u8,
     be: u8,
-    /// IEEE 802.15.4 CSMA-CA: the CCA under way found the channel busy at its start (ns-3
-    /// answers only at the end of the 8-symbol window).
-    cca_busy_seen: bool,
     /// The MAC gave up on a busy channel.
     access_failed: bool,
     /// The outcome `Phase::SendDoneDelay` hands on: the last attempt was acknowledged.
@@ -1597,7 +1594,6 @@ impl Network {
             reload: false,
             nb: 0,
             be: self.mac.csma_min_be,
-            cca_busy_seen: false,
             access_failed: false,
             done_acked: false,
         });
@@ -1607,22 +1603,19 @@ impl Network {
     fn cca_step(&mut self, i: usize, after_guard: bool) {
         let now = self.now;
         // IEEE 802.15.4 CSMA-CA as ns-3 runs it: the CCA answers at the end of its 8-symbol
-        // window (`cca_guard_ns`), busy or clear; the channel is sampled at both ends [CODE
-        // ns-3.37 lr-wpan-phy.cc: PlmeCcaRequest schedules EndCca 8 symbols later]. The other
-        // presets sample once and back off at once on a busy channel (TinyOS's CCA pin is read
-        // instantly), and `tinyos2` samples again after its guard.
+        // window (`cca_guard_ns`), busy or clear, from the channel at that end [CODE ns-3.37
+        // lr-wpan-phy.cc: PlmeCcaRequest schedules EndCca 8 symbols later, which tests the
+        // receiver and the energy then; frames that start inside the window, at least 352 µs
+        // long, are still on the air at its end]. The other presets sample at once and back off
+        // at once on a busy channel (TinyOS's CCA pin is read instantly), and `tinyos2` samples
+        // again after its guard.
         let ns3_window = self.mac.ieee802154_csma && self.mac.cca_guard_ns > 0;
-        let busy_at_start =
-            after_guard && ns3_window && self.nodes[i].mac.cur.as_ref().is_some_and(|c| c.cca_busy_seen);
-        let clear = !busy_at_start && self.cca_clear(i);
         if ns3_window && !after_guard {
-            let c = self.nodes[i].mac.cur.as_mut().expect("a frame is bound before CCA");
-            c.cca_busy_seen = !clear;
             self.nodes[i].mac.phase = Phase::Guard;
             self.schedule_mac(i, now + Duration(self.mac.cca_guard_ns));
             return;
         }
-        if !clear {
+        if !self.cca_clear(i) {
             let mac = &self.mac;
             let n = &mut self.nodes[i];
             n.mac.phase = Phase::Backoff;
@@ -2306,8 +2299,9 @@ mod tests {
     }
 
     /// `ieee802154`'s CCA takes its 8 symbols (128 µs) busy or clear, as ns-3's does: on a
-    /// channel kept busy by the noise floor, with zero-length backoffs (BE 0), a frame fails
-    /// channel access after exactly 1 + `csma_max_backoffs` CCAs of 128 µs each, not at once.
+    /// channel kept busy by the noise floor (our CCA energy counts the noise, ns-3's only the
+    /// signals), with zero-length backoffs (BE 0), a frame fails channel access after exactly
+    /// 1 + `csma_max_backoffs` CCAs of 128 µs each, not at once.
     #[test]
     fn an_ieee802154_busy_cca_takes_its_eight_symbols() {
         let set = |kv: &[&str]| kv.iter().map(|s| s.to_string()).collect::<Vec<_>>();

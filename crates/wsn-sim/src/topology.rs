@@ -251,7 +251,8 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let text = crate::read_text(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
     let bytes = text.as_bytes();
     let mut rdr = csv::ReaderBuilder::new().trim(csv::Trim::All).comment(Some(b'#')).from_reader(bytes);
-    let header_line = crate::csv_record_line(bytes, 0);
+    let mut lines = crate::CsvLines::new(bytes);
+    let header_line = lines.record_line(0);
     let headers = rdr
         .headers()
         .map_err(|e| perr(header_line, format!("cannot read the CSV header: {}", crate::csv_error(bytes, &e).1)))?
@@ -269,7 +270,7 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
             let (line, msg) = crate::csv_error(bytes, &e);
             perr(line, format!("malformed CSV record: {msg}"))
         })?;
-        let line = crate::csv_record_line(bytes, rec.position().map_or(0, |p| p.byte()));
+        let line = lines.record_line(rec.position().map_or(0, |p| p.byte()));
         let field = |c: usize| rec.get(c).unwrap_or("");
         let id: usize = field(cn)
             .parse()

@@ -45,7 +45,7 @@ fn lrwpan40_matches_the_simulator_document() {
     check(
         "lrwpan40",
         &[],
-        "41d3efc03d3b8e0a567f1850665f8811731074f55aba9da9601bac8d3b054fc2",
+        "fb946915a93a714a5ade94ddb816a6cae3ec11f1fa339ec9629e95fb976a4296",
         "docs/simulator.md (lrwpan40 against ns-3)",
     );
 }

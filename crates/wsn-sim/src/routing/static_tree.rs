@@ -102,8 +102,9 @@ pub fn tree_depths(parent: &[Option<NodeId>]) -> Vec<Option<u8>> {
 /// 0..N−1 or twice, names an unknown parent, contains a parent cycle, is deeper than 255 hops,
 /// or has a `hops` value that disagrees with the parents. Messages name the file and line.
 pub fn read_tree(path: &Path) -> Result<StaticTree, RoutingError> {
-    let text = std::fs::read(path).map_err(|source| RoutingError::Io { path: path.to_path_buf(), source })?;
-    parse_tree(&text, path)
+    // As text: a leading byte-order mark is dropped, so that lines count from the file's start.
+    let text = crate::read_text(path).map_err(|source| RoutingError::Io { path: path.to_path_buf(), source })?;
+    parse_tree(text.as_bytes(), path)
 }
 
 /// One parsed row.
@@ -131,7 +132,8 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
             parse_err(line, format!("bad header: {msg}"))
         })?
         .clone();
-    let header_line = crate::csv_record_line(bytes, 0);
+    let mut lines = crate::CsvLines::new(bytes);
+    let header_line = lines.record_line(0);
     let column = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
     let node_col = column("node").ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
     let parent_col = column("parent").ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
@@ -143,7 +145,7 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
             let (line, msg) = crate::csv_error(bytes, &e);
             parse_err(line, format!("bad row: {msg}"))
         })?;
-        let line = crate::csv_record_line(bytes, record.position().map_or(0, |p| p.byte()));
+        let line = lines.record_line(record.position().map_or(0, |p| p.byte()));
         let field = |i: usize| record.get(i).unwrap_or("").trim();
         let node_s = field(node_col);
         let node: u16 = node_s
@@ -231,7 +233,6 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
     Ok(StaticTree { parent, hops })
 }
 
-/// The line a CSV error points at (0 if unknown).
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -364,6 +365,41 @@ mod tests {
         assert!(e.starts_with("t.csv:5: bad node id `x`"), "{e}");
         let e = parse("node,parent\r\n0,-1\r\n# c\r\n1,0,9\r\n").unwrap_err().to_string();
         assert_eq!(e, "t.csv:4: bad row: 3 fields, where the header has 2");
+    }
+
+    /// A file with a byte-order mark reads like one without, lines included.
+    #[test]
+    fn a_byte_order_mark_is_dropped() {
+        let d = std::env::temp_dir().join(format!("wsn-tree-bom-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let f = d.join("t.csv");
+        std::fs::write(&f, "\u{feff}# a\n# b\nnode,x\n0,1\n").unwrap();
+        let e = read_tree(&f).unwrap_err().to_string();
+        assert!(e.ends_with("t.csv:3: header has no `parent` column"), "{e}");
+        std::fs::write(&f, "\u{feff}node,parent\n0,-1\n1,0\n").unwrap();
+        assert_eq!(read_tree(&f).unwrap().hops, vec![0, 1]);
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// Counting lines record by record (as the readers do) gives every record's line, as
+    /// counting each from the start would.
+    #[test]
+    fn incremental_line_count_matches_a_fresh_count() {
+        let text = "# c\r\nnode,parent\r\n\r\n0,-1\r\n# c\r\n1,0\n2,1\n\n# x\n3,2\n";
+        let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
+        let mut lines = crate::CsvLines::new(text.as_bytes());
+        assert_eq!(lines.record_line(0), 2);
+        let got: Vec<u64> =
+            reader.records().map(|r| lines.record_line(r.unwrap().position().unwrap().byte())).collect();
+        assert_eq!(got, vec![4, 6, 7, 10]);
+        let fresh: Vec<u64> = {
+            let mut reader = csv::ReaderBuilder::new().comment(Some(b'#')).from_reader(text.as_bytes());
+            reader
+                .records()
+                .map(|r| crate::csv_record_line(text.as_bytes(), r.unwrap().position().unwrap().byte()))
+                .collect()
+        };
+        assert_eq!(got, fresh);
     }
 
     #[test]
