@@ -211,7 +211,8 @@ fn rate_spread(r: &RunResult, from: f64, to: f64, step: f64) -> f64 {
 }
 
 /// One step series per sending node's rate, drawn only while the node sends: from the start of
-/// its first flow to the end of its last (or of the run). A node that joins later is not drawn
+/// its first flow to the end of its last (or of the run), over the flows that start before the
+/// run ends (a gap between two flows of one node would be drawn; no experiment has one). A node that joins later is not drawn
 /// before it joins (its IFRC rate grows meanwhile, unused), one that leaves is not drawn after.
 /// With a `group`, the nodes share one colour and one legend entry `label`; without, every node
 /// has its own colour and there is no legend.
@@ -219,7 +220,8 @@ fn rate_series(r: &RunResult, label: &str, only: Option<&[usize]>, group: Option
     let net = &r.network;
     let end = r.summary.sim_seconds;
     let window = |i: usize| {
-        let flows: Vec<_> = net.flows().iter().filter(|f| f.source.index() == i).collect();
+        let flows: Vec<_> =
+            net.flows().iter().filter(|f| f.source.index() == i && f.start.as_secs_f64() < end).collect();
         let from = flows.iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
         let to = flows.iter().map(|f| f.stop.as_secs_f64()).fold(f64::NEG_INFINITY, f64::max).min(end);
         (from < to).then_some((from, to))

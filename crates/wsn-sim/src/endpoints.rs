@@ -274,14 +274,7 @@ impl Network {
             }
         }
         // The node's buffer is free again for all its sources (after the same retry timer).
-        for k in 0..n_eps {
-            let e = self.node_eps[node][k];
-            if Some(e) != done {
-                if let EpKind::Source { src, .. } = &mut self.eps[e as usize].kind {
-                    src.set_link_busy(false, now);
-                }
-            }
-        }
+        self.set_siblings_busy(node, done.map(|d| d as usize), false);
         // The source that was done first, then the others in order (`after_endpoint` does not
         // change the node's list of endpoints).
         if let Some(d) = done {
@@ -295,28 +288,29 @@ impl Network {
         }
     }
 
-    /// The node's radio buffer is free again: its sources other than `e` may send.
-    fn release_siblings(&mut self, node: usize, e: usize) {
+    /// Run the node's sources other than `e` now (an event at the current time), so that one
+    /// the buffer held back sends again.
+    fn wake_siblings(&mut self, node: usize, e: usize) {
         let now = self.now;
         for i in 0..self.node_eps[node].len() {
             let o = self.node_eps[node][i] as usize;
-            if o != e {
-                if let EpKind::Source { src, .. } = &mut self.eps[o].kind {
-                    src.set_link_busy(false, now);
-                }
+            if o != e && matches!(self.eps[o].kind, EpKind::Source { .. }) && self.eps[o].timer.is_none_or(|t| t > now)
+            {
+                self.eps[o].timer = Some(now);
+                self.q.push(now, Ev::Endpoint { ep: o as u32 });
             }
         }
     }
 
-    /// Source `e` of `node` handed a datagram to the node's agent: the node's other sources
-    /// wait for its send-done (one radio buffer per node).
-    fn hold_siblings(&mut self, node: usize, e: usize) {
+    /// The node's sources other than `e` find its one radio buffer busy (`e` handed a
+    /// datagram to the agent and waits for its send-done) or free again.
+    fn set_siblings_busy(&mut self, node: usize, e: Option<usize>, busy: bool) {
         let now = self.now;
         for i in 0..self.node_eps[node].len() {
             let o = self.node_eps[node][i] as usize;
-            if o != e {
+            if Some(o) != e {
                 if let EpKind::Source { src, .. } = &mut self.eps[o].kind {
-                    src.set_link_busy(true, now);
+                    src.set_link_busy(busy, now);
                 }
             }
         }
@@ -472,7 +466,8 @@ impl Network {
                         self.datagrams_refused += 1;
                         if let EpKind::Source { src, .. } = &mut self.eps[e].kind {
                             src.handle_send_done(now);
-                            self.release_siblings(node, e);
+                            self.set_siblings_busy(node, Some(e), false);
+                            self.wake_siblings(node, e);
                         }
                         continue;
                     }
@@ -542,7 +537,7 @@ impl Network {
         };
         // A source that has a datagram in flight holds the node's other sources back.
         if matches!(&self.eps[e].kind, EpKind::Source { src, .. } if src.is_in_flight()) {
-            self.hold_siblings(node, e);
+            self.set_siblings_busy(node, Some(e), true);
         }
         if let Some(t) = t {
             if self.eps[e].timer.is_none_or(|s| t < s) {

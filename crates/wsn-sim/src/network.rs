@@ -2655,6 +2655,32 @@ mod tests {
         assert_eq!(deliver(7), 1);
     }
 
+    /// A best-effort packet its source's queue refused never entered the network: a delivery
+    /// of its number is a phantom, not a delivery; its neighbours deliver as usual.
+    #[test]
+    fn a_refused_packet_delivered_is_a_phantom() {
+        let mut net = clean_chain(2, 10.0, "[[flows]]\nsources = 1\nrate_pps = 1.0\n", &[]);
+        {
+            let f = &mut net.flows[0];
+            f.originated = 3;
+            f.got = vec![false; 3];
+            f.refused_seq = vec![false, true, false];
+            f.sent_at = vec![Instant::ZERO; 3];
+            f.parent_at = vec![0; 3];
+        }
+        let mut deliver = |seq: u32| {
+            let mut data = [0u8; 6];
+            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
+            p.set_flow(0);
+            p.set_seq(seq);
+            net.sink_receive(0, NodeId(1), 1, &data, false).is_some()
+        };
+        assert!(deliver(0));
+        assert!(!deliver(1), "the refused number");
+        assert!(deliver(2));
+        assert_eq!(net.flows[0].phantom_deliveries, 1);
+    }
+
     proptest! {
         /// However frames start and end at a radio, its summed power returns to exactly 0 once
         /// the air is empty (no drift over a long run), and the count follows the frames. The

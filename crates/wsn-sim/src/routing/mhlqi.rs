@@ -440,8 +440,9 @@ impl MhlqiNode {
 
     /// Freeze or unfreeze routes (§6.4). While frozen: no timeout aging, no loss, no switch;
     /// beacons continue and parent beacons still refresh the cost; a node that has never had a
-    /// route may still acquire its first, one that lost its route stays without one. Unfreezing also ends a static route, returning the node to normal
-    /// MultiHopLQI with its current parent. This follows the spec's §6.4 choice. Tenet's own
+    /// route may still acquire its first, one that lost its route stays without one.
+    /// Unfreezing also ends a static route, returning the node to normal MultiHopLQI with its
+    /// current parent. This follows the spec's §6.4 choice. Tenet's own
     /// `ParentControl.hold()` differs: it stops the beacon timer of a node that has a parent,
     /// so a held node no longer beacons [CODE tenet1: MultiHopLQI.nc].
     pub fn set_frozen(&mut self, on: bool) {
