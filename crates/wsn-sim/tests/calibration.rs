@@ -100,15 +100,35 @@ fn tossim_hidden_terminal_regression() {
 fn reception_models_charge_noise_as_documented() {
     use wsn_sim::radio::dbm_to_mw;
     use wsn_sim::radio::prr::{oqpsk_ber, prr_oqpsk};
-    let text = r#"
-name = "weak-link"
+    let text = one_link(7.33, "ieee802154", "prr_curve = \"ieee802154\"");
+    let rx_dbm = -27.0 - 55.0 - 30.0 * 7.33f64.log10();
+    let snr_db = rx_dbm + 107.0;
+    let snr = dbm_to_mw(rx_dbm) / dbm_to_mw(-107.0);
+    let ok = |bits: i32| (1.0 - oqpsk_ber(snr)).powi(bits);
+    // 20 B payload + 14 collection + 6 best-effort header + 17 B of PHY/MAC overhead = 57 B.
+    let expect_ns3 = ok(8 * 57) * ok(8 * 11);
+    let expect_tossim = prr_oqpsk(snr_db, 51).powi(2) * prr_oqpsk(snr_db, 5);
+    for (model, expect) in [("ns3", expect_ns3), ("tossim", expect_tossim)] {
+        let r = go(&scenario(&text, &[&format!("radio.reception=\"{model}\"")]));
+        acked_share_is(&r, expect, model);
+    }
+    assert!(expect_ns3 - expect_tossim > 0.15, "{expect_ns3} vs {expect_tossim}");
+}
+
+/// Two nodes `spacing_m` apart at −27 dBm over a constant −107 dBm floor, no shadowing and no
+/// hardware variance, preset `preset` without retries, node 1 sending 5 pkt/s of 20-byte
+/// payloads to node 0 from 20 s to 620 s; `radio` adds keys to the `[radio]` table.
+fn one_link(spacing_m: f64, preset: &str, radio: &str) -> String {
+    format!(
+        r#"
+name = "one-link"
 duration_s = 620.0
 [topology]
-layout = { kind = "chain", nodes = 2, spacing_m = 7.33 }
+layout = {{ kind = "chain", nodes = 2, spacing_m = {spacing_m:?} }}
 [radio]
 noise_offsets = false
-prr_curve = "ieee802154"
 false_ack_prob = 0.0
+{radio}
 [radio.link]
 tx_power_dbm = -27.0
 path_loss_exponent = 3.0
@@ -123,12 +143,12 @@ s22 = 0.0
 model = "constant"
 floor_dbm = -107.0
 [mac]
-preset = "ieee802154"
+preset = "{preset}"
 max_retries = 0
 [routing]
 kind = "static"
 tree_file = "tossim/tree2.csv"
-mhlqi = { beacon_period_binary_ms = 100000000 }
+mhlqi = {{ beacon_period_binary_ms = 100000000 }}
 [[flows]]
 sources = [1]
 rate_pps = 5.0
@@ -136,24 +156,20 @@ start_s = 20.0
 payload_bytes = 20
 [output]
 plots = false
-"#;
-    let rx_dbm = -27.0 - 55.0 - 30.0 * 7.33f64.log10();
-    let snr_db = rx_dbm + 107.0;
-    let snr = dbm_to_mw(rx_dbm) / dbm_to_mw(-107.0);
-    let ok = |bits: i32| (1.0 - oqpsk_ber(snr)).powi(bits);
-    // 20 B payload + 14 collection + 6 best-effort header + 17 B of PHY/MAC overhead = 57 B.
-    let expect_ns3 = ok(8 * 57) * ok(8 * 11);
-    let expect_tossim = prr_oqpsk(snr_db, 51).powi(2) * prr_oqpsk(snr_db, 5);
-    for (model, expect) in [("ns3", expect_ns3), ("tossim", expect_tossim)] {
-        let r = go(&scenario(text, &[&format!("radio.reception=\"{model}\"")]));
-        let s = r.network.node_stats(1);
-        let got = s.acked as f64 / s.data_tx as f64;
-        let sd = (expect * (1.0 - expect) / s.data_tx as f64).sqrt();
-        eprintln!("{model}: {got:.3} acked per attempt over {} attempts (expected {expect:.3} ± {sd:.3})", s.data_tx);
-        assert!(s.data_tx >= 2900, "{model}: {} attempts", s.data_tx);
-        assert!((got - expect).abs() <= 4.0 * sd, "{model}: {got:.3} vs {expect:.3}");
-    }
-    assert!(expect_ns3 - expect_tossim > 0.15, "{expect_ns3} vs {expect_tossim}");
+"#
+    )
+}
+
+/// Node 1's share of attempts acknowledged is `expect` within 4 standard deviations, over at
+/// least 2,900 attempts.
+#[track_caller]
+fn acked_share_is(r: &wsn_sim::runner::RunResult, expect: f64, what: &str) {
+    let s = r.network.node_stats(1);
+    let got = s.acked as f64 / s.data_tx as f64;
+    let sd = (expect * (1.0 - expect) / s.data_tx as f64).sqrt();
+    eprintln!("{what}: {got:.3} acked per attempt over {} attempts (expected {expect:.3} ± {sd:.3})", s.data_tx);
+    assert!(s.data_tx >= 2900, "{what}: {} attempts", s.data_tx);
+    assert!((got - expect).abs() <= 4.0 * sd, "{what}: {got:.3} vs {expect:.3}");
 }
 
 /// The CC2420 curve over one link at about 5 dB SNR, constant noise, no retries (spec §8.1,
@@ -164,55 +180,11 @@ plots = false
 #[test]
 fn cc2420_link_passes_two_coins_and_an_ack() {
     use wsn_sim::radio::prr::prr;
-    let text = r#"
-name = "cc2420-link"
-duration_s = 620.0
-[topology]
-layout = { kind = "chain", nodes = 2, spacing_m = 4.64 }
-[radio]
-noise_offsets = false
-false_ack_prob = 0.0
-[radio.link]
-tx_power_dbm = -27.0
-path_loss_exponent = 3.0
-shadowing_sigma_db = 0.0
-pl_d0_db = 55.0
-d0_m = 1.0
-noise_floor_dbm = -107.0
-s11 = 0.0
-s12 = 0.0
-s22 = 0.0
-[radio.noise]
-model = "constant"
-floor_dbm = -107.0
-[mac]
-preset = "tinyos2"
-max_retries = 0
-[routing]
-kind = "static"
-tree_file = "tossim/tree2.csv"
-mhlqi = { beacon_period_binary_ms = 100000000 }
-[[flows]]
-sources = [1]
-rate_pps = 5.0
-start_s = 20.0
-payload_bytes = 20
-[output]
-plots = false
-"#;
     let snr_db = -27.0 - 55.0 - 30.0 * 4.64f64.log10() + 107.0;
     let expect = prr(snr_db).powi(3);
-    let r = go(&scenario(text, &[]));
-    let s = r.network.node_stats(1);
-    let got = s.acked as f64 / s.data_tx as f64;
-    let sd = (expect * (1.0 - expect) / s.data_tx as f64).sqrt();
-    eprintln!(
-        "cc2420 at {snr_db:.2} dB: {got:.3} acked per attempt over {} attempts (expected {expect:.3} ± {sd:.3})",
-        s.data_tx
-    );
-    assert!(s.data_tx >= 2900, "{} attempts", s.data_tx);
     assert!((0.3..0.7).contains(&expect), "the link sits in the transition: {expect}");
-    assert!((got - expect).abs() <= 4.0 * sd, "{got:.3} vs {expect:.3}");
+    let r = go(&scenario(&one_link(4.64, "tinyos2", ""), &[]));
+    acked_share_is(&r, expect, &format!("cc2420 at {snr_db:.2} dB"));
 }
 
 /// `reception = "ns3"` charges errors with ns-3's O-QPSK model, so it needs that curve.
