@@ -2627,22 +2627,32 @@ mod tests {
     /// The simulator's in-order check counts a packet handed up behind a later one, once per
     /// such packet; a skipped packet (never delivered) does not make every later delivery out
     /// of order.
+    /// Two nodes with one flow from node 1 to the sink that has originated `n` packets, none
+    /// delivered yet.
+    fn flow_with_originated(n: usize) -> Network {
+        let mut net = clean_chain(2, 10.0, "[[flows]]\nsources = 1\nrate_pps = 1.0\n", &[]);
+        let f = &mut net.flows[0];
+        f.originated = n as u64;
+        f.got = vec![false; n];
+        f.sent_at = vec![Instant::ZERO; n];
+        f.parent_at = vec![0; n];
+        net
+    }
+
+    /// The application bytes of packet `seq` of flow 0 (the best-effort header layout).
+    fn app_packet(seq: u32) -> [u8; 6] {
+        let mut data = [0u8; 6];
+        let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
+        p.set_flow(0);
+        p.set_seq(seq);
+        data
+    }
+
     #[test]
     fn out_of_order_counts_late_packets_not_skipped_ones() {
-        let mut net = clean_chain(2, 10.0, "[[flows]]\nsources = 1\nrate_pps = 1.0\n", &[]);
-        {
-            let f = &mut net.flows[0];
-            f.originated = 8;
-            f.got = vec![false; 8];
-            f.sent_at = vec![Instant::ZERO; 8];
-            f.parent_at = vec![0; 8];
-        }
+        let mut net = flow_with_originated(8);
         let mut deliver = |seq: u32| {
-            let mut data = [0u8; 6];
-            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
-            p.set_flow(0);
-            p.set_seq(seq);
-            assert!(net.sink_receive(0, NodeId(1), 1, &data, true).is_some(), "seq {seq}");
+            assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(seq), true).is_some(), "seq {seq}");
             net.flows[0].rcrt.out_of_order
         };
         // 2 is skipped: 3, 4, 5 are still in order.
@@ -2659,22 +2669,9 @@ mod tests {
     /// of its number is a phantom, not a delivery; its neighbours deliver as usual.
     #[test]
     fn a_refused_packet_delivered_is_a_phantom() {
-        let mut net = clean_chain(2, 10.0, "[[flows]]\nsources = 1\nrate_pps = 1.0\n", &[]);
-        {
-            let f = &mut net.flows[0];
-            f.originated = 3;
-            f.got = vec![false; 3];
-            f.refused_seq = vec![false, true, false];
-            f.sent_at = vec![Instant::ZERO; 3];
-            f.parent_at = vec![0; 3];
-        }
-        let mut deliver = |seq: u32| {
-            let mut data = [0u8; 6];
-            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
-            p.set_flow(0);
-            p.set_seq(seq);
-            net.sink_receive(0, NodeId(1), 1, &data, false).is_some()
-        };
+        let mut net = flow_with_originated(3);
+        net.flows[0].refused_seq = vec![false, true, false];
+        let mut deliver = |seq: u32| net.sink_receive(0, NodeId(1), 1, &app_packet(seq), false).is_some();
         assert!(deliver(0));
         assert!(!deliver(1), "the refused number");
         assert!(deliver(2));
