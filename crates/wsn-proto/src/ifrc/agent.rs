@@ -455,19 +455,20 @@ impl IfrcAgent {
     /// [PAPER §4.1.2 fields 3–5; AMBIG-5; AMBIG-6 expiry].
     pub fn congested_child(&self, now: Instant) -> Option<(f64, f64)> {
         let mut best: Option<(f64, f64)> = None;
-        for n in self.neighbours.values() {
-            if !n.is_child || !n.epoch.congested || n.rate <= 0.0 {
-                continue;
-            }
-            let silent = now.saturating_since(n.last_heard).as_secs_f64();
-            if silent * n.rate > self.cfg.child_expiry_intervals {
-                continue;
-            }
+        for n in self.fresh_congested_children(now) {
             if best.is_none_or(|(r, _)| n.rate < r) {
                 best = Some((n.rate, n.avg_q));
             }
         }
         best
+    }
+
+    /// The children in a congested epoch whose mark has not expired (AMBIG-6).
+    fn fresh_congested_children(&self, now: Instant) -> impl Iterator<Item = &Neighbour> + '_ {
+        self.neighbours.values().filter(move |n| {
+            let silent = now.saturating_since(n.last_heard).as_secs_f64();
+            n.is_child && n.epoch.congested && n.rate > 0.0 && silent * n.rate <= self.cfg.child_expiry_intervals
+        })
     }
 
     /// The header a data packet carrying `protocol` would get if it were sent now
@@ -487,7 +488,16 @@ impl IfrcAgent {
             avg_q: if bs { 0.0 } else { self.avg_q },
             // Multi-BS fix: the base station's own r_b [PAPER §4.2; AMBIG-13].
             child_rate_pps: if bs && self.cfg.multi_bs_fix { self.rate } else { child.map_or(0.0, |c| c.0) },
-            child_avg_q: child.map_or(0.0, |c| c.1),
+            // With the fix, the highest level among the congested children: r_b falls with
+            // every child's new crossing below it, and a node of another tree sees a Rule 2(b)
+            // signal only when the advertised level rises, which the slowest child's level
+            // need not do [AMBIG → chosen; the paper's BS sends "a control packet indicating
+            // that r_11 is congested", §4.2]. Without it, the slowest child's, as a node's.
+            child_avg_q: if bs && self.cfg.multi_bs_fix {
+                self.fresh_congested_children(now).map(|n| n.avg_q).fold(0.0, f64::max)
+            } else {
+                child.map_or(0.0, |c| c.1)
+            },
             protocol,
         }
     }

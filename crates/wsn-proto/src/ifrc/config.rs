@@ -148,7 +148,8 @@ pub struct IfrcConfig {
     /// Slope of the base station's additive increase, in units of δ.
     /// [PAPER §4.1.4: 1; CODE usc-ifrc: RateControlM.nc incrementBSRLocal, 2]
     pub bs_slope_factor: f64,
-    /// The base station puts r_b into the child-rate field of its control packets.
+    /// The base station puts r_b into the child-rate field of its control packets, and the
+    /// highest average queue among its congested children into the child-queue field.
     /// [PAPER §4.2: on in all experiments; AMBIG-13; CODE usc-ifrc: off, RateControlM.nc
     /// UpdateHdr]
     pub multi_bs_fix: bool,

@@ -41,7 +41,9 @@
 //!
 //! Several base stations need nothing extra: a node knows only its own tree (its `sink`), Rule 2
 //! applies to every overheard neighbour whatever its tree, and a base station's control packet
-//! carries r_b in the child-rate field (the multi-BS fix, [PAPER §4.2]).
+//! carries r_b in the child-rate field (the multi-BS fix, [PAPER §4.2]) and the highest average
+//! queue among its congested children in the child-queue field, so that each cut of r_b shows a
+//! new level to the other tree (since session 20).
 //!
 //! **Crossing detection** [AMBIG-4 → chosen spec §6.3]. The header carries average queues, not
 //! levels. Every receiver applies the shared ladder: a neighbour is inferred congested when its

@@ -912,6 +912,44 @@ fn multi_bs_fix_reaches_nodes_of_another_tree() {
     assert_eq!(n1.stats().rule2_constraints, 1);
 }
 
+/// The multi-BS fix must signal every cut of r_b to the other tree. Child A crossed U(0) at
+/// 1.0 pkt/s (r_b ← 1.0) and slowed to 0.10 pkt/s within that epoch; then child B at 0.12
+/// crosses U(1): r_b ← 0.12. The control packets advertise the highest level among the
+/// congested children (B's level 1, not the slowest child A's level 0), so node 1 on the other
+/// tree sees a new level and takes r_b.
+#[test]
+fn multi_bs_fix_signals_a_faster_childs_new_crossing() {
+    let (mut n1, mut c1) = node(1, 20);
+    tick_to(&mut n1, &mut c1, 0.5);
+    let (mut b10, mut cb) = bs_with(10, cfg());
+    let bs = NodeId(10);
+    let mut hear_controls = |b10: &mut IfrcAgent, cb: &mut Ctx, n1: &mut IfrcAgent, c1: &mut Ctx, t: Instant| {
+        while let Some(f) = b10.poll_frame(t, cb) {
+            n1.handle_frame(t, c1, &rx(10, f.dst), &f.payload);
+            b10.handle_send_done(t, cb, &done(f.dst));
+        }
+    };
+    let t0 = Instant::ZERO;
+    b10.handle_frame(t0, &mut cb, &rx(11, bs), &frame_to(11, 0, &hdr(1.0, 9.5), bs));
+    assert!(close(b10.rate_pps(), wire::quantize_rate(1.0)), "r_b {}", b10.rate_pps());
+    hear_controls(&mut b10, &mut cb, &mut n1, &mut c1, t0);
+    assert!(close(n1.rate_pps(), 0.5), "r_b = 1.0 is above node 1's rate");
+    // A slows down within its epoch: no new crossing, nothing sent.
+    let t1 = Instant::from_secs(10);
+    b10.handle_frame(t1, &mut cb, &rx(11, bs), &frame_to(11, 1, &hdr(0.10, 9.5), bs));
+    assert!(!b10.wants_to_send());
+    // B crosses U(0) and U(1) at 0.12 pkt/s: r_b falls to 0.12.
+    let t2 = Instant::from_secs(11);
+    b10.handle_frame(t2, &mut cb, &rx(12, bs), &frame_to(12, 0, &hdr(0.12, 17.0), bs));
+    assert!(close(b10.rate_pps(), wire::quantize_rate(0.12)), "r_b {}", b10.rate_pps());
+    let f = b10.poll_frame(t2, &mut cb).expect("a control packet");
+    let h = header_of(&f.payload);
+    assert!(h.control && h.child_congested);
+    assert_eq!(h.child_avg_q, wire::quantize_queue(17.0), "the highest congested child's level");
+    n1.handle_frame(t2, &mut c1, &rx(10, f.dst), &f.payload);
+    assert!(close(n1.rate_pps(), wire::quantize_rate(0.12)), "node 1 at {}", n1.rate_pps());
+}
+
 // ----- application slots and weights -----
 
 fn count_slots(a: &mut IfrcAgent, c: &mut Ctx, until: Instant) -> (u64, u64) {
