@@ -923,16 +923,13 @@ fn multi_bs_fix_signals_a_faster_childs_new_crossing() {
     tick_to(&mut n1, &mut c1, 0.5);
     let (mut b10, mut cb) = bs_with(10, cfg());
     let bs = NodeId(10);
-    let mut hear_controls = |b10: &mut IfrcAgent, cb: &mut Ctx, n1: &mut IfrcAgent, c1: &mut Ctx, t: Instant| {
-        while let Some(f) = b10.poll_frame(t, cb) {
-            n1.handle_frame(t, c1, &rx(10, f.dst), &f.payload);
-            b10.handle_send_done(t, cb, &done(f.dst));
-        }
-    };
     let t0 = Instant::ZERO;
     b10.handle_frame(t0, &mut cb, &rx(11, bs), &frame_to(11, 0, &hdr(1.0, 9.5), bs));
     assert!(close(b10.rate_pps(), wire::quantize_rate(1.0)), "r_b {}", b10.rate_pps());
-    hear_controls(&mut b10, &mut cb, &mut n1, &mut c1, t0);
+    while let Some(f) = b10.poll_frame(t0, &mut cb) {
+        n1.handle_frame(t0, &mut c1, &rx(10, f.dst), &f.payload);
+        b10.handle_send_done(t0, &mut cb, &done(f.dst));
+    }
     assert!(close(n1.rate_pps(), 0.5), "r_b = 1.0 is above node 1's rate");
     // A slows down within its epoch: no new crossing, nothing sent.
     let t1 = Instant::from_secs(10);
