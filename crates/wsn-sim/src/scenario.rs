@@ -1039,9 +1039,15 @@ impl Scenario {
         }
         if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &self.protocol {
             let known = crate::endpoints::POLICY_NAMES;
-            let mut names: Vec<(&str, &str)> = vec![("protocol.policy", c.policy.as_str())];
-            names.extend(c.sink_policies.values().map(|p| ("protocol.sink_policies", p.as_str())));
-            names.extend(c.policy_changes.iter().map(|p| ("protocol.policy_changes", p.policy.as_str())));
+            // Each named by its own key, so that the message finds its line.
+            let mut names: Vec<(String, &str)> = vec![("protocol.policy".into(), c.policy.as_str())];
+            names.extend(c.sink_policies.iter().map(|(k, p)| (format!("protocol.sink_policies.{k}"), p.as_str())));
+            names.extend(
+                c.policy_changes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| (format!("protocol.policy_changes[{i}].policy"), p.policy.as_str())),
+            );
             for (field, name) in names {
                 if !known.contains(&name) {
                     return Err(format!("{field}: unknown policy `{name}` (known: {})", known.join(", ")));
@@ -1080,7 +1086,7 @@ impl Scenario {
             }
             for k in c.sink_policies.keys() {
                 if !k.parse::<u16>().is_ok_and(|id| self.topology.sinks.contains(&id)) {
-                    return Err(format!("protocol.sink_policies: `{k}` is not a sink of topology.sinks"));
+                    return Err(format!("protocol.sink_policies.{k}: `{k}` is not a sink of topology.sinks"));
                 }
             }
             for (i, pc) in c.policy_changes.iter().enumerate() {
@@ -1219,40 +1225,51 @@ fn overrides_cover(overrides: &[String], key: &str) -> bool {
     })
 }
 
-/// The 1-based line on which the key `path` (`table.key`, `table.sub.key` or `flows[i].key`)
-/// is written in `text`, if it is written as `key = …` inside its table's section.
+/// The 1-based line on which the key `path` (`table.key`, `table.sub.key`, `flows[i].key`,
+/// `protocol.weights.8`) is written in `text`, wherever TOML lets it be written: under its
+/// table's header, as a dotted key, inside an inline table, with quotes. From the spans the
+/// TOML parser keeps; an index names an element of a list (its header, or the inline value).
 fn key_line(text: &str, path: &str) -> Option<usize> {
-    let lines: Vec<&str> = text.lines().collect();
-    // A header's name as written, `[[flows]]   # the first flow` and `[ radio . link ]` included:
-    // (is an array of tables, name without spaces).
-    let named = |l: &str| -> Option<(bool, String)> {
-        let l = l.split('#').next().unwrap_or("").trim();
-        let (array, inner) = match l.strip_prefix("[[").and_then(|r| r.strip_suffix("]]")) {
-            Some(inner) => (true, inner),
-            None => (false, l.strip_prefix('[')?.strip_suffix(']')?),
+    use toml_edit::{Item, Table, TableLike, Value};
+    /// Where the walk stands: the elements of arrays of tables and of inline arrays are not
+    /// items.
+    #[derive(Clone, Copy)]
+    enum At<'a> {
+        Item(&'a Item),
+        Table(&'a Table),
+        Value(&'a Value),
+    }
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let mut at = At::Table(doc.as_table());
+    let mut span = None;
+    for part in bracket_indices_to_dots(path).split('.') {
+        let table: Option<&dyn TableLike> = match at {
+            At::Item(i) => i.as_table_like(),
+            At::Table(t) => Some(t),
+            At::Value(v) => v.as_inline_table().map(|t| t as &dyn TableLike),
         };
-        Some((array, inner.split('.').map(str::trim).collect::<Vec<_>>().join(".")))
-    };
-    let header = |l: &str| l.trim_start().starts_with('[');
-    let assigns =
-        |l: &str, key: &str| l.trim_start().strip_prefix(key).is_some_and(|rest| rest.trim_start().starts_with('='));
-    // The section where the key lives, and the key within it.
-    let (start, key) = if let Some((array, rest)) = path.split_once('[').filter(|(a, _)| !a.contains('.')) {
-        // An element of an array of tables: `flows[0].key`, `outages[1].key`.
-        let (idx, key) = rest.split_once("].")?;
-        let idx: usize = idx.parse().ok()?;
-        let start = lines.iter().enumerate().filter(|(_, l)| named(l) == Some((true, array.to_string()))).nth(idx)?.0;
-        (start, key.to_string())
-    } else if let Some((table, key)) = path.rsplit_once('.') {
-        let start = lines.iter().position(|l| named(l) == Some((false, table.to_string())))?;
-        (start, key.to_string())
-    } else {
-        // A top-level key: before the first table header.
-        let end = lines.iter().position(|l| header(l)).unwrap_or(lines.len());
-        return (0..end).find(|&i| assigns(lines[i], path)).map(|i| i + 1);
-    };
-    let end = lines[start + 1..].iter().position(|l| header(l)).map_or(lines.len(), |k| start + 1 + k);
-    (start + 1..end).find(|&i| assigns(lines[i], &key)).map(|i| i + 1)
+        if let Some((k, v)) = table.and_then(|t| t.get_key_value(part)) {
+            span = k.span().or_else(|| v.span());
+            at = At::Item(v);
+            continue;
+        }
+        let idx: usize = part.parse().ok()?;
+        let (item_aot, array) = match at {
+            At::Item(i) => (i.as_array_of_tables(), i.as_array()),
+            At::Value(v) => (None, v.as_array()),
+            At::Table(_) => (None, None),
+        };
+        if let Some(t) = item_aot.and_then(|a| a.get(idx)) {
+            span = t.span();
+            at = At::Table(t);
+        } else {
+            let v = array?.get(idx)?;
+            span = v.span();
+            at = At::Value(v);
+        }
+    }
+    let start = span?.start;
+    Some(text.get(..start)?.matches('\n').count() + 1)
 }
 
 /// The protocols `[protocol] kind` may name.
@@ -1288,7 +1305,7 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
         return m;
     }
     if overrides.is_empty() {
-        return e.to_string();
+        return with_unknown_key_line(text, e);
     }
     let parse = |d: &toml_edit::DocumentMut| {
         let mut d = d.clone();
@@ -1297,7 +1314,7 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
     };
     let Ok(mut d) = text.parse::<toml_edit::DocumentMut>() else { return e.to_string() };
     match parse(&d) {
-        Some(fe) if fe.message() == e.message() => return fe.to_string(),
+        Some(fe) if fe.message() == e.message() => return with_unknown_key_line(text, &fe),
         _ => {}
     }
     for o in overrides {
@@ -1309,6 +1326,33 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
         }
     }
     format!("{e}(line numbers count in the scenario with the --set overrides applied)")
+}
+
+/// `e` said, plus the line of the unknown key it names when the parser pointed at the key's
+/// table instead (a tagged table such as `[radio.noise]`, whose fields serde checks as a whole).
+fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
+    let plain = e.to_string();
+    let Some(name) = e.message().strip_prefix("unknown field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) else {
+        return plain;
+    };
+    let Some(start) = e.span().map(|s| s.start) else { return plain };
+    let Some(before) = text.get(..start) else { return plain };
+    let table_line = before.matches('\n').count();
+    let lines: Vec<&str> = text.lines().collect();
+    // The table's own line (a header, or a key holding an inline table) and the lines up to the
+    // next header.
+    let assigns = |l: &str| {
+        let l = l.trim_start();
+        let rest = l.strip_prefix(name).or_else(|| l.strip_prefix(&format!("\"{name}\"")));
+        rest.is_some_and(|r| r.trim_start().starts_with('='))
+    };
+    let found = (table_line..lines.len())
+        .take_while(|&i| i == table_line || !lines[i].trim_start().starts_with('['))
+        .find(|&i| i != table_line && assigns(lines[i]));
+    match found {
+        Some(i) => format!("{plain}(`{name}` is on line {})", i + 1),
+        None => plain,
+    }
 }
 
 /// Serde's Rust type names in an error message, in words a scenario's author knows: `expected u8`
@@ -1506,6 +1550,31 @@ fn set_in(
                 )
             });
         }
+        let list = || {
+            let dotted = bracket_indices_to_dots(key);
+            let parts: Vec<&str> = dotted.split('.').collect();
+            parts[..parts.len().saturating_sub(rest.len())].join(".")
+        };
+        if !existed {
+            return Err(format!(
+                "--set {key}: the scenario has no `{head}`, so no element {idx}; give the list whole (--set '{}=[{{…}}]')",
+                list()
+            ));
+        }
+        // A list written inline, `flows = [{ … }]`: its elements are inline tables.
+        if let Some(arr) = child.as_array_mut() {
+            let len = arr.len();
+            let v = arr
+                .get_mut(idx)
+                .ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
+            let t = v.as_inline_table_mut().ok_or_else(|| {
+                format!(
+                    "--set {key}: element {idx} of `{head}` is not a table; set the list whole (--set {}=[…])",
+                    list()
+                )
+            })?;
+            return set_in(t, &rest[1..], value, key);
+        }
         let arr =
             child.as_array_of_tables_mut().ok_or_else(|| format!("--set {key}: `{head}` is not an array of tables"))?;
         let len = arr.len();
@@ -1613,7 +1682,7 @@ mod tests {
         let e = err(&["flows.7.rate_pps=1.0"]);
         assert!(e.contains("index 7 out of range"), "{e}");
         let e = err(&["protocol.kind=\"rcrt\"", "protocol.policy_changes.0.at_s=1"]);
-        assert!(e.contains("`policy_changes` is not an array of tables"), "{e}");
+        assert!(e.contains("the scenario has no `policy_changes`, so no element 0"), "{e}");
     }
 
     /// Errors name the key and the value, also where serde alone would not: a `[mac]` key, a
@@ -1665,6 +1734,56 @@ mod tests {
             e.contains(&format!("duration_s must be a positive number of seconds (at most 10^7) (line {n})")),
             "{e}"
         );
+    }
+
+    /// Keys are found wherever TOML lets them be written: quoted keys in an inline table, dotted
+    /// keys, keys inside an inline table of a list, subtables; an unknown key of a tagged table
+    /// (which serde reports at the table's header) gets its own line too.
+    #[test]
+    fn errors_name_the_line_wherever_the_key_is_written() {
+        let text = "name = \"t\"\nradio.prune_margin_db = 150.0\n[topology]\nsinks = [0]\n\
+                    layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\n\
+                    kind = \"ifrc\"\nweights = { \"4\" = 2.0, \"8\" = -2.0 }\n\
+                    flows = [\n  { sources = \"all\", rate_pps = 1.0 }]\n[radio.noise]\nmodel = \"constant\"\n";
+        assert_eq!(key_line(text, "radio.prune_margin_db"), Some(2));
+        assert_eq!(key_line(text, "topology.layout.spacing_m"), Some(5));
+        assert_eq!(key_line(text, "protocol.weights.8"), Some(8));
+        assert_eq!(key_line(text, "protocol.flows[0].rate_pps"), Some(10));
+        assert_eq!(key_line(text, "radio.noise.model"), Some(12));
+        assert_eq!(key_line(text, "radio.noise.floor_dbm"), None);
+        assert_eq!(key_line(text, "protocol.flows[1].rate_pps"), None);
+        // A refused sink policy names its key, and so its line.
+        let two = std::fs::read_to_string(project_root().join("scenarios/rcrt/two-sinks.toml")).unwrap();
+        let (sink, _) = two.lines().find_map(|l| l.trim().strip_prefix('"')?.split_once('"')).unwrap();
+        let bad = two.replacen(&format!("\"{sink}\" = \""), &format!("\"{sink}\" = \"demand_limted\" # \""), 1);
+        let e =
+            Scenario::from_toml(&bad, "t.toml", project_root().join("scenarios/rcrt"), &[]).unwrap_err().to_string();
+        let n = bad.lines().position(|l| l.contains("demand_limted")).unwrap() + 1;
+        assert!(e.contains(&format!("protocol.sink_policies.{sink}: unknown policy `demand_limted`")), "{e}");
+        assert!(e.contains(&format!("(line {n})")), "{e}");
+        // An unknown key inside a tagged table.
+        let office = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
+        let noisy = office.replacen("[radio.noise]\n", "[radio.noise]\nbogus = 3\n", 1);
+        let e = Scenario::from_toml(&noisy, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        let n = noisy.lines().position(|l| l.starts_with("bogus")).unwrap() + 1;
+        assert!(e.contains(&format!("(`bogus` is on line {n})")), "{e}");
+    }
+
+    /// `--set` reaches into lists written inline; an index into a list the scenario lacks says so.
+    #[test]
+    fn set_indexes_inline_lists_and_names_missing_ones() {
+        let text = "name = \"t\"\nduration_s = 60.0\nflows = [{ sources = \"all\", rate_pps = 1.0 }]\n\
+                    [topology]\nsinks = [0]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
+        let sc = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows[0].rate_pps=2.5".into()]).unwrap();
+        assert_eq!(sc.flows[0].rate_pps, Some(2.5));
+        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows.1.rate_pps=2".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("index 1 out of range (`flows` has 1)"), "{e}");
+        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["outages.0.from_s=5".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("the scenario has no `outages`, so no element 0; give the list whole"), "{e}");
     }
 
     #[test]
