@@ -297,8 +297,11 @@ fn run_cli(cli: Cli) -> Result<()> {
             if sc.output.pcap {
                 streamed.push("frames.pcap");
             }
-            write_results(&dir, &r, sc.output.plots, &streamed)?;
+            let removed = write_results(&dir, &r, sc.output.plots, &streamed)?;
             print_summary(&r, &dir);
+            if !removed.is_empty() {
+                println!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
+            }
             // Settings that run but leave nothing to look at.
             let routing = &r.summary.routing;
             if !sc.flows.is_empty() && r.summary.flows.is_empty() {
@@ -912,10 +915,17 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
 
 /// Write a run's result files and plots into `dir`: first into a staging folder inside it
 /// ([`crate::staging`]); only when all of them are written do they replace the files of the
-/// same names, and then the earlier run's other files are removed (except `streamed`, this run's
-/// trace and pcap). A failure while writing (a full disk, say) leaves the earlier results as they
-/// were.
-fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: bool, streamed: &[&str]) -> Result<()> {
+/// same names, and then, if `dir` held an earlier run ([`wsn_sim::output::holds_a_run`]), that
+/// run's other files are removed (except `streamed`, this run's trace and pcap); returns their
+/// names. A failure while writing (a full disk, say) leaves the earlier results as they were.
+fn write_results(
+    dir: &std::path::Path,
+    r: &wsn_sim::runner::RunResult,
+    plots: bool,
+    streamed: &[&str],
+) -> Result<Vec<String>> {
+    // Asked before the new summary.json replaces the old one.
+    let earlier_run = wsn_sim::output::holds_a_run(dir);
     let staging = crate::staging::create(dir, "run")?;
     let written = wsn_sim::output::write_all(&staging, r).map_err(anyhow::Error::from).and_then(|()| {
         if plots {
@@ -931,9 +941,11 @@ fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: b
         written,
         &format!("the results in {} were left as they were", dir.display()),
     )?;
+    if !earlier_run {
+        return Ok(Vec::new());
+    }
     let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed.iter().copied()).collect();
-    wsn_sim::output::clear_previous(dir, &keep)?;
-    Ok(())
+    Ok(wsn_sim::output::clear_previous(dir, &keep)?)
 }
 
 /// A rate for the console: 3 decimals, or 3 significant digits below 0.01 (0.000 hid the

@@ -456,6 +456,35 @@ fn output_folder_holds_only_the_last_run() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A folder that held no run keeps the user's files, even under the names a run writes; a
+/// folder that held one loses the earlier run's other files, and the console names them.
+#[test]
+fn only_an_earlier_runs_files_are_removed() {
+    let (dir, f) = tiny_scenario("user-files");
+    let out = dir.join("o");
+    std::fs::create_dir_all(&out).unwrap();
+    std::fs::write(out.join("rates.csv"), "my data").unwrap();
+    std::fs::write(out.join("trace.csv"), "mine too").unwrap();
+    let run = || {
+        let o = wsn()
+            .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--out"])
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let console = run();
+    assert_eq!(std::fs::read_to_string(out.join("rates.csv")).unwrap(), "my data");
+    assert_eq!(std::fs::read_to_string(out.join("trace.csv")).unwrap(), "mine too");
+    assert!(!console.contains("removed"), "{console}");
+    // Now the folder holds a run: the next run removes the files of a run's names it did not write.
+    let console = run();
+    assert!(!out.join("rates.csv").exists() && !out.join("trace.csv").exists());
+    assert!(console.contains("removed   the earlier run's rates.csv, trace.csv"), "{console}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Every file a run writes is one `clear_previous` knows (so that a later run into the same
 /// folder removes it): runs of every protocol with every optional output turned on.
 #[test]

@@ -67,16 +67,35 @@ pub fn is_output_file(name: &str) -> bool {
             .is_some_and(|id| id.parse::<u16>().is_ok_and(|id| tree_figure_stem(wsn_wire::NodeId(id)) == stem))
 }
 
+/// Whether `dir` holds the results of an earlier `wsn run`: a `summary.json` that is a JSON
+/// object with the `scenario` and `trace_sha256` fields every run writes. Only such a folder
+/// has its other result files cleared ([`clear_previous`]): a folder of the user's own that
+/// happens to hold a `rates.csv` is not an earlier run's.
+pub fn holds_a_run(dir: &Path) -> bool {
+    // A summary is a few kB to a few MB (one row per flow); anything far larger is not one.
+    const MAX_SUMMARY_BYTES: u64 = 256 << 20;
+    let path = dir.join("summary.json");
+    if std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_SUMMARY_BYTES) {
+        return false;
+    }
+    let Ok(text) = std::fs::read(&path) else { return false };
+    serde_json::from_slice::<serde_json::Value>(&text)
+        .ok()
+        .and_then(|v| v.as_object().map(|o| o.contains_key("scenario") && o.contains_key("trace_sha256")))
+        .unwrap_or(false)
+}
+
 /// Remove the files an earlier run wrote into `dir` (those [`is_output_file`] names), so that
 /// none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort run, or
 /// a second sink's tree after a one-sink run), except those named in `keep` (the new run's
-/// trace and pcap, written while it ran). Called once the new run has finished, so an
-/// interrupted or failed run leaves the earlier results in place. Other files are left alone.
-/// A missing folder is not an error.
-pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<(), RunError> {
+/// files). Called once the new run has finished, so an interrupted or failed run leaves the
+/// earlier results in place, and only for a folder that [`holds_a_run`] before the new run's
+/// files went in. Other files are left alone. Returns the names removed, sorted. A missing
+/// folder is not an error.
+pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<Vec<String>, RunError> {
     let entries = match std::fs::read_dir(dir) {
         Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(e) => return Err(io(dir, "")(e)),
     };
     let mut names = Vec::new();
@@ -89,13 +108,16 @@ pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<(), RunError> {
             }
         }
     }
+    names.sort();
+    let mut removed = Vec::new();
     for name in names {
         match std::fs::remove_file(dir.join(&name)) {
+            Ok(()) => removed.push(name),
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(dir, &name)(e)),
-            _ => {}
+            Err(_) => {}
         }
     }
-    Ok(())
+    Ok(removed)
 }
 
 /// Write every results file of `r` into `dir` (created if needed).
