@@ -769,7 +769,17 @@ impl IfrcAgent {
             return None;
         }
         let ladder = self.ladder;
+        let expiry = self.cfg.child_expiry_intervals;
         let e = self.neighbours.entry(n).or_insert_with(|| Neighbour::new(now));
+        // What this node knows of a neighbour's epoch ages as a child's congested mark does
+        // (AMBIG-6): after that long a silence the neighbour may have left its epoch and
+        // crossed again unheard, so its crossing state starts afresh and the level it is heard
+        // at counts as a crossing [AMBIG → chosen; the paper keeps no per-neighbour timer]. A
+        // neighbour heard again within it continues its epoch.
+        if e.rate > 0.0 && now.saturating_since(e.last_heard).as_secs_f64() * e.rate > expiry {
+            e.epoch = Epoch::IDLE;
+            e.child_maxlvl = -1;
+        }
         e.rate = h.rate_pps;
         e.avg_q = h.avg_q;
         e.last_heard = now;

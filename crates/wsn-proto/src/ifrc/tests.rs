@@ -620,6 +620,30 @@ fn rule2b_fires_on_reported_child_crossings() {
     assert!(close(a.rate_pps(), wire::quantize_rate(0.1)));
 }
 
+/// A neighbour's crossing state ages like a child's congested mark (AMBIG-6): heard again
+/// within 10 of its inter-packet times it continues its epoch; after a longer silence the level
+/// it is heard at counts as a new crossing, for its own queue (2a) and its child's (2b).
+#[test]
+fn rule2_crossing_state_ages_with_silence() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.5);
+    let heard = |a: &mut IfrcAgent, c: &mut Ctx, s: f64, h: wire::Repr| {
+        a.handle_overheard(Instant::from_millis((s * 1000.0) as u64), c, &rx(7, NodeId(3)), &frame(7, 0, &h));
+    };
+    // Neighbour 7 at 0.25 pkt/s: its mark expires after 10 / 0.25 = 40 s of silence.
+    heard(&mut a, &mut c, 0.0, hdr_child(0.25, 9.0, 0.2, 9.0));
+    assert_eq!(a.stats().rule2_signals, 2, "2a and 2b");
+    heard(&mut a, &mut c, 39.0, hdr_child(0.25, 9.0, 0.2, 9.0));
+    assert_eq!(a.stats().rule2_signals, 2, "within the expiry: the same epochs");
+    heard(&mut a, &mut c, 80.0, hdr_child(0.25, 9.0, 0.2, 9.0));
+    assert_eq!(a.stats().rule2_signals, 4, "41 s of silence: both count afresh");
+    // Heard below U(0) after a long silence: idle, nothing fires, and the next rise does.
+    heard(&mut a, &mut c, 200.0, hdr(0.25, 7.0));
+    assert_eq!(a.stats().rule2_signals, 4);
+    heard(&mut a, &mut c, 201.0, hdr(0.25, 9.0));
+    assert_eq!(a.stats().rule2_signals, 5);
+}
+
 #[test]
 fn pinned_sharing_fires_on_every_packet() {
     let cfg = IfrcConfig { sharing: Sharing::Pinned, ..cfg() };
