@@ -534,7 +534,9 @@ fn sweep(
     for o in set {
         let k = dotted(o.split_once('=').map_or(o.as_str(), |(k, _)| k));
         let nested = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.starts_with('.'));
-        if k == swept || nested(&k, &swept) || nested(&swept, &k) {
+        // A --set of a table holding the swept key (`topology.layout={…}` with
+        // `--param topology.layout.spacing_m`) is fine: the sweep's value goes in after it.
+        if k == swept || nested(&k, &swept) {
             anyhow::bail!("--set {o} and --param {key}=… both set {k}: the sweep would overwrite it; use one");
         }
     }
@@ -584,6 +586,12 @@ fn sweep(
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }
+    if base.output.trace || base.output.pcap {
+        eprintln!(
+            "warning: a sweep writes sweep.csv, sweep.png and sweep.svg only: output.trace and output.pcap are \
+             ignored (run one point with wsn run --set {key}=… --trace/--pcap for its trace)"
+        );
+    }
     let label = |v: f64| format!("sweep value {key}={}", toml_number(v));
     // No more threads than runs (each thread holds a whole network).
     let runs = vals.len().saturating_mul(seeds as usize);
@@ -600,7 +608,11 @@ fn sweep(
                 let mut s = set.to_vec();
                 s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
-                let sc = Scenario::load(scenario, &s).with_context(|| label(v))?;
+                // The value goes in as the last --set; an error about it names the --param.
+                let as_set = format!("--set {key}=");
+                let sc = Scenario::load(scenario, &s)
+                    .map_err(|e| anyhow::anyhow!(e.to_string().replace(&as_set, &format!("--param {key}="))))
+                    .with_context(|| label(v))?;
                 let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
                 Ok((sc, built))
             })
@@ -674,15 +686,18 @@ fn sweep(
         "max_e2e_repaired_share",
         "trace_sha256",
     ])?;
+    // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
+    // flows.csv, not `NaN`.
+    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
     for (v, s) in &rows {
         let t = &s.totals;
         w.write_record([
             v.to_string(),
             s.seed.to_string(),
-            t.mean_goodput_pps.to_string(),
-            t.min_goodput_pps.to_string(),
-            t.max_goodput_pps.to_string(),
-            t.delivery_ratio.to_string(),
+            cell(t.mean_goodput_pps),
+            cell(t.min_goodput_pps),
+            cell(t.max_goodput_pps),
+            cell(t.delivery_ratio),
             t.queue_drops.to_string(),
             t.mac_drops.to_string(),
             s.routing.parent_changes.to_string(),

@@ -608,6 +608,36 @@ fn sweep_rejects_zero_jobs_and_seeds() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A sweep of a key inside a table set whole by --set runs (the sweep's value goes in after
+/// it); a value refused names the --param, not a --set; trace and pcap are said to be ignored;
+/// runs that carried nothing have empty goodput cells, not NaN.
+#[test]
+fn sweep_refines_a_table_set_whole_and_names_its_param() {
+    let (dir, f) = tiny_scenario("sweep-table");
+    let sweep = |args: &[&str]| {
+        wsn().args(["sweep", f.to_str().unwrap()]).args(args).arg("--out").arg(dir.join("o")).output().unwrap()
+    };
+    let o = sweep(&[
+        "--set",
+        "topology.layout={kind=\"grid\", nodes=9, spacing_m=5.0}",
+        "--param",
+        "topology.layout.spacing_m=4,6",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    let o = sweep(&["--param", "topology.layout.nodez=4,9"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success() && err.contains("--param topology.layout.nodez=4: unknown field"), "{err}");
+    assert!(!err.contains("--set"), "{err}");
+    let o = sweep(&["--param", "flows.0.start_s=40,50", "--set", "output.trace=true"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("output.trace and output.pcap are ignored"), "{err}");
+    let csv = std::fs::read_to_string(dir.join("o/sweep.csv")).unwrap();
+    assert!(!csv.contains("NaN") && csv.lines().nth(1).unwrap().starts_with("40,1,,,,,"), "{csv}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// A folder named like a built-in scenario (left by `wsn run office40 --out office40`) does not
 /// hide the built-in; any other folder given as the scenario is refused as a folder.
 #[test]
