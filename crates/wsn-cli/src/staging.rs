@@ -20,14 +20,36 @@ pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
     Ok(path)
 }
 
+/// Whether the process that created the staging folder `name` (`PREFIX` tag-pid-nanos) may
+/// still be writing into it: this process, or on a system with `/proc` a process of that id
+/// that is running; without `/proc`, a folder changed within the last day. A second command
+/// writing into the same folder must not lose its staging folder to the first.
+fn owner_may_be_running(path: &Path, name: &str) -> bool {
+    let Some(pid) = name.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok()) else { return false };
+    if pid == std::process::id() {
+        return true;
+    }
+    if Path::new("/proc/self").exists() {
+        return Path::new("/proc").join(pid.to_string()).exists();
+    }
+    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+    std::fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age < DAY)
+}
+
 /// Remove the staging folders an interrupted or failed earlier run left in `dir`, saying so
-/// (a run that writes in place, without staging, calls it once it has written everything).
+/// (a run that writes in place, without staging, calls it once it has written everything); a
+/// folder whose command may still be running is left to it.
 pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
     if let Ok(entries) = std::fs::read_dir(dir) {
         let mut stale: Vec<PathBuf> = entries
             .filter_map(|e| e.ok())
             .map(|e| e.path())
-            .filter(|p| p.is_dir() && p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PREFIX)))
+            .filter(|p| {
+                p.is_dir()
+                    && p.file_name()
+                        .and_then(|n| n.to_str())
+                        .is_some_and(|n| n.starts_with(PREFIX) && !owner_may_be_running(p, n))
+            })
             .collect();
         stale.sort();
         for p in stale {
@@ -77,15 +99,20 @@ pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str
 mod tests {
     use super::*;
 
-    /// A leftover staging folder is removed, never reused; other hidden folders stay.
+    /// A leftover staging folder is removed, never reused; other hidden folders stay, and so do
+    /// the staging folders of commands still running (this one's here).
     #[test]
     fn leftovers_are_removed_and_names_are_fresh() {
         let dir = std::env::temp_dir().join(format!("wsn-staging-test-{}", std::process::id()));
-        std::fs::create_dir_all(dir.join(".wsn-staging-run-1-2")).unwrap();
-        std::fs::write(dir.join(".wsn-staging-run-1-2/rates.csv"), "stale").unwrap();
+        // No process has an id above the kernel's limit of 2^22.
+        let dead = ".wsn-staging-run-4294967290-2";
+        std::fs::create_dir_all(dir.join(dead)).unwrap();
+        std::fs::write(dir.join(dead).join("rates.csv"), "stale").unwrap();
         std::fs::create_dir_all(dir.join(".mine")).unwrap();
+        let live = dir.join(format!(".wsn-staging-sweep-{}-7", std::process::id()));
+        std::fs::create_dir_all(&live).unwrap();
         let a = create(&dir, "run").unwrap();
-        assert!(!dir.join(".wsn-staging-run-1-2").exists() && dir.join(".mine").is_dir());
+        assert!(!dir.join(dead).exists() && dir.join(".mine").is_dir() && live.is_dir());
         assert!(names(&a).unwrap().is_empty());
         std::fs::write(a.join("x"), "1").unwrap();
         assert_eq!(names(&a).unwrap(), vec!["x".to_string()]);
