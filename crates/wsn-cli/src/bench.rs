@@ -170,7 +170,10 @@ fn case_scenario(name: &str) -> Result<Scenario> {
             .collect();
         return Ok(sc);
     } else {
-        anyhow::bail!("unknown bench case {name}");
+        anyhow::bail!(
+            "unknown bench case {name}: the cases are lrwpan40, office40-hour, uniform-N-RATE-SECS and \
+             tiled-N-RATE-SECS (N nodes, RATE pkt/s per node, SECS simulated seconds; e.g. tiled-4000-0.2-60)"
+        );
     };
     Ok(Scenario::load(base, &set)?)
 }
@@ -324,7 +327,8 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         eprintln!("\r{:<48}", "");
     }
     println!(
-        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json)",
+        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json; peak MB: the largest \
+         of the runs)",
         if repeat == 1 { "" } else { "s" }
     );
     println!(
@@ -396,7 +400,15 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     let dir = dir_buf.as_path();
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
         .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
-    // The scaling curves as a figure: cost per frame against log10(nodes).
+    // The scaling curves as a figure: cost per frame against log10(nodes). An earlier bench's
+    // figure goes first, so that a figure that cannot be written leaves none beside the new
+    // bench.json.
+    for ext in ["png", "svg"] {
+        let f = dir.join(format!("scaling.{ext}"));
+        if f.is_file() {
+            std::fs::remove_file(&f).with_context(|| format!("removing the earlier {}", f.display()))?;
+        }
+    }
     let curve = |family: &str| -> Vec<(f64, f64)> {
         rows.iter()
             .filter(|r| r.case.starts_with(&format!("{family}-")) && r.case.ends_with("-0.2-60") && r.frames > 0)

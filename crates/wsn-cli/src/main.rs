@@ -86,7 +86,7 @@ enum Cmd {
     },
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
     /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes); every case runs
-    /// --repeat times and the medians are reported.
+    /// --repeat times and the medians are reported (peak memory: the largest of the runs).
     Bench {
         /// A smaller scaling curve (to 2,000 nodes instead of 10,000).
         #[arg(long)]
@@ -97,8 +97,9 @@ enum Cmd {
         /// Output directory for bench.json and the scaling figure (default: out/bench).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Run a single benchmark case by name (internal: used to measure memory per case).
-        #[arg(long, hide = true)]
+        /// Run a single benchmark case by name and print its row as JSON (internal: used to
+        /// measure memory per case; one run, nothing written).
+        #[arg(long, hide = true, conflicts_with_all = ["quick", "repeat", "out"])]
         case: Option<String>,
     },
     /// Run every experiment of a paper and write a report with its figures and numbers.
