@@ -38,8 +38,9 @@ enum Cmd {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         #[arg(default_value = "rcrt-baseline")]
         scenario: String,
-        /// Override the scenario's seed.
-        #[arg(long, allow_negative_numbers = true)]
+        /// Override the scenario's seed: 0 to 2^64 − 1 (a scenario file's `seed`, a TOML
+        /// integer, goes to 2^63 − 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Output directory (default: out/<name>, the scenario's `name` field).
         #[arg(long)]
@@ -68,8 +69,9 @@ enum Cmd {
         /// a run's first seed).
         #[arg(long)]
         param: String,
-        /// Override the scenario's seed.
-        #[arg(long, allow_negative_numbers = true)]
+        /// Override the scenario's seed: 0 to 2^64 − 1 (a scenario file's `seed`, a TOML
+        /// integer, goes to 2^63 − 1).
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Output directory (default: out/<name>-sweep, from the scenario's `name` field).
         #[arg(long)]
@@ -181,6 +183,12 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
 
+/// A `--seed` value: a whole number from 0 to 2^64 − 1, said so when it is not one (clap's own
+/// message for `-1` was "invalid digit found in string").
+fn parse_seed(s: &str) -> Result<u64, String> {
+    s.trim().parse::<u64>().map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
+}
+
 /// Create the output folder `dir` (and its parents); a path that exists as something other
 /// than a folder is refused by name.
 pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
@@ -255,6 +263,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 None => default_dir(&sc.name, "")?,
             };
             refuse_inputs_among_outputs(&sc, &scenario, &dir)?;
+            // A folder this run creates and an error found once the run starts (a payload too
+            // long for the MAC, say) would leave empty: removed again then.
+            let fresh_dir = !dir.exists();
             crate::create_out_dir(&dir)?;
             if sc.output.trace || sc.output.pcap {
                 // office40's hour (40 nodes at 1 pkt/s) writes 66 MB of trace.csv and 83 MB of
@@ -284,7 +295,16 @@ fn run_cli(cli: Cli) -> Result<()> {
                     );
                 }
             }
-            let r = run_with_bar(&sc, seed, &dir, quiet)?;
+            let r = match run_with_bar(&sc, seed, &dir, quiet) {
+                Ok(r) => r,
+                Err(e) => {
+                    if fresh_dir {
+                        // Only if still empty: whatever the run wrote stays.
+                        let _ = std::fs::remove_dir(&dir);
+                    }
+                    return Err(e);
+                }
+            };
             for w in &r.warnings {
                 eprintln!("warning: {w}");
             }

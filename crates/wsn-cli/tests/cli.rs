@@ -485,6 +485,31 @@ fn only_an_earlier_runs_files_are_removed() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A run refused once it started leaves no empty output folder of its own making; a date-like
+/// `--set` value is the text (no field is a date); a negative seed is refused in words.
+#[test]
+fn a_refused_run_leaves_no_empty_folder() {
+    let (dir, f) = tiny_scenario("refused-fresh");
+    let out = dir.join("fresh");
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "flows.0.payload_bytes=200", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("payload_bytes = 200"));
+    assert!(!out.exists(), "an empty output folder was left behind");
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "name=2024-01-01", "--set", "output.plots=false", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(std::fs::read_to_string(out.join("summary.json")).unwrap().contains("\"scenario\": \"2024-01-01\""));
+    let o = wsn().args(["run", f.to_str().unwrap(), "--seed", "-1"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&o.stderr).contains("a seed is a whole number from 0 to 18446744073709551615"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Every file a run writes is one `clear_previous` knows (so that a later run into the same
 /// folder removes it): runs of every protocol with every optional output turned on.
 #[test]

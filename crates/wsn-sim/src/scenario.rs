@@ -1468,7 +1468,8 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
         return Err(format!("--set {spec}: empty key"));
     }
     let value: toml_edit::Value = match format!("v = {}", raw.trim()).parse::<toml_edit::DocumentMut>() {
-        Ok(d) => d["v"].as_value().cloned().unwrap_or_else(|| raw.trim().into()),
+        // No field is a date: `--set name=2024-01-01` means the text, as an unquoted word does.
+        Ok(d) => d["v"].as_value().filter(|v| !v.is_datetime()).cloned().unwrap_or_else(|| raw.trim().into()),
         Err(_) => {
             // Not TOML: taken as a bare string, except a number TOML cannot hold, which would
             // otherwise fail later as "invalid type: string".
