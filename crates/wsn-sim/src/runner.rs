@@ -179,7 +179,9 @@ pub const FLOW_CSV_COLUMNS: [&str; 19] = [
 /// Network-wide totals.
 #[derive(Clone, Debug, Serialize)]
 pub struct Totals {
-    /// Packets generated.
+    /// Packets originated, summed over the flows ([`FlowSummary::originated`]): those handed to
+    /// the network. Not the packets generated: under RCRT (and the reliable baseline) the
+    /// applications generate more than their transport accepts.
     pub originated: u64,
     /// Unique packets delivered.
     pub delivered: u64,
@@ -200,7 +202,9 @@ pub struct Totals {
     pub ack_frames: u64,
     /// Queue-full drops.
     pub queue_drops: u64,
-    /// Drops after the last link retransmission.
+    /// Packets the MAC gave up: after the last link retransmission (`retries_exhausted` in the
+    /// trace), or after finding the channel busy too many times in a row under CSMA-CA
+    /// (`channel_access`).
     pub mac_drops: u64,
     /// Packets sent without a route.
     pub no_route_drops: u64,
