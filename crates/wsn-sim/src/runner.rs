@@ -37,6 +37,12 @@ pub enum RunError {
     },
 }
 
+impl From<crate::trace::TraceFileError> for RunError {
+    fn from(e: crate::trace::TraceFileError) -> RunError {
+        RunError::Output { path: e.path.display().to_string(), source: e.source }
+    }
+}
+
 /// Headline numbers of one run (`summary.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -411,7 +417,12 @@ pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Vec<String>, RunError> 
     prepare(sc, seed, None).map(|p| p.warnings).map_err(|e| locate(sc, e))
 }
 
-/// Run a scenario to its end.
+/// Simulated time between two checks that the trace files are still being written: a run whose
+/// write to `trace.csv` or `frames.pcap` failed stops within this much more simulated time.
+const WRITE_CHECK_STEP: Duration = Duration::from_secs(1);
+
+/// Run a scenario to its end; a failed write to the trace files stops it early, with an error
+/// that names the file.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
     let Prepared { mut net, positions, preset, seed, end, bin, warnings } =
         prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
@@ -422,13 +433,23 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     let mut changes_at_traffic_start: Option<Vec<u32>> = None;
     let mut last_delivered = 0u64;
     let mut max_depth_seen = 0;
-    while t < end {
+    'run: while t < end {
         let next = (t + bin).min(end);
         if changes_at_traffic_start.is_none() && next > traffic_start {
             net.run_until(traffic_start);
             changes_at_traffic_start = Some(node_parent_changes(&net));
         }
-        net.run_until(next);
+        // In steps of at most WRITE_CHECK_STEP, so that a failed write to trace.csv or
+        // frames.pcap stops the run soon, whatever the bin (`run_until` runs the same events in
+        // the same order however the time is cut: the trace does not change).
+        let mut until = t;
+        while until < next {
+            until = (until + WRITE_CHECK_STEP).min(next);
+            net.run_until(until);
+            if net.tracer.failed() {
+                break 'run;
+            }
+        }
         t = next;
         let s = sample(&net, t, &mut last_delivered);
         max_depth_seen = max_depth_seen.max(s.max_depth);
@@ -439,7 +460,8 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     }
     net.close_queue_bins();
     let wall_seconds = wall.elapsed().as_secs_f64();
-    let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
+    // After a failed write (the loop stopped there), the error, naming the file.
+    let sha = net.tracer.finish()?;
     let mut depths_during: Vec<u32> =
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
@@ -661,19 +683,21 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     }
     let mut tracer = Tracer::new();
     if let Some(dir) = out_dir {
+        // Named by absolute paths in errors.
         let open = |name: &str| {
             let p = dir.join(name);
-            std::fs::File::create(&p).map_err(|source| RunError::Output { path: p.display().to_string(), source })
+            let p = std::path::absolute(&p).unwrap_or(p);
+            std::fs::File::create(&p)
+                .map(|f| (p.clone(), f))
+                .map_err(|source| RunError::Output { path: p.display().to_string(), source })
         };
         if sc.output.trace {
-            tracer = tracer
-                .with_csv(open("trace.csv")?)
-                .map_err(|source| RunError::Output { path: "trace.csv".into(), source })?;
+            let (p, f) = open("trace.csv")?;
+            tracer = tracer.with_csv(p, f)?;
         }
         if sc.output.pcap {
-            tracer = tracer
-                .with_pcap(open("frames.pcap")?)
-                .map_err(|source| RunError::Output { path: "frames.pcap".into(), source })?;
+            let (p, f) = open("frames.pcap")?;
+            tracer = tracer.with_pcap(p, f)?;
         }
     }
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
@@ -1519,6 +1543,33 @@ mod tests {
             c.congestion_gain = Some(bad);
             let e = endpoint_spec(&c, false, 86).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
+        }
+    }
+
+    /// A write to trace.csv or frames.pcap that fails (here: a full device) stops the run soon,
+    /// not at its end, with an error that names the file by its full path.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_trace_write_stops_the_run_and_names_the_file() {
+        for (name, set) in [("frames.pcap", "output.pcap=true"), ("trace.csv", "output.trace=true")] {
+            let dir = std::env::temp_dir().join(format!("wsn-full-{}-{name}", std::process::id()));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::os::unix::fs::symlink("/dev/full", dir.join(name)).unwrap();
+            // One simulated hour, in 10-s bins or in one: the run stops within its first bins,
+            // or before the end of its only one.
+            for (bin, before) in [("10", 0.05), ("3600", 1e-9)] {
+                let sc = small(&[set, "duration_s=3600", &format!("output.timeseries_bin_s={bin}")]);
+                let mut last = 0.0;
+                let mut progress = |f: f64| last = f;
+                let e = run(&sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: Some(&mut progress) })
+                    .err()
+                    .expect("a run writing to /dev/full succeeded");
+                let RunError::Output { path, source } = &e else { panic!("{e}") };
+                assert_eq!(*path, dir.join(name).display().to_string());
+                assert_eq!(source.raw_os_error(), Some(28), "{e}");
+                assert!(last < before, "{name}, bins of {bin} s: the run went on to {:.0} % of its time", last * 100.0);
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
 
