@@ -681,25 +681,6 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             outages.push((usize::from(id), from, to));
         }
     }
-    let mut tracer = Tracer::new();
-    if let Some(dir) = out_dir {
-        // Named by absolute paths in errors.
-        let open = |name: &str| {
-            let p = dir.join(name);
-            let p = std::path::absolute(&p).unwrap_or(p);
-            std::fs::File::create(&p)
-                .map(|f| (p.clone(), f))
-                .map_err(|source| RunError::Output { path: p.display().to_string(), source })
-        };
-        if sc.output.trace {
-            let (p, f) = open("trace.csv")?;
-            tracer = tracer.with_csv(p, f)?;
-        }
-        if sc.output.pcap {
-            let (p, f) = open("frames.pcap")?;
-            tracer = tracer.with_pcap(p, f)?;
-        }
-    }
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
     let agent_factory = match &sc.protocol {
         ProtocolConfig::Ifrc(c) => {
@@ -736,7 +717,8 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         freeze_at: sc.routing.freeze_after_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s)),
         flows,
         bin,
-        tracer,
+        // The trace files are opened once the network is built (below).
+        tracer: Tracer::new(),
         agent_factory,
         rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
         own_slot: matches!(&sc.protocol, ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) if c.one_datagram_in_flight),
@@ -754,7 +736,52 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             net.install_endpoints(&endpoint_spec(c, true, mac.max_payload)?).map_err(RunError::Config)?
         }
     }
+    // Last, once nothing can refuse the scenario any more: opening the files replaces the trace
+    // of an earlier run in the same folder. (Nothing has been recorded yet.)
+    if let Some(dir) = out_dir {
+        let wanted = [("trace.csv", sc.output.trace), ("frames.pcap", sc.output.pcap)];
+        let names: Vec<&str> = wanted.iter().filter(|w| w.1).map(|w| w.0).collect();
+        let mut tracer = std::mem::take(&mut net.tracer);
+        debug_assert_eq!(tracer.events(), 0, "events recorded before the trace files were opened");
+        for (name, path, file) in open_trace_files(dir, &names)? {
+            tracer = if name == "trace.csv" { tracer.with_csv(path, file)? } else { tracer.with_pcap(path, file)? };
+        }
+        net.tracer = tracer;
+    }
     Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin, warnings })
+}
+
+/// Open the trace files `names` in `dir` for writing, named by absolute paths. All are opened
+/// before any is emptied, so that one that cannot be opened leaves the others as an earlier run
+/// left them (and those this call created are removed again).
+fn open_trace_files<'n>(dir: &Path, names: &[&'n str]) -> Result<Vec<(&'n str, PathBuf, std::fs::File)>, RunError> {
+    let mut files = Vec::new();
+    for &name in names {
+        let path = dir.join(name);
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let existed = path.symlink_metadata().is_ok();
+        match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path) {
+            Ok(file) => files.push((name, path, file, existed)),
+            Err(source) => {
+                for (_, p, _, existed) in &files {
+                    if !existed {
+                        std::fs::remove_file(p).ok();
+                    }
+                }
+                return Err(RunError::Output { path: path.display().to_string(), source });
+            }
+        }
+    }
+    let mut opened = Vec::new();
+    for (name, path, file, _) in files {
+        // Emptied as `File::create` does: a regular file only (a device or a pipe is written
+        // to as it is).
+        if file.metadata().is_ok_and(|m| m.is_file()) {
+            file.set_len(0).map_err(|source| RunError::Output { path: path.display().to_string(), source })?;
+        }
+        opened.push((name, path, file));
+    }
+    Ok(opened)
 }
 
 /// Minimum-hop tree toward `sink` over links received at ≥ `min_rx_dbm` in both directions;
@@ -1546,6 +1573,77 @@ mod tests {
         }
     }
 
+    /// A scenario refused while its network is built (a check of the protocol's sink, of the
+    /// IFRC agents, of the endpoints) leaves the trace files of an earlier run in the folder as
+    /// they were, and creates none; so does a trace file that cannot be opened. A run that
+    /// starts replaces them, with the digest of a run without files.
+    #[test]
+    fn a_refused_run_leaves_the_earlier_trace_files_alone() {
+        let dir = std::env::temp_dir().join(format!("wsn-refused-trace-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let go = |sc: &Scenario| run(sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None });
+        let files = ["output.trace=true", "output.pcap=true"];
+        let refused = [
+            (
+                "protocol.congestion_gain = 2: must be in (0, 1]",
+                vec!["protocol.kind=\"rcrt\"", "protocol.congestion_gain=2"],
+            ),
+            (
+                "protocol.weights.0: node 0 is a base station",
+                vec![
+                    "protocol.kind=\"ifrc\"",
+                    "mac.preset=\"ifrc2006\"",
+                    "flows.0.payload_bytes=0",
+                    "protocol.weights={\"0\"=2.0}",
+                ],
+            ),
+            (
+                "node 1 has two flows to sink 0; RCRT allows one connection per pair",
+                vec![
+                    "protocol.kind=\"rcrt\"",
+                    "flows=[{sources=[1], rate_pps=1.0}, {sources=[1], rate_pps=1.0, start_s=30.0}]",
+                ],
+            ),
+        ];
+        for (says, set) in &refused {
+            // No files before: none after.
+            let e = go(&small(&[&set[..], &files[..]].concat())).err().expect(says).to_string();
+            assert!(e.contains(says), "{e}");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{says}: a file was created");
+            // An earlier run's files: unchanged.
+            std::fs::write(dir.join("trace.csv"), "an earlier trace").unwrap();
+            std::fs::write(dir.join("frames.pcap"), "an earlier pcap").unwrap();
+            go(&small(&[&set[..], &files[..]].concat())).err().expect(says);
+            assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "an earlier trace", "{says}");
+            assert_eq!(std::fs::read_to_string(dir.join("frames.pcap")).unwrap(), "an earlier pcap", "{says}");
+            std::fs::remove_file(dir.join("trace.csv")).unwrap();
+            std::fs::remove_file(dir.join("frames.pcap")).unwrap();
+        }
+        // frames.pcap cannot be opened (a folder stands there): trace.csv is kept as it was, or
+        // not left behind if there was none; the error names the pcap by its full path.
+        std::fs::create_dir(dir.join("frames.pcap")).unwrap();
+        let e = go(&small(&files)).err().expect("a folder opened as frames.pcap").to_string();
+        assert!(e.starts_with(&format!("writing {}: ", dir.join("frames.pcap").display())), "{e}");
+        assert!(!dir.join("trace.csv").exists(), "an empty trace.csv left behind");
+        std::fs::write(dir.join("trace.csv"), "an earlier trace").unwrap();
+        go(&small(&files)).err().expect("a folder opened as frames.pcap");
+        assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "an earlier trace");
+        std::fs::remove_dir(dir.join("frames.pcap")).unwrap();
+        // A run replaces both (a longer earlier file leaves nothing of itself behind).
+        std::fs::write(dir.join("trace.csv"), "#".repeat(1 << 22)).unwrap();
+        std::fs::write(dir.join("frames.pcap"), "#".repeat(1 << 22)).unwrap();
+        let with = go(&small(&files)).unwrap();
+        let without = run(&small(&[]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        assert_eq!(with.summary.trace_sha256, without.summary.trace_sha256);
+        let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+        assert!(trace.starts_with(crate::trace::TRACE_CSV_HEADER) && !trace.contains('#'));
+        let pcap = std::fs::read(dir.join("frames.pcap")).unwrap();
+        assert_eq!(pcap[..4], crate::pcap::MAGIC.to_le_bytes());
+        assert!(pcap.len() != 1 << 22 && !pcap.ends_with(b"########"), "the earlier pcap's tail is left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
     /// A write to trace.csv or frames.pcap that fails (here: a full device) stops the run soon,
     /// not at its end, with an error that names the file by its full path.
     #[cfg(target_os = "linux")]
@@ -1553,6 +1651,7 @@ mod tests {
     fn a_failed_trace_write_stops_the_run_and_names_the_file() {
         for (name, set) in [("frames.pcap", "output.pcap=true"), ("trace.csv", "output.trace=true")] {
             let dir = std::env::temp_dir().join(format!("wsn-full-{}-{name}", std::process::id()));
+            std::fs::remove_dir_all(&dir).ok();
             std::fs::create_dir_all(&dir).unwrap();
             std::os::unix::fs::symlink("/dev/full", dir.join(name)).unwrap();
             // One simulated hour, in 10-s bins or in one: the run stops within its first bins,
