@@ -37,6 +37,12 @@ pub enum RunError {
     },
 }
 
+impl From<crate::trace::TraceFileError> for RunError {
+    fn from(e: crate::trace::TraceFileError) -> RunError {
+        RunError::Output { path: e.path.display().to_string(), source: e.source }
+    }
+}
+
 /// Headline numbers of one run (`summary.json`).
 #[derive(Clone, Debug, Serialize)]
 pub struct Summary {
@@ -179,7 +185,9 @@ pub const FLOW_CSV_COLUMNS: [&str; 19] = [
 /// Network-wide totals.
 #[derive(Clone, Debug, Serialize)]
 pub struct Totals {
-    /// Packets generated.
+    /// Packets originated, summed over the flows ([`FlowSummary::originated`]): those handed to
+    /// the network. Not the packets generated: under RCRT (and the reliable baseline) the
+    /// applications generate more than their transport accepts.
     pub originated: u64,
     /// Unique packets delivered.
     pub delivered: u64,
@@ -200,7 +208,9 @@ pub struct Totals {
     pub ack_frames: u64,
     /// Queue-full drops.
     pub queue_drops: u64,
-    /// Drops after the last link retransmission.
+    /// Packets the MAC gave up: after the last link retransmission (`retries_exhausted` in the
+    /// trace), or after finding the channel busy too many times in a row under CSMA-CA
+    /// (`channel_access`).
     pub mac_drops: u64,
     /// Packets sent without a route.
     pub no_route_drops: u64,
@@ -407,7 +417,12 @@ pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Vec<String>, RunError> 
     prepare(sc, seed, None).map(|p| p.warnings).map_err(|e| locate(sc, e))
 }
 
-/// Run a scenario to its end.
+/// Simulated time between two checks that the trace files are still being written: a run whose
+/// write to `trace.csv` or `frames.pcap` failed stops within this much more simulated time.
+const WRITE_CHECK_STEP: Duration = Duration::from_secs(1);
+
+/// Run a scenario to its end; a failed write to the trace files stops it early, with an error
+/// that names the file.
 pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
     let Prepared { mut net, positions, preset, seed, end, bin, warnings } =
         prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
@@ -418,13 +433,23 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     let mut changes_at_traffic_start: Option<Vec<u32>> = None;
     let mut last_delivered = 0u64;
     let mut max_depth_seen = 0;
-    while t < end {
+    'run: while t < end {
         let next = (t + bin).min(end);
         if changes_at_traffic_start.is_none() && next > traffic_start {
             net.run_until(traffic_start);
             changes_at_traffic_start = Some(node_parent_changes(&net));
         }
-        net.run_until(next);
+        // In steps of at most WRITE_CHECK_STEP, so that a failed write to trace.csv or
+        // frames.pcap stops the run soon, whatever the bin (`run_until` runs the same events in
+        // the same order however the time is cut: the trace does not change).
+        let mut until = t;
+        while until < next {
+            until = (until + WRITE_CHECK_STEP).min(next);
+            net.run_until(until);
+            if net.tracer.failed() {
+                break 'run;
+            }
+        }
         t = next;
         let s = sample(&net, t, &mut last_delivered);
         max_depth_seen = max_depth_seen.max(s.max_depth);
@@ -435,7 +460,8 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     }
     net.close_queue_bins();
     let wall_seconds = wall.elapsed().as_secs_f64();
-    let sha = net.tracer.finish().map_err(|source| RunError::Output { path: "trace/pcap".into(), source })?;
+    // After a failed write (the loop stopped there), the error, naming the file.
+    let sha = net.tracer.finish()?;
     let mut depths_during: Vec<u32> =
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
@@ -655,23 +681,6 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             outages.push((usize::from(id), from, to));
         }
     }
-    let mut tracer = Tracer::new();
-    if let Some(dir) = out_dir {
-        let open = |name: &str| {
-            let p = dir.join(name);
-            std::fs::File::create(&p).map_err(|source| RunError::Output { path: p.display().to_string(), source })
-        };
-        if sc.output.trace {
-            tracer = tracer
-                .with_csv(open("trace.csv")?)
-                .map_err(|source| RunError::Output { path: "trace.csv".into(), source })?;
-        }
-        if sc.output.pcap {
-            tracer = tracer
-                .with_pcap(open("frames.pcap")?)
-                .map_err(|source| RunError::Output { path: "frames.pcap".into(), source })?;
-        }
-    }
     let bin = Duration::from_secs_f64(sc.output.timeseries_bin_s);
     let agent_factory = match &sc.protocol {
         ProtocolConfig::Ifrc(c) => {
@@ -708,7 +717,8 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         freeze_at: sc.routing.freeze_after_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s)),
         flows,
         bin,
-        tracer,
+        // The trace files are opened once the network is built (below).
+        tracer: Tracer::new(),
         agent_factory,
         rate_controlled: matches!(sc.protocol, ProtocolConfig::Ifrc(_)),
         own_slot: matches!(&sc.protocol, ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) if c.one_datagram_in_flight),
@@ -726,7 +736,52 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             net.install_endpoints(&endpoint_spec(c, true, mac.max_payload)?).map_err(RunError::Config)?
         }
     }
+    // Last, once nothing can refuse the scenario any more: opening the files replaces the trace
+    // of an earlier run in the same folder. (Nothing has been recorded yet.)
+    if let Some(dir) = out_dir {
+        let wanted = [("trace.csv", sc.output.trace), ("frames.pcap", sc.output.pcap)];
+        let names: Vec<&str> = wanted.iter().filter(|w| w.1).map(|w| w.0).collect();
+        let mut tracer = std::mem::take(&mut net.tracer);
+        debug_assert_eq!(tracer.events(), 0, "events recorded before the trace files were opened");
+        for (name, path, file) in open_trace_files(dir, &names)? {
+            tracer = if name == "trace.csv" { tracer.with_csv(path, file)? } else { tracer.with_pcap(path, file)? };
+        }
+        net.tracer = tracer;
+    }
     Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin, warnings })
+}
+
+/// Open the trace files `names` in `dir` for writing, named by absolute paths. All are opened
+/// before any is emptied, so that one that cannot be opened leaves the others as an earlier run
+/// left them (and those this call created are removed again).
+fn open_trace_files<'n>(dir: &Path, names: &[&'n str]) -> Result<Vec<(&'n str, PathBuf, std::fs::File)>, RunError> {
+    let mut files = Vec::new();
+    for &name in names {
+        let path = dir.join(name);
+        let path = std::path::absolute(&path).unwrap_or(path);
+        let existed = path.symlink_metadata().is_ok();
+        match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path) {
+            Ok(file) => files.push((name, path, file, existed)),
+            Err(source) => {
+                for (_, p, _, existed) in &files {
+                    if !existed {
+                        std::fs::remove_file(p).ok();
+                    }
+                }
+                return Err(RunError::Output { path: path.display().to_string(), source });
+            }
+        }
+    }
+    let mut opened = Vec::new();
+    for (name, path, file, _) in files {
+        // Emptied as `File::create` does: a regular file only (a device or a pipe is written
+        // to as it is).
+        if file.metadata().is_ok_and(|m| m.is_file()) {
+            file.set_len(0).map_err(|source| RunError::Output { path: path.display().to_string(), source })?;
+        }
+        opened.push((name, path, file));
+    }
+    Ok(opened)
 }
 
 /// Minimum-hop tree toward `sink` over links received at ≥ `min_rx_dbm` in both directions;
@@ -1515,6 +1570,105 @@ mod tests {
             c.congestion_gain = Some(bad);
             let e = endpoint_spec(&c, false, 86).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
+        }
+    }
+
+    /// A scenario refused while its network is built (a check of the protocol's sink, of the
+    /// IFRC agents, of the endpoints) leaves the trace files of an earlier run in the folder as
+    /// they were, and creates none; so does a trace file that cannot be opened. A run that
+    /// starts replaces them, with the digest of a run without files.
+    #[test]
+    fn a_refused_run_leaves_the_earlier_trace_files_alone() {
+        let dir = std::env::temp_dir().join(format!("wsn-refused-trace-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let go = |sc: &Scenario| run(sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None });
+        let files = ["output.trace=true", "output.pcap=true"];
+        let refused = [
+            (
+                "protocol.congestion_gain = 2: must be in (0, 1]",
+                vec!["protocol.kind=\"rcrt\"", "protocol.congestion_gain=2"],
+            ),
+            (
+                "protocol.weights.0: node 0 is a base station",
+                vec![
+                    "protocol.kind=\"ifrc\"",
+                    "mac.preset=\"ifrc2006\"",
+                    "flows.0.payload_bytes=0",
+                    "protocol.weights={\"0\"=2.0}",
+                ],
+            ),
+            (
+                "node 1 has two flows to sink 0; RCRT allows one connection per pair",
+                vec![
+                    "protocol.kind=\"rcrt\"",
+                    "flows=[{sources=[1], rate_pps=1.0}, {sources=[1], rate_pps=1.0, start_s=30.0}]",
+                ],
+            ),
+        ];
+        for (says, set) in &refused {
+            // No files before: none after.
+            let e = go(&small(&[&set[..], &files[..]].concat())).err().expect(says).to_string();
+            assert!(e.contains(says), "{e}");
+            assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0, "{says}: a file was created");
+            // An earlier run's files: unchanged.
+            std::fs::write(dir.join("trace.csv"), "an earlier trace").unwrap();
+            std::fs::write(dir.join("frames.pcap"), "an earlier pcap").unwrap();
+            go(&small(&[&set[..], &files[..]].concat())).err().expect(says);
+            assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "an earlier trace", "{says}");
+            assert_eq!(std::fs::read_to_string(dir.join("frames.pcap")).unwrap(), "an earlier pcap", "{says}");
+            std::fs::remove_file(dir.join("trace.csv")).unwrap();
+            std::fs::remove_file(dir.join("frames.pcap")).unwrap();
+        }
+        // frames.pcap cannot be opened (a folder stands there): trace.csv is kept as it was, or
+        // not left behind if there was none; the error names the pcap by its full path.
+        std::fs::create_dir(dir.join("frames.pcap")).unwrap();
+        let e = go(&small(&files)).err().expect("a folder opened as frames.pcap").to_string();
+        assert!(e.starts_with(&format!("writing {}: ", dir.join("frames.pcap").display())), "{e}");
+        assert!(!dir.join("trace.csv").exists(), "an empty trace.csv left behind");
+        std::fs::write(dir.join("trace.csv"), "an earlier trace").unwrap();
+        go(&small(&files)).err().expect("a folder opened as frames.pcap");
+        assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "an earlier trace");
+        std::fs::remove_dir(dir.join("frames.pcap")).unwrap();
+        // A run replaces both (a longer earlier file leaves nothing of itself behind).
+        std::fs::write(dir.join("trace.csv"), "#".repeat(1 << 22)).unwrap();
+        std::fs::write(dir.join("frames.pcap"), "#".repeat(1 << 22)).unwrap();
+        let with = go(&small(&files)).unwrap();
+        let without = run(&small(&[]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        assert_eq!(with.summary.trace_sha256, without.summary.trace_sha256);
+        let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+        assert!(trace.starts_with(crate::trace::TRACE_CSV_HEADER) && !trace.contains('#'));
+        let pcap = std::fs::read(dir.join("frames.pcap")).unwrap();
+        assert_eq!(pcap[..4], crate::pcap::MAGIC.to_le_bytes());
+        assert!(pcap.len() != 1 << 22 && !pcap.ends_with(b"########"), "the earlier pcap's tail is left");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A write to trace.csv or frames.pcap that fails (here: a full device) stops the run soon,
+    /// not at its end, with an error that names the file by its full path.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_trace_write_stops_the_run_and_names_the_file() {
+        for (name, set) in [("frames.pcap", "output.pcap=true"), ("trace.csv", "output.trace=true")] {
+            let dir = std::env::temp_dir().join(format!("wsn-full-{}-{name}", std::process::id()));
+            std::fs::remove_dir_all(&dir).ok();
+            std::fs::create_dir_all(&dir).unwrap();
+            std::os::unix::fs::symlink("/dev/full", dir.join(name)).unwrap();
+            // One simulated hour, in 10-s bins or in one: the run stops within its first bins,
+            // or before the end of its only one.
+            for (bin, before) in [("10", 0.05), ("3600", 1e-9)] {
+                let sc = small(&[set, "duration_s=3600", &format!("output.timeseries_bin_s={bin}")]);
+                let mut last = 0.0;
+                let mut progress = |f: f64| last = f;
+                let e = run(&sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: Some(&mut progress) })
+                    .err()
+                    .expect("a run writing to /dev/full succeeded");
+                let RunError::Output { path, source } = &e else { panic!("{e}") };
+                assert_eq!(*path, dir.join(name).display().to_string());
+                assert_eq!(source.raw_os_error(), Some(28), "{e}");
+                assert!(last < before, "{name}, bins of {bin} s: the run went on to {:.0} % of its time", last * 100.0);
+            }
+            std::fs::remove_dir_all(&dir).unwrap();
         }
     }
 

@@ -4,9 +4,13 @@
 //! `send_done`, originations, deliveries, drops, parent changes) is encoded in a fixed binary
 //! form and fed to SHA-256; the digest (`trace_sha256` in `summary.json`) is the determinism
 //! check: the same scenario and seed give the same digest, byte for byte.
+//!
+//! A write to `trace.csv` or `frames.pcap` that fails is kept with the file's path: the tracer
+//! writes nothing more to that file, [`Tracer::failed`] tells the run to stop, and
+//! [`Tracer::finish`] returns the error. The digest does not depend on the files.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::{self, BufWriter, Write};
+use std::path::PathBuf;
 
 use sha2::{Digest, Sha256};
 use wsn_proto::agent::DropReason;
@@ -153,13 +157,27 @@ impl TraceEvent {
 /// Header of `trace.csv`.
 pub const TRACE_CSV_HEADER: &str = "t_ns,event,node,a,b,c,d,e";
 
+/// Where a trace file goes: a file, or any writer (tests).
+type Sink = BufWriter<Box<dyn Write + Send>>;
+
+/// A write to one of the trace files failed.
+#[derive(Debug, thiserror::Error)]
+#[error("writing {}: {source}", path.display())]
+pub struct TraceFileError {
+    /// The file (`…/trace.csv` or `…/frames.pcap`).
+    pub path: PathBuf,
+    /// Cause.
+    pub source: io::Error,
+}
+
 /// Collects the fingerprint and writes the optional files.
 pub struct Tracer {
     hasher: Sha256,
     buf: Vec<u8>,
-    csv: Option<BufWriter<File>>,
-    pcap: Option<PcapWriter<BufWriter<File>>>,
-    io_error: Option<std::io::Error>,
+    csv: Option<(PathBuf, Sink)>,
+    pcap: Option<(PathBuf, PcapWriter<Sink>)>,
+    /// The first failed write; nothing more is written to the files once it is set.
+    io_error: Option<TraceFileError>,
     events: u64,
 }
 
@@ -181,16 +199,31 @@ impl Tracer {
             events: 0,
         }
     }
-    /// Also write `trace.csv` to `file`.
-    pub fn with_csv(mut self, file: File) -> std::io::Result<Tracer> {
-        let mut w = BufWriter::new(file);
-        writeln!(w, "{TRACE_CSV_HEADER}")?;
-        self.csv = Some(w);
+    /// Also write the trace as CSV (`trace.csv`) to `sink`; `path` names it in errors.
+    pub fn with_csv(
+        mut self,
+        path: impl Into<PathBuf>,
+        sink: impl Write + Send + 'static,
+    ) -> Result<Tracer, TraceFileError> {
+        let path = path.into();
+        let mut w: Sink = BufWriter::new(Box::new(sink));
+        if let Err(source) = writeln!(w, "{TRACE_CSV_HEADER}") {
+            return Err(TraceFileError { path, source });
+        }
+        self.csv = Some((path, w));
         Ok(self)
     }
-    /// Also write every frame to a pcap file.
-    pub fn with_pcap(mut self, file: File) -> std::io::Result<Tracer> {
-        self.pcap = Some(PcapWriter::new(BufWriter::new(file))?);
+    /// Also write every frame as pcap to `sink`; `path` names it in errors.
+    pub fn with_pcap(
+        mut self,
+        path: impl Into<PathBuf>,
+        sink: impl Write + Send + 'static,
+    ) -> Result<Tracer, TraceFileError> {
+        let path = path.into();
+        match PcapWriter::new(BufWriter::new(Box::new(sink) as Box<dyn Write + Send>)) {
+            Ok(p) => self.pcap = Some((path, p)),
+            Err(source) => return Err(TraceFileError { path, source }),
+        }
         Ok(self)
     }
     /// Record one event.
@@ -201,9 +234,9 @@ impl Tracer {
             self.hasher.update(&self.buf);
             self.buf.clear();
         }
-        if let Some(w) = &mut self.csv {
-            if let Err(e) = ev.csv_line(w) {
-                self.io_error.get_or_insert(e);
+        if let (Some((path, w)), None) = (&mut self.csv, &self.io_error) {
+            if let Err(source) = ev.csv_line(w) {
+                self.io_error = Some(TraceFileError { path: path.clone(), source });
             }
         }
     }
@@ -211,9 +244,13 @@ impl Tracer {
     pub fn events(&self) -> u64 {
         self.events
     }
-    /// True when frames should be written to a pcap.
+    /// A write to a trace file failed: the run should stop ([`Tracer::finish`] returns the error).
+    pub fn failed(&self) -> bool {
+        self.io_error.is_some()
+    }
+    /// True when frames should be written to a pcap (not after a failed write).
     pub fn pcap_enabled(&self) -> bool {
-        self.pcap.is_some()
+        self.pcap.is_some() && self.io_error.is_none()
     }
     /// Write a data frame to the pcap.
     #[allow(clippy::too_many_arguments)]
@@ -260,26 +297,124 @@ impl Tracer {
         self.pcap_write(t, &bytes);
     }
     fn pcap_write(&mut self, t: Instant, bytes: &[u8]) {
-        if let Some(p) = &mut self.pcap {
-            if let Err(e) = p.write_frame(t, bytes) {
-                self.io_error.get_or_insert(e);
+        if let (Some((path, p)), None) = (&mut self.pcap, &self.io_error) {
+            if let Err(source) = p.write_frame(t, bytes) {
+                self.io_error = Some(TraceFileError { path: path.clone(), source });
             }
         }
     }
-    /// Flush files and return the hex SHA-256 of the trace; reports the first I/O error.
-    pub fn finish(&mut self) -> std::io::Result<String> {
+    /// Flush files and return the hex SHA-256 of the trace; reports the first failed write,
+    /// with its file.
+    pub fn finish(&mut self) -> Result<String, TraceFileError> {
         self.hasher.update(&self.buf);
         self.buf.clear();
         let digest = std::mem::take(&mut self.hasher).finalize();
-        if let Some(w) = &mut self.csv {
-            w.flush()?;
-        }
-        if let Some(p) = self.pcap.take() {
-            p.into_inner().flush()?;
-        }
         if let Some(e) = self.io_error.take() {
             return Err(e);
         }
+        if let Some((path, w)) = &mut self.csv {
+            w.flush().map_err(|source| TraceFileError { path: path.clone(), source })?;
+        }
+        if let Some((path, p)) = self.pcap.take() {
+            p.into_inner().flush().map_err(|source| TraceFileError { path, source })?;
+        }
         Ok(hex::encode(digest))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    /// Takes `room` bytes, then fails every write as a full disk does; counts the bytes offered.
+    struct FailAfter {
+        room: usize,
+        offered: Arc<AtomicUsize>,
+    }
+
+    impl Write for FailAfter {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.offered.fetch_add(buf.len(), Ordering::Relaxed);
+            if self.room == 0 {
+                return Err(io::Error::from_raw_os_error(28));
+            }
+            let n = buf.len().min(self.room);
+            self.room -= n;
+            Ok(n)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn tx(i: u64) -> TraceEvent {
+        TraceEvent::Tx { t: Instant(i * 1000), node: 3, frame_id: i, dst: NodeId(0), am: 7, len: 40, attempt: 1 }
+    }
+
+    /// A failed write is reported with its file, at once (`failed`), and nothing more is
+    /// written to the files afterwards; the first error is the one `finish` returns.
+    #[test]
+    fn a_failed_write_names_its_file_and_ends_the_writing() {
+        for pcap in [false, true] {
+            let offered = Arc::new(AtomicUsize::new(0));
+            let sink = FailAfter { room: 20_000, offered: offered.clone() };
+            let path = if pcap { "out/frames.pcap" } else { "out/trace.csv" };
+            let mut tr =
+                if pcap { Tracer::new().with_pcap(path, sink) } else { Tracer::new().with_csv(path, sink) }.unwrap();
+            let mut i = 0;
+            while !tr.failed() {
+                i += 1;
+                assert!(i < 10_000, "no failure after {i} events");
+                tr.record(&tx(i));
+                if tr.pcap_enabled() {
+                    tr.pcap_ack(Instant(i * 1000), i as u8);
+                }
+            }
+            assert!(!tr.pcap_enabled(), "no more frames once a write failed");
+            let at_failure = offered.load(Ordering::Relaxed);
+            // Found within one buffer of the full disk.
+            assert!(at_failure <= 20_000 + 2 * 8192, "{at_failure} bytes offered before the failure was seen");
+            for j in 0..1000 {
+                tr.record(&tx(i + j));
+            }
+            assert_eq!(offered.load(Ordering::Relaxed), at_failure, "written to after the failure");
+            assert_eq!(tr.events(), i + 1000);
+            let e = tr.finish().expect_err("the failure is reported");
+            assert_eq!(e.path, PathBuf::from(path));
+            assert_eq!(e.source.raw_os_error(), Some(28));
+            assert!(e.to_string().starts_with(&format!("writing {path}: ")), "{e}");
+        }
+    }
+
+    /// A flush that fails at the end names its file too.
+    #[test]
+    fn a_failed_final_flush_names_its_file() {
+        let offered = Arc::new(AtomicUsize::new(0));
+        let mut tr = Tracer::new()
+            .with_csv("out/trace.csv", io::sink())
+            .unwrap()
+            .with_pcap("out/frames.pcap", FailAfter { room: 0, offered })
+            .unwrap();
+        tr.record(&tx(1));
+        assert!(!tr.failed(), "buffered, not written yet");
+        let e = tr.finish().expect_err("the flush fails");
+        assert_eq!(e.path, PathBuf::from("out/frames.pcap"));
+    }
+
+    /// The digest is the same with or without the files.
+    #[test]
+    fn the_digest_does_not_depend_on_the_files() {
+        let events: Vec<TraceEvent> = (1..5000).map(tx).collect();
+        let mut bare = Tracer::new();
+        let mut files =
+            Tracer::new().with_csv("trace.csv", io::sink()).unwrap().with_pcap("frames.pcap", io::sink()).unwrap();
+        for (k, ev) in events.iter().enumerate() {
+            bare.record(ev);
+            files.record(ev);
+            files.pcap_ack(Instant(k as u64), k as u8);
+        }
+        assert_eq!(bare.finish().unwrap(), files.finish().unwrap());
     }
 }
