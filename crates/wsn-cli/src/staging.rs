@@ -21,13 +21,14 @@ pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
 }
 
 /// Whether the process that created the staging folder `name` (`PREFIX` tag-pid-nanos) may
-/// still be writing into it: this process, or on a system with `/proc` a process of that id
-/// that is running; without `/proc`, a folder changed within the last day. A second command
-/// writing into the same folder must not lose its staging folder to the first.
+/// still be writing into it: another process of that id that is running, on a system with
+/// `/proc`; without `/proc`, a folder changed within the last day. A second command writing
+/// into the same folder must not lose its staging folder to the first. This process's own are
+/// left by an earlier command of it that failed (no command stages twice into one folder).
 fn owner_may_be_running(path: &Path, name: &str) -> bool {
     let Some(pid) = name.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok()) else { return false };
     if pid == std::process::id() {
-        return true;
+        return false;
     }
     if Path::new("/proc/self").exists() {
         return Path::new("/proc").join(pid.to_string()).exists();
@@ -100,8 +101,10 @@ mod tests {
     use super::*;
 
     /// A leftover staging folder is removed, never reused; other hidden folders stay, and so do
-    /// the staging folders of commands still running (this one's here).
+    /// the staging folders of other commands still running (here the parent process's, which
+    /// runs the tests).
     #[test]
+    #[cfg(unix)]
     fn leftovers_are_removed_and_names_are_fresh() {
         let dir = std::env::temp_dir().join(format!("wsn-staging-test-{}", std::process::id()));
         // No process has an id above the kernel's limit of 2^22.
@@ -109,7 +112,7 @@ mod tests {
         std::fs::create_dir_all(dir.join(dead)).unwrap();
         std::fs::write(dir.join(dead).join("rates.csv"), "stale").unwrap();
         std::fs::create_dir_all(dir.join(".mine")).unwrap();
-        let live = dir.join(format!(".wsn-staging-sweep-{}-7", std::process::id()));
+        let live = dir.join(format!(".wsn-staging-sweep-{}-7", std::os::unix::process::parent_id()));
         std::fs::create_dir_all(&live).unwrap();
         let a = create(&dir, "run").unwrap();
         assert!(!dir.join(dead).exists() && dir.join(".mine").is_dir() && live.is_dir());
