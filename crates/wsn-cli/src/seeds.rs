@@ -96,8 +96,22 @@ impl SeedArgs {
             }
             Ok(())
         } else {
-            over_seeds(dir, &seeds, cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
+            let cmd = Command { title: cmd.title, line: format!("{}{}", cmd.line, self.options()) };
+            over_seeds(dir, &seeds, &cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
         }
+    }
+
+    /// The `--seeds`/`--seed` options as given, for the command line a report names (empty for
+    /// a single run with the scenario files' own seeds).
+    fn options(&self) -> String {
+        let mut out = String::new();
+        if self.seeds != 1 {
+            write!(out, " --seeds {}", self.seeds).expect("writing to a String");
+        }
+        if let Some(s) = self.seed {
+            write!(out, " --seed {s}").expect("writing to a String");
+        }
+        out
     }
 }
 
@@ -845,6 +859,22 @@ mod tests {
         let want: Vec<PathBuf> =
             ["fig.png", "fig.svg", "numbers.csv", "report.md"].iter().map(|n| dir.join(n)).collect();
         assert_eq!(names, want);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The command line of a `--seeds` run's index and `seeds.md` gives its `--seeds` and
+    /// `--seed`, so that it reproduces the run.
+    #[test]
+    fn the_command_line_names_the_seeds() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-command-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let args = SeedArgs { seed: Some(5), seeds: 2 };
+        args.run(&dir, false, &test_cmd(), |sub, s| single(&sub, &format!("{}.0", s.unwrap_or(0)), false)).unwrap();
+        let line = "Command: `wsn test --quick --seeds 2 --seed 5`.";
+        assert!(std::fs::read_to_string(dir.join("report.md")).unwrap().contains(line));
+        assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains(line));
+        assert_eq!(SeedArgs { seed: None, seeds: 3 }.options(), " --seeds 3");
+        assert_eq!(SeedArgs { seed: None, seeds: 1 }.options(), "");
         std::fs::remove_dir_all(&dir).ok();
     }
 
