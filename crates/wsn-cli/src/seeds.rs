@@ -39,7 +39,9 @@ pub(crate) struct SeedArgs {
     seed: Option<u64>,
     /// Repeat everything over this many run seeds (seed, seed+1, …), each into
     /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
-    /// seeds.md with every seed's value (1 to 100 seeds).
+    /// seeds.md with every seed's value (2 to 100 seeds). 1, the default, is a single run
+    /// written into DIR itself (no seed-N/ folders, seeds.csv or seeds.md; it removes those an
+    /// earlier run left).
     #[arg(long, default_value_t = 1)]
     seeds: u64,
 }
