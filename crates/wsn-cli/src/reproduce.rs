@@ -69,23 +69,51 @@ pub(crate) fn run_jobs(
         })?;
     }
     let bar = Batch::new(label, jobs.len());
-    let results: Vec<Result<(String, RunResult)>> = jobs
+    let pairs: Vec<(&Job, &Scenario)> = jobs.iter().zip(&scenarios).collect();
+    let results = run_all(&pairs, |&(j, sc)| {
+        let r = run(sc, RunOptions { seed, out_dir: None, progress: None })
+            .with_context(|| format!("{}: running", j.key))?;
+        bar.done_one();
+        Ok((j.key.clone(), r))
+    });
+    bar.finish();
+    Ok(results?.into_iter().collect())
+}
+
+/// `work` on every item, in parallel; the results in the items' order. Once an item has failed
+/// no other starts (those under way finish), and the error says how many failed and how many
+/// were not started, with each failure's message (which names its item) on a line of its own.
+pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let failed = AtomicBool::new(false);
+    let results: Vec<Option<Result<R>>> = items
         .par_iter()
-        .zip(scenarios.par_iter())
-        .map(|(j, sc)| {
-            let r = run(sc, RunOptions { seed, out_dir: None, progress: None })
-                .with_context(|| format!("{}: running", j.key))?;
-            bar.done_one();
-            Ok((j.key.clone(), r))
+        .map(|item| {
+            if failed.load(Ordering::SeqCst) {
+                return None;
+            }
+            let r = work(item);
+            if r.is_err() {
+                failed.store(true, Ordering::SeqCst);
+            }
+            Some(r)
         })
         .collect();
-    bar.finish();
-    let mut runs = std::collections::BTreeMap::new();
-    for r in results {
-        let (k, v) = r?;
-        runs.insert(k, v);
+    if !failed.load(Ordering::SeqCst) {
+        return Ok(results.into_iter().map(|r| r.expect("every item ran").expect("no item failed")).collect());
     }
-    Ok(runs)
+    let skipped = results.iter().filter(|r| r.is_none()).count();
+    let errors: Vec<String> = results.into_iter().flatten().filter_map(Result::err).map(|e| format!("{e:#}")).collect();
+    let mut msg = format!(
+        "{} of {} runs failed{}:",
+        errors.len(),
+        items.len(),
+        if skipped > 0 { format!(" ({skipped} not started after the first failure)") } else { String::new() }
+    );
+    for e in &errors {
+        write!(msg, "\n  - {e}")?;
+    }
+    Err(anyhow::Error::msg(msg))
 }
 
 /// The report line naming the run seeds (`--seed`, or each scenario file's own).
@@ -1110,7 +1138,53 @@ pub(crate) fn pkey(p: &str, base: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{job, median, pkey, run_jobs, sig4, step_mean, time_within};
+    use super::{job, median, pkey, run_all, run_jobs, sig4, step_mean, time_within};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A batch returns its results in order; after a failure it starts no new run, and the
+    /// error counts the failed runs and the ones not started and names every failed one.
+    #[test]
+    fn a_failed_run_stops_the_batch_and_every_failure_is_named() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let items: Vec<usize> = (0..100).collect();
+        let all = pool.install(|| run_all(&items, |&i| Ok(i * 2))).unwrap();
+        assert_eq!(all, items.iter().map(|i| i * 2).collect::<Vec<_>>());
+        // Run 0 fails at once, every other run takes 5 ms: the batch stops long before its end.
+        let started = AtomicUsize::new(0);
+        let e = pool
+            .install(|| {
+                run_all(&items, |&i| {
+                    started.fetch_add(1, Ordering::SeqCst);
+                    if i == 0 {
+                        anyhow::bail!("run {i}: boom");
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    Ok(i)
+                })
+            })
+            .unwrap_err()
+            .to_string();
+        let started = started.load(Ordering::SeqCst);
+        assert!(started < 20, "{started} runs started after the first failure");
+        let skipped = 100 - started;
+        assert_eq!(
+            e,
+            format!("1 of 100 runs failed ({skipped} not started after the first failure):\n  - run 0: boom")
+        );
+        // Two runs under way when the first fails both finish, and both are named with their
+        // causes.
+        let barrier = std::sync::Barrier::new(2);
+        let e = pool
+            .install(|| {
+                run_all(&[0, 1], |&i| -> anyhow::Result<()> {
+                    barrier.wait();
+                    Err(anyhow::anyhow!("no route").context(format!("run {i}: running")))
+                })
+            })
+            .unwrap_err()
+            .to_string();
+        assert_eq!(e, "2 of 2 runs failed:\n  - run 0: running: no route\n  - run 1: running: no route");
+    }
 
     /// `--payload-bytes` reaches every flow of a multi-flow experiment; without it each flow
     /// keeps its scenario's payload.

@@ -8,7 +8,11 @@
 //! `DIR` by an earlier run is not read as this run's. The folder never mixes the two kinds of run:
 //! a single-seed run removes an earlier `--seeds` run's tables and `seed-N/` folders
 //! ([`remove_seed_run`]), a `--seeds` run an earlier single-seed run's figures
-//! ([`remove_single_run_figures`]).
+//! ([`remove_linked_figures`]).
+//!
+//! Both kinds write everything into a staging folder inside `DIR` ([`crate::staging`]) and move
+//! it into place only once all of it is written, so that a failed or interrupted run leaves the
+//! earlier results as they were.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -35,7 +39,9 @@ pub(crate) struct SeedArgs {
     seed: Option<u64>,
     /// Repeat everything over this many run seeds (seed, seed+1, …), each into
     /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
-    /// seeds.md with every seed's value (1 to 100 seeds).
+    /// seeds.md with every seed's value (2 to 100 seeds). 1, the default, is a single run
+    /// written into DIR itself (no seed-N/ folders, seeds.csv or seeds.md; it removes those an
+    /// earlier run left).
     #[arg(long, default_value_t = 1)]
     seeds: u64,
 }
@@ -48,10 +54,12 @@ pub(crate) struct Command<'a> {
 }
 
 impl SeedArgs {
-    /// With one seed, run `one(dir, --seed)` and remove the tables an earlier `--seeds` run left
-    /// in `dir` (printing [`crate::ONE_SEED_NOTE`] when `caution`); with several, run `one` once
-    /// per seed into `dir/seed-N/` and write the tables over the seeds. A folder whose reports
-    /// another command wrote is refused before anything runs.
+    /// With one seed, run `one` into a staging folder inside `dir` and move its files into
+    /// `dir` once all are written ([`crate::staging`]), then remove the tables and `seed-N/`
+    /// folders an earlier `--seeds` run left in `dir` (printing [`crate::ONE_SEED_NOTE`] when
+    /// `caution`); with several, run `one` once per seed into `dir/seed-N/` and write the tables
+    /// over the seeds ([`over_seeds`]). A folder whose reports another command wrote is refused
+    /// before anything runs.
     pub(crate) fn run(
         &self,
         dir: &Path,
@@ -72,21 +80,40 @@ impl SeedArgs {
             e
         };
         if self.seeds == 1 {
-            // Earlier results go only once the new ones are written: a refused or interrupted
-            // run leaves the folder as it was.
-            one(dir.to_path_buf(), self.seed).map_err(tidy)?;
-            // Named here, not by `one`, whose folder is a staging one under --seeds.
+            // Everything is written into a staging folder first and replaces the earlier files
+            // only once all of it is written: a failed or interrupted run leaves the folder as
+            // it was (an interrupted one also leaves the staging folder, which the next run into
+            // `dir` removes).
+            let staging = crate::staging::create(dir, "report").map_err(tidy)?;
+            let written = one(staging.clone(), self.seed);
+            let left = format!("the results in {} were left as they were", dir.display());
+            crate::staging::commit(&staging, dir, written, &left).map_err(tidy)?;
+            // Named here, not by `one`, whose folder is a staging one.
             println!("report    {}", dir.join("report.md").display());
             println!("numbers   {}", dir.join("numbers.csv").display());
+            // Only now that this run's report replaced the index that lists them.
             remove_seed_run(dir)?;
-            crate::staging::remove_stale(dir)?;
             if caution {
                 println!("{}", crate::ONE_SEED_NOTE);
             }
             Ok(())
         } else {
-            over_seeds(dir, &seeds, cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
+            let cmd = Command { title: cmd.title, line: format!("{}{}", cmd.line, self.options()) };
+            over_seeds(dir, &seeds, &cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
         }
+    }
+
+    /// The `--seeds`/`--seed` options as given, for the command line a report names (empty for
+    /// a single run with the scenario files' own seeds).
+    fn options(&self) -> String {
+        let mut out = String::new();
+        if self.seeds != 1 {
+            write!(out, " --seeds {}", self.seeds).expect("writing to a String");
+        }
+        if let Some(s) = self.seed {
+            write!(out, " --seed {s}").expect("writing to a String");
+        }
+        out
     }
 }
 
@@ -119,10 +146,17 @@ pub(crate) fn check_owner(dir: &Path, title: &str) -> Result<()> {
     Ok(())
 }
 
-/// Run `one(dir_of_seed, seed)` for every seed, then write the tables into `dir`. The seeds run
-/// in a staging folder inside `dir`; only when all of them ran and their tables merged do they
-/// replace the earlier run's `seed-N/` folders (all of them: a folder of a seed this run does
-/// not have would otherwise stay), so that a failed or interrupted run leaves `dir` as it was.
+/// The files a `--seeds` run writes at the top of its folder, in the order they are moved into
+/// place: `report.md` last, so that it is there only once everything else is.
+const TOP_FILES: [&str; 4] = ["numbers.csv", "seeds.csv", "seeds.md", "report.md"];
+
+/// Run `one(dir_of_seed, seed)` for every seed, then write the tables. The seeds run, and the
+/// tables and the index are written, in a staging folder inside `dir`; only when all of that is
+/// written do they replace the earlier run's (all of its `seed-N/` folders: a folder of a seed
+/// this run does not have would otherwise stay), so that a failed or interrupted run leaves
+/// `dir` as it was. The moves into place ([`install`]) remove the earlier `report.md` first and
+/// put the new one last: a folder without a `report.md` (beside a staging folder) is one whose
+/// moves were interrupted.
 pub(crate) fn over_seeds(
     dir: &Path,
     seeds: &[u64],
@@ -130,6 +164,8 @@ pub(crate) fn over_seeds(
     one: impl Fn(PathBuf, u64) -> Result<()>,
 ) -> Result<()> {
     crate::create_out_dir(dir)?;
+    // What would stop the moves half-way is refused before the first seed runs.
+    check_targets(dir, seeds)?;
     let staging = crate::staging::create(dir, "seeds")?;
     // A failure keeps the seeds that finished (hours of runs, perhaps) in the staging folder,
     // and says where; the next run into `dir` removes it.
@@ -148,31 +184,19 @@ pub(crate) fn over_seeds(
         ))
     };
     let merged = run_seeds(dir, &staging, seeds, one).and_then(|tables| merge(seeds, &tables)).map_err(kept)?;
-    // A folder of a seed's name that no run wrote would stop the moves half-way: refused before
-    // anything changes.
-    for &s in seeds {
-        let to = dir.join(format!("seed-{s}"));
-        if to.exists() && !is_seed_folder(&to) {
-            return Err(kept(anyhow::anyhow!(
-                "{} exists and was not written by a run (no numbers.csv); move it away",
-                to.display()
-            )));
-        }
-    }
-    // Only now that every seed ran, and before this run's report replaces the one that lists
-    // them.
-    // (An I/O error from here on names the staging folder, which still holds the seeds not yet
-    // moved.)
-    let moving = |e: anyhow::Error| e.context(format!("the seeds not yet moved are in {}", staging.display()));
-    remove_single_run_figures(dir).map_err(moving)?;
-    remove_seed_folders(dir, seeds).map_err(moving)?;
-    for &s in seeds {
-        let (from, to) = (staging.join(format!("seed-{s}")), dir.join(format!("seed-{s}")));
-        std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display())).map_err(moving)?;
-    }
-    std::fs::remove_dir(&staging).with_context(|| format!("removing {}", staging.display()))?;
-    let table = write(dir, seeds, &merged, &cmd.line)?;
-    write_index(dir, seeds, &table, cmd)?;
+    write(&staging, seeds, &merged, &cmd.line)
+        .and_then(|table| write_index(&staging, seeds, &table, cmd))
+        // Checked again: a folder may have appeared while the seeds ran.
+        .and_then(|()| check_targets(dir, seeds))
+        .map_err(kept)?;
+    install(dir, &staging, seeds).map_err(|e| {
+        e.context(format!(
+            "moving this run's results into {} stopped part-way (the earlier report.md is removed first, the new \
+             one moved in last); what was not moved is in {} (until the next run into that folder)",
+            dir.display(),
+            staging.display()
+        ))
+    })?;
     for r in &merged {
         println!(
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
@@ -190,6 +214,45 @@ pub(crate) fn over_seeds(
         dir.join("seeds.md").display()
     );
     Ok(())
+}
+
+/// Refuse, before anything changes in `dir`, what would stop a `--seeds` run's moves half-way: a
+/// folder of a seed's name that no run wrote, or a folder where one of its files goes.
+fn check_targets(dir: &Path, seeds: &[u64]) -> Result<()> {
+    for &s in seeds {
+        let to = dir.join(format!("seed-{s}"));
+        anyhow::ensure!(
+            !to.exists() || is_seed_folder(&to),
+            "{} exists and was not written by a run (no numbers.csv); move it away",
+            to.display()
+        );
+    }
+    for name in TOP_FILES {
+        let to = dir.join(name);
+        anyhow::ensure!(!to.is_dir(), "{} is a folder, where a file of that name goes; move it away", to.display());
+    }
+    Ok(())
+}
+
+/// Move a `--seeds` run's results from `staging` into `dir`: remove the earlier `report.md`, the
+/// figures of an earlier single-seed run that it linked and the earlier `seed-N/` folders, move
+/// in the new seed folders and [`TOP_FILES`], `report.md` last, and remove `staging`.
+fn install(dir: &Path, staging: &Path, seeds: &[u64]) -> Result<()> {
+    let report = dir.join("report.md");
+    let earlier = std::fs::read_to_string(&report).ok();
+    if earlier.is_some() {
+        std::fs::remove_file(&report).with_context(|| format!("removing {}", report.display()))?;
+    }
+    if let Some(text) = &earlier {
+        remove_linked_figures(dir, text)?;
+    }
+    remove_seed_folders(dir, seeds)?;
+    let moves = seeds.iter().map(|s| format!("seed-{s}")).chain(TOP_FILES.iter().map(|n| n.to_string()));
+    for name in moves {
+        let (from, to) = (staging.join(&name), dir.join(&name));
+        std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display()))?;
+    }
+    std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))
 }
 
 /// Run every seed into `staging/seed-N/` and read its `numbers.csv`; an error names the seed.
@@ -252,14 +315,11 @@ pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
     remove_seed_folders(dir, &[])
 }
 
-/// Remove an earlier single-seed run's figures from the top of `dir` once a `--seeds` run has
-/// run every seed, before it writes its tables there (its figures are in the `seed-N/` folders): the figures that run's
-/// `report.md` links (a plain file name ending in `.png`), each with its `.svg` twin. Nothing
-/// else is touched, so a folder that holds other images keeps them.
-pub(crate) fn remove_single_run_figures(dir: &Path) -> Result<()> {
-    let Ok(report) = std::fs::read_to_string(dir.join("report.md")) else {
-        return Ok(());
-    };
+/// Remove the figures an earlier single-seed run's `report` (its text) links from the top of
+/// `dir`, once a `--seeds` run has run every seed (its figures are in the `seed-N/` folders): a
+/// plain file name ending in `.png`, each with its `.svg` twin. Nothing else is touched, so a
+/// folder that holds other images keeps them.
+fn remove_linked_figures(dir: &Path, report: &str) -> Result<()> {
     let mut removed = 0;
     for link in report.split("](").skip(1) {
         let Some(name) = link.split(')').next().and_then(|n| n.strip_suffix(".png")) else {
@@ -708,7 +768,8 @@ mod tests {
         assert!(std::fs::read_to_string(kept[0].join("seed-1/numbers.csv")).unwrap().contains("x,1,100.0"));
         // A folder of a seed's name that no run wrote is refused before anything changes.
         std::fs::create_dir_all(dir.join("seed-9/mine")).unwrap();
-        let e = format!("{:#}", over_seeds(&dir, &[9], &test_cmd(), |sub, s| write(sub, s, 1)).unwrap_err());
+        let e = over_seeds(&dir, &[9], &test_cmd(), |_, _| panic!("a seed ran before the refusal")).unwrap_err();
+        let e = format!("{e:#}");
         assert!(e.contains("seed-9 exists and was not written by a run"), "{e}");
         assert!(dir.join("seed-9/mine").is_dir());
         assert_eq!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap(), before);
@@ -717,6 +778,105 @@ mod tests {
         assert!(hidden().is_empty(), "the next run removes the leftovers: {:?}", hidden());
         assert!(dir.join("seed-1").is_dir() && dir.join("seed-2").is_dir() && !dir.join("seed-3").exists());
         assert!(std::fs::read_to_string(dir.join("seed-2/numbers.csv")).unwrap().contains("x,1,200.0"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Every file under `dir` (hidden ones too) with its bytes, and every folder.
+    fn snapshot(dir: &Path) -> Vec<(PathBuf, Option<Vec<u8>>)> {
+        let mut out = Vec::new();
+        for p in entries(dir).unwrap() {
+            if p.is_dir() {
+                out.push((p.clone(), None));
+                out.extend(snapshot(&p));
+            } else {
+                out.push((p.clone(), Some(std::fs::read(&p).unwrap())));
+            }
+        }
+        out
+    }
+
+    /// A single run's files (`v` marks their contents), or an error once some are written.
+    fn single(sub: &Path, v: &str, fail: bool) -> Result<()> {
+        std::fs::create_dir_all(sub)?;
+        std::fs::write(sub.join("fig.png"), format!("png {v}"))?;
+        std::fs::write(sub.join("fig.svg"), format!("svg {v}"))?;
+        std::fs::write(sub.join("numbers.csv"), format!("key,paper,ours,unit,note\nx,1,{v},ratio,\n"))?;
+        anyhow::ensure!(!fail, "writing report.md: disk full");
+        std::fs::write(sub.join("report.md"), format!("# Test (quick)\n\n![Fig.](fig.png)\n{v}\n"))?;
+        Ok(())
+    }
+
+    /// A run that fails while it writes its report, or whose file would go where a folder is,
+    /// leaves the earlier results byte for byte as they were, a single-seed run's as a `--seeds`
+    /// run's; so does a `--seeds` run refused for a folder in its way, before its first seed
+    /// runs.
+    #[test]
+    fn a_failed_report_write_leaves_the_earlier_results() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-report-fail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let one = SeedArgs { seed: None, seeds: 1 };
+        let two = SeedArgs { seed: None, seeds: 2 };
+        one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "1.0", false)).unwrap();
+        let before = snapshot(&dir);
+        assert_eq!(before.len(), 4, "{before:?}");
+        let e = one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "2.0", true)).unwrap_err();
+        let e = format!("{e:#}");
+        assert!(e.contains("disk full") && e.contains("left as they were"), "{e}");
+        assert_eq!(snapshot(&dir), before);
+        // A folder where the new figure goes: refused once everything is written, nothing moved.
+        std::fs::remove_file(dir.join("fig.svg")).unwrap();
+        std::fs::create_dir(dir.join("fig.svg")).unwrap();
+        let before = snapshot(&dir);
+        let e = format!("{:#}", one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "2.0", false)).unwrap_err());
+        assert!(e.contains("fig.svg is a folder"), "{e}");
+        assert_eq!(snapshot(&dir), before);
+        std::fs::remove_dir(dir.join("fig.svg")).unwrap();
+        // A --seeds run refused for a folder where its table goes, or a seed folder no run
+        // wrote, before any seed runs.
+        for (path, says) in [("seeds.md", "seeds.md is a folder"), ("seed-2", "seed-2 exists and was not written")] {
+            std::fs::create_dir(dir.join(path)).unwrap();
+            let before = snapshot(&dir);
+            let ran = std::cell::Cell::new(0);
+            let e = two.run(&dir, false, &test_cmd(), |sub, s| {
+                ran.set(ran.get() + 1);
+                single(&sub, &format!("{}.0", s.unwrap_or(0)), false)
+            });
+            let e = format!("{:#}", e.unwrap_err());
+            assert!(e.contains(says), "{e}");
+            assert_eq!(ran.get(), 0, "a seed ran before the refusal");
+            assert_eq!(snapshot(&dir), before);
+            std::fs::remove_dir(dir.join(path)).unwrap();
+        }
+        // A --seeds run replaces the single run (its figures go); a single run that fails then
+        // leaves the --seeds run as it was; one that succeeds replaces it.
+        two.run(&dir, false, &test_cmd(), |sub, s| single(&sub, &format!("{}.0", s.unwrap_or(0)), false)).unwrap();
+        assert!(!dir.join("fig.png").exists() && dir.join("seed-2/fig.png").is_file());
+        let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(index.starts_with("# Test over 2 run seeds"), "{index}");
+        let before = snapshot(&dir);
+        assert!(one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "3.0", true)).is_err());
+        assert_eq!(snapshot(&dir), before);
+        one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "3.0", false)).unwrap();
+        let names: Vec<PathBuf> = snapshot(&dir).into_iter().map(|(p, _)| p).collect();
+        let want: Vec<PathBuf> =
+            ["fig.png", "fig.svg", "numbers.csv", "report.md"].iter().map(|n| dir.join(n)).collect();
+        assert_eq!(names, want);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The command line of a `--seeds` run's index and `seeds.md` gives its `--seeds` and
+    /// `--seed`, so that it reproduces the run.
+    #[test]
+    fn the_command_line_names_the_seeds() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-command-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let args = SeedArgs { seed: Some(5), seeds: 2 };
+        args.run(&dir, false, &test_cmd(), |sub, s| single(&sub, &format!("{}.0", s.unwrap_or(0)), false)).unwrap();
+        let line = "Command: `wsn test --quick --seeds 2 --seed 5`.";
+        assert!(std::fs::read_to_string(dir.join("report.md")).unwrap().contains(line));
+        assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains(line));
+        assert_eq!(SeedArgs { seed: None, seeds: 3 }.options(), " --seeds 3");
+        assert_eq!(SeedArgs { seed: None, seeds: 1 }.options(), "");
         std::fs::remove_dir_all(&dir).ok();
     }
 
@@ -758,7 +918,7 @@ mod tests {
             std::fs::write(dir.join(f), "x").unwrap();
         }
         std::fs::write(dir.join("report.md"), "# R\n![Fig. 3](fig3.png)\n[elsewhere](../x.png)\n").unwrap();
-        remove_single_run_figures(&dir).unwrap();
+        remove_linked_figures(&dir, &std::fs::read_to_string(dir.join("report.md")).unwrap()).unwrap();
         assert!(!dir.join("fig3.png").exists() && !dir.join("fig3.svg").exists());
         assert!(dir.join("mine.png").exists() && dir.join("notes.txt").exists() && dir.join("seed-x").is_dir());
         std::fs::remove_dir_all(&dir).ok();
