@@ -26,7 +26,7 @@ pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
 /// into the same folder must not lose its staging folder to the first. This process's own are
 /// left by an earlier command of it that failed (no command stages twice into one folder).
 fn owner_may_be_running(path: &Path, name: &str) -> bool {
-    let Some(pid) = name.rsplitn(3, '-').nth(1).and_then(|p| p.parse::<u32>().ok()) else { return false };
+    let Some(pid) = name.rsplit('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else { return false };
     if pid == std::process::id() {
         return false;
     }
