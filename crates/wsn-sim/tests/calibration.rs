@@ -63,13 +63,38 @@ fn single_hop_tinyos2_adds_up_its_constants() {
 }
 
 /// A single source one hop from the sink, best effort, 64-byte application payload, the
-/// RCRT-era preset: the testbed reached 95 pkt/s; the acceptance band is 70–130.
+/// RCRT-era preset as shipped (with its SPI-load and RX-processing costs), saturated, against
+/// its own constants: each frame costs the mean initial backoff (8.5 × 10 jiffies), the TXFIFO
+/// load of its L = 84 bytes (14 collection, 6 best-effort, 64 application; 0.5 ms + 8 µs per
+/// byte of the 101 on the air), the 192-µs turnaround, its air time and the hardware ACK's
+/// 0.544 ms, about 7.87 ms, i.e. 127.1 pkt/s. The receiver's 1.5-ms RX processing adds
+/// nothing: it ends before the next frame can start. Over 20 seeds the ~6,350 frames of a run
+/// gave 127.01 ± 0.37 pkt/s (0.29 %, against 0.22 % from the backoff's 1.4-ms spread alone),
+/// so 1.5 % is five of those; a TXFIFO load charged twice costs 14 %. The acceptance
+/// band, 70–130 pkt/s ("testbed: 95"), is checked as well; the testbed's 95 is only reported
+/// (its harness capped a source at 102.4 pkt/s: docs/simulator.md).
 #[test]
-fn single_source_one_hop_tinyos1_tenet_near_testbed() {
+fn single_hop_tinyos1_tenet_adds_up_its_constants() {
+    let mac = wsn_sim::mac::MacConfig::tinyos1_tenet();
+    let l = wsn_wire::collection::HEADER_LEN + wsn_wire::besteffort::HEADER_LEN + 64;
+    assert_eq!(l, 84);
+    let b = &mac.initial_backoff;
+    // From the end of one frame to the start of the next, at the least: its ACK, the shortest
+    // backoff, the load and the turnaround; the receiver is busy for `rx_process_ns` after it.
+    let min_gap_ns =
+        mac.ack_latency_ns + b.min_units as u64 * b.unit_ns + mac.txfifo_load(l).as_nanos() + mac.turnaround_ns;
+    assert!(mac.rx_process_ns < min_gap_ns, "RX processing {} ns vs gap {min_gap_ns} ns", mac.rx_process_ns);
+    let frame_ns = b.mean().as_nanos()
+        + mac.txfifo_load(l).as_nanos()
+        + mac.turnaround_ns
+        + mac.airtime(l).as_nanos()
+        + mac.ack_latency_ns;
+    let expect = 1e9 / frame_ns as f64;
     let r = one_hop("tinyos1_tenet", 64, &[]);
-    let got = r.summary.flows[0].goodput_pps;
-    eprintln!("tinyos1_tenet one hop, 64 B: {got:.1} pkt/s (testbed 95)");
-    assert!((70.0..=130.0).contains(&got), "{got:.1} pkt/s");
+    let (got, n) = (r.summary.flows[0].goodput_pps, r.summary.flows[0].delivered);
+    eprintln!("tinyos1_tenet one hop, 64 B: {got:.2} pkt/s over {n} packets (expected {expect:.2}; testbed 95)");
+    assert!((got / expect - 1.0).abs() <= 0.015, "{got:.1} pkt/s vs {expect:.1}");
+    assert!((70.0..=130.0).contains(&got), "{got:.1} pkt/s outside the issue's band");
 }
 
 /// TOSSIM's TestSimComm regression (spec §8.4): hidden terminals, ACK asymmetry, unequal
