@@ -471,6 +471,59 @@ fn draw_bars<DB: DrawingBackend>(
 mod tests {
     use super::*;
 
+    /// The texts of an SVG file written by plotters (each on the line after its `<text` tag).
+    fn svg_texts(path: &Path) -> Vec<String> {
+        let svg = std::fs::read_to_string(path).unwrap();
+        let lines: Vec<&str> = svg.lines().collect();
+        lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+    }
+
+    /// How many `<circle>`s an SVG file has, and the vertex count of each of its lines
+    /// (`<polyline points="x,y x,y …">`, or `<path d="M x y L x y …">` should plotters write those).
+    fn svg_shapes(path: &Path) -> (usize, Vec<usize>) {
+        let svg = std::fs::read_to_string(path).unwrap();
+        let attr = |tag: &str, name: &str| -> Vec<String> {
+            let (open, key) = (format!("<{tag} "), format!(" {name}=\""));
+            svg.match_indices(&open)
+                .filter_map(|(i, _)| {
+                    let element = &svg[i..i + svg[i..].find('>')?];
+                    let rest = &element[element.find(&key)? + key.len()..];
+                    Some(rest[..rest.find('"')?].to_string())
+                })
+                .collect()
+        };
+        let vertices = |list: &String| {
+            list.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).filter(|t| !t.is_empty()).count() / 2
+        };
+        let lines = attr("polyline", "points").iter().chain(&attr("path", "d")).map(vertices).collect();
+        (svg.matches("<circle ").count(), lines)
+    }
+
+    /// Every point of every series is drawn: a line through its points, a step series with a
+    /// corner per point (held up to its end), a dot per scatter point; each named in the legend.
+    #[test]
+    fn lines_draw_every_point() {
+        let d = std::env::temp_dir().join(format!("wsn-figures-points-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let line = Series::line("a line", (0..5).map(|i| (i as f64, 1.0 + i as f64)).collect());
+        // Three values, each held until the next and the last up to x = 8: six corners.
+        let step = Series::step("a step", vec![(1.0, 2.0), (3.0, 4.0), (5.0, 3.0)]).ending_at(Some(8.0));
+        let scatter = Series::scatter("a scatter", (0..7).map(|i| (i as f64, 6.0 - i as f64 / 2.0)).collect());
+        let series = [line, step, scatter, Series::span(0.0, 10.0)];
+        lines(&d, "points", "t", "x", "y", &series, Some((5.0, "U"))).unwrap();
+        let svg = d.join("points.svg");
+        let t = svg_texts(&svg);
+        for want in ["a line", "a step", "a scatter", "U"] {
+            assert!(t.iter().any(|t| t == want), "no {want:?} in {t:?}");
+        }
+        let (circles, lines) = svg_shapes(&svg);
+        assert_eq!(lines.iter().filter(|&&n| n == 5).count(), 1, "the line: {lines:?}");
+        assert_eq!(lines.iter().filter(|&&n| n == 6).count(), 1, "the step: {lines:?}");
+        assert!(lines.iter().all(|&n| n <= 6), "{lines:?}");
+        assert_eq!(circles, 7, "the scatter");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
     /// The legend goes to the upper left when the curves rise to the right, and stays at the
     /// upper right otherwise.
     #[test]
@@ -528,11 +581,7 @@ mod tests {
         let d = std::env::temp_dir().join(format!("wsn-figures-span-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
         let data = Series::step("rate", vec![(300.0, 1.0), (500.0, 2.0)]);
-        let texts = |name: &str| -> Vec<String> {
-            let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
-            let lines: Vec<&str> = svg.lines().collect();
-            lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
-        };
+        let texts = |name: &str| svg_texts(&d.join(format!("{name}.svg")));
         lines(&d, "cut", "t", "time (s)", "y", &[data], None).unwrap();
         assert!(!texts("cut").iter().any(|t| t == "3000"), "{:?}", texts("cut"));
         let data = Series::step("rate", vec![(300.0, 1.0), (500.0, 2.0)]);
@@ -550,11 +599,7 @@ mod tests {
     fn legends_name_many_series_references_and_layers() {
         let d = std::env::temp_dir().join(format!("wsn-figures-legend-{}", std::process::id()));
         std::fs::create_dir_all(&d).unwrap();
-        let texts = |name: &str| -> Vec<String> {
-            let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
-            let lines: Vec<&str> = svg.lines().collect();
-            lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
-        };
+        let texts = |name: &str| svg_texts(&d.join(format!("{name}.svg")));
         let mut many: Vec<Series> =
             (0..13).map(|i| Series::line(format!("node {i}"), vec![(0.0, i as f64), (1.0, i as f64)])).collect();
         many.push(Series::reference("offered = goodput", vec![(0.0, 0.0), (1.0, 12.0)]));

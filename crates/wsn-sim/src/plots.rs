@@ -1078,10 +1078,15 @@ mod tests {
         std::fs::metadata(p).map(|m| m.len() > 0).unwrap_or(false)
     }
 
+    /// A sweep of five points: both files are written; the SVG names the series in the legend,
+    /// has no "no data" note, and draws one line per panel through the five points (mean goodput
+    /// on top, delivery ratio below, left to right whatever the order of the input), the min–max
+    /// band through the five maxima and minima, and a marker on every point.
     #[test]
     fn sweep_writes_png_and_svg() {
         let d = temp("sweep");
-        let pts: Vec<SweepPoint> = (1..=5)
+        let n = 5;
+        let mut pts: Vec<SweepPoint> = (1..=n)
             .map(|k| {
                 let x = k as f64 * 0.5;
                 SweepPoint {
@@ -1093,9 +1098,62 @@ mod tests {
                 }
             })
             .collect();
+        // `write_sweep` sorts by x.
+        pts.reverse();
         write_sweep(&d, "rate", "Sweep of the rate", "offered load per node (pkt/s)", &pts, true).unwrap();
         assert!(non_empty(&d.join("rate.png")));
         assert!(non_empty(&d.join("rate.svg")));
+        let svg = d.join("rate.svg");
+        let texts = svg_texts(&svg);
+        for label in [
+            "Sweep of the rate: per-flow goodput and delivery ratio",
+            "mean per-flow goodput",
+            "min–max over flows",
+            "offered load (y = x)",
+            "per-flow goodput (pkt/s)",
+            "delivery ratio",
+            "offered load per node (pkt/s)",
+        ] {
+            assert!(texts.iter().any(|t| t == label), "no {label:?} in {texts:?}");
+        }
+        assert!(!texts.iter().any(|t| t == "no data"), "{texts:?}");
+        // One line through the n points per panel; the top one (smaller SVG y) is the mean goodput.
+        let mut data = lines_with(&svg, n);
+        assert_eq!(data.len(), 2, "lines of {n} vertices: {data:?}");
+        data.sort_by(|a, b| a[0].1.total_cmp(&b[0].1));
+        let (mean, delivery) = (&data[0], &data[1]);
+        for l in [mean, delivery] {
+            assert!(l.windows(2).all(|w| w[0].0 < w[1].0), "not left to right: {l:?}");
+        }
+        let top = mean.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        let bottom = delivery.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+        assert!(top < bottom, "the panels overlap: {mean:?} {delivery:?}");
+        // The mean rises (SVG y falls) to its plateau at 1.2; the delivery ratio falls from 1.
+        assert!(mean.windows(2).all(|w| w[1].1 <= w[0].1) && mean[1].1 < mean[0].1, "{mean:?}");
+        assert!(delivery.windows(2).all(|w| w[1].1 >= w[0].1) && delivery[4].1 > delivery[0].1, "{delivery:?}");
+        // The band: one polygon along the maxima and back along the minima.
+        let band: Vec<_> = svg_shapes(&svg, "polygon").into_iter().filter(|p| p.len() == 2 * n).collect();
+        assert_eq!(band.len(), 1, "{band:?}");
+        // A marker on every point of both lines.
+        assert!(svg_elements(&svg, "circle").len() >= 2 * n);
+        cleanup(&d);
+    }
+
+    /// A point whose mean goodput is unknown (NaN) is left out of the mean line only: its
+    /// delivery ratio and its min–max band still show.
+    #[test]
+    fn sweep_leaves_out_unknown_values_only() {
+        let d = temp("sweep-nan");
+        let pt = |x: f64, mean: f64| SweepPoint { x, mean, min: 0.4, max: 0.6, delivery: 0.9 };
+        let pts = [pt(1.0, 0.5), pt(2.0, f64::NAN), pt(3.0, 0.5), pt(4.0, 0.5)];
+        write_sweep(&d, "nan", "NaN", "x", &pts, false).unwrap();
+        let svg = d.join("nan.svg");
+        let texts = svg_texts(&svg);
+        assert!(!texts.iter().any(|t| t == "no data"), "{texts:?}");
+        assert!(texts.iter().any(|t| t == "mean per-flow goodput"), "{texts:?}");
+        assert_eq!(lines_with(&svg, 3).len(), 1, "the mean line: {:?}", svg_lines(&svg));
+        assert_eq!(lines_with(&svg, 4).len(), 1, "the delivery line: {:?}", svg_lines(&svg));
+        assert_eq!(svg_shapes(&svg, "polygon").iter().filter(|p| p.len() == 8).count(), 1);
         cleanup(&d);
     }
 
@@ -1104,6 +1162,77 @@ mod tests {
         let svg = std::fs::read_to_string(path).unwrap();
         let lines: Vec<&str> = svg.lines().collect();
         lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+    }
+
+    /// Every `<tag …>` element of an SVG file, as the text between `<tag ` and its `>`.
+    fn svg_elements(path: &Path, tag: &str) -> Vec<String> {
+        let svg = std::fs::read_to_string(path).unwrap();
+        let open = format!("<{tag} ");
+        svg.match_indices(&open)
+            .map(|(i, _)| {
+                let rest = &svg[i + open.len()..];
+                rest[..rest.find('>').unwrap_or(rest.len())].to_string()
+            })
+            .collect()
+    }
+
+    /// The value of attribute `name` of an element from [`svg_elements`].
+    fn svg_attr(element: &str, name: &str) -> Option<String> {
+        let element = format!(" {element}");
+        let key = format!(" {name}=\"");
+        let rest = &element[element.find(&key)? + key.len()..];
+        Some(rest[..rest.find('"')?].to_string())
+    }
+
+    /// The vertices of a `points` list or a path's `d` ("115,240 325,141", "M115 240 L325 141").
+    fn vertices(list: &str) -> Vec<(f64, f64)> {
+        let nums: Vec<f64> = list
+            .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+            .filter(|t| !t.is_empty())
+            .map(|t| t.parse().unwrap())
+            .collect();
+        nums.chunks_exact(2).map(|c| (c[0], c[1])).collect()
+    }
+
+    /// The vertices of every `<polyline>` or `<polygon>` (`tag`) of an SVG file.
+    fn svg_shapes(path: &Path, tag: &str) -> Vec<Vec<(f64, f64)>> {
+        svg_elements(path, tag).iter().filter_map(|e| svg_attr(e, "points")).map(|p| vertices(&p)).collect()
+    }
+
+    /// The vertices of every line of an SVG file (plotters writes `<polyline>`; `<path>` too, in
+    /// case a later version does).
+    fn svg_lines(path: &Path) -> Vec<Vec<(f64, f64)>> {
+        let paths = svg_elements(path, "path").iter().filter_map(|e| svg_attr(e, "d")).map(|d| vertices(&d)).collect();
+        [svg_shapes(path, "polyline"), paths].concat()
+    }
+
+    /// The lines of exactly `n` vertices (a data series of `n` points: axes, ticks and legend
+    /// samples have two).
+    fn lines_with(path: &Path, n: usize) -> Vec<Vec<(f64, f64)>> {
+        svg_lines(path).into_iter().filter(|l| l.len() == n).collect()
+    }
+
+    /// The size of the largest group of `<rect>`s sharing a fill colour other than white (the
+    /// bars of one series, plus its legend sample).
+    fn most_rects_of_one_colour(path: &Path) -> usize {
+        let mut fills: Vec<String> = svg_elements(path, "rect")
+            .iter()
+            .filter_map(|e| svg_attr(e, "fill"))
+            .filter(|f| !f.eq_ignore_ascii_case("none") && !f.eq_ignore_ascii_case("#FFFFFF"))
+            .collect();
+        fills.sort();
+        fills.chunk_by(|a, b| a == b).map(<[String]>::len).max().unwrap_or(0)
+    }
+
+    /// Whether `texts` has `run` as consecutive entries (e.g. tick or node labels in order).
+    fn has_run(texts: &[String], run: &[String]) -> bool {
+        texts.windows(run.len()).any(|w| w == run)
+    }
+
+    /// The notes drawn instead of data.
+    fn notes(texts: &[String]) -> Vec<&String> {
+        const NOTES: [&str; 4] = ["no data", "no flows", "no samples", "no complete time bin"];
+        texts.iter().filter(|t| NOTES.contains(&t.as_str()) || t.starts_with("no flow start")).collect()
     }
 
     /// Titles keep the base size when short, shrink to fit the width when long, and never go
@@ -1149,7 +1278,19 @@ mod tests {
         for (k, pts) in cases.iter().enumerate() {
             write_sweep(&d, &format!("case{k}"), "", "", pts, k % 2 == 0).unwrap();
             assert!(non_empty(&d.join(format!("case{k}.png"))));
-            assert!(non_empty(&d.join(format!("case{k}.svg"))));
+            let svg = d.join(format!("case{k}.svg"));
+            assert!(non_empty(&svg));
+            // No point with a finite x (cases 0 and 2): "no data" in both panels and nothing
+            // else; otherwise the point (its mean and delivery marker) and the legend.
+            let texts = svg_texts(&svg);
+            let no_data = texts.iter().filter(|t| *t == "no data").count();
+            let legend = texts.iter().any(|t| t == "mean per-flow goodput");
+            let markers = svg_elements(&svg, "circle").len();
+            if pts.iter().any(|p| p.x.is_finite()) {
+                assert!(no_data == 0 && legend && markers >= 2, "case {k}: {texts:?}, {markers} markers");
+            } else {
+                assert!(no_data == 2 && !legend && markers == 0, "case {k}: {texts:?}, {markers} markers");
+            }
         }
         cleanup(&d);
     }
@@ -1167,15 +1308,86 @@ mod tests {
         run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
     }
 
+    /// A 5-node chain, 4 flows from 100 s of 200 s: every figure shows its data, not a note.
+    /// `goodput_per_flow`: a bar per flow labelled by its source, the legend with the mean;
+    /// `goodput_time`: a line per flow and the mean, one vertex per 10-s bin; `tree`: every node
+    /// labelled, the hop legend counting every node, an arrowhead per parent link;
+    /// `network_time`: both depth lines and a delivery bar per sample; `queues_time`: a line per
+    /// node that queued a packet, one vertex per bin.
     #[test]
     fn write_all_on_a_tiny_chain() {
         let r = tiny_run(5, 200.0, true);
         let d = temp("run");
         write_all(&d, &r).unwrap();
-        for name in ["goodput_per_flow", "goodput_time", "tree", "network_time"] {
+        for name in ["goodput_per_flow", "goodput_time", "tree", "network_time", "queues_time"] {
             assert!(non_empty(&d.join(format!("{name}.png"))), "{name}.png");
-            assert!(non_empty(&d.join(format!("{name}.svg"))), "{name}.svg");
+            let svg = d.join(format!("{name}.svg"));
+            assert!(non_empty(&svg), "{name}.svg");
+            let texts = svg_texts(&svg);
+            assert!(notes(&texts).is_empty(), "{name}.svg: {texts:?}");
         }
+        let has = |texts: &[String], want: &str| texts.iter().any(|t| t == want);
+        let nodes = r.positions.len();
+        let flows = r.summary.flows.len();
+        assert_eq!((nodes, flows), (5, 4));
+
+        let svg = d.join("goodput_per_flow.svg");
+        let texts = svg_texts(&svg);
+        assert!(has(&texts, "goodput of the flow"), "{texts:?}");
+        let over = format!("pkt/s over {flows} flows");
+        assert!(texts.iter().any(|t| t.starts_with("mean ") && t.ends_with(&over)), "{texts:?}");
+        let sources: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
+        assert!(has_run(&texts, &sources), "no tick labels {sources:?} in {texts:?}");
+        assert!(most_rects_of_one_colour(&svg) > flows, "not a bar per flow and a legend sample");
+
+        let svg = d.join("goodput_time.svg");
+        let texts = svg_texts(&svg);
+        for want in [
+            "traffic starts (100 s)",
+            &format!("one flow each ({flows} flows)"),
+            &format!("mean over all {flows} flows"),
+        ] {
+            assert!(has(&texts, want), "no {want:?} in {texts:?}");
+        }
+        assert_eq!((r.bin.as_secs_f64(), r.summary.sim_seconds), (10.0, 200.0));
+        assert_eq!(lines_with(&svg, 20).len(), flows + 1, "a line per flow and the mean, a vertex per bin");
+
+        let svg = d.join("tree.svg");
+        let texts = svg_texts(&svg);
+        let ids: Vec<String> = (0..nodes).map(|i| i.to_string()).collect();
+        assert!(has_run(&texts, &ids), "no node labels {ids:?} in {texts:?}");
+        assert!(has(&texts, "0 (sink): 1"), "{texts:?}");
+        // The hop legend's rows ("0 (sink): 1", "1: 4", "no route: 0") count every node once.
+        let counted: usize = texts
+            .iter()
+            .filter_map(|t| t.split_once(": "))
+            .filter(|(k, _)| *k == "0 (sink)" || *k == "no route" || k.parse::<u32>().is_ok())
+            .map(|(_, v)| v.parse::<usize>().unwrap())
+            .sum();
+        assert_eq!(counted, nodes, "{texts:?}");
+        let links = (0..nodes).filter(|&i| r.network.parent(i, 0).is_some()).count();
+        assert!(links >= nodes - 1, "{links} parent links");
+        let heads = svg_shapes(&svg, "polygon").iter().filter(|p| p.len() == 3).count();
+        assert!(heads >= links, "{heads} arrowheads for {links} parent links");
+
+        let svg = d.join("network_time.svg");
+        let texts = svg_texts(&svg);
+        for want in ["max depth", "mean depth of routed nodes", "packets delivered to sinks, all flows"] {
+            assert!(has(&texts, want), "no {want:?} in {texts:?}");
+        }
+        let samples = r.series.len();
+        assert!(samples > 2, "{samples} samples");
+        assert_eq!(lines_with(&svg, samples).len(), 2, "both depth lines, a vertex per sample");
+        assert!(most_rects_of_one_colour(&svg) > samples, "not a delivery bar per sample and a legend sample");
+
+        let svg = d.join("queues_time.svg");
+        let texts = svg_texts(&svg);
+        assert!(has(&texts, "queue capacity"), "{texts:?}");
+        let queued: Vec<usize> = (0..nodes).filter(|&i| r.network.queue_bins(i).iter().any(|&q| q > 0)).collect();
+        assert!(!queued.is_empty());
+        let bins = r.network.queue_bins(queued[0]).len();
+        assert!(queued.iter().all(|&i| r.network.queue_bins(i).len() == bins));
+        assert_eq!(lines_with(&svg, bins).len(), queued.len(), "a line per node that queued, a vertex per bin");
         cleanup(&d);
     }
 
@@ -1213,12 +1425,22 @@ mod tests {
         // One node (the sink), no flows, a duration shorter than one bin.
         let r = tiny_run(1, 1.0, false);
         write_all(&d, &r).unwrap();
+        let texts = |name: &str| svg_texts(&d.join(format!("{name}.svg")));
+        for name in ["goodput_per_flow", "goodput_time"] {
+            assert_eq!(notes(&texts(name)), ["no flows"], "{name}");
+        }
+        let t = texts("tree");
+        assert!(t.iter().any(|t| t == "0 (sink): 1"), "{t:?}");
         // No samples and no flows at all.
         let mut r = tiny_run(2, 1.0, false);
         r.series.clear();
         r.summary.sim_seconds = f64::NAN;
         write_all(&d, &r).unwrap();
         assert!(non_empty(&d.join("tree.png")));
+        assert_eq!(notes(&texts("goodput_per_flow")), ["no flows"]);
+        assert_eq!(notes(&texts("network_time")), ["no samples", "no samples"]);
+        let t = texts("network_time");
+        assert!(!t.iter().any(|t| t == "max depth" || t.starts_with("packets delivered")), "{t:?}");
         cleanup(&d);
     }
 }
