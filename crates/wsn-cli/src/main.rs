@@ -949,25 +949,32 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     println!("outputs   {}", dir.display());
 }
 
-/// Write a run's result files and plots into `dir`: first into a staging folder inside it
-/// ([`crate::staging`]); only when all of them are written do they replace the files of the
-/// same names, and then, if `dir` held an earlier run ([`wsn_sim::output::holds_a_run`]), that
-/// run's other files are removed (except `streamed`, this run's trace and pcap); returns their
-/// names. A failure while writing (a full disk, say) leaves the earlier results as they were.
+/// Write a run's result files and plots into `dir`, with the list of them
+/// ([`wsn_sim::output::MANIFEST`]): first into a staging folder inside it ([`crate::staging`]);
+/// only when all of them are written do they replace the files of the same names, and then the
+/// files an earlier run wrote and this one did not are removed ([`wsn_sim::output::earlier_run`];
+/// `streamed`, this run's trace and pcap, stay); returns their names. A failure while writing
+/// (a full disk, say) leaves the earlier results as they were.
 fn write_results(
     dir: &std::path::Path,
     r: &wsn_sim::runner::RunResult,
     plots: bool,
     streamed: &[&str],
 ) -> Result<Vec<String>> {
-    // Asked before the new summary.json replaces the old one.
-    let earlier_run = wsn_sim::output::holds_a_run(dir);
+    // Asked before the new files replace the old ones.
+    let earlier = wsn_sim::output::earlier_run(dir);
     let staging = crate::staging::create(dir, "run")?;
     let written = wsn_sim::output::write_all(&staging, r).map_err(anyhow::Error::from).and_then(|()| {
         if plots {
             wsn_sim::plots::write_all(&staging, r).map_err(anyhow::Error::msg).context("writing plots")?;
         }
-        Ok(())
+        // The list of this run's files, for the next run into the folder.
+        let mut files = crate::staging::names(&staging)?;
+        files.extend(streamed.iter().map(|s| s.to_string()));
+        files.push(wsn_sim::output::MANIFEST.to_string());
+        files.sort();
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        Ok(wsn_sim::output::write_manifest(&staging, &files)?)
     });
     // The new files replace the old ones of the same names, then the earlier run's other files
     // go (all but this run's, its trace and pcap among them).
@@ -977,11 +984,8 @@ fn write_results(
         written,
         &format!("the results in {} were left as they were", dir.display()),
     )?;
-    if !earlier_run {
-        return Ok(Vec::new());
-    }
     let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed.iter().copied()).collect();
-    Ok(wsn_sim::output::clear_previous(dir, &keep)?)
+    Ok(wsn_sim::output::clear_previous(dir, &earlier, &keep)?)
 }
 
 /// A rate for the console: 3 decimals, or 3 significant digits below 0.01 (0.000 hid the

@@ -456,8 +456,9 @@ fn output_folder_holds_only_the_last_run() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// A folder that held no run keeps the user's files, even under the names a run writes; a
-/// folder that held one loses the earlier run's other files, and the console names them.
+/// A folder that held no run keeps the user's files, even under the names a run writes, and so
+/// does one that held a run that did not write them; the files an earlier run wrote and the new
+/// one does not are removed, and the console names them.
 #[test]
 fn only_an_earlier_runs_files_are_removed() {
     let (dir, f) = tiny_scenario("user-files");
@@ -478,10 +479,30 @@ fn only_an_earlier_runs_files_are_removed() {
     assert_eq!(std::fs::read_to_string(out.join("rates.csv")).unwrap(), "my data");
     assert_eq!(std::fs::read_to_string(out.join("trace.csv")).unwrap(), "mine too");
     assert!(!console.contains("removed"), "{console}");
-    // Now the folder holds a run: the next run removes the files of a run's names it did not write.
+    // Now the folder holds a run, which listed its files: the user's files stay, as they were
+    // not among them.
+    let console = run();
+    assert_eq!(std::fs::read_to_string(out.join("rates.csv")).unwrap(), "my data");
+    assert!(!console.contains("removed"), "{console}");
+    // An RCRT run writes rates.csv (replacing the user's); the next best-effort run removes it
+    // and says so.
+    let o = wsn()
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false", "--trace"])
+        .args(["--set", "protocol.kind=\"rcrt\"", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let console = run();
     assert!(!out.join("rates.csv").exists() && !out.join("trace.csv").exists());
-    assert!(console.contains("removed   the earlier run's rates.csv, trace.csv"), "{console}");
+    assert!(console.contains("removed   the earlier run's "), "{console}");
+    assert!(console.contains("rates.csv") && console.contains("trace.csv"), "{console}");
+    // A folder a run of an older version wrote (a summary.json, no list of files): every file
+    // of a run's names that this run did not write goes.
+    std::fs::remove_file(out.join(wsn_sim::output::MANIFEST)).unwrap();
+    std::fs::write(out.join("rates.csv"), "stale").unwrap();
+    let console = run();
+    assert!(!out.join("rates.csv").exists() && console.contains("rates.csv"), "{console}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -589,7 +610,7 @@ fn a_folder_in_the_way_changes_nothing() {
     assert_eq!(std::fs::read_to_string(out.join("summary.json")).unwrap(), before);
     let hidden = std::fs::read_dir(&out)
         .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".wsn-"))
+        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".wsn-staging-"))
         .count();
     assert_eq!(hidden, 0, "a staging folder stayed behind");
     std::fs::remove_dir_all(&dir).ok();

@@ -57,7 +57,7 @@ pub fn tree_figure_stem(sink: wsn_wire::NodeId) -> String {
 /// Whether `name` is a file a run may write: one of [`OUTPUT_FILES`], a figure of
 /// [`FIGURE_STEMS`], or a further sink's tree figure ([`tree_figure_stem`]), as PNG or SVG.
 pub fn is_output_file(name: &str) -> bool {
-    if OUTPUT_FILES.contains(&name) {
+    if OUTPUT_FILES.contains(&name) || name == MANIFEST {
         return true;
     }
     let Some(stem) = name.strip_suffix(".png").or_else(|| name.strip_suffix(".svg")) else { return false };
@@ -67,48 +67,88 @@ pub fn is_output_file(name: &str) -> bool {
             .is_some_and(|id| id.parse::<u16>().is_ok_and(|id| tree_figure_stem(wsn_wire::NodeId(id)) == stem))
 }
 
-/// Whether `dir` holds the results of an earlier `wsn run`: a `summary.json` that is a JSON
-/// object with the `scenario` and `trace_sha256` fields every run writes. Only such a folder
-/// has its other result files cleared ([`clear_previous`]): a folder of the user's own that
-/// happens to hold a `rates.csv` is not an earlier run's.
-pub fn holds_a_run(dir: &Path) -> bool {
+/// A hidden file in which a run lists the files it wrote into its folder (one name per line),
+/// so that the next run into the folder removes exactly those it does not write itself.
+pub const MANIFEST: &str = ".wsn-run-files";
+
+/// What an output folder held before a run: which of its files an earlier run wrote.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum EarlierRun {
+    /// No earlier run: nothing is removed.
+    None,
+    /// A run that listed its files in [`MANIFEST`]: those (of a run's names) are removed.
+    Listed(Vec<String>),
+    /// A run without a manifest (written before session 21): a `summary.json` of `wsn run` is
+    /// there, so every file of a run's names ([`is_output_file`]) counts as that run's.
+    Unlisted,
+}
+
+/// What `dir` holds of an earlier `wsn run` ([`EarlierRun`]). A `summary.json` counts as a
+/// run's when it is a JSON object with the `scenario` and `trace_sha256` fields every run
+/// writes: a folder of the user's own that happens to hold a `rates.csv` is not an earlier run's.
+pub fn earlier_run(dir: &Path) -> EarlierRun {
+    if let Ok(text) = std::fs::read_to_string(dir.join(MANIFEST)) {
+        return EarlierRun::Listed(
+            text.lines().map(str::trim).filter(|n| is_output_file(n)).map(String::from).collect(),
+        );
+    }
     // A summary is a few kB to a few MB (one row per flow); anything far larger is not one.
     const MAX_SUMMARY_BYTES: u64 = 256 << 20;
     let path = dir.join("summary.json");
     if std::fs::metadata(&path).map_or(true, |m| !m.is_file() || m.len() > MAX_SUMMARY_BYTES) {
-        return false;
+        return EarlierRun::None;
     }
-    let Ok(text) = std::fs::read(&path) else { return false };
-    serde_json::from_slice::<serde_json::Value>(&text)
+    let Ok(text) = std::fs::read(&path) else { return EarlierRun::None };
+    let is_run = serde_json::from_slice::<serde_json::Value>(&text)
         .ok()
         .and_then(|v| v.as_object().map(|o| o.contains_key("scenario") && o.contains_key("trace_sha256")))
-        .unwrap_or(false)
+        .unwrap_or(false);
+    if is_run {
+        EarlierRun::Unlisted
+    } else {
+        EarlierRun::None
+    }
 }
 
-/// Remove the files an earlier run wrote into `dir` (those [`is_output_file`] names), so that
-/// none of them is left beside the new run's (e.g. RCRT's rates.csv after a best-effort run, or
-/// a second sink's tree after a one-sink run), except those named in `keep` (the new run's
-/// files). Called once the new run has finished, so an interrupted or failed run leaves the
-/// earlier results in place, and only for a folder that [`holds_a_run`] before the new run's
-/// files went in. Other files are left alone. Returns the names removed, sorted. A missing
-/// folder is not an error.
-pub fn clear_previous(dir: &Path, keep: &[&str]) -> Result<Vec<String>, RunError> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(io(dir, "")(e)),
-    };
-    let mut names = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(io(dir, ""))?;
-        // A name that is not UTF-8 is not one of ours.
-        if let Ok(name) = entry.file_name().into_string() {
-            if is_output_file(&name) && !keep.contains(&name.as_str()) {
-                names.push(name);
-            }
-        }
+/// Write the [`MANIFEST`] of a run that wrote `names` into `dir`.
+pub fn write_manifest(dir: &Path, names: &[&str]) -> Result<(), RunError> {
+    let mut w = create(dir, MANIFEST)?;
+    for n in names {
+        writeln!(w, "{n}").map_err(io(dir, MANIFEST))?;
     }
+    w.flush().map_err(io(dir, MANIFEST))
+}
+
+/// Remove the files `earlier` (what [`earlier_run`] found before the new run's files went in)
+/// says an earlier run wrote into `dir`, so that none of them is left beside the new run's
+/// (e.g. RCRT's rates.csv after a best-effort run, or a second sink's tree after a one-sink
+/// run), except those named in `keep` (the new run's files). Called once the new run has
+/// finished, so an interrupted or failed run leaves the earlier results in place. Other files
+/// are left alone. Returns the names removed, sorted. A missing folder is not an error.
+pub fn clear_previous(dir: &Path, earlier: &EarlierRun, keep: &[&str]) -> Result<Vec<String>, RunError> {
+    let mut names: Vec<String> = match earlier {
+        EarlierRun::None => return Ok(Vec::new()),
+        EarlierRun::Listed(names) => names.clone(),
+        EarlierRun::Unlisted => {
+            let entries = match std::fs::read_dir(dir) {
+                Ok(entries) => entries,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(io(dir, "")(e)),
+            };
+            let mut names = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(io(dir, ""))?;
+                // A name that is not UTF-8 is not one of ours.
+                if let Ok(name) = entry.file_name().into_string() {
+                    names.push(name);
+                }
+            }
+            names
+        }
+    };
+    names.retain(|n| is_output_file(n) && n != MANIFEST && !keep.contains(&n.as_str()));
     names.sort();
+    names.dedup();
     let mut removed = Vec::new();
     for name in names {
         match std::fs::remove_file(dir.join(&name)) {
