@@ -85,7 +85,7 @@ impl SeedArgs {
             // it was (an interrupted one also leaves the staging folder, which the next run into
             // `dir` removes).
             let staging = crate::staging::create(dir, "report").map_err(tidy)?;
-            let written = one(staging.clone(), self.seed);
+            let written = one(staging.to_path_buf(), self.seed);
             let left = format!("the results in {} were left as they were", dir.display());
             crate::staging::commit(&staging, dir, written, &left).map_err(tidy)?;
             // Named here, not by `one`, whose folder is a staging one.

@@ -9,54 +9,109 @@ use anyhow::{Context, Result};
 /// Prefix of every staging folder's name.
 const PREFIX: &str = ".wsn-staging-";
 
+/// Suffix of the lock file beside each staging folder (`.wsn-staging-…` and
+/// `.wsn-staging-….lock`).
+const LOCK_SUFFIX: &str = ".lock";
+
+/// A staging folder of this process, and the lock that tells other processes it is in use. The
+/// lock file sits beside the folder (not in it, whose entries are the results) and is locked
+/// for as long as this value lives; the operating system releases the lock when the process
+/// ends, however it ends. Dropping it removes the lock file: a folder left behind without one
+/// (a failed command that kept its finished seeds, say) is stale for the next command.
+pub(crate) struct Staging {
+    path: PathBuf,
+    lock_path: PathBuf,
+    _lock: std::fs::File,
+}
+
+impl std::ops::Deref for Staging {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl AsRef<Path> for Staging {
+    fn as_ref(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Staging {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.lock_path);
+    }
+}
+
 /// Remove the staging folders an interrupted or failed earlier run left in `dir` (saying so),
 /// then create a fresh one for this run (`tag` names the command). Its name holds the process id
-/// and the time, so a leftover folder is never reused.
-pub(crate) fn create(dir: &Path, tag: &str) -> Result<PathBuf> {
+/// and the time, so a leftover folder is never reused. The lock is taken before the folder
+/// exists, so that no other command ever sees the folder unlocked while this one lives.
+pub(crate) fn create(dir: &Path, tag: &str) -> Result<Staging> {
     remove_stale(dir)?;
     let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let path = dir.join(format!("{PREFIX}{tag}-{}-{nanos}", std::process::id()));
-    std::fs::create_dir(&path).with_context(|| format!("creating {}", path.display()))?;
-    Ok(path)
+    let lock_path = lock_path_of(&path);
+    let lock = std::fs::File::create(&lock_path).with_context(|| format!("creating {}", lock_path.display()))?;
+    if let Err(e) = lock.try_lock() {
+        let _ = std::fs::remove_file(&lock_path);
+        return Err(anyhow::anyhow!("{e}")).with_context(|| format!("locking {}", lock_path.display()));
+    }
+    let staging = Staging { path, lock_path, _lock: lock };
+    std::fs::create_dir(&staging.path).with_context(|| format!("creating {}", staging.path.display()))?;
+    Ok(staging)
 }
 
-/// Whether the process that created the staging folder `name` (`PREFIX` tag-pid-nanos) may
-/// still be writing into it: another process of that id that is running, on a system with
-/// `/proc`; without `/proc`, a folder changed within the last day. A second command writing
-/// into the same folder must not lose its staging folder to the first. This process's own are
-/// left by an earlier command of it that failed (no command stages twice into one folder).
-fn owner_may_be_running(path: &Path, name: &str) -> bool {
-    let Some(pid) = name.rsplit('-').nth(1).and_then(|p| p.parse::<u32>().ok()) else { return false };
-    if pid == std::process::id() {
-        return false;
-    }
-    if Path::new("/proc/self").exists() {
-        return Path::new("/proc").join(pid.to_string()).exists();
-    }
-    const DAY: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
-    std::fs::metadata(path).and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age < DAY)
+fn lock_path_of(folder: &Path) -> PathBuf {
+    let mut name = folder.as_os_str().to_owned();
+    name.push(LOCK_SUFFIX);
+    PathBuf::from(name)
 }
 
-/// Remove the staging folders an interrupted or failed earlier run left in `dir`, saying so
-/// (a run that writes in place, without staging, calls it once it has written everything); a
-/// folder whose command may still be running is left to it.
+/// Whether another live command holds the lock of the staging folder `folder`. A folder
+/// without a lock file, or whose lock can be taken, belongs to no live command.
+fn in_use(folder: &Path) -> bool {
+    let Ok(f) = std::fs::OpenOptions::new().write(true).open(lock_path_of(folder)) else { return false };
+    match f.try_lock() {
+        Ok(()) => false,
+        Err(std::fs::TryLockError::WouldBlock) => true,
+        // Locking not supported here: assume not in use, as before locks.
+        Err(std::fs::TryLockError::Error(_)) => false,
+    }
+}
+
+/// Remove the staging folders an interrupted or failed earlier run left in `dir`, and their lock
+/// files, saying so (a run that writes in place, without staging, calls it once it has written
+/// everything); a folder whose command is still running (its lock is held) is left to it, and
+/// said so.
 pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut stale: Vec<PathBuf> = entries
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| {
-                p.is_dir()
-                    && p.file_name()
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| n.starts_with(PREFIX) && !owner_may_be_running(p, n))
-            })
-            .collect();
-        stale.sort();
-        for p in stale {
-            std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
-            println!("removed {} (left by an interrupted or failed run)", p.display());
+    let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+    let mut stale: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with(PREFIX)))
+        .collect();
+    stale.sort();
+    for p in stale {
+        let is_lock = p.extension().is_some_and(|e| e == "lock") && !p.is_dir();
+        if is_lock {
+            // A lock whose folder is gone (its command ended between the two removals).
+            let folder = p.with_extension("");
+            if !folder.exists() && !in_use(&folder) {
+                let _ = std::fs::remove_file(&p);
+            }
+            continue;
         }
+        if !p.is_dir() {
+            continue;
+        }
+        if in_use(&p) {
+            println!("kept {} (a command still running writes into it)", p.display());
+            continue;
+        }
+        std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
+        let _ = std::fs::remove_file(lock_path_of(&p));
+        println!("removed {} (left by an interrupted or failed run)", p.display());
     }
     Ok(())
 }
@@ -101,24 +156,33 @@ mod tests {
     use super::*;
 
     /// A leftover staging folder is removed, never reused; other hidden folders stay, and so do
-    /// the staging folders of other commands still running (here the parent process's, which
-    /// runs the tests).
+    /// the staging folders of commands still running (their lock is held; here by this
+    /// process, through a second staging folder still alive).
     #[test]
-    #[cfg(unix)]
     fn leftovers_are_removed_and_names_are_fresh() {
         let dir = std::env::temp_dir().join(format!("wsn-staging-test-{}", std::process::id()));
-        // No process has an id above the kernel's limit of 2^22.
-        let dead = ".wsn-staging-run-4294967290-2";
-        std::fs::create_dir_all(dir.join(dead)).unwrap();
-        std::fs::write(dir.join(dead).join("rates.csv"), "stale").unwrap();
+        std::fs::remove_dir_all(&dir).ok();
+        // A leftover without a lock file, and one whose lock file nobody holds.
+        let (dead, crashed) = (".wsn-staging-run-1-2", ".wsn-staging-run-3-4");
+        for d in [dead, crashed] {
+            std::fs::create_dir_all(dir.join(d)).unwrap();
+            std::fs::write(dir.join(d).join("rates.csv"), "stale").unwrap();
+        }
+        std::fs::write(dir.join(format!("{crashed}.lock")), "").unwrap();
         std::fs::create_dir_all(dir.join(".mine")).unwrap();
-        let live = dir.join(format!(".wsn-staging-sweep-{}-7", std::os::unix::process::parent_id()));
-        std::fs::create_dir_all(&live).unwrap();
+        let live = create(&dir, "sweep").unwrap();
+        assert!(!dir.join(dead).exists() && !dir.join(crashed).exists() && dir.join(".mine").is_dir());
+        assert!(!dir.join(format!("{crashed}.lock")).exists());
         let a = create(&dir, "run").unwrap();
-        assert!(!dir.join(dead).exists() && dir.join(".mine").is_dir() && live.is_dir());
+        assert!(live.is_dir(), "a staging folder in use was removed");
         assert!(names(&a).unwrap().is_empty());
         std::fs::write(a.join("x"), "1").unwrap();
         assert_eq!(names(&a).unwrap(), vec!["x".to_string()]);
+        // Once its owner is done with it, a folder left behind is stale.
+        let left = live.to_path_buf();
+        drop(live);
+        let _b = create(&dir, "run").unwrap();
+        assert!(!left.exists(), "a folder whose lock was released stayed");
         std::fs::remove_dir_all(&dir).ok();
     }
 }
