@@ -185,7 +185,7 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
 
 /// A `--seed` value: a whole number from 0 to 2^64 − 1, said so when it is not one (clap's own
 /// message for `-1` was "invalid digit found in string").
-fn parse_seed(s: &str) -> Result<u64, String> {
+pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
 }
 

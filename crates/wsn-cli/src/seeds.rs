@@ -34,8 +34,8 @@ pub(crate) fn seed_list(first: Option<u64>, count: u64) -> Result<Vec<u64>> {
 pub(crate) struct SeedArgs {
     /// Run every experiment with this seed instead of its scenario file's own (the layout,
     /// which comes from the topology seed or file, stays the same); the report names it.
-    /// With --seeds, the first seed (default 1).
-    #[arg(long, allow_negative_numbers = true)]
+    /// With --seeds, the first seed (default 1). 0 to 2^64 − 1.
+    #[arg(long, allow_negative_numbers = true, value_parser = crate::parse_seed)]
     seed: Option<u64>,
     /// Repeat everything over this many run seeds (seed, seed+1, …), each into
     /// DIR/seed-N/, and write numbers.csv with the median over the seeds, seeds.csv and
@@ -84,10 +84,26 @@ impl SeedArgs {
             // only once all of it is written: a failed or interrupted run leaves the folder as
             // it was (an interrupted one also leaves the staging folder, which the next run into
             // `dir` removes).
-            let staging = crate::staging::create(dir, "report").map_err(tidy)?;
-            let written = one(staging.to_path_buf(), self.seed);
-            let left = format!("the results in {} were left as they were", dir.display());
-            crate::staging::commit(&staging, dir, written, &left).map_err(tidy)?;
+            // A folder where the report or the numbers go is refused before the runs (the
+            // figures' names are known only once written: such a folder is found at the end,
+            // and the results are then kept in the staging folder).
+            for name in ["report.md", "numbers.csv"] {
+                let to = dir.join(name);
+                if to.is_dir() {
+                    return Err(tidy(anyhow::anyhow!(
+                        "{} is a folder, where a file of that name goes; move it away",
+                        to.display()
+                    )));
+                }
+            }
+            let committed = crate::staging::create(dir, "report").and_then(|staging| {
+                let written = one(staging.to_path_buf(), self.seed);
+                let left = format!("the results in {} were left as they were", dir.display());
+                crate::staging::commit(&staging, dir, written, &left)
+                // The staging folder's lock file goes here, before `tidy` looks for an empty
+                // folder.
+            });
+            committed.map_err(tidy)?;
             // Named here, not by `one`, whose folder is a staging one.
             println!("report    {}", dir.join("report.md").display());
             println!("numbers   {}", dir.join("numbers.csv").display());
@@ -823,14 +839,36 @@ mod tests {
         let e = format!("{e:#}");
         assert!(e.contains("disk full") && e.contains("left as they were"), "{e}");
         assert_eq!(snapshot(&dir), before);
-        // A folder where the new figure goes: refused once everything is written, nothing moved.
+        // A folder where the new figure goes: refused once everything is written, nothing moved;
+        // the complete new results are kept in the staging folder the error names.
         std::fs::remove_file(dir.join("fig.svg")).unwrap();
         std::fs::create_dir(dir.join("fig.svg")).unwrap();
         let before = snapshot(&dir);
         let e = format!("{:#}", one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "2.0", false)).unwrap_err());
         assert!(e.contains("fig.svg is a folder"), "{e}");
-        assert_eq!(snapshot(&dir), before);
+        let after = snapshot(&dir);
+        let (kept, rest): (Vec<_>, Vec<_>) =
+            after.into_iter().partition(|(p, _)| p.to_string_lossy().contains(".wsn-staging-"));
+        assert_eq!(rest, before);
+        assert!(e.contains(&kept[0].0.display().to_string()), "{e}");
+        assert!(kept
+            .iter()
+            .any(|(p, c)| p.ends_with("report.md") && c.as_deref().is_some_and(|c| c.ends_with(b"2.0\n"))));
+        std::fs::remove_dir_all(&kept[0].0).unwrap();
         std::fs::remove_dir(dir.join("fig.svg")).unwrap();
+        // A folder where the report goes is refused before the run.
+        std::fs::create_dir(dir.join("report.md.tmp")).unwrap();
+        std::fs::rename(dir.join("report.md"), dir.join("report.md.tmp/r")).unwrap();
+        std::fs::rename(dir.join("report.md.tmp"), dir.join("report.md")).unwrap();
+        let ran = std::cell::Cell::new(false);
+        let e = one.run(&dir, false, &test_cmd(), |sub, _| {
+            ran.set(true);
+            single(&sub, "2.0", false)
+        });
+        assert!(format!("{:#}", e.unwrap_err()).contains("report.md is a folder") && !ran.get());
+        std::fs::rename(dir.join("report.md/r"), dir.join("r")).unwrap();
+        std::fs::remove_dir(dir.join("report.md")).unwrap();
+        std::fs::rename(dir.join("r"), dir.join("report.md")).unwrap();
         // A --seeds run refused for a folder where its table goes, or a seed folder no run
         // wrote, before any seed runs.
         for (path, says) in [("seeds.md", "seeds.md is a folder"), ("seed-2", "seed-2 exists and was not written")] {

@@ -129,8 +129,9 @@ pub(crate) fn names(staging: &Path) -> Result<Vec<String>> {
 
 /// Finish a staged write: once `written` succeeded, move every file of `staging` into `dir`,
 /// replacing the files of the same names, and remove `staging`; returns the names moved. On an
-/// error, or when `dir` holds a folder where one of the files goes, remove `staging` and change
-/// nothing in `dir` (`left` says so in the error message).
+/// error, remove `staging` and change nothing in `dir` (`left` says so in the error message).
+/// When `dir` holds a folder where one of the files goes, change nothing in `dir` either, but
+/// keep `staging`, which holds the complete results (perhaps hours of runs), and name it.
 pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str) -> Result<Vec<String>> {
     let names = match written.and_then(|()| names(staging)) {
         Ok(n) => n,
@@ -140,8 +141,12 @@ pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str
         }
     };
     if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
-        let _ = std::fs::remove_dir_all(staging);
-        anyhow::bail!("{} is a folder, where a file of that name goes; {left}", dir.join(n).display());
+        anyhow::bail!(
+            "{} is a folder, where a file of that name goes; {left}; this run's results are in {} (until the next \
+             run into that folder)",
+            dir.join(n).display(),
+            staging.display()
+        );
     }
     for n in &names {
         let to = dir.join(n);

@@ -588,7 +588,8 @@ fn a_second_sink_gets_its_own_tree_figure() {
 }
 
 /// A folder where a result file goes is refused before anything changes (the earlier run's
-/// files stay), and the staging folder does not stay behind.
+/// files stay); the new results stay in the staging folder the error names, which the next run
+/// removes.
 #[test]
 fn a_folder_in_the_way_changes_nothing() {
     let (dir, f) = tiny_scenario("in-the-way");
@@ -608,11 +609,19 @@ fn a_folder_in_the_way_changes_nothing() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("flows.csv is a folder"), "{err}");
     assert_eq!(std::fs::read_to_string(out.join("summary.json")).unwrap(), before);
-    let hidden = std::fs::read_dir(&out)
-        .unwrap()
-        .filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().starts_with(".wsn-staging-"))
-        .count();
-    assert_eq!(hidden, 0, "a staging folder stayed behind");
+    let hidden = || -> Vec<PathBuf> {
+        std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.file_name().unwrap().to_string_lossy().starts_with(".wsn-staging-"))
+            .collect()
+    };
+    let kept = hidden();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert!(err.contains(&kept[0].display().to_string()) && kept[0].join("summary.json").is_file(), "{err}");
+    std::fs::remove_dir_all(out.join("flows.csv")).unwrap();
+    assert!(run().status.success());
+    assert!(hidden().is_empty(), "the next run removes the kept results: {:?}", hidden());
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -1329,30 +1329,57 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
 }
 
 /// `e` said, plus the line of the unknown key it names when the parser pointed at the key's
-/// table instead (a tagged table such as `[radio.noise]`, whose fields serde checks as a whole).
+/// table instead (a tagged table such as `[radio.noise]`, whose fields serde checks as a whole):
+/// found from the spans the TOML parser keeps, as [`key_line`] does, in the table whose span
+/// the error names (a `[header]` table or an inline one), quoted or dotted keys included.
 fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
+    use toml_edit::{Item, TableLike};
     let plain = e.to_string();
     let Some(name) = e.message().strip_prefix("unknown field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) else {
         return plain;
     };
-    let Some(start) = e.span().map(|s| s.start) else { return plain };
-    let Some(before) = text.get(..start) else { return plain };
-    let table_line = before.matches('\n').count();
-    let lines: Vec<&str> = text.lines().collect();
-    // The table's own line (a header, or a key holding an inline table) and the lines up to the
-    // next header.
-    let assigns = |l: &str| {
-        let l = l.trim_start();
-        let rest = l.strip_prefix(name).or_else(|| l.strip_prefix(&format!("\"{name}\"")));
-        rest.is_some_and(|r| r.trim_start().starts_with('='))
-    };
-    let found = (table_line..lines.len())
-        .take_while(|&i| i == table_line || !lines[i].trim_start().starts_with('['))
-        .find(|&i| i != table_line && assigns(lines[i]));
-    match found {
-        Some(i) => format!("{plain}(`{name}` is on line {})", i + 1),
-        None => plain,
+    let Some(at) = e.span().map(|s| s.start) else { return plain };
+    let Ok(doc) = toml_edit::ImDocument::parse(text) else { return plain };
+    // Depth-first: the table (or inline table) whose span starts where the error points.
+    fn find<'a>(t: &'a dyn TableLike, at: usize, name: &str) -> Option<std::ops::Range<usize>> {
+        for (_, item) in t.iter() {
+            let sub: Option<&dyn TableLike> = match item {
+                Item::Table(t) => Some(t),
+                Item::Value(v) => v.as_inline_table().map(|t| t as &dyn TableLike),
+                Item::ArrayOfTables(a) => {
+                    if let Some(r) = a.iter().find_map(|t| find(t, at, name).or_else(|| here(t, t.span(), at, name))) {
+                        return Some(r);
+                    }
+                    None
+                }
+                Item::None => None,
+            };
+            if let Some(sub) = sub {
+                if let Some(r) = here(sub, item.span(), at, name).or_else(|| find(sub, at, name)) {
+                    return Some(r);
+                }
+            }
+        }
+        None
     }
+    fn here(
+        t: &dyn TableLike,
+        span: Option<std::ops::Range<usize>>,
+        at: usize,
+        name: &str,
+    ) -> Option<std::ops::Range<usize>> {
+        if span.is_some_and(|s| s.start == at) {
+            let (k, v) = t.get_key_value(name)?;
+            return k.span().or_else(|| v.span());
+        }
+        None
+    }
+    let Some(span) = find(doc.as_table(), at, name) else { return plain };
+    let (line, table_line) = (text[..span.start].matches('\n').count() + 1, text[..at].matches('\n').count() + 1);
+    if line == table_line {
+        return plain;
+    }
+    format!("{plain}(`{name}` is on line {line})")
 }
 
 /// Serde's Rust type names in an error message, in words a scenario's author knows: `expected u8`
@@ -1533,6 +1560,12 @@ fn set_in(
         table.insert(head, toml_edit::Item::Table(toml_edit::Table::new()));
     }
     let child = table.get_mut(head).ok_or_else(|| format!("--set {key}: cannot create `{head}`"))?;
+    // The whole path to `head` (it may sit in a table: protocol.policy_changes).
+    let path_to_head = || {
+        let dotted = bracket_indices_to_dots(key);
+        let parts: Vec<&str> = dotted.split('.').collect();
+        parts[..parts.len().saturating_sub(rest.len())].join(".")
+    };
     // A number names an element of a list; in a table keyed by node ids (`protocol.weights`,
     // `protocol.sink_policies`, present or not) or in another table the scenario has, it is a
     // key like any other, below. (A missing `flows` or `policy_changes` is a list the scenario
@@ -1551,15 +1584,10 @@ fn set_in(
                 )
             });
         }
-        let list = || {
-            let dotted = bracket_indices_to_dots(key);
-            let parts: Vec<&str> = dotted.split('.').collect();
-            parts[..parts.len().saturating_sub(rest.len())].join(".")
-        };
         if !existed {
             return Err(format!(
                 "--set {key}: the scenario has no `{head}`, so no element {idx}; give the list whole (--set '{}=[{{…}}]')",
-                list()
+                path_to_head()
             ));
         }
         // A list written inline, `flows = [{ … }]`: its elements are inline tables.
@@ -1571,7 +1599,7 @@ fn set_in(
             let t = v.as_inline_table_mut().ok_or_else(|| {
                 format!(
                     "--set {key}: element {idx} of `{head}` is not a table; set the list whole (--set {}=[…])",
-                    list()
+                    path_to_head()
                 )
             })?;
             return set_in(t, &rest[1..], value, key);
@@ -1583,22 +1611,22 @@ fn set_in(
             arr.get_mut(idx).ok_or_else(|| format!("--set {key}: index {idx} out of range (`{head}` has {len})"))?;
         return set_in(t, &rest[1..], value, key);
     }
-    if child.is_array_of_tables() {
+    // A list of tables, whether written as [[head]] or inline.
+    let of_tables = child.is_array_of_tables()
+        || child.as_array().is_some_and(|a| !a.is_empty() && a.iter().all(|v| v.is_inline_table()));
+    if of_tables {
         // `flows.x.rate_pps` (a bad index) or `flows.rate_pps` (none): suggest index 0.
         let field = if rest.len() > 1 { rest[1..].join(".") } else { rest[0].to_string() };
-        // The whole path to the list (it may sit in a table: protocol.policy_changes).
-        let dotted = bracket_indices_to_dots(key);
-        let parts: Vec<&str> = dotted.split('.').collect();
-        let path = parts[..parts.len().saturating_sub(rest.len())].join(".");
         return Err(format!(
-            "--set {key}: `{head}` is a list; name an element by its index, e.g. --set {path}.0.{field}"
+            "--set {key}: `{head}` is a list; name an element by its index, e.g. --set {}.0.{field}",
+            path_to_head()
         ));
     }
     if child.as_array().is_some() {
-        let dotted = bracket_indices_to_dots(key);
-        let parts: Vec<&str> = dotted.split('.').collect();
-        let path = parts[..parts.len().saturating_sub(rest.len())].join(".");
-        return Err(format!("--set {key}: `{head}` is a list written inline; set it whole (--set {path}=[…])"));
+        return Err(format!(
+            "--set {key}: `{head}` is a list written inline; set it whole (--set {}=[…])",
+            path_to_head()
+        ));
     }
     let t = child.as_table_like_mut().ok_or_else(|| format!("--set {key}: `{head}` is not a table"))?;
     set_in(t, rest, value, key)
@@ -1768,6 +1796,13 @@ mod tests {
         let e = Scenario::from_toml(&noisy, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         let n = noisy.lines().position(|l| l.starts_with("bogus")).unwrap() + 1;
         assert!(e.contains(&format!("(`bogus` is on line {n})")), "{e}");
+        // Quoted and dotted, as the parser reads them.
+        for written in ["'bogus' = 3", "bogus.x = 3"] {
+            let noisy = office.replacen("[radio.noise]\n", &format!("[radio.noise]\n{written}\n"), 1);
+            let e = Scenario::from_toml(&noisy, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+            let n = noisy.lines().position(|l| l.starts_with(written)).unwrap() + 1;
+            assert!(e.contains(&format!("(`bogus` is on line {n})")), "{written}: {e}");
+        }
     }
 
     /// `--set` reaches into lists written inline; an index into a list the scenario lacks says so.
@@ -1785,6 +1820,14 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("the scenario has no `outages`, so no element 0; give the list whole"), "{e}");
+        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows.rate_pps=2".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`flows` is a list; name an element by its index, e.g. --set flows.0.rate_pps"), "{e}");
+        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["topology.sinks.x=2".into()])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`sinks` is a list written inline; set it whole (--set topology.sinks=[…])"), "{e}");
     }
 
     #[test]
@@ -1936,7 +1979,10 @@ mod tests {
             "protocol.policy_changes.at_s=6".into(),
         ];
         let e = Scenario::load("office40", &set).unwrap_err().to_string();
-        assert!(e.contains("is a list written inline; set it whole (--set protocol.policy_changes=[…])"), "{e}");
+        // A list written inline takes indices too (since session 21).
+        assert!(e.contains("name an element by its index, e.g. --set protocol.policy_changes.0.at_s"), "{e}");
+        let set = [set[0].clone(), set[1].clone(), "protocol.policy_changes.0.at_s=6".into()];
+        assert!(Scenario::load("office40", &set).is_ok());
     }
 
     /// A relative data path is looked for in the current directory first when it was given with

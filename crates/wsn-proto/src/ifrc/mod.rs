@@ -108,9 +108,10 @@
 //! the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or sharing while in slow
 //! start, climb back to ssThresh); crossing detection from the advertised mode and child id; the
 //! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
-//! neighbour ageing by packet count (a time-based expiry is used for the header's congested-child
-//! summary and the base station's pacing; the Rule 2 crossing state of a neighbour, its epoch
-//! and its child's highest level, never ages: see docs/ifrc.md, "Known gaps"); the code's
+//! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
+//! congested-child summary, the base station's pacing and, since session 21, the Rule 2
+//! crossing state of a neighbour, its epoch and its child's highest level, which start afresh
+//! after 10 of its inter-packet times of silence: see docs/ifrc.md, "Known gaps"); the code's
 //! fixed-point EWMA (the average in 1/100 packet, truncated at every update, so a steady queue
 //! of q packets settles at q − 0.33; the float average reaches q); Rule 1 re-checked on every
 //! received packet against the stored parent rate (here: on packets from the parent and after
