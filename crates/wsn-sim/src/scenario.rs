@@ -1341,7 +1341,7 @@ fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
     let Some(at) = e.span().map(|s| s.start) else { return plain };
     let Ok(doc) = toml_edit::ImDocument::parse(text) else { return plain };
     // Depth-first: the table (or inline table) whose span starts where the error points.
-    fn find<'a>(t: &'a dyn TableLike, at: usize, name: &str) -> Option<std::ops::Range<usize>> {
+    fn find(t: &dyn TableLike, at: usize, name: &str) -> Option<std::ops::Range<usize>> {
         for (_, item) in t.iter() {
             let sub: Option<&dyn TableLike> = match item {
                 Item::Table(t) => Some(t),
