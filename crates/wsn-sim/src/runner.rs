@@ -418,46 +418,19 @@ pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Vec<String>, RunError> 
 }
 
 /// Simulated time between two checks that the trace files are still being written: a run whose
-/// write to `trace.csv` or `frames.pcap` failed stops within this much more simulated time.
+/// write to `trace.csv` or `frames.pcap` failed stops within this much more simulated time, in
+/// the warm-up as later (every stretch of the run goes through [`run_checked`]).
 const WRITE_CHECK_STEP: Duration = Duration::from_secs(1);
 
 /// Run a scenario to its end; a failed write to the trace files stops it early, with an error
 /// that names the file.
-pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunError> {
+pub fn run(sc: &Scenario, opts: RunOptions<'_>) -> Result<RunResult, RunError> {
     let Prepared { mut net, positions, preset, seed, end, bin, warnings } =
         prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
     let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
     let wall = WallInstant::now();
-    let mut series = Vec::new();
-    let mut t = Instant::ZERO;
-    let mut changes_at_traffic_start: Option<Vec<u32>> = None;
-    let mut last_delivered = 0u64;
-    let mut max_depth_seen = 0;
-    'run: while t < end {
-        let next = (t + bin).min(end);
-        if changes_at_traffic_start.is_none() && next > traffic_start {
-            net.run_until(traffic_start);
-            changes_at_traffic_start = Some(node_parent_changes(&net));
-        }
-        // In steps of at most WRITE_CHECK_STEP, so that a failed write to trace.csv or
-        // frames.pcap stops the run soon, whatever the bin (`run_until` runs the same events in
-        // the same order however the time is cut: the trace does not change).
-        let mut until = t;
-        while until < next {
-            until = (until + WRITE_CHECK_STEP).min(next);
-            net.run_until(until);
-            if net.tracer.failed() {
-                break 'run;
-            }
-        }
-        t = next;
-        let s = sample(&net, t, &mut last_delivered);
-        max_depth_seen = max_depth_seen.max(s.max_depth);
-        series.push(s);
-        if let Some(p) = opts.progress.as_mut() {
-            p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
-        }
-    }
+    let Simulated { series, changes_at_traffic_start, max_depth_seen } =
+        simulate(&mut net, end, bin, traffic_start, opts.progress);
     net.close_queue_bins();
     let wall_seconds = wall.elapsed().as_secs_f64();
     // After a failed write (the loop stopped there), the error, naming the file.
@@ -481,6 +454,73 @@ pub fn run(sc: &Scenario, mut opts: RunOptions<'_>) -> Result<RunResult, RunErro
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
     Ok(RunResult { summary, series, positions, network: net, bin, parent_changes_before_traffic: before, warnings })
+}
+
+/// What [`simulate`] saw on the way.
+struct Simulated {
+    /// One sample per bin run to its end.
+    series: Vec<NetSample>,
+    /// Each node's parent changes when traffic started (`None`: the run stopped before).
+    changes_at_traffic_start: Option<Vec<u32>>,
+    /// Deepest tree sampled.
+    max_depth_seen: u32,
+}
+
+/// Run `net` to `end` bin by bin, sampling each bin and noting the parent changes when the
+/// traffic starts; stops early after a failed write to the trace files (every stretch of
+/// simulated time runs through [`run_checked`]), leaving the error in the tracer.
+fn simulate(
+    net: &mut Network,
+    end: Instant,
+    bin: Duration,
+    traffic_start: Instant,
+    mut progress: Option<&mut dyn FnMut(f64)>,
+) -> Simulated {
+    let mut sim = Simulated { series: Vec::new(), changes_at_traffic_start: None, max_depth_seen: 0 };
+    let mut t = Instant::ZERO;
+    let mut last_delivered = 0u64;
+    while t < end {
+        let next = (t + bin).min(end);
+        if sim.changes_at_traffic_start.is_none() && next > traffic_start {
+            if run_checked(net, traffic_start).is_err() {
+                break;
+            }
+            sim.changes_at_traffic_start = Some(node_parent_changes(net));
+        }
+        if run_checked(net, next).is_err() {
+            break;
+        }
+        t = next;
+        let s = sample(net, t, &mut last_delivered);
+        sim.max_depth_seen = sim.max_depth_seen.max(s.max_depth);
+        sim.series.push(s);
+        if let Some(p) = progress.as_mut() {
+            p(t.as_nanos() as f64 / end.as_nanos().max(1) as f64);
+        }
+    }
+    sim
+}
+
+/// A write to `trace.csv` or `frames.pcap` failed ([`Tracer::failed`]).
+#[derive(Debug)]
+struct WriteFailed;
+
+/// `net.run_until(until)` in steps of at most [`WRITE_CHECK_STEP`], so that a failed write to
+/// the trace files stops the run soon, however far `until` is: returns [`WriteFailed`] after the
+/// first step in which a write failed (or before any step, if one had already). `run_until` runs
+/// the same events in the same order however the time is cut: the trace does not change.
+fn run_checked(net: &mut Network, until: Instant) -> Result<(), WriteFailed> {
+    // `run_until` goes no further than the end.
+    let until = until.min(net.end());
+    loop {
+        if net.tracer.failed() {
+            return Err(WriteFailed);
+        }
+        if net.now() >= until {
+            return Ok(());
+        }
+        net.run_until((net.now() + WRITE_CHECK_STEP).min(until));
+    }
 }
 
 pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
@@ -1670,6 +1710,92 @@ mod tests {
             }
             std::fs::remove_dir_all(&dir).unwrap();
         }
+    }
+
+    /// A write that fails during the warm-up (before the first flow starts; here in a single
+    /// one-hour bin whose traffic starts at 3000 s) stops the run within WRITE_CHECK_STEP of the
+    /// failure too, not at the traffic start nor at the end of the bin.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_failed_write_during_the_warm_up_stops_the_run_soon() {
+        let traffic_start = Instant::ZERO + Duration::from_secs(3000);
+        for (name, set) in [("frames.pcap", "output.pcap=true"), ("trace.csv", "output.trace=true")] {
+            let dir = std::env::temp_dir().join(format!("wsn-full-warm-up-{}-{name}", std::process::id()));
+            std::fs::remove_dir_all(&dir).ok();
+            std::fs::create_dir_all(&dir).unwrap();
+            std::os::unix::fs::symlink("/dev/full", dir.join(name)).unwrap();
+            let sc = small(&[set, "duration_s=3600", "output.timeseries_bin_s=3600", "flows.0.start_s=3000"]);
+            // The run fails, naming the file.
+            let e = run(&sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None })
+                .err()
+                .expect("a run writing to /dev/full succeeded");
+            let RunError::Output { path, source } = &e else { panic!("{e}") };
+            assert_eq!(*path, dir.join(name).display().to_string());
+            assert_eq!(source.raw_os_error(), Some(28), "{e}");
+            // When the first write fails: the same run, in 1-ms steps (the same events in the
+            // same order), stopped at the first step after it.
+            let Prepared { mut net, .. } = prepare(&sc, None, Some(&dir)).unwrap();
+            while !net.tracer.failed() && net.now() < traffic_start {
+                net.run_until(net.now() + Duration::from_millis(1));
+            }
+            assert!(net.tracer.failed(), "{name}: no write failed during the warm-up");
+            let failed_by = net.now();
+            // Where `run`'s loop stops.
+            let Prepared { mut net, end, bin, .. } = prepare(&sc, None, Some(&dir)).unwrap();
+            assert_eq!(net.flows().iter().map(|f| f.start).min(), Some(traffic_start));
+            let sim = simulate(&mut net, end, bin, traffic_start, None);
+            assert!(net.tracer.failed());
+            assert!(sim.series.is_empty() && sim.changes_at_traffic_start.is_none());
+            assert!(
+                net.now() <= failed_by + WRITE_CHECK_STEP,
+                "{name}: the first write failed by {failed_by:?}, the run went on to {:?}",
+                net.now()
+            );
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
+
+    /// The trace digest does not depend on how the run is cut into time bins (and so into
+    /// `run_until` steps, the warm-up's among them), nor on whether the trace files are written.
+    #[test]
+    fn the_trace_digest_does_not_depend_on_the_bins_or_the_trace_files() {
+        let dir = std::env::temp_dir().join(format!("wsn-digest-bins-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(small(&[]).output.timeseries_bin_s, 10.0, "the default bin");
+        let mut seen = Vec::new();
+        // Traffic from 10.25 s: the warm-up ends within a bin and within a check step.
+        for bin in [Some("0.37"), None, Some("3600")] {
+            for files in [false, true] {
+                let mut set = vec!["flows.0.start_s=10.25".to_string()];
+                set.extend(bin.map(|b| format!("output.timeseries_bin_s={b}")));
+                if files {
+                    set.extend(["output.trace=true".to_string(), "output.pcap=true".to_string()]);
+                }
+                let set: Vec<&str> = set.iter().map(String::as_str).collect();
+                let out_dir = files.then(|| dir.clone());
+                let r = run(&small(&set), RunOptions { seed: None, out_dir, progress: None }).unwrap();
+                let written = files.then(|| {
+                    let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
+                    (trace, std::fs::read(dir.join("frames.pcap")).unwrap())
+                });
+                let what = format!("bins of {} s, trace files {}", bin.unwrap_or("10 (default)"), files);
+                seen.push((what, r.summary.trace_sha256, written));
+            }
+        }
+        let (first, sha, _) = &seen[0];
+        assert!(!sha.is_empty());
+        for (what, other, _) in &seen[1..] {
+            assert_eq!(other, sha, "{what} against {first}");
+        }
+        // The files written are the same too.
+        let mut written = seen.iter().filter_map(|(what, _, w)| Some((what, w.as_ref()?)));
+        let (first, (trace, pcap)) = written.next().unwrap();
+        assert!(trace.lines().count() > 100, "a short trace");
+        for (what, (t, p)) in written {
+            assert!(t == trace && p == pcap, "{what}: other files than {first}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// A run whose flows start after its end has no parent changes during traffic.
