@@ -1139,7 +1139,33 @@ pub(crate) fn pkey(p: &str, base: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::{job, median, pkey, run_all, run_jobs, sig4, step_mean, time_within};
-    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    use std::sync::{Condvar, Mutex};
+    use std::time::Duration;
+
+    /// How many runs have reached a point, for runs to wait on one another with a time limit:
+    /// a test whose runs are not scheduled as it expects fails instead of hanging.
+    #[derive(Default)]
+    struct Arrivals {
+        count: Mutex<usize>,
+        changed: Condvar,
+    }
+
+    impl Arrivals {
+        const LIMIT: Duration = Duration::from_secs(10);
+
+        fn arrive(&self) {
+            *self.count.lock().unwrap() += 1;
+            self.changed.notify_all();
+        }
+
+        /// Wait until `n` runs have arrived; false if they have not within [`Self::LIMIT`].
+        fn wait_for(&self, n: usize) -> bool {
+            let count = self.count.lock().unwrap();
+            let (count, _) = self.changed.wait_timeout_while(count, Self::LIMIT, |c| *c < n).unwrap();
+            *count >= n
+        }
+    }
 
     /// A batch returns its results in order; after a failure it starts no new run, and the
     /// error counts the failed runs and the ones not started and names every failed one.
@@ -1149,21 +1175,36 @@ mod tests {
         let items: Vec<usize> = (0..100).collect();
         let all = pool.install(|| run_all(&items, |&i| Ok(i * 2))).unwrap();
         assert_eq!(all, items.iter().map(|i| i * 2).collect::<Vec<_>>());
-        // Run 0 fails at once, every other run takes 5 ms: the batch stops long before its end.
+        // Run 0 fails at once; every other run waits until run 0 is about to return, then takes
+        // 5 ms. The thread that calls `run_all` runs item 0 first; the other thread starts at most
+        // one run before run 0 fails, and that run cannot end before the failure, even if the OS
+        // keeps the first thread waiting before it reaches run 0.
         let started = AtomicUsize::new(0);
+        let zero_failing = Arrivals::default();
+        let waited_too_long = AtomicBool::new(false);
         let e = pool
             .install(|| {
                 run_all(&items, |&i| {
                     started.fetch_add(1, Ordering::SeqCst);
                     if i == 0 {
+                        zero_failing.arrive();
                         anyhow::bail!("run {i}: boom");
                     }
-                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    if !zero_failing.wait_for(1) {
+                        waited_too_long.store(true, Ordering::SeqCst);
+                        anyhow::bail!("run {i}: run 0 did not fail within {:?}", Arrivals::LIMIT);
+                    }
+                    std::thread::sleep(Duration::from_millis(5));
                     Ok(i)
                 })
             })
             .unwrap_err()
             .to_string();
+        assert!(!waited_too_long.load(Ordering::SeqCst), "run 0 never ran: {e}");
+        // In practice 1 or 2: run 0 and perhaps the other thread's one. Each further run needs
+        // the first thread to stall 5 ms between run 0 returning its error and `run_all` noting
+        // the failure (a few instructions), so 20 would take a stall of about 90 ms there; the
+        // bound only says that the batch stops long before its end.
         let started = started.load(Ordering::SeqCst);
         assert!(started < 20, "{started} runs started after the first failure");
         let skipped = 100 - started;
@@ -1172,17 +1213,23 @@ mod tests {
             format!("1 of 100 runs failed ({skipped} not started after the first failure):\n  - run 0: boom")
         );
         // Two runs under way when the first fails both finish, and both are named with their
-        // causes.
-        let barrier = std::sync::Barrier::new(2);
+        // causes. Each waits until both have started; if rayon does not run them at once (they
+        // need both threads), the wait times out and the test fails.
+        let both_started = Arrivals::default();
+        let alone = AtomicBool::new(false);
         let e = pool
             .install(|| {
                 run_all(&[0, 1], |&i| -> anyhow::Result<()> {
-                    barrier.wait();
+                    both_started.arrive();
+                    if !both_started.wait_for(2) {
+                        alone.store(true, Ordering::SeqCst);
+                    }
                     Err(anyhow::anyhow!("no route").context(format!("run {i}: running")))
                 })
             })
             .unwrap_err()
             .to_string();
+        assert!(!alone.load(Ordering::SeqCst), "runs 0 and 1 did not run at the same time: {e}");
         assert_eq!(e, "2 of 2 runs failed:\n  - run 0: running: no route\n  - run 1: running: no route");
     }
 

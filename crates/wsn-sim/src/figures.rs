@@ -470,34 +470,7 @@ fn draw_bars<DB: DrawingBackend>(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// The texts of an SVG file written by plotters (each on the line after its `<text` tag).
-    fn svg_texts(path: &Path) -> Vec<String> {
-        let svg = std::fs::read_to_string(path).unwrap();
-        let lines: Vec<&str> = svg.lines().collect();
-        lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
-    }
-
-    /// How many `<circle>`s an SVG file has, and the vertex count of each of its lines
-    /// (`<polyline points="x,y x,y …">`, or `<path d="M x y L x y …">` should plotters write those).
-    fn svg_shapes(path: &Path) -> (usize, Vec<usize>) {
-        let svg = std::fs::read_to_string(path).unwrap();
-        let attr = |tag: &str, name: &str| -> Vec<String> {
-            let (open, key) = (format!("<{tag} "), format!(" {name}=\""));
-            svg.match_indices(&open)
-                .filter_map(|(i, _)| {
-                    let element = &svg[i..i + svg[i..].find('>')?];
-                    let rest = &element[element.find(&key)? + key.len()..];
-                    Some(rest[..rest.find('"')?].to_string())
-                })
-                .collect()
-        };
-        let vertices = |list: &String| {
-            list.split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-')).filter(|t| !t.is_empty()).count() / 2
-        };
-        let lines = attr("polyline", "points").iter().chain(&attr("path", "d")).map(vertices).collect();
-        (svg.matches("<circle ").count(), lines)
-    }
+    use crate::svg_test::{svg_elements, svg_lines, svg_texts};
 
     /// Every point of every series is drawn: a line through its points, a step series with a
     /// corner per point (held up to its end), a dot per scatter point; each named in the legend.
@@ -516,7 +489,9 @@ mod tests {
         for want in ["a line", "a step", "a scatter", "U"] {
             assert!(t.iter().any(|t| t == want), "no {want:?} in {t:?}");
         }
-        let (circles, lines) = svg_shapes(&svg);
+        // Vertex counts of the lines.
+        let lines: Vec<usize> = svg_lines(&svg).iter().map(Vec::len).collect();
+        let circles = svg_elements(&svg, "circle").len();
         assert_eq!(lines.iter().filter(|&&n| n == 5).count(), 1, "the line: {lines:?}");
         assert_eq!(lines.iter().filter(|&&n| n == 6).count(), 1, "the step: {lines:?}");
         assert!(lines.iter().all(|&n| n <= 6), "{lines:?}");

@@ -27,6 +27,8 @@ pub mod rng;
 pub mod routing;
 pub mod runner;
 pub mod scenario;
+#[cfg(test)]
+mod svg_test;
 pub mod topology;
 pub mod trace;
 
