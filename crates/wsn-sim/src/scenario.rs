@@ -1812,21 +1812,16 @@ mod tests {
                     [topology]\nsinks = [0]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
         let sc = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows[0].rate_pps=2.5".into()]).unwrap();
         assert_eq!(sc.flows[0].rate_pps, Some(2.5));
-        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows.1.rate_pps=2".into()])
-            .unwrap_err()
-            .to_string();
+        let err = |set: &str| {
+            Scenario::from_toml(text, "t.toml", PathBuf::from("."), &[set.to_string()]).unwrap_err().to_string()
+        };
+        let e = err("flows.1.rate_pps=2");
         assert!(e.contains("index 1 out of range (`flows` has 1)"), "{e}");
-        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["outages.0.from_s=5".into()])
-            .unwrap_err()
-            .to_string();
+        let e = err("outages.0.from_s=5");
         assert!(e.contains("the scenario has no `outages`, so no element 0; give the list whole"), "{e}");
-        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["flows.rate_pps=2".into()])
-            .unwrap_err()
-            .to_string();
+        let e = err("flows.rate_pps=2");
         assert!(e.contains("`flows` is a list; name an element by its index, e.g. --set flows.0.rate_pps"), "{e}");
-        let e = Scenario::from_toml(text, "t.toml", PathBuf::from("."), &["topology.sinks.x=2".into()])
-            .unwrap_err()
-            .to_string();
+        let e = err("topology.sinks.x=2");
         assert!(e.contains("`sinks` is a list written inline; set it whole (--set topology.sinks=[…])"), "{e}");
     }
 
