@@ -93,15 +93,8 @@ pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
         .collect();
     stale.sort();
     for p in stale {
-        let is_lock = p.extension().is_some_and(|e| e == "lock") && !p.is_dir();
-        if is_lock {
-            // A lock whose folder is gone (its command ended between the two removals).
-            let folder = p.with_extension("");
-            if !folder.exists() && !in_use(&folder) {
-                let _ = std::fs::remove_file(&p);
-            }
-            continue;
-        }
+        // Lock files are removed with their folders, or by their owners: one without a folder
+        // may be a command's that is about to create it.
         if !p.is_dir() {
             continue;
         }
