@@ -247,8 +247,18 @@ impl Network {
         };
         match &mut self.eps[e as usize].kind {
             EpKind::Sink { sink, flows } => {
+                // The hop count of the first DATA datagram carrying each application packet,
+                // for its delivery (which may come later, after a repair).
                 if let Some(&fi) = flows.get(&origin) {
-                    self.flows[fi as usize].last_hops = hops;
+                    let data = wsn_wire::rcrt::Packet::new_checked(payload).map(|p| p.payload().to_vec());
+                    if let Some(app) = data.ok().and_then(|d| wsn_wire::besteffort::Packet::new_checked(d).ok()) {
+                        let f = &mut self.flows[fi as usize];
+                        if app.flow() as usize == fi as usize {
+                            if let Some(h) = f.arrival_hops.get_mut(app.seq() as usize).filter(|h| **h == 0) {
+                                *h = hops;
+                            }
+                        }
+                    }
                 }
                 sink.handle_datagram(now, origin, payload)
             }
@@ -395,6 +405,7 @@ impl Network {
                 f.sent_at.push(generated_at.min(now));
                 f.got.push(false);
                 f.parent_at.push(crate::network::parent_stamp(&self.nodes, &self.sinks, f.source.index(), f.sink));
+                f.arrival_hops.push(0);
                 self.tracer.record(&TraceEvent::Originate { t: now, flow: fi as u32, seq });
             }
             // At stop_s the application stops: what it generated but the source has not taken
@@ -551,12 +562,11 @@ impl Network {
     /// The sink application received `data` from `source`: the simulator checks flow, order and
     /// uniqueness itself (not trusting the sink) and records the reception for Fig. 5.
     fn rcrt_deliver(&mut self, node: usize, source: NodeId, data: &[u8]) {
-        let hops = self.eps.iter().find_map(|e| match &e.kind {
-            EpKind::Sink { sink, flows } if sink.node().index() == node => {
-                flows.get(&source).map(|&f| self.flows[f as usize].last_hops)
-            }
-            _ => None,
-        });
+        // The hops of the datagram that brought this packet (0 for anything that is not one of
+        // the flow's packets, which `sink_receive` counts as a phantom).
+        let hops = wsn_wire::besteffort::Packet::new_checked(data)
+            .ok()
+            .and_then(|p| self.flows.get(p.flow() as usize)?.arrival_hops.get(p.seq() as usize).copied());
         if let Some((fi, seq)) = self.sink_receive(node, source, hops.unwrap_or(0), data, true) {
             let t = self.now.as_secs_f64();
             self.flows[fi].rcrt.deliveries.push((t, seq));

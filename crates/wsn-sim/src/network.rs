@@ -453,9 +453,10 @@ pub struct Flow {
     pub last_delivery: Instant,
     /// Time of the application's first packet.
     pub(crate) first_tick: Instant,
-    /// Hops travelled by the latest datagram of this flow that reached its sink (end-to-end
-    /// transports deliver later, in order, so the hop count is taken at arrival).
-    pub(crate) last_hops: u8,
+    /// End-to-end transports: per sequence number, the hops travelled by the first DATA
+    /// datagram carrying it that reached the sink's endpoint (0 until one has). The sink
+    /// delivers later, in order, so the hop count is taken at arrival and looked up at delivery.
+    pub(crate) arrival_hops: Vec<u8>,
     /// Demand declared to a rate-allocating sink, pkt/s.
     pub demand_pps: f64,
     /// Endpoint serving this flow (RCRT and the reliable baseline).
@@ -910,7 +911,7 @@ impl Network {
                 generated: 0,
                 last_delivery: Instant::ZERO,
                 first_tick: Instant::ZERO,
-                last_hops: 0,
+                arrival_hops: Vec::new(),
                 demand_pps: f.demand_pps.unwrap_or(f.rate_pps),
                 endpoint: None,
                 rcrt: Default::default(),

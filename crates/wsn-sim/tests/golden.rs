@@ -25,7 +25,7 @@ fn default_scenario_matches_the_readme() {
     check(
         "rcrt-baseline",
         &[],
-        "068c60fb24397c68711edd0904e0468b6300ff52359c35e71c3d0c39659f8619",
+        "21783e9e8df86ad4e491d08f0a381db0ef3ec0e8709eb2b821f4ca83b7fe9b64",
         "the summary in README.md (Quick start)",
     );
 }
