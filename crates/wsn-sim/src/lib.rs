@@ -93,6 +93,18 @@ pub(crate) fn csv_error(bytes: &[u8], e: &csv::Error) -> (u64, String) {
     (line, msg)
 }
 
+/// The index of column `name` in a CSV header, matched case-insensitively after trimming (the
+/// rule of every CSV input file). `Err` names what is wrong: no such column, or a name the header
+/// holds twice (which one is meant would be a guess).
+pub(crate) fn csv_column(headers: &csv::StringRecord, name: &str) -> Result<Option<usize>, String> {
+    let mut found = headers.iter().enumerate().filter(|(_, h)| h.trim().eq_ignore_ascii_case(name)).map(|(i, _)| i);
+    let first = found.next();
+    if let (Some(a), Some(b)) = (first, found.next()) {
+        return Err(format!("the header names column `{name}` twice (columns {} and {})", a + 1, b + 1));
+    }
+    Ok(first)
+}
+
 /// Read a text data file (a noise trace, a gain file): UTF-8, with a leading byte-order mark
 /// dropped; bytes that are not UTF-8 are an error that names their line.
 pub(crate) fn read_text(path: &std::path::Path) -> std::io::Result<String> {

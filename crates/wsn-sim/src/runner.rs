@@ -349,7 +349,7 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
         },
         other => other.clone(),
     };
-    let positions = place(&layout, Path::new(""), &mut prng).map_err(|e| {
+    let positions = place(&layout, Path::new(""), &mut prng, sc.radio.link.d0_m).map_err(|e| {
         let key = if matches!(layout, crate::topology::Placement::File { .. }) {
             "topology.layout.path"
         } else {
@@ -523,12 +523,59 @@ fn run_checked(net: &mut Network, until: Instant) -> Result<(), WriteFailed> {
     }
 }
 
+/// Why the tree edge `child → parent` cannot carry traffic, if it cannot: a direction without a
+/// link (outside the neighbour cut-off, or absent from a gain file), or one whose received power
+/// lies below the receiver's quietest noise (SNR < 0 dB even then, so no frame is ever decoded).
+/// Both directions count: data goes up, MAC ACKs and the transport's feedback come down.
+fn tree_edge_fault(links: &Links, noise: &NoiseModel, offsets: bool, child: usize, parent: usize) -> Option<String> {
+    let mut faults = Vec::new();
+    for (from, to, dir) in [(child, parent, "up"), (parent, child, "down")] {
+        match links.gain(from, to) {
+            None => faults.push(format!("no link {dir}")),
+            Some(g) => {
+                let rx = links.tx_power_dbm.get(from).copied().unwrap_or(0.0) + f64::from(g);
+                let quietest =
+                    noise.min_dbm() + if offsets { links.noise_offset_db.get(to).copied().unwrap_or(0.0) } else { 0.0 };
+                if rx < quietest {
+                    faults.push(format!("{dir} {rx:.1} dBm below the noise floor {quietest:.1} dBm"));
+                }
+            }
+        }
+    }
+    (!faults.is_empty()).then(|| format!("({})", faults.join("; ")))
+}
+
 pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) -> Result<Prepared, RunError> {
     let seed = seed.unwrap_or(sc.seed);
     let mac = sc.mac().map_err(RunError::Config)?;
     let (positions, links, noise) = topology_of(sc)?;
     let n = positions.len();
     let mut warnings = Vec::new();
+    if let Some(g) = &sc.topology.gains_file {
+        // A gain file's links are all kept (spec §2.3 REC 1's "no pruning", for TOSSIM
+        // equivalence): the margin has nothing to act on.
+        if sc.radio.prune_margin_db != crate::scenario::default_prune_margin_db() {
+            warnings.push(format!(
+                "radio.prune_margin_db = {} has no effect with topology.gains_file = {g:?}: every link of a gain \
+                 file is kept",
+                sc.radio.prune_margin_db
+            ));
+        }
+    } else if let crate::topology::Placement::File { path } = &sc.topology.layout {
+        // Nodes closer than D0 get the path loss at D0; a repeated coordinate row is the usual
+        // slip. (LinkLayerModel refuses such a layout; we run it and say so.)
+        let d0 = sc.radio.link.d0_m;
+        let (count, pairs) = crate::topology::close_pairs(&positions, d0, 8);
+        if count > 0 {
+            let shown: Vec<String> = pairs.iter().map(|(i, j)| format!("{i}–{j}")).collect();
+            warnings.push(format!(
+                "topology.layout.path {path:?}: {count} pairs of nodes sit closer than D0 = {d0} m ({}{}): they get \
+                 the path loss at D0 (a node placed twice?)",
+                shown.join(", "),
+                if count > pairs.len() { ", …" } else { "" }
+            ));
+        }
+    }
     let sinks: Vec<NodeId> = sc.topology.sinks.iter().map(|&s| NodeId(s)).collect();
     for s in &sinks {
         if s.index() >= n {
@@ -572,18 +619,19 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             }
             // Edges the radio cannot carry, and paths longer than the TTL lets a packet go: the
             // tree is read as given, but its packets will be lost there.
-            let unlinked: Vec<String> = (0..n)
-                .filter_map(|i| tree.parent[i].map(|p| (i, p)))
-                .filter(|&(i, p)| links.gain(i, p.index()).is_none())
-                .map(|(i, p)| format!("{i}→{}", p.0))
+            let unusable: Vec<String> = (0..n)
+                .filter_map(|i| tree.parent[i].map(|p| (i, p.index())))
+                .filter_map(|(i, p)| tree_edge_fault(&links, &noise, sc.radio.noise_offsets, i, p).map(|f| (i, p, f)))
+                .map(|(i, p, f)| format!("{i}→{p} {f}"))
                 .collect();
-            if !unlinked.is_empty() {
+            if !unusable.is_empty() {
                 warnings.push(format!(
-                    "routing.tree_file: {} tree edges have no radio link within the neighbour cut-off ({}{}): those \
-                     nodes' packets cannot reach their parents",
-                    unlinked.len(),
-                    unlinked.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
-                    if unlinked.len() > 8 { ", …" } else { "" }
+                    "routing.tree_file: {} tree edges cannot carry traffic both ways ({}{}): data goes up an edge \
+                     and its MAC ACKs and the transport's feedback come down it, so those nodes' packets will be \
+                     lost there",
+                    unusable.len(),
+                    unusable.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+                    if unusable.len() > 8 { ", …" } else { "" }
                 ));
             }
             let deepest = tree.hops.iter().copied().max().unwrap_or(0);
@@ -1392,6 +1440,36 @@ mod tests {
         }
     }
 
+    /// A positions file with two nodes closer than D0 (a row repeated), and a pruning margin set
+    /// beside a gain file (which is never pruned), run with a warning each.
+    #[test]
+    fn close_file_positions_and_a_margin_without_effect_are_warned_about() {
+        let dir = std::env::temp_dir().join(format!("wsn-close-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        // `top` goes before the topology table, `topo` into it.
+        let warnings = |positions: &str, top: &str, topo: &str| -> Vec<String> {
+            std::fs::write(dir.join("p.csv"), positions).unwrap();
+            let text = format!(
+                "name = \"t\"\nduration_s = 2.0\n{top}[topology]\nlayout = {{ kind = \"file\", path = \"p.csv\" }}\n{topo}"
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", dir.clone(), &[]).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap().warnings
+        };
+        let spread = "node,x_m,y_m\n0,0,0\n1,5,0\n2,10,0\n3,15,0\n";
+        assert!(warnings(spread, "", "").is_empty(), "{:?}", warnings(spread, "", ""));
+        let w = warnings(&spread.replace("2,10,0", "2,5,0"), "", "");
+        assert!(w.iter().any(|w| w.contains("1 pairs of nodes sit closer than D0 = 1 m (1–2)")), "{w:?}");
+        // D0 = 6 m: every neighbour pair is too close.
+        let w = warnings(spread, "radio.link.d0_m = 6.0\n", "");
+        assert!(w.iter().any(|w| w.contains("3 pairs") && w.contains("(0–1, 1–2, 2–3)")), "{w:?}");
+        std::fs::write(dir.join("g.txt"), "gain 1 0 -60\ngain 0 1 -60\n").unwrap();
+        let (two, gains) = ("node,x_m,y_m\n0,0,0\n1,5,0\n", "gains_file = \"g.txt\"\n");
+        let w = warnings(two, "radio.prune_margin_db = 30.0\n", gains);
+        assert!(w.iter().any(|w| w.contains("radio.prune_margin_db = 30 has no effect")), "{w:?}");
+        assert!(warnings(two, "", gains).is_empty(), "{:?}", warnings(two, "", gains));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// A static tree whose edges the radio cannot carry, or deeper than the TTL allows, runs as
     /// given with a warning that names the edges.
     #[test]
@@ -1411,7 +1489,30 @@ mod tests {
         };
         assert!(chain(2.0, 20).is_empty(), "{:?}", chain(2.0, 20));
         let w = chain(400.0, 20);
-        assert!(w.iter().any(|w| w.contains("tree edges have no radio link") && w.contains("3→0")), "{w:?}");
+        assert!(
+            w.iter()
+                .any(|w| w.contains("cannot carry traffic both ways") && w.contains("3→0 (no link up; no link down)")),
+            "{w:?}"
+        );
+        // A gain file: a link one way only, and a link far below the noise, each named.
+        let gains = |text: &str| -> Vec<String> {
+            std::fs::write(dir.join("g.txt"), text).unwrap();
+            let text = format!(
+                "name = \"t\"\nduration_s = 5.0\n[topology]\nlayout = {{ kind = \"chain\", nodes = 4, spacing_m = 2.0 }}\n\
+                 gains_file = \"g.txt\"\n[routing]\nkind = \"static\"\ntree_file = {:?}\n",
+                tree.display().to_string()
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", dir.clone(), &[]).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap().warnings
+        };
+        let good = "gain 1 0 -60\ngain 0 1 -60\ngain 2 0 -60\ngain 0 2 -60\ngain 3 0 -60\ngain 0 3 -60\n";
+        assert!(gains(good).is_empty(), "{:?}", gains(good));
+        let w = gains(&good.replace("gain 0 2 -60\n", "").replace("gain 3 0 -60", "gain 3 0 -200"));
+        let w = w.iter().find(|w| w.contains("cannot carry traffic both ways")).unwrap_or_else(|| panic!("{w:?}"));
+        assert!(
+            w.contains("2 tree edges") && w.contains("2→0 (no link down)") && w.contains("3→0 (up -200.0 dBm below"),
+            "{w}"
+        );
         std::fs::write(&tree, "node,parent\n0,-1\n1,0\n2,1\n3,2\n").unwrap();
         let w = chain(2.0, 1);
         assert!(w.iter().any(|w| w.contains("3 hops deep, more than routing.ttl + 1 = 2")), "{w:?}");

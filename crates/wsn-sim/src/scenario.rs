@@ -105,7 +105,8 @@ pub struct RadioConfig {
     /// Noise model.
     pub noise: NoiseConfig,
     /// Links whose received power is below (lowest noise − margin) are pruned: they can neither
-    /// be decoded nor add noticeable energy [REC spec §2.3: 15 dB].
+    /// be decoded nor add noticeable energy [REC spec §2.3: 15 dB]. Generated links only: a gain
+    /// file's links are all kept (spec §2.3's "no pruning" for TOSSIM equivalence).
     pub prune_margin_db: f64,
     /// Add each node's noise-floor offset δ_i (hardware variance) to its noise [REC spec §2.2].
     pub noise_offsets: bool,
@@ -152,6 +153,11 @@ pub enum PrrCurve {
     Ieee802154,
 }
 
+/// The default of `radio.prune_margin_db` [REC spec §2.3: 15 dB].
+pub(crate) fn default_prune_margin_db() -> f64 {
+    15.0
+}
+
 impl Default for RadioConfig {
     fn default() -> Self {
         RadioConfig {
@@ -162,7 +168,7 @@ impl Default for RadioConfig {
                 reset_gap_s: 10.0,
                 max_samples: None,
             },
-            prune_margin_db: 15.0,
+            prune_margin_db: default_prune_margin_db(),
             noise_offsets: true,
             prr_length_scaling: false,
             false_ack_prob: 0.001,

@@ -18,10 +18,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// Minimum spacing enforced by the random placements (the LinkLayerModel's D0 default): a node
-/// drawn closer than this to an earlier node is redrawn. [CODE t2: LinkLayerModel.java, D0 = 1 m]
-pub const MIN_SPACING_M: f64 = 1.0;
-/// Draws per node before a random placement accepts a position closer than [`MIN_SPACING_M`]
+/// Draws per node before a random placement accepts a position closer than its minimum spacing
+/// (D0, `radio.link.d0_m`)
 /// (LinkLayerModel retries without limit; we bound it so dense configurations terminate). \[REC\]
 pub const PLACEMENT_MAX_TRIES: u32 = 100;
 /// Largest chain. [REC: from the configuration format of this project]
@@ -159,22 +157,23 @@ fn ceil_sqrt(n: usize) -> usize {
     c.max(1)
 }
 
-/// Cell index of the minimum-spacing check (cells of side [`MIN_SPACING_M`]).
+/// Cell index of the minimum-spacing check (cells of side `d`, the minimum spacing).
 struct SpacingIndex {
+    d: f64,
     cells: HashMap<(i64, i64), Vec<Position>>,
 }
 
 impl SpacingIndex {
-    fn cell(p: &Position) -> (i64, i64) {
-        ((p.x / MIN_SPACING_M).floor() as i64, (p.y / MIN_SPACING_M).floor() as i64)
+    fn cell(&self, p: &Position) -> (i64, i64) {
+        ((p.x / self.d).floor() as i64, (p.y / self.d).floor() as i64)
     }
     fn too_close(&self, p: &Position) -> bool {
-        let (cx, cy) = Self::cell(p);
+        let (cx, cy) = self.cell(p);
         for dx in -1..=1 {
             for dy in -1..=1 {
                 // Saturating, as in `generate_links` (a cell checked twice does no harm here).
                 if let Some(v) = self.cells.get(&(cx.saturating_add(dx), cy.saturating_add(dy))) {
-                    if v.iter().any(|q| q.distance(p) < MIN_SPACING_M) {
+                    if v.iter().any(|q| q.distance(p) < self.d) {
                         return true;
                     }
                 }
@@ -183,13 +182,78 @@ impl SpacingIndex {
         false
     }
     fn insert(&mut self, p: Position) {
-        self.cells.entry(Self::cell(&p)).or_default().push(p);
+        let c = self.cell(&p);
+        self.cells.entry(c).or_default().push(p);
     }
 }
 
 /// Places the nodes. Random placements draw from `rng` (use the run's
-/// `Purpose::Placement` stream); file paths are resolved against `base_dir`.
-pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Position>, TopologyError> {
+/// `Purpose::Placement` stream) and redraw a node closer than `min_spacing_m` to an earlier one
+/// (LinkLayerModel redraws nodes closer than D0 [CODE t2: LinkLayerModel.java]; pass
+/// `radio.link.d0_m`); file paths are resolved against `base_dir`. Layouts so wide that the
+/// distance between two of their nodes overflows are refused.
+pub fn place(
+    p: &Placement,
+    base_dir: &Path,
+    rng: &mut SimRng,
+    min_spacing_m: f64,
+) -> Result<Vec<Position>, TopologyError> {
+    let positions = place_unchecked(p, base_dir, rng, min_spacing_m)?;
+    check_extent(&positions)?;
+    Ok(positions)
+}
+
+/// Refuses positions whose bounding box is so large that a distance (or its square, which the
+/// link generation computes) is not a finite number.
+fn check_extent(positions: &[Position]) -> Result<(), TopologyError> {
+    let (mut x0, mut x1, mut y0, mut y1) = (f64::INFINITY, f64::NEG_INFINITY, f64::INFINITY, f64::NEG_INFINITY);
+    for p in positions {
+        (x0, x1, y0, y1) = (x0.min(p.x), x1.max(p.x), y0.min(p.y), y1.max(p.y));
+    }
+    let (dx, dy) = (x1 - x0, y1 - y0);
+    if positions.len() > 1 && !(dx * dx + dy * dy).is_finite() {
+        return invalid(format!(
+            "the nodes span {dx:e} × {dy:e} m, too far apart for their distances to be computed (check the spacing, \
+             the area or the coordinates)"
+        ));
+    }
+    Ok(())
+}
+
+/// Pairs of nodes closer than `d` metres (each pair once, `(i, j)` with `i < j`, in ascending
+/// order), at most `limit` of them, and how many there are in all.
+pub fn close_pairs(positions: &[Position], d: f64, limit: usize) -> (usize, Vec<(usize, usize)>) {
+    let cell = |p: &Position| ((p.x / d).floor() as i64, (p.y / d).floor() as i64);
+    let mut cells: HashMap<(i64, i64), Vec<usize>> = HashMap::new();
+    for (i, p) in positions.iter().enumerate() {
+        cells.entry(cell(p)).or_default().push(i);
+    }
+    let (mut count, mut pairs) = (0, Vec::new());
+    for (i, p) in positions.iter().enumerate() {
+        let (cx, cy) = cell(p);
+        // Neighbouring cells in a fixed order; each pair is counted from its lower id.
+        let mut near: Vec<usize> = Vec::new();
+        for dx in -1..=1 {
+            for dy in -1..=1 {
+                if let Some(v) = cells.get(&(cx.saturating_add(dx), cy.saturating_add(dy))) {
+                    near.extend(v.iter().copied().filter(|&j| j > i && positions[j].distance(p) < d));
+                }
+            }
+        }
+        near.sort_unstable();
+        near.dedup();
+        count += near.len();
+        pairs.extend(near.into_iter().map(|j| (i, j)).take(limit.saturating_sub(pairs.len())));
+    }
+    (count, pairs)
+}
+
+fn place_unchecked(
+    p: &Placement,
+    base_dir: &Path,
+    rng: &mut SimRng,
+    min_spacing_m: f64,
+) -> Result<Vec<Position>, TopologyError> {
     match *p {
         Placement::Grid { nodes, spacing_m } => {
             check_count(nodes, MAX_NODES)?;
@@ -212,7 +276,7 @@ pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Pos
             let cols = ((nodes as f64 * width_m / height_m).sqrt().ceil() as usize).clamp(1, nodes);
             let rows = nodes.div_ceil(cols);
             let (cw, ch) = (width_m / cols as f64, height_m / rows as f64);
-            Ok(spaced(nodes, rng, |i, rng| Position {
+            Ok(spaced(nodes, rng, min_spacing_m, |i, rng| Position {
                 x: ((i % cols) as f64 + rng.gen::<f64>()) * cw,
                 y: ((i / cols) as f64 + rng.gen::<f64>()) * ch,
             }))
@@ -221,16 +285,19 @@ pub fn place(p: &Placement, base_dir: &Path, rng: &mut SimRng) -> Result<Vec<Pos
             check_count(nodes, MAX_NODES)?;
             check_len("width_m", width_m)?;
             check_len("height_m", height_m)?;
-            Ok(spaced(nodes, rng, |_, rng| Position { x: rng.gen::<f64>() * width_m, y: rng.gen::<f64>() * height_m }))
+            Ok(spaced(nodes, rng, min_spacing_m, |_, rng| Position {
+                x: rng.gen::<f64>() * width_m,
+                y: rng.gen::<f64>() * height_m,
+            }))
         }
         Placement::File { ref path } => read_positions(&base_dir.join(path)),
     }
 }
 
-/// Draws `n` positions with `draw`, redrawing a position closer than [`MIN_SPACING_M`] to an
-/// earlier node up to [`PLACEMENT_MAX_TRIES`] times (then the last draw is kept).
-fn spaced(n: usize, rng: &mut SimRng, mut draw: impl FnMut(usize, &mut SimRng) -> Position) -> Vec<Position> {
-    let mut idx = SpacingIndex { cells: HashMap::new() };
+/// Draws `n` positions with `draw`, redrawing a position closer than `d` to an earlier node up
+/// to [`PLACEMENT_MAX_TRIES`] times (then the last draw is kept).
+fn spaced(n: usize, rng: &mut SimRng, d: f64, mut draw: impl FnMut(usize, &mut SimRng) -> Position) -> Vec<Position> {
+    let mut idx = SpacingIndex { d, cells: HashMap::new() };
     let mut out = Vec::with_capacity(n);
     for i in 0..n {
         let mut p = draw(i, rng);
@@ -245,7 +312,8 @@ fn spaced(n: usize, rng: &mut SimRng, mut draw: impl FnMut(usize, &mut SimRng) -
     out
 }
 
-/// Reads a positions CSV (`node,x_m,y_m`, extra columns ignored).
+/// Reads a positions CSV (`node,x_m,y_m`, extra columns ignored; column names match
+/// case-insensitively, and a name given twice is refused).
 pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let perr = |line: u64, msg: String| TopologyError::Parse { path: path.to_path_buf(), line, msg };
     let text = crate::read_text(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
@@ -258,9 +326,8 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
         .map_err(|e| perr(header_line, format!("cannot read the CSV header: {}", crate::csv_error(bytes, &e).1)))?
         .clone();
     let col = |name: &str| -> Result<usize, TopologyError> {
-        headers
-            .iter()
-            .position(|h| h == name)
+        crate::csv_column(&headers, name)
+            .map_err(|m| perr(header_line, m))?
             .ok_or_else(|| perr(header_line, format!("the header has no column `{name}` (need node,x_m,y_m)")))
     };
     let (cn, cx, cy) = (col("node")?, col("x_m")?, col("y_m")?);
@@ -769,16 +836,9 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         out[s as usize].push(Link { to: d, gain_db: g });
     }
     for v in &mut out {
-        // Stable sort keeps file order among duplicates; keep the last one.
+        // (A pair given twice was refused above, so every sender's links are distinct.)
         v.sort_by_key(|l| l.to);
-        let mut dedup: Vec<Link> = Vec::with_capacity(v.len());
-        for l in v.drain(..) {
-            match dedup.last_mut() {
-                Some(last) if last.to == l.to => *last = l,
-                _ => dedup.push(l),
-            }
-        }
-        *v = dedup;
+        debug_assert!(v.windows(2).all(|w| w[0].to < w[1].to));
     }
     let avg = if noise.is_empty() { 0.0 } else { noise.values().sum::<f64>() / noise.len() as f64 };
     let mut offs = vec![0.0; n];
@@ -879,7 +939,7 @@ mod tests {
     /// with the uncut topology); without, one cut-off for all.
     #[test]
     fn cut_off_follows_each_receivers_noise_offset() {
-        let pos = place(&Placement::Grid { nodes: 100, spacing_m: 4.0 }, Path::new("."), &mut rng()).unwrap();
+        let pos = place(&Placement::Grid { nodes: 100, spacing_m: 4.0 }, Path::new("."), &mut rng(), 1.0).unwrap();
         let m = LinkModel::default();
         assert!(m.s11 > 0.0, "the default S gives noise offsets");
         let min_rx = -95.0;
@@ -906,19 +966,47 @@ mod tests {
     #[test]
     fn grid_and_chain() {
         let here = Path::new(".");
-        let g = place(&Placement::Grid { nodes: 10, spacing_m: 5.0 }, here, &mut rng()).unwrap();
+        let g = place(&Placement::Grid { nodes: 10, spacing_m: 5.0 }, here, &mut rng(), 1.0).unwrap();
         assert_eq!(g.len(), 10);
         assert_eq!(g[0], Position { x: 0.0, y: 0.0 });
         assert_eq!(g[3], Position { x: 15.0, y: 0.0 }); // 4 columns
         assert_eq!(g[4], Position { x: 0.0, y: 5.0 });
         assert_eq!(g[9], Position { x: 5.0, y: 10.0 });
-        let g = place(&Placement::Grid { nodes: 9, spacing_m: 2.0 }, here, &mut rng()).unwrap();
+        let g = place(&Placement::Grid { nodes: 9, spacing_m: 2.0 }, here, &mut rng(), 1.0).unwrap();
         assert_eq!(g[8], Position { x: 4.0, y: 4.0 });
-        let c = place(&Placement::Chain { nodes: 4, spacing_m: 7.5 }, here, &mut rng()).unwrap();
+        let c = place(&Placement::Chain { nodes: 4, spacing_m: 7.5 }, here, &mut rng(), 1.0).unwrap();
         assert_eq!(c[3], Position { x: 22.5, y: 0.0 });
-        assert!(place(&Placement::Chain { nodes: 10_001, spacing_m: 1.0 }, here, &mut rng()).is_err());
-        assert!(place(&Placement::Grid { nodes: 0, spacing_m: 1.0 }, here, &mut rng()).is_err());
-        assert!(place(&Placement::Grid { nodes: 4, spacing_m: f64::NAN }, here, &mut rng()).is_err());
+        assert!(place(&Placement::Chain { nodes: 10_001, spacing_m: 1.0 }, here, &mut rng(), 1.0).is_err());
+        assert!(place(&Placement::Grid { nodes: 0, spacing_m: 1.0 }, here, &mut rng(), 1.0).is_err());
+        assert!(place(&Placement::Grid { nodes: 4, spacing_m: f64::NAN }, here, &mut rng(), 1.0).is_err());
+        // Finite spacings whose layout is too wide for a distance to be computed.
+        for p in [Placement::Grid { nodes: 9, spacing_m: 1e308 }, Placement::Chain { nodes: 10_000, spacing_m: 1e305 }]
+        {
+            let e = place(&p, here, &mut rng(), 1.0).unwrap_err().to_string();
+            assert!(e.contains("too far apart"), "{e}");
+        }
+        assert!(place(&Placement::Chain { nodes: 3, spacing_m: 1e150 }, here, &mut rng(), 1.0).is_ok());
+    }
+
+    #[test]
+    fn close_pairs_finds_every_pair_below_the_distance_once() {
+        let at = |x: f64, y: f64| Position { x, y };
+        let p = [at(0.0, 0.0), at(5.0, 0.0), at(5.0, 0.0), at(0.9, 0.0), at(20.0, 20.0), at(5.5, 0.5)];
+        let (count, pairs) = close_pairs(&p, 1.0, 10);
+        assert_eq!((count, pairs), (4, vec![(0, 3), (1, 2), (1, 5), (2, 5)]));
+        assert_eq!(close_pairs(&p, 1.0, 2), (4, vec![(0, 3), (1, 2)]));
+        assert_eq!(close_pairs(&p, 0.1, 10), (1, vec![(1, 2)]));
+        // A brute-force count on a random layout.
+        let r = place(&Placement::Random { nodes: 300, width_m: 30.0, height_m: 30.0 }, here_dir(), &mut rng(), 0.01)
+            .unwrap();
+        let brute = (0..r.len()).flat_map(|i| (i + 1..r.len()).map(move |j| (i, j)));
+        let brute: Vec<_> = brute.filter(|&(i, j)| r[i].distance(&r[j]) < 1.5).collect();
+        assert!(!brute.is_empty());
+        assert_eq!(close_pairs(&r, 1.5, usize::MAX), (brute.len(), brute));
+    }
+
+    fn here_dir() -> &'static Path {
+        Path::new(".")
     }
 
     #[test]
@@ -929,52 +1017,71 @@ mod tests {
             Placement::Random { nodes: 100, width_m: 50.0, height_m: 50.0 },
             Placement::Uniform { nodes: 30, width_m: 90.0, height_m: 10.0 },
         ] {
-            let a = place(&p, here, &mut rng()).unwrap();
-            let b = place(&p, here, &mut rng()).unwrap();
-            assert_eq!(a, b, "deterministic for the same stream");
-            let (w, h) = match p {
-                Placement::Uniform { width_m, height_m, .. } | Placement::Random { width_m, height_m, .. } => {
-                    (width_m, height_m)
-                }
-                _ => unreachable!(),
-            };
-            for (i, q) in a.iter().enumerate() {
-                assert!(q.x >= 0.0 && q.x <= w && q.y >= 0.0 && q.y <= h);
-                for r in &a[..i] {
-                    assert!(q.distance(r) >= MIN_SPACING_M, "{q:?} too close to {r:?}");
+            // D0 = 1 m (the default) and a larger D0: the spacing follows it.
+            for d0 in [1.0, 2.5] {
+                let a = place(&p, here, &mut rng(), d0).unwrap();
+                let b = place(&p, here, &mut rng(), d0).unwrap();
+                assert_eq!(a, b, "deterministic for the same stream");
+                let (w, h) = match p {
+                    Placement::Uniform { width_m, height_m, .. } | Placement::Random { width_m, height_m, .. } => {
+                        (width_m, height_m)
+                    }
+                    _ => unreachable!(),
+                };
+                for (i, q) in a.iter().enumerate() {
+                    assert!(q.x >= 0.0 && q.x <= w && q.y >= 0.0 && q.y <= h);
+                    for r in &a[..i] {
+                        assert!(q.distance(r) >= d0, "{q:?} too close to {r:?} (D0 {d0})");
+                    }
                 }
             }
         }
         // Uniform: one node per cell (10 × 10 cells of 5 m).
-        let u = place(&Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 }, here, &mut rng()).unwrap();
+        let u =
+            place(&Placement::Uniform { nodes: 100, width_m: 50.0, height_m: 50.0 }, here, &mut rng(), 1.0).unwrap();
         for (i, q) in u.iter().enumerate() {
             assert_eq!(((q.x / 5.0) as usize, (q.y / 5.0) as usize), (i % 10, i / 10));
         }
     }
 
     #[test]
+    fn positions_columns_match_case_insensitively_once() {
+        let d = std::env::temp_dir().join(format!("wsn-poscols-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let read = |text: &str| {
+            std::fs::write(d.join("p.csv"), text).unwrap();
+            place(&Placement::File { path: "p.csv".into() }, &d, &mut rng(), 1.0)
+        };
+        let p = read("Node, X_m ,Y_M,Parent\n0,1,2,-1\n1,3,4,0\n").unwrap();
+        assert_eq!(p, vec![Position { x: 1.0, y: 2.0 }, Position { x: 3.0, y: 4.0 }]);
+        let e = read("node,x_m,y_m,x_m\n0,1,2,9\n").unwrap_err().to_string();
+        assert!(e.contains("p.csv:1") && e.contains("`x_m` twice"), "{e}");
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    #[test]
     fn csv_placement() {
         let base = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/../../data/topologies"));
-        let p = place(&Placement::File { path: "lrwpan40.csv".into() }, base, &mut rng()).unwrap();
+        let p = place(&Placement::File { path: "lrwpan40.csv".into() }, base, &mut rng(), 1.0).unwrap();
         assert_eq!(p.len(), 40);
         assert_eq!(p[0], Position { x: 17.5, y: 17.5 });
         assert_eq!(p[1], Position { x: 4.77, y: 4.69 });
         let d = tmpdir("csv");
         std::fs::write(d.join("a.csv"), "x_m,node,y_m,extra\n1,1,2,z\n3,0,4,z\n").unwrap();
-        let p = place(&Placement::File { path: "a.csv".into() }, &d, &mut rng()).unwrap();
+        let p = place(&Placement::File { path: "a.csv".into() }, &d, &mut rng(), 1.0).unwrap();
         assert_eq!(p, vec![Position { x: 3.0, y: 4.0 }, Position { x: 1.0, y: 2.0 }]);
         std::fs::write(d.join("b.csv"), "node,x_m,y_m\n0,1,2\n1,abc,3\n").unwrap();
-        let e = place(&Placement::File { path: "b.csv".into() }, &d, &mut rng()).unwrap_err();
+        let e = place(&Placement::File { path: "b.csv".into() }, &d, &mut rng(), 1.0).unwrap_err();
         assert!(e.to_string().contains("b.csv:3"), "{e}");
         std::fs::write(d.join("c.csv"), "node,x_m,y_m\n0,1,2\n2,1,3\n").unwrap();
-        let e = place(&Placement::File { path: "c.csv".into() }, &d, &mut rng()).unwrap_err();
+        let e = place(&Placement::File { path: "c.csv".into() }, &d, &mut rng(), 1.0).unwrap_err();
         assert!(e.to_string().contains("c.csv:3"), "{e}");
         std::fs::write(d.join("d.csv"), "node,x,y\n0,1,2\n").unwrap();
-        let e = place(&Placement::File { path: "d.csv".into() }, &d, &mut rng()).unwrap_err();
+        let e = place(&Placement::File { path: "d.csv".into() }, &d, &mut rng(), 1.0).unwrap_err();
         assert!(e.to_string().contains("d.csv:1") && e.to_string().contains("x_m"), "{e}");
         std::fs::write(d.join("e.csv"), "node,x_m,y_m\n0,1,2\n0,1,3\n").unwrap();
-        assert!(place(&Placement::File { path: "e.csv".into() }, &d, &mut rng()).is_err());
-        assert!(place(&Placement::File { path: "nope.csv".into() }, &d, &mut rng()).is_err());
+        assert!(place(&Placement::File { path: "e.csv".into() }, &d, &mut rng(), 1.0).is_err());
+        assert!(place(&Placement::File { path: "nope.csv".into() }, &d, &mut rng(), 1.0).is_err());
         std::fs::remove_dir_all(&d).ok();
     }
 
@@ -1055,7 +1162,8 @@ mod tests {
     #[test]
     fn shadowing_is_shared_by_both_directions() {
         let here = Path::new(".");
-        let pos = place(&Placement::Random { nodes: 60, width_m: 40.0, height_m: 40.0 }, here, &mut rng()).unwrap();
+        let pos =
+            place(&Placement::Random { nodes: 60, width_m: 40.0, height_m: 40.0 }, here, &mut rng(), 1.0).unwrap();
         let m = LinkModel::default();
         let links = generate_links(&pos, &m, 99, f64::NEG_INFINITY).unwrap();
         assert_eq!(links.link_count(), 60 * 59);
@@ -1122,7 +1230,8 @@ mod tests {
     #[test]
     fn spatial_index_matches_brute_force() {
         let here = Path::new(".");
-        let pos = place(&Placement::Random { nodes: 400, width_m: 200.0, height_m: 120.0 }, here, &mut rng()).unwrap();
+        let pos =
+            place(&Placement::Random { nodes: 400, width_m: 200.0, height_m: 120.0 }, here, &mut rng(), 1.0).unwrap();
         let m = LinkModel { tx_power_dbm: -10.0, ..LinkModel::default() };
         let min_rx = -100.0;
         let fast = generate_links(&pos, &m, 5, min_rx).unwrap();
@@ -1147,7 +1256,8 @@ mod tests {
         let side = (28.0 * n as f64).sqrt();
         let start = std::time::Instant::now();
         let pos =
-            place(&Placement::Uniform { nodes: n, width_m: side, height_m: side }, Path::new("."), &mut rng()).unwrap();
+            place(&Placement::Uniform { nodes: n, width_m: side, height_m: side }, Path::new("."), &mut rng(), 1.0)
+                .unwrap();
         let m = LinkModel { tx_power_dbm: -25.0, ..LinkModel::default() };
         let links = generate_links(&pos, &m, 1, -115.0).unwrap();
         let el = start.elapsed();
@@ -1175,7 +1285,8 @@ mod tests {
         let e = write_tossim_gains_to(&loud, -2.0, 0.0, false, &mut Vec::new()).unwrap_err().to_string();
         assert!(e.contains("noise 1 = 2.00 dBm"), "{e}");
         let pos =
-            place(&Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 }, Path::new("."), &mut rng()).unwrap();
+            place(&Placement::Random { nodes: 50, width_m: 60.0, height_m: 60.0 }, Path::new("."), &mut rng(), 1.0)
+                .unwrap();
         let links = generate_links(&pos, &LinkModel::default(), 4, -110.0).unwrap();
         let d = tmpdir("gains");
         let f = d.join("g.txt");

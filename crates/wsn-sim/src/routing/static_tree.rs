@@ -3,9 +3,10 @@
 //!
 //! Format: a header row that names at least the columns `node` and `parent`, and optionally
 //! `hops`; other columns (such as `x_m`, `y_m`) are ignored. Column names are matched
-//! case-insensitively after trimming; lines starting with `#` are comments. Node ids must be
-//! exactly 0..N−1, each on one row, in any order. `parent` is −1 (or empty) for a root. When
-//! `hops` is present it must agree with the depth the parents give.
+//! case-insensitively after trimming, and a name given twice is refused; lines starting with `#`
+//! are comments. Node ids must be exactly 0..N−1, each on one row, in any order. `parent` is −1
+//! (or empty) for a root. When a row's `hops` is given (not empty) it must agree with the depth
+//! the parents give.
 //!
 //! Example (`data/topologies/lrwpan40.csv`):
 //! ```text
@@ -134,10 +135,10 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
         .clone();
     let mut lines = crate::CsvLines::new(bytes);
     let header_line = lines.record_line(0);
-    let column = |name: &str| headers.iter().position(|h| h.trim().eq_ignore_ascii_case(name));
-    let node_col = column("node").ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
-    let parent_col = column("parent").ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
-    let hops_col = column("hops");
+    let column = |name: &str| crate::csv_column(&headers, name).map_err(|m| parse_err(header_line, m));
+    let node_col = column("node")?.ok_or_else(|| parse_err(header_line, "header has no `node` column".into()))?;
+    let parent_col = column("parent")?.ok_or_else(|| parse_err(header_line, "header has no `parent` column".into()))?;
+    let hops_col = column("hops")?;
 
     let mut rows: Vec<Row> = Vec::new();
     for record in reader.records() {
@@ -163,12 +164,10 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
                     .ok_or_else(|| parse_err(line, format!("bad parent `{s}` (a node id, or -1 for a root)")))?,
             ),
         };
-        let hops = match hops_col {
-            Some(c) => {
-                let s = field(c);
-                Some(s.parse::<u64>().map_err(|_| parse_err(line, format!("bad hops `{s}`")))?)
-            }
-            None => None,
+        // An empty `hops` cell says nothing, as an empty `parent` cell means a root.
+        let hops = match hops_col.map(field) {
+            Some("") | None => None,
+            Some(s) => Some(s.parse::<u64>().map_err(|_| parse_err(line, format!("bad hops `{s}`")))?),
         };
         rows.push(Row { line, node, parent, hops });
     }
@@ -176,7 +175,9 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
     // Node ids must be exactly 0..N−1, once each.
     let n = rows.len();
     if n > usize::from(NodeId::BROADCAST.0) {
-        return Err(parse_err(0, format!("{n} rows: more nodes than 16-bit ids allow")));
+        // Named at the first row beyond the 65,535 ids.
+        let line = rows[usize::from(NodeId::BROADCAST.0)].line;
+        return Err(parse_err(line, format!("{n} rows: more nodes than 16-bit ids allow (ids 0..65534)")));
     }
     let mut line_of: Vec<Option<u64>> = vec![None; n];
     for r in &rows {
@@ -282,6 +283,18 @@ mod tests {
     }
 
     // ---- read_tree ----
+
+    #[test]
+    fn empty_hops_cells_say_nothing_and_repeated_columns_are_refused() {
+        // An empty hops cell is not checked (as an empty parent cell is a root); a given one is.
+        let t = parse("node,parent,hops\n0,,\n1,0,\n2,1,2\n").unwrap();
+        assert_eq!(t.hops, vec![0, 1, 2]);
+        assert!(matches!(parse("node,parent,hops\n0,,\n1,0,\n2,1,1\n"), Err(RoutingError::HopsMismatch { .. })));
+        for header in ["node,parent,Parent", "node,parent,hops,HOPS", "Node,node,parent"] {
+            let e = parse(&format!("{header}\n0,-1,-1\n")).unwrap_err().to_string();
+            assert!(e.contains("t.csv:1") && e.contains("twice"), "{header}: {e}");
+        }
+    }
 
     #[test]
     fn lrwpan40_has_root_zero_and_depth_seven() {
