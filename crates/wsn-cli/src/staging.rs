@@ -126,13 +126,28 @@ pub(crate) fn names(staging: &Path) -> Result<Vec<String>> {
 /// When `dir` holds a folder where one of the files goes, change nothing in `dir` either, but
 /// keep `staging`, which holds the complete results (perhaps hours of runs), and name it.
 pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str) -> Result<Vec<String>> {
-    let names = match written.and_then(|()| names(staging)) {
+    commit_with(staging, dir, written, left, &[])
+}
+
+/// [`commit`], moving in with the staged files the files `outside` (each a file already in
+/// `dir` under another name, and the name it takes there: a run's trace written under its
+/// temporary name), which are left where they are on an error and are among the names
+/// returned.
+pub(crate) fn commit_with(
+    staging: &Path,
+    dir: &Path,
+    written: Result<()>,
+    left: &str,
+    outside: &[(&Path, &str)],
+) -> Result<Vec<String>> {
+    let staged = match written.and_then(|()| names(staging)) {
         Ok(n) => n,
         Err(e) => {
             let _ = std::fs::remove_dir_all(staging);
             return Err(e.context(left.to_string()));
         }
     };
+    let names: Vec<&str> = staged.iter().map(String::as_str).chain(outside.iter().map(|o| o.1)).collect();
     if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
         anyhow::bail!(
             "{} is a folder, where a file of that name goes; {left}; this run's results are in {} (until the next \
@@ -141,12 +156,13 @@ pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str
             staging.display()
         );
     }
-    for n in &names {
+    let moves = staged.iter().map(|n| (staging.join(n), n.as_str())).chain(outside.iter().map(|o| (o.0.into(), o.1)));
+    for (from, n) in moves {
         let to = dir.join(n);
-        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+        std::fs::rename(from, &to).with_context(|| format!("moving the new {} into place", to.display()))?;
     }
     std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
-    Ok(names)
+    Ok(names.into_iter().map(String::from).collect())
 }
 
 #[cfg(test)]
