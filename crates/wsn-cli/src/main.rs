@@ -309,16 +309,24 @@ fn run_cli(cli: Cli) -> Result<()> {
                 eprintln!("warning: {w}");
             }
             // An earlier run's files would otherwise stay beside this one's; removed only now, so
-            // that an interrupted or failed run leaves them (its own trace and pcap, written
-            // while it ran, stay).
-            let mut streamed = Vec::new();
-            if sc.output.trace {
-                streamed.push("trace.csv");
-            }
-            if sc.output.pcap {
-                streamed.push("frames.pcap");
-            }
-            let removed = write_results(&dir, &r, sc.output.plots, &streamed)?;
+            // that an interrupted or failed run leaves them, and its trace files under their
+            // temporary names (`trace.csv.partial`), which the error names.
+            let removed = write_results(&dir, &r, sc.output.plots).map_err(|e| {
+                let left: Vec<String> = r
+                    .trace_files
+                    .iter()
+                    .filter(|f| f.is_partial() && f.written.exists())
+                    .map(|f| f.written.display().to_string())
+                    .collect();
+                if left.is_empty() {
+                    e
+                } else {
+                    e.context(format!(
+                        "this run's trace was not moved into place: it is left as {}",
+                        left.join(" and ")
+                    ))
+                }
+            })?;
             print_summary(&r, &dir);
             if !removed.is_empty() {
                 println!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
@@ -951,16 +959,13 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
 
 /// Write a run's result files and plots into `dir`, with the list of them
 /// ([`wsn_sim::output::MANIFEST`]): first into a staging folder inside it ([`crate::staging`]);
-/// only when all of them are written do they replace the files of the same names, and then the
-/// files an earlier run wrote and this one did not are removed ([`wsn_sim::output::earlier_run`];
-/// `streamed`, this run's trace and pcap, stay); returns their names. A failure while writing
-/// (a full disk, say) leaves the earlier results as they were.
-fn write_results(
-    dir: &std::path::Path,
-    r: &wsn_sim::runner::RunResult,
-    plots: bool,
-    streamed: &[&str],
-) -> Result<Vec<String>> {
+/// only when all of them are written do they, and the run's trace files (written under their
+/// temporary names while it ran, [`wsn_sim::runner::RunResult::trace_files`]), replace the
+/// files of the same names, and then the files an earlier run wrote and this one did not are
+/// removed ([`wsn_sim::output::earlier_run`]); returns their names. A failure while writing (a
+/// full disk, say) leaves the earlier results, and the earlier trace files, as they were, and
+/// this run's trace files under their temporary names.
+fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: bool) -> Result<Vec<String>> {
     // Asked before the new files replace the old ones.
     let earlier = wsn_sim::output::earlier_run(dir);
     let staging = crate::staging::create(dir, "run")?;
@@ -970,21 +975,26 @@ fn write_results(
         }
         // The list of this run's files, for the next run into the folder.
         let mut files = crate::staging::names(&staging)?;
-        files.extend(streamed.iter().map(|s| s.to_string()));
+        files.extend(r.trace_files.iter().map(|f| f.name.to_string()));
         files.push(wsn_sim::output::MANIFEST.to_string());
         files.sort();
         let files: Vec<&str> = files.iter().map(String::as_str).collect();
         Ok(wsn_sim::output::write_manifest(&staging, &files)?)
     });
-    // The new files replace the old ones of the same names, then the earlier run's other files
-    // go (all but this run's, its trace and pcap among them).
-    let names = crate::staging::commit(
+    // The new files, the trace files among them, replace the old ones of the same names, then
+    // the earlier run's other files go (all but this run's). A trace file written as a stream
+    // (to a device or a pipe) is in place already.
+    let partial: Vec<(&std::path::Path, &str)> =
+        r.trace_files.iter().filter(|f| f.is_partial()).map(|f| (f.written.as_path(), f.name)).collect();
+    let names = crate::staging::commit_with(
         &staging,
         dir,
         written,
         &format!("the results in {} were left as they were", dir.display()),
+        &partial,
     )?;
-    let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed.iter().copied()).collect();
+    let streamed = r.trace_files.iter().filter(|f| !f.is_partial()).map(|f| f.name);
+    let keep: Vec<&str> = names.iter().map(String::as_str).chain(streamed).collect();
     Ok(wsn_sim::output::clear_previous(dir, &earlier, &keep)?)
 }
 

@@ -68,22 +68,67 @@ fn lock_path_of(folder: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Whether another live command holds the lock of the staging folder `folder`. A folder
-/// without a lock file, or whose lock can be taken, belongs to no live command.
-fn in_use(folder: &Path) -> bool {
-    let Ok(f) = std::fs::OpenOptions::new().write(true).open(lock_path_of(folder)) else { return false };
-    match f.try_lock() {
-        Ok(()) => false,
-        Err(std::fs::TryLockError::WouldBlock) => true,
-        // Locking not supported here: assume not in use, as before locks.
-        Err(std::fs::TryLockError::Error(_)) => false,
+/// How long a staging folder whose lock file cannot be locked (or opened) must have gone
+/// unmodified before it is taken for a leftover: without the lock, only its age tells a dead
+/// command's folder from a live one's. A day is far longer than a command stays silent while
+/// it writes into its staging folder (a `--seeds` run adds a seed's folder every few minutes;
+/// a single run writes all of its files within seconds), and a leftover folder only costs disk
+/// space until then.
+const UNLOCKABLE_STALE_AFTER: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// What trying the lock of a staging folder found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Probe {
+    /// No lock file: its command is done with the folder (it removes the lock file when it
+    /// ends), or a version without locks made it.
+    NoLockFile,
+    /// The lock could be taken: no live command holds it.
+    Free,
+    /// Another command holds the lock: it is still running.
+    Held,
+    /// The lock file could not be opened or locked (a file system without locks, say): nothing
+    /// tells whether a command still runs. Holds the reason.
+    Unknown(String),
+}
+
+/// Try the lock of the staging folder `folder` (and let it go again).
+fn probe(folder: &Path) -> Probe {
+    match std::fs::OpenOptions::new().write(true).open(lock_path_of(folder)) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Probe::NoLockFile,
+        Err(e) => Probe::Unknown(format!("opening it: {e}")),
+        Ok(f) => match f.try_lock() {
+            Ok(()) => Probe::Free,
+            Err(std::fs::TryLockError::WouldBlock) => Probe::Held,
+            Err(std::fs::TryLockError::Error(e)) => Probe::Unknown(e.to_string()),
+        },
     }
+}
+
+/// Whether a staging folder may belong to a command still running, from what its lock showed
+/// and how long ago the folder was last modified (`None`: unknown, or in the future). A folder
+/// whose lock tells nothing ([`Probe::Unknown`]) is taken as in use until it has gone
+/// [`UNLOCKABLE_STALE_AFTER`] without a change: removing a live command's folder loses its
+/// results, keeping a dead one's only costs space until then.
+fn in_use(probe: &Probe, age: Option<std::time::Duration>) -> bool {
+    match probe {
+        Probe::NoLockFile | Probe::Free => false,
+        Probe::Held => true,
+        Probe::Unknown(_) => age.is_none_or(|a| a < UNLOCKABLE_STALE_AFTER),
+    }
+}
+
+/// How long ago `folder` was last modified; `None` when that cannot be read or lies in the
+/// future.
+fn age(folder: &Path) -> Option<std::time::Duration> {
+    let modified = std::fs::metadata(folder).and_then(|m| m.modified()).ok()?;
+    std::time::SystemTime::now().duration_since(modified).ok()
 }
 
 /// Remove the staging folders an interrupted or failed earlier run left in `dir`, and their lock
 /// files, saying so (a run that writes in place, without staging, calls it once it has written
 /// everything); a folder whose command is still running (its lock is held) is left to it, and
-/// said so.
+/// said so, and so is one whose lock cannot be taken at all (a file system without locks)
+/// until it has gone a day unmodified ([`in_use`]).
 pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
     let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
     let mut stale: Vec<PathBuf> = entries
@@ -98,8 +143,30 @@ pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
         if !p.is_dir() {
             continue;
         }
-        if in_use(&p) {
-            println!("kept {} (a command still running writes into it)", p.display());
+        let lock = probe(&p);
+        let age = age(&p);
+        if let Probe::Unknown(why) = &lock {
+            // Said once per command, for the first such folder.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "warning: cannot lock {} ({why}): a staging folder whose lock cannot be taken is kept as \
+                     possibly in use until it has gone {} h unmodified",
+                    lock_path_of(&p).display(),
+                    UNLOCKABLE_STALE_AFTER.as_secs() / 3600
+                )
+            });
+        }
+        if in_use(&lock, age) {
+            match lock {
+                Probe::Unknown(_) => println!(
+                    "kept {} (its lock cannot be taken, and it changed less than {} h ago: a command may still \
+                     write into it)",
+                    p.display(),
+                    UNLOCKABLE_STALE_AFTER.as_secs() / 3600
+                ),
+                _ => println!("kept {} (a command still running writes into it)", p.display()),
+            }
             continue;
         }
         std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
@@ -126,13 +193,28 @@ pub(crate) fn names(staging: &Path) -> Result<Vec<String>> {
 /// When `dir` holds a folder where one of the files goes, change nothing in `dir` either, but
 /// keep `staging`, which holds the complete results (perhaps hours of runs), and name it.
 pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str) -> Result<Vec<String>> {
-    let names = match written.and_then(|()| names(staging)) {
+    commit_with(staging, dir, written, left, &[])
+}
+
+/// [`commit`], moving in with the staged files the files `outside` (each a file already in
+/// `dir` under another name, and the name it takes there: a run's trace written under its
+/// temporary name), which are left where they are on an error and are among the names
+/// returned.
+pub(crate) fn commit_with(
+    staging: &Path,
+    dir: &Path,
+    written: Result<()>,
+    left: &str,
+    outside: &[(&Path, &str)],
+) -> Result<Vec<String>> {
+    let staged = match written.and_then(|()| names(staging)) {
         Ok(n) => n,
         Err(e) => {
             let _ = std::fs::remove_dir_all(staging);
             return Err(e.context(left.to_string()));
         }
     };
+    let names: Vec<&str> = staged.iter().map(String::as_str).chain(outside.iter().map(|o| o.1)).collect();
     if let Some(n) = names.iter().find(|n| dir.join(n).is_dir()) {
         anyhow::bail!(
             "{} is a folder, where a file of that name goes; {left}; this run's results are in {} (until the next \
@@ -141,12 +223,13 @@ pub(crate) fn commit(staging: &Path, dir: &Path, written: Result<()>, left: &str
             staging.display()
         );
     }
-    for n in &names {
+    let moves = staged.iter().map(|n| (staging.join(n), n.as_str())).chain(outside.iter().map(|o| (o.0.into(), o.1)));
+    for (from, n) in moves {
         let to = dir.join(n);
-        std::fs::rename(staging.join(n), &to).with_context(|| format!("moving the new {} into place", to.display()))?;
+        std::fs::rename(from, &to).with_context(|| format!("moving the new {} into place", to.display()))?;
     }
     std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
-    Ok(names)
+    Ok(names.into_iter().map(String::from).collect())
 }
 
 #[cfg(test)]
@@ -181,6 +264,43 @@ mod tests {
         drop(live);
         let _b = create(&dir, "run").unwrap();
         assert!(!left.exists(), "a folder whose lock was released stayed");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// The decision for each thing a folder's lock can show: a lock that cannot be taken keeps
+    /// the folder until it has gone a day unmodified, or for good when its age is unknown.
+    #[test]
+    fn a_lock_that_cannot_be_taken_keeps_the_folder_for_a_day() {
+        let h = |n: u64| Some(std::time::Duration::from_secs(n * 3600));
+        let unknown = Probe::Unknown("locks not supported".into());
+        for age in [None, h(0), h(23), h(24), h(1000)] {
+            assert!(!in_use(&Probe::NoLockFile, age) && !in_use(&Probe::Free, age), "{age:?}");
+            assert!(in_use(&Probe::Held, age), "{age:?}");
+        }
+        assert!(in_use(&unknown, None), "an unknown age");
+        assert!(in_use(&unknown, h(0)) && in_use(&unknown, h(23)));
+        assert!(in_use(&unknown, Some(UNLOCKABLE_STALE_AFTER - std::time::Duration::from_secs(1))));
+        assert!(!in_use(&unknown, h(24)) && !in_use(&unknown, h(1000)));
+    }
+
+    /// `remove_stale` keeps a folder whose lock file cannot be opened (here a folder stands in
+    /// its place) while it is recent, and removes it once it has gone a day unmodified.
+    #[cfg(unix)]
+    #[test]
+    fn a_folder_whose_lock_cannot_be_taken_goes_when_old() {
+        let dir = std::env::temp_dir().join(format!("wsn-staging-unlockable-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        let folder = dir.join(".wsn-staging-run-5-6");
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("summary.json"), "{}").unwrap();
+        std::fs::create_dir(lock_path_of(&folder)).unwrap();
+        assert!(matches!(probe(&folder), Probe::Unknown(_)), "{:?}", probe(&folder));
+        remove_stale(&dir).unwrap();
+        assert!(folder.join("summary.json").exists(), "a recent folder whose lock cannot be taken was removed");
+        let old = std::time::SystemTime::now() - UNLOCKABLE_STALE_AFTER - std::time::Duration::from_secs(60);
+        std::fs::File::open(&folder).unwrap().set_modified(old).unwrap();
+        remove_stale(&dir).unwrap();
+        assert!(!folder.exists(), "a folder unmodified for a day was kept");
         std::fs::remove_dir_all(&dir).ok();
     }
 }

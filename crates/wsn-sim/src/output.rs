@@ -3,7 +3,7 @@
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::runner::{RunError, RunResult};
 
@@ -54,10 +54,60 @@ pub fn tree_figure_stem(sink: wsn_wire::NodeId) -> String {
     format!("tree_sink{}", sink.0)
 }
 
+/// The trace files a run may write while it runs (with `output.trace`, `output.pcap`).
+pub const TRACE_FILES: &[&str] = &["trace.csv", "frames.pcap"];
+
+/// Suffix of the temporary name under which a run writes a trace file ([`TRACE_FILES`]) until
+/// its caller moves it into place ([`publish_trace_files`]): `trace.csv.partial`.
+pub const PARTIAL_SUFFIX: &str = ".partial";
+
+/// The temporary name of the trace file `name`: `trace.csv.partial`.
+pub fn partial_name(name: &str) -> String {
+    format!("{name}{PARTIAL_SUFFIX}")
+}
+
+/// Whether `name` is the temporary name of a trace file ([`partial_name`]).
+pub fn is_partial_file(name: &str) -> bool {
+    name.strip_suffix(PARTIAL_SUFFIX).is_some_and(|n| TRACE_FILES.contains(&n))
+}
+
+/// A trace file of a run ([`TRACE_FILES`]) and where the run wrote it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFile {
+    /// Its name in the output folder (`trace.csv`, `frames.pcap`).
+    pub name: &'static str,
+    /// Its place, `<out_dir>/<name>`, as an absolute path.
+    pub path: PathBuf,
+    /// Where the run wrote it: its temporary name beside its place ([`partial_name`]), or the
+    /// place itself when what stands there is not a regular file (a device such as `/dev/null`,
+    /// a named pipe; reached directly or through a symbolic link), which is written as a stream.
+    pub written: PathBuf,
+}
+
+impl TraceFile {
+    /// Whether the run wrote it under its temporary name, to be moved into place.
+    pub fn is_partial(&self) -> bool {
+        self.written != self.path
+    }
+}
+
+/// Move the trace files a run wrote under their temporary names into place, replacing the files
+/// of their names (a symbolic link is replaced, not its target). A caller that writes other
+/// files for the run calls it once those are written, so that the folder never holds this run's
+/// trace beside an earlier run's results. Stops at the first failure, naming the file.
+pub fn publish_trace_files(files: &[TraceFile]) -> Result<(), RunError> {
+    for f in files.iter().filter(|f| f.is_partial()) {
+        std::fs::rename(&f.written, &f.path)
+            .map_err(|source| RunError::Output { path: f.path.display().to_string(), source })?;
+    }
+    Ok(())
+}
+
 /// Whether `name` is a file a run may write: one of [`OUTPUT_FILES`], a figure of
-/// [`FIGURE_STEMS`], or a further sink's tree figure ([`tree_figure_stem`]), as PNG or SVG.
+/// [`FIGURE_STEMS`], or a further sink's tree figure ([`tree_figure_stem`]), as PNG or SVG, or
+/// the temporary name of a trace file ([`is_partial_file`]).
 pub fn is_output_file(name: &str) -> bool {
-    if OUTPUT_FILES.contains(&name) || name == MANIFEST {
+    if OUTPUT_FILES.contains(&name) || name == MANIFEST || is_partial_file(name) {
         return true;
     }
     let Some(stem) = name.strip_suffix(".png").or_else(|| name.strip_suffix(".svg")) else { return false };
@@ -123,8 +173,9 @@ pub fn write_manifest(dir: &Path, names: &[&str]) -> Result<(), RunError> {
 /// says an earlier run wrote into `dir`, so that none of them is left beside the new run's
 /// (e.g. RCRT's rates.csv after a best-effort run, or a second sink's tree after a one-sink
 /// run), except those named in `keep` (the new run's files). Called once the new run has
-/// finished, so an interrupted or failed run leaves the earlier results in place. Other files
-/// are left alone. Returns the names removed, sorted. A missing folder is not an error.
+/// finished, so an interrupted or failed run leaves the earlier results in place. Other files,
+/// and the temporary names of trace files ([`is_partial_file`]), are left alone. Returns the
+/// names removed, sorted. A missing folder is not an error.
 pub fn clear_previous(dir: &Path, earlier: &EarlierRun, keep: &[&str]) -> Result<Vec<String>, RunError> {
     let mut names: Vec<String> = match earlier {
         EarlierRun::None => return Ok(Vec::new()),
@@ -146,7 +197,10 @@ pub fn clear_previous(dir: &Path, earlier: &EarlierRun, keep: &[&str]) -> Result
             names
         }
     };
-    names.retain(|n| is_output_file(n) && n != MANIFEST && !keep.contains(&n.as_str()));
+    // A trace file's temporary name is not a finished run's file: it is left by a run that
+    // failed (named in its error) or written by one still running, and the next run that writes
+    // that trace file replaces it.
+    names.retain(|n| is_output_file(n) && n != MANIFEST && !is_partial_file(n) && !keep.contains(&n.as_str()));
     names.sort();
     names.dedup();
     let mut removed = Vec::new();
@@ -318,4 +372,31 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), RunError> {
     }
     w.flush().map_err(&e)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The trace files' temporary names are a run's names (a run replaces them, so an input of
+    /// that name is refused), but no earlier run's: `clear_previous` leaves them, even in a
+    /// folder an older version wrote, where every other file of a run's names goes.
+    #[test]
+    fn temporary_trace_names_are_left_to_the_run_that_writes_them() {
+        assert!(is_partial_file("trace.csv.partial") && is_partial_file("frames.pcap.partial"));
+        assert!(!is_partial_file("rates.csv.partial") && !is_partial_file("trace.csv"));
+        assert!(is_output_file("trace.csv.partial") && is_output_file("frames.pcap.partial"));
+        assert!(!is_output_file("trace.csv.partial.partial") && !is_output_file(".partial"));
+        let dir = std::env::temp_dir().join(format!("wsn-partial-names-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["trace.csv", "trace.csv.partial", "frames.pcap.partial", "rates.csv"] {
+            std::fs::write(dir.join(name), name).unwrap();
+        }
+        let listed = EarlierRun::Listed(vec!["trace.csv".into(), "trace.csv.partial".into()]);
+        assert_eq!(clear_previous(&dir, &listed, &[]).unwrap(), ["trace.csv"]);
+        assert_eq!(clear_previous(&dir, &EarlierRun::Unlisted, &[]).unwrap(), ["rates.csv"]);
+        assert!(dir.join("trace.csv.partial").exists() && dir.join("frames.pcap.partial").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -9,6 +9,7 @@ use wsn_wire::NodeId;
 
 use crate::endpoints::EndpointSpec;
 use crate::network::{ChannelOptions, FlowSpec, Network, NetworkSpec};
+use crate::output::{partial_name, TraceFile, TRACE_FILES};
 use crate::radio::noise::{NoiseConfig, NoiseModel};
 use crate::rng::{stream, Purpose};
 use crate::routing::mhlqi::MhlqiConfig;
@@ -35,6 +36,21 @@ pub enum RunError {
         /// Cause.
         source: std::io::Error,
     },
+    /// The run failed after it had opened its trace files, which it leaves under their temporary
+    /// names ([`crate::output::partial_name`]), unfinished, for a look at what it wrote.
+    #[error("{source}; this run's unfinished trace is left as {}", left_list(left))]
+    TraceLeft {
+        /// Why the run failed.
+        source: Box<RunError>,
+        /// The files left (`…/trace.csv.partial`, `…/frames.pcap.partial`).
+        left: Vec<PathBuf>,
+    },
+}
+
+/// `a`, `a and b`: the files a failed run left.
+fn left_list(left: &[PathBuf]) -> String {
+    let names: Vec<String> = left.iter().map(|p| p.display().to_string()).collect();
+    names.join(" and ")
 }
 
 impl From<crate::trace::TraceFileError> for RunError {
@@ -310,13 +326,18 @@ pub struct RunResult {
     /// What the run found questionable in its inputs once it built them (e.g. a static tree's
     /// edge without a radio link), for the command line to print.
     pub warnings: Vec<String>,
+    /// The trace files the run wrote into [`RunOptions::out_dir`], under their temporary names
+    /// (or as streams): the caller moves them into place with
+    /// [`crate::output::publish_trace_files`] once it has written the run's other files.
+    pub trace_files: Vec<TraceFile>,
 }
 
 /// Options of one run.
 pub struct RunOptions<'a> {
     /// Override the scenario's seed.
     pub seed: Option<u64>,
-    /// Directory for the trace and pcap files (when the scenario asks for them).
+    /// Directory for the trace and pcap files (when the scenario asks for them), which the run
+    /// writes under temporary names ([`RunResult::trace_files`]).
     pub out_dir: Option<PathBuf>,
     /// Called with the fraction done, about every simulated bin.
     pub progress: Option<&'a mut dyn FnMut(f64)>,
@@ -407,6 +428,7 @@ pub(crate) struct Prepared {
     end: Instant,
     bin: Duration,
     warnings: Vec<String>,
+    trace_files: Vec<TraceFile>,
 }
 
 /// Check a scenario as far as it can be without running it: build its network (reading every
@@ -423,9 +445,10 @@ pub fn check(sc: &Scenario, seed: Option<u64>) -> Result<Vec<String>, RunError> 
 const WRITE_CHECK_STEP: Duration = Duration::from_secs(1);
 
 /// Run a scenario to its end; a failed write to the trace files stops it early, with an error
-/// that names the file.
+/// that names the file (and the unfinished trace files it leaves, [`RunError::TraceLeft`]).
+/// The trace files are written under temporary names: see [`RunResult::trace_files`].
 pub fn run(sc: &Scenario, opts: RunOptions<'_>) -> Result<RunResult, RunError> {
-    let Prepared { mut net, positions, preset, seed, end, bin, warnings } =
+    let Prepared { mut net, positions, preset, seed, end, bin, warnings, trace_files } =
         prepare(sc, opts.seed, opts.out_dir.as_deref()).map_err(|e| locate(sc, e))?;
     let traffic_start = net.flows().iter().map(|f| f.start).min().unwrap_or(end);
     let wall = WallInstant::now();
@@ -433,8 +456,16 @@ pub fn run(sc: &Scenario, opts: RunOptions<'_>) -> Result<RunResult, RunError> {
         simulate(&mut net, end, bin, traffic_start, opts.progress);
     net.close_queue_bins();
     let wall_seconds = wall.elapsed().as_secs_f64();
-    // After a failed write (the loop stopped there), the error, naming the file.
-    let sha = net.tracer.finish()?;
+    // After a failed write (the loop stopped there), the error, naming the file and what is left.
+    let sha = net.tracer.finish().map_err(|e| {
+        let left: Vec<PathBuf> =
+            trace_files.iter().filter(|f| f.is_partial() && f.written.exists()).map(|f| f.written.clone()).collect();
+        if left.is_empty() {
+            RunError::from(e)
+        } else {
+            RunError::TraceLeft { source: Box::new(e.into()), left }
+        }
+    })?;
     let mut depths_during: Vec<u32> =
         series.iter().filter(|s| s.t_s > traffic_start.as_secs_f64()).map(|s| s.max_depth).collect();
     depths_during.sort_unstable();
@@ -453,7 +484,16 @@ pub fn run(sc: &Scenario, opts: RunOptions<'_>) -> Result<RunResult, RunError> {
     );
     summary.routing.median_max_depth = pct(50);
     summary.routing.max_depth_p10_p90 = [pct(10), pct(90)];
-    Ok(RunResult { summary, series, positions, network: net, bin, parent_changes_before_traffic: before, warnings })
+    Ok(RunResult {
+        summary,
+        series,
+        positions,
+        network: net,
+        bin,
+        parent_changes_before_traffic: before,
+        warnings,
+        trace_files,
+    })
 }
 
 /// What [`simulate`] saw on the way.
@@ -824,50 +864,69 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             net.install_endpoints(&endpoint_spec(c, true, mac.max_payload)?).map_err(RunError::Config)?
         }
     }
-    // Last, once nothing can refuse the scenario any more: opening the files replaces the trace
-    // of an earlier run in the same folder. (Nothing has been recorded yet.)
+    // Last, once nothing can refuse the scenario any more. The files are written under
+    // temporary names, so that an earlier run's trace files stay until this run's caller moves
+    // these into place. (Nothing has been recorded yet.)
+    let mut trace_files = Vec::new();
     if let Some(dir) = out_dir {
-        let wanted = [("trace.csv", sc.output.trace), ("frames.pcap", sc.output.pcap)];
-        let names: Vec<&str> = wanted.iter().filter(|w| w.1).map(|w| w.0).collect();
+        let wanted = [(TRACE_FILES[0], sc.output.trace), (TRACE_FILES[1], sc.output.pcap)];
+        let names: Vec<&'static str> = wanted.iter().filter(|w| w.1).map(|w| w.0).collect();
         let mut tracer = std::mem::take(&mut net.tracer);
         debug_assert_eq!(tracer.events(), 0, "events recorded before the trace files were opened");
-        for (name, path, file) in open_trace_files(dir, &names)? {
-            tracer = if name == "trace.csv" { tracer.with_csv(path, file)? } else { tracer.with_pcap(path, file)? };
+        for (f, file) in open_trace_files(dir, &names)? {
+            let path = f.written.clone();
+            tracer = if f.name == "trace.csv" { tracer.with_csv(path, file)? } else { tracer.with_pcap(path, file)? };
+            trace_files.push(f);
         }
         net.tracer = tracer;
     }
-    Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin, warnings })
+    Ok(Prepared { net, positions, preset: mac.preset, seed, end, bin, warnings, trace_files })
 }
 
-/// Open the trace files `names` in `dir` for writing, named by absolute paths. All are opened
-/// before any is emptied, so that one that cannot be opened leaves the others as an earlier run
-/// left them (and those this call created are removed again).
-fn open_trace_files<'n>(dir: &Path, names: &[&'n str]) -> Result<Vec<(&'n str, PathBuf, std::fs::File)>, RunError> {
-    let mut files = Vec::new();
+/// Open the trace files `names` in `dir` for writing, their paths made absolute: each under its
+/// temporary name ([`crate::output::partial_name`]; one left there by an earlier run is
+/// replaced), except where what stands at the name is not a regular file (a device, a named
+/// pipe), which is written to as a stream, as it is. A folder standing at a name is refused
+/// before any file is touched; on any failure the files this call created are removed again,
+/// and the earlier run's trace files are never touched.
+fn open_trace_files(dir: &Path, names: &[&'static str]) -> Result<Vec<(TraceFile, std::fs::File)>, RunError> {
+    let output = |path: &Path, source| RunError::Output { path: path.display().to_string(), source };
+    let mut plan = Vec::new();
     for &name in names {
         let path = dir.join(name);
         let path = std::path::absolute(&path).unwrap_or(path);
-        let existed = path.symlink_metadata().is_ok();
-        match std::fs::OpenOptions::new().write(true).create(true).truncate(false).open(&path) {
-            Ok(file) => files.push((name, path, file, existed)),
+        // What stands at the name, through symbolic links: nothing (or a broken link) and a
+        // regular file are replaced once the run is done; a device or a pipe is a stream.
+        let written = match std::fs::metadata(&path) {
+            Ok(m) if m.is_dir() => {
+                let e = std::io::Error::new(std::io::ErrorKind::IsADirectory, "a folder stands where the file goes");
+                return Err(output(&path, e));
+            }
+            Ok(m) if !m.is_file() => path.clone(),
+            _ => path.with_file_name(partial_name(name)),
+        };
+        plan.push(TraceFile { name, path, written });
+    }
+    let mut opened: Vec<(TraceFile, std::fs::File)> = Vec::new();
+    for f in plan {
+        let file = if f.is_partial() {
+            // A link standing at the temporary name is removed, not followed.
+            match std::fs::remove_file(&f.written) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(e),
+                _ => std::fs::OpenOptions::new().write(true).create_new(true).open(&f.written),
+            }
+        } else {
+            std::fs::OpenOptions::new().write(true).open(&f.written)
+        };
+        match file {
+            Ok(file) => opened.push((f, file)),
             Err(source) => {
-                for (_, p, _, existed) in &files {
-                    if !existed {
-                        std::fs::remove_file(p).ok();
-                    }
+                for (g, _) in opened.iter().filter(|(g, _)| g.is_partial()) {
+                    std::fs::remove_file(&g.written).ok();
                 }
-                return Err(RunError::Output { path: path.display().to_string(), source });
+                return Err(output(&f.written, source));
             }
         }
-    }
-    let mut opened = Vec::new();
-    for (name, path, file, _) in files {
-        // Emptied as `File::create` does: a regular file only (a device or a pipe is written
-        // to as it is).
-        if file.metadata().is_ok_and(|m| m.is_file()) {
-            file.set_len(0).map_err(|source| RunError::Output { path: path.display().to_string(), source })?;
-        }
-        opened.push((name, path, file));
     }
     Ok(opened)
 }
@@ -1717,7 +1776,8 @@ mod tests {
     /// A scenario refused while its network is built (a check of the protocol's sink, of the
     /// IFRC agents, of the endpoints) leaves the trace files of an earlier run in the folder as
     /// they were, and creates none; so does a trace file that cannot be opened. A run that
-    /// starts replaces them, with the digest of a run without files.
+    /// finishes writes its own under temporary names, with the digest of a run without files,
+    /// and they replace the earlier ones only once published.
     #[test]
     fn a_refused_run_leaves_the_earlier_trace_files_alone() {
         let dir = std::env::temp_dir().join(format!("wsn-refused-trace-{}", std::process::id()));
@@ -1767,16 +1827,34 @@ mod tests {
         let e = go(&small(&files)).err().expect("a folder opened as frames.pcap").to_string();
         assert!(e.starts_with(&format!("writing {}: ", dir.join("frames.pcap").display())), "{e}");
         assert!(!dir.join("trace.csv").exists(), "an empty trace.csv left behind");
+        assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 1, "a temporary file left behind");
         std::fs::write(dir.join("trace.csv"), "an earlier trace").unwrap();
         go(&small(&files)).err().expect("a folder opened as frames.pcap");
         assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "an earlier trace");
         std::fs::remove_dir(dir.join("frames.pcap")).unwrap();
-        // A run replaces both (a longer earlier file leaves nothing of itself behind).
+        // A run writes both under temporary names (replacing ones an earlier failed run left,
+        // not following a link there), and they replace the earlier files once published (a
+        // longer earlier file leaves nothing of itself behind).
         std::fs::write(dir.join("trace.csv"), "#".repeat(1 << 22)).unwrap();
         std::fs::write(dir.join("frames.pcap"), "#".repeat(1 << 22)).unwrap();
+        std::fs::write(dir.join("trace.csv.partial"), "a failed run's trace").unwrap();
+        std::fs::write(dir.join("mine"), "not a trace").unwrap();
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(dir.join("mine"), dir.join("frames.pcap.partial")).unwrap();
         let with = go(&small(&files)).unwrap();
         let without = run(&small(&[]), RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
         assert_eq!(with.summary.trace_sha256, without.summary.trace_sha256);
+        assert!(without.trace_files.is_empty());
+        assert_eq!(std::fs::read(dir.join("mine")).unwrap(), b"not a trace", "a link at a temporary name was followed");
+        let names: Vec<&str> = with.trace_files.iter().map(|f| f.name).collect();
+        assert_eq!(names, ["trace.csv", "frames.pcap"]);
+        for f in &with.trace_files {
+            assert_eq!(f.path, dir.join(f.name));
+            assert_eq!(f.written, dir.join(format!("{}.partial", f.name)));
+            assert_eq!(std::fs::read(&f.path).unwrap(), "#".repeat(1 << 22).as_bytes(), "replaced before publishing");
+        }
+        crate::output::publish_trace_files(&with.trace_files).unwrap();
+        assert!(!dir.join("trace.csv.partial").exists() && !dir.join("frames.pcap.partial").exists());
         let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
         assert!(trace.starts_with(crate::trace::TRACE_CSV_HEADER) && !trace.contains('#'));
         let pcap = std::fs::read(dir.join("frames.pcap")).unwrap();
@@ -1876,6 +1954,7 @@ mod tests {
                 let set: Vec<&str> = set.iter().map(String::as_str).collect();
                 let out_dir = files.then(|| dir.clone());
                 let r = run(&small(&set), RunOptions { seed: None, out_dir, progress: None }).unwrap();
+                crate::output::publish_trace_files(&r.trace_files).unwrap();
                 let written = files.then(|| {
                     let trace = std::fs::read_to_string(dir.join("trace.csv")).unwrap();
                     (trace, std::fs::read(dir.join("frames.pcap")).unwrap())

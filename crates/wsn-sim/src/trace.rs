@@ -312,8 +312,9 @@ impl Tracer {
         if let Some(e) = self.io_error.take() {
             return Err(e);
         }
-        if let Some((path, w)) = &mut self.csv {
-            w.flush().map_err(|source| TraceFileError { path: path.clone(), source })?;
+        // Taken, as the pcap: the files are closed once flushed (a caller may rename them).
+        if let Some((path, mut w)) = self.csv.take() {
+            w.flush().map_err(|source| TraceFileError { path, source })?;
         }
         if let Some((path, p)) = self.pcap.take() {
             p.into_inner().flush().map_err(|source| TraceFileError { path, source })?;

@@ -230,8 +230,12 @@ fn tossim_send_done_is_eleven_symbols_after_the_extended_frame() {
     std::fs::create_dir_all(&dir).unwrap();
     let sc =
         load("tossim/testsimcomm.toml", &["topology.gains_file=gains-equal.txt", "duration_s=20", "output.trace=true"]);
-    wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None })
-        .expect("run succeeds");
+    let r = wsn_sim::runner::run(
+        &sc,
+        wsn_sim::runner::RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None },
+    )
+    .expect("run succeeds");
+    wsn_sim::output::publish_trace_files(&r.trace_files).expect("trace.csv moved into place");
     let trace = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
     let sym = 1e9 / 65_536.0;
     let mut tx_at = std::collections::HashMap::new();
