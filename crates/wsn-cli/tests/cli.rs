@@ -76,9 +76,196 @@ fn a_refused_payload_leaves_no_folder() {
     assert!(!out.exists(), "{} was left", out.display());
 }
 
+/// A reproduction's `numbers.csv`: each key's `ours` (`None` for `n/a`) and note.
+struct Numbers {
+    path: PathBuf,
+    rows: Vec<(String, Option<f64>, String)>,
+}
+
+impl Numbers {
+    fn read(path: &Path) -> Numbers {
+        let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let rows = r
+            .records()
+            .map(|rec| {
+                let rec = rec.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let ours = match &rec[2] {
+                    "n/a" => None,
+                    v => Some(v.parse::<f64>().unwrap_or_else(|_| panic!("{}: {} = {v}", path.display(), &rec[0]))),
+                };
+                (rec[0].to_string(), ours, rec[4].to_string())
+            })
+            .collect();
+        Numbers { path: path.to_path_buf(), rows }
+    }
+
+    fn row(&self, key: &str) -> &(String, Option<f64>, String) {
+        self.rows.iter().find(|r| r.0 == key).unwrap_or_else(|| panic!("{}: no key {key}", self.path.display()))
+    }
+
+    /// The value of `key`, `None` for `n/a`.
+    fn get(&self, key: &str) -> Option<f64> {
+        self.row(key).1
+    }
+
+    /// The value of `key`, which must be a number.
+    fn num(&self, key: &str) -> f64 {
+        self.get(key).unwrap_or_else(|| panic!("{}: {key} is n/a", self.path.display()))
+    }
+
+    fn note(&self, key: &str) -> &str {
+        &self.row(key).2
+    }
+
+    /// The value of `key` with its rounding error ([`sig4_err`]).
+    fn approx(&self, key: &str) -> (f64, f64) {
+        let v = self.num(key);
+        (v, sig4_err(v))
+    }
+}
+
+/// The largest rounding error of a value printed with four significant digits (the `ours` column,
+/// `reproduce::sig4`), judged from the printed value.
+fn sig4_err(x: f64) -> f64 {
+    if x == 0.0 {
+        return 0.0;
+    }
+    (0.5 * 10f64.powi(x.abs().log10().floor() as i32 - 3)).max(0.5e-12)
+}
+
+/// The range of a / b for a in a.0 ± a.1 and b in b.0 ± b.1 (both non-negative quantities).
+fn quotient_range(a: (f64, f64), b: (f64, f64)) -> (f64, f64) {
+    assert!(a.0 >= 0.0 && b.0 >= 0.0, "{a:?} / {b:?}");
+    let lo = (a.0 - a.1).max(0.0) / (b.0 + b.1);
+    let hi = if b.0 - b.1 > 0.0 { (a.0 + a.1) / (b.0 - b.1) } else { f64::INFINITY };
+    (lo, hi)
+}
+
+/// `q` (± its error) can be a / b, each known within its error.
+#[track_caller]
+fn assert_quotient(what: &str, q: (f64, f64), a: (f64, f64), b: (f64, f64)) {
+    let (lo, hi) = quotient_range(a, b);
+    assert!(q.0 + q.1 >= lo * (1.0 - 1e-12) && q.0 - q.1 <= hi * (1.0 + 1e-12), "{what} = {q:?}, not {a:?} / {b:?}");
+}
+
+/// `key` is a share: n/a or within [0, 1].
+#[track_caller]
+fn assert_share(n: &Numbers, key: &str) {
+    let v = n.get(key);
+    assert!(v.is_none_or(|x| (0.0..=1.0).contains(&x)), "{key} = {v:?} is not a share");
+}
+
+/// The first number after `after` in `text` (digits, a point, a minus sign).
+#[track_caller]
+fn number_after(text: &str, after: &str) -> f64 {
+    let at = text.find(after).unwrap_or_else(|| panic!("no {after:?} in {text:?}")) + after.len();
+    let digits: String =
+        text[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '.' || *c == '-').collect();
+    digits.parse().unwrap_or_else(|_| panic!("no number after {after:?} in {text:?}"))
+}
+
+/// The rows of the table of runs in `wsn compare`'s report, by (run, MAC): mean goodput,
+/// second-half goodput, mean rate (pkt/s, printed with three decimals) and queue drops.
+fn compare_table(report: &str) -> Vec<(String, String, [f64; 3], u64)> {
+    report
+        .lines()
+        .filter(|l| l.starts_with("| ") && l.contains(" profile) | "))
+        .map(|l| {
+            let c: Vec<&str> = l.split('|').map(str::trim).collect();
+            let x = |i: usize| -> f64 { c[i].parse().unwrap_or_else(|_| panic!("column {i} of {l}")) };
+            (c[1].to_string(), c[2].to_string(), [x(3), x(4), x(5)], c[8].parse().unwrap_or_else(|_| panic!("{l}")))
+        })
+        .collect()
+}
+
+/// Check one seed's comparison: every derived key against the report's table of runs (values
+/// printed with three decimals, ± 0.0005) or the keys it divides, and the copies under the
+/// `wsn reproduce ifrc` names.
+fn check_compare_seed(dir: &Path) {
+    let n = Numbers::read(&dir.join("numbers.csv"));
+    let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
+    let table = compare_table(&report);
+    assert_eq!(table.len(), 10, "{}: two profiles of five runs each", dir.display());
+    let run = |name: &str, mac: &str| -> ([f64; 3], u64) {
+        let r = table.iter().find(|r| r.0 == name && r.1 == mac);
+        let r = r.unwrap_or_else(|| panic!("{}: no row {name} on {mac}", dir.display()));
+        (r.2, r.3)
+    };
+    // Every figure is a count, a rate or a ratio of them.
+    for (key, v, _) in &n.rows {
+        assert!(v.is_none_or(|x| x >= 0.0), "{}: {key} = {v:?}", dir.display());
+    }
+    const T: f64 = 0.0005;
+    for (p, sfx) in [("paper", ""), ("reference_code", "_reference_code")] {
+        let hw = run(&format!("RCRT ({p} profile)"), "tinyos1_tenet").0;
+        let sw = run(&format!("RCRT ({p} profile)"), "ifrc2006").0;
+        let small = run(&format!("RCRT 32-byte packets ({p} profile)"), "tinyos1_tenet").0;
+        let frozen = run(&format!("RCRT frozen tree ({p} profile)"), "tinyos1_tenet").0;
+        let ifrc = run(&format!("IFRC ({p} profile)"), "ifrc2006").0;
+        // (key, numerator, denominator, column: 0 mean goodput, 1 second half, 2 mean rate)
+        let mut derived = vec![
+            ("rcrt_over_ifrc_same_mac", sw, 0),
+            ("rcrt_over_ifrc_paper_mac", hw, 0),
+            ("rcrt_over_ifrc_paper_mac_steady", hw, 1),
+            ("rcrt_frozen_tree_over_ifrc", frozen, 0),
+            ("rcrt_small_packets_over_ifrc", small, 0),
+        ];
+        if p == "paper" {
+            derived.extend([("rcrt_over_ifrc_same_mac_rate", sw, 2), ("rcrt_over_ifrc_paper_mac_rate", hw, 2)]);
+        }
+        for (key, num, col) in derived {
+            let key = format!("{key}{sfx}");
+            match n.get(&key) {
+                Some(v) => assert_quotient(&key, (v, sig4_err(v)), (num[col], T), (ifrc[col], T)),
+                // Not a number: 0/0 or x/0 (a denominator printed as 0.000), or a run without one.
+                None => assert!(
+                    num[col].is_nan() || ifrc[col].is_nan() || ifrc[col] < T,
+                    "{key} is n/a, from {} / {}",
+                    num[col],
+                    ifrc[col]
+                ),
+            }
+        }
+    }
+    // The keys behind them, and the ratio of two keys.
+    let (ifrc, ifrc_drops) = run("IFRC (paper profile)", "ifrc2006");
+    let hw = run("RCRT (paper profile)", "tinyos1_tenet").0;
+    for (key, table_value) in [("cmp_ifrc_mean_goodput_pps", ifrc[0]), ("cmp_rcrt_mean_goodput_pps", hw[0])] {
+        let (v, e) = n.approx(key);
+        assert!((v - table_value).abs() <= e + T, "{key} = {v}, the table {table_value}");
+    }
+    assert_eq!(n.get("cmp_ifrc_queue_overflows"), Some(ifrc_drops as f64));
+    assert_quotient(
+        "rcrt_over_ifrc_paper_mac",
+        n.approx("rcrt_over_ifrc_paper_mac"),
+        n.approx("cmp_rcrt_mean_goodput_pps"),
+        n.approx("cmp_ifrc_mean_goodput_pps"),
+    );
+    // Both IFRC-over-best-fixed ratios divide by the same best fixed goodput, so their quotient
+    // is that of IFRC's second-half and whole-run goodputs.
+    match (n.get("cmp_ifrc_over_best_fixed_steady"), n.get("cmp_ifrc_over_best_fixed")) {
+        (Some(steady), Some(whole)) => {
+            let (lo, hi) = quotient_range((steady, sig4_err(steady)), (whole, sig4_err(whole)));
+            let (lo2, hi2) = quotient_range((ifrc[1], T), n.approx("cmp_ifrc_mean_goodput_pps"));
+            assert!(lo <= hi2 && lo2 <= hi, "over best fixed: steady {steady} / whole {whole} vs {}", ifrc[1]);
+        }
+        (None, None) => {}
+        other => panic!("one of the over-best-fixed ratios is n/a: {other:?}"),
+    }
+    // The copies under the names `wsn reproduce ifrc` uses.
+    for (copy, of) in [
+        ("queue_overflows", "cmp_ifrc_queue_overflows"),
+        ("ifrc_mean_goodput_pps", "cmp_ifrc_mean_goodput_pps"),
+        ("ifrc_over_best_fixed", "cmp_ifrc_over_best_fixed_steady"),
+    ] {
+        assert_eq!(n.get(copy), n.get(of), "{copy} is a copy of {of}");
+    }
+}
+
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
 /// the IFRC issue names; `--seed 2 --seeds 2` runs it on seeds 2 and 3, each report naming its
-/// seed, and the top-level numbers.csv holds the medians.
+/// seed, and the top-level numbers.csv holds the medians. Each seed's ratios are the quotients
+/// of the goodputs and rates its report lists ([`check_compare_seed`]).
 #[test]
 fn compare_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-compare-test-{}", std::process::id()));
@@ -109,18 +296,39 @@ fn compare_quick_writes_the_required_numbers() {
         let ours: f64 = line.split(',').nth(2).and_then(|v| v.parse().ok()).unwrap_or_else(|| panic!("{line}"));
         assert!(ours.is_finite() && ours >= 0.0, "{line}");
     }
-    // The top-level value is the median of the two seeds' own numbers.
-    let ours_of = |file: &str| -> f64 {
-        let text = std::fs::read_to_string(file).unwrap();
-        let line = text.lines().find(|l| l.starts_with("ifrc_mean_goodput_pps,")).unwrap().to_string();
-        line.split(',').nth(2).unwrap().parse().unwrap()
-    };
-    let (a, b) = (
-        ours_of(out.join("seed-2/numbers.csv").to_str().unwrap()),
-        ours_of(out.join("seed-3/numbers.csv").to_str().unwrap()),
+    // Each seed's derived numbers against what they derive from.
+    check_compare_seed(&out.join("seed-2"));
+    check_compare_seed(&out.join("seed-3"));
+    // Every top-level value is the median of the two seeds' own numbers (their mean), and
+    // seeds.csv lists both with that median, their minimum and maximum. A seed without a number
+    // is left out of the median, or makes it n/a (a ratio over a best fixed rate beyond the
+    // sweep).
+    let (top, s2, s3) = (
+        Numbers::read(&out.join("numbers.csv")),
+        Numbers::read(&out.join("seed-2/numbers.csv")),
+        Numbers::read(&out.join("seed-3/numbers.csv")),
     );
-    let median = ours_of(out.join("numbers.csv").to_str().unwrap());
-    assert!((median - (a + b) / 2.0).abs() < 1e-3, "median {median} of {a} and {b}");
+    let keys: Vec<&str> = s2.rows.iter().map(|r| r.0.as_str()).collect();
+    assert_eq!(keys, top.rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>());
+    assert_eq!(keys, s3.rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>());
+    let mut table = csv::Reader::from_path(out.join("seeds.csv")).unwrap();
+    let seeds_rows: Vec<csv::StringRecord> = table.records().map(Result::unwrap).collect();
+    assert_eq!(seeds_rows.len(), keys.len());
+    for (key, rec) in keys.iter().zip(&seeds_rows) {
+        let (a, b, m) = (s2.get(key), s3.get(key), top.get(key));
+        match (a, b) {
+            (Some(a), Some(b)) => {
+                let m = m.unwrap_or_else(|| panic!("{key}: median of {a} and {b} is n/a"));
+                assert!((m - (a + b) / 2.0).abs() <= sig4_err(m) * 1.000_001, "{key}: median {m} of {a} and {b}");
+                let num = |i: usize| rec[i].parse::<f64>().unwrap_or_else(|_| panic!("{key}: {rec:?}"));
+                assert_eq!((num(2), num(3), num(4)), (a, b, m), "{key}: seeds.csv {rec:?}");
+                assert_eq!((num(5), num(6)), (a.min(b), a.max(b)), "{key}: seeds.csv {rec:?}");
+            }
+            (None, None) => assert_eq!(m, None, "{key}"),
+            (Some(x), None) | (None, Some(x)) => assert!(m.is_none_or(|m| m == x), "{key}: {m:?} from {a:?}, {b:?}"),
+        }
+        assert_eq!(&rec[0], *key);
+    }
     let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
     assert!(report.contains("Run seed: 2 (`--seed`)"), "{}", &report[..report.len().min(300)]);
     assert!(out.join("seed-2/fig15-compare.png").exists());
@@ -129,7 +337,7 @@ fn compare_quick_writes_the_required_numbers() {
 
 /// `wsn reproduce rcrt --quick` writes the report, the figures and numbers.csv with every key the
 /// RCRT issue names (paper profile), and the same figures for the other profiles under suffixed
-/// keys.
+/// keys; the numbers hold together ([`check_rcrt_numbers`]).
 #[test]
 fn reproduce_rcrt_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-reproduce-rcrt-test-{}", std::process::id()));
@@ -172,6 +380,7 @@ fn reproduce_rcrt_quick_writes_the_required_numbers() {
         let v = value(key);
         assert!(v == "n/a" || v.parse::<f64>().is_ok_and(|x| (0.0..=1.0).contains(&x)), "{key} = {v}");
     }
+    check_rcrt_numbers(&Numbers::read(&out.join("numbers.csv")));
     let report = std::fs::read_to_string(out.join("report.md")).expect("report.md");
     for fig in [
         "fig1-p-vs-load.png",
@@ -181,6 +390,157 @@ fn reproduce_rcrt_quick_writes_the_required_numbers() {
         "fig13-two-sinks-rates.png",
     ] {
         assert!(report.contains(fig) && out.join(fig).exists(), "{fig}");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// The quick RCRT reproduction's swept loads per node (`reproduce::rcrt`).
+const RCRT_QUICK_LOADS: [f64; 4] = [0.3, 0.6, 0.9, 1.2];
+
+/// Relations that hold between the numbers of `wsn reproduce rcrt --quick` whatever the network
+/// does: shares within [0, 1], derived keys equal to the quotients they are defined as, knees on
+/// the swept grid, goodputs within what was offered, and the ratios the allocation policies
+/// guarantee; then the baseline's numbers against the `summary.json` of the same run made with
+/// `wsn run`.
+fn check_rcrt_numbers(n: &Numbers) {
+    let profiles = [("paper", ""), ("reference_code", "_reference_code"), ("paper+code_level", "_paper_code_level")];
+    for key in ["best_effort_knee_pps", "reliable_knee_pps"] {
+        let v = n.get(key);
+        assert!(v.is_none_or(|x| RCRT_QUICK_LOADS.contains(&x)), "{key} = {v:?} is not a swept load");
+    }
+    for key in ["fig1_p_at_knee", "fig1_cut_below_knee_share", "fig1_m_nonincreasing_share"] {
+        assert_share(n, key);
+    }
+    // The best-effort source one hop from the sink offers 200 pkt/s in the saturated run and the
+    // harness's 102.4 in the other; each ratio is the report's RCRT goodput over the latter (both
+    // printed with one decimal).
+    // (A goodput exceeds the offered rate by at most one packet over the flow's active time,
+    // hundreds of seconds here: less than the rounding of the printed values.)
+    let sat = n.num("single_source_be_saturated_pps");
+    assert!((0.0..=200.0).contains(&sat), "{sat}");
+    for (_, sfx) in profiles {
+        let key = format!("single_source_rcrt_over_be{sfx}");
+        let note = n.note(&key);
+        let (src, be) = (number_after(note, "RCRT"), number_after(note, "vs best effort"));
+        assert!(src <= 102.45 && be <= 102.45, "{key}: goodputs above the 102.4 pkt/s offered: {note}");
+        assert!((number_after(note, "best effort offered 200:") - sat).abs() <= 0.05 + sig4_err(sat), "{note}");
+        assert_quotient(&key, n.approx(&key), (src, 0.05), (be, 0.05));
+    }
+    for (p, sfx) in profiles {
+        let k = |base: &str| format!("{base}{sfx}");
+        assert_eq!(n.get(&k("delivery_violations")), Some(0.0), "{p}: the simulator's check of every delivery");
+        for key in [
+            "delivery_ratio_min",
+            "max_e2e_repair_share",
+            "rate_within_25pct_share",
+            "robustness_ratios_within_10pct_share",
+            "two_sinks_a1_over_b1_within_10pct_share",
+        ] {
+            assert_share(n, &k(key));
+        }
+        for key in ["goodput_spread", "feedback_ratio", "baseline_mean_goodput_pps", "rcrt_plateau_pps"] {
+            assert!(n.num(&k(key)) >= 0.0, "{}", k(key));
+        }
+        assert_quotient(
+            &k("goodput_spread_relative"),
+            n.approx(&k("goodput_spread_relative")),
+            n.approx(&k("goodput_spread")),
+            n.approx(&k("baseline_mean_goodput_pps")),
+        );
+        // The plateau over the larger of the reliable knee (exact, a swept load; n/a when no
+        // swept load passed) and the reliable baseline's highest goodput.
+        let rel_max = n.approx("reliable_max_goodput_pps");
+        let denom = (n.get("reliable_knee_pps").map_or(rel_max.0, |knee| knee.max(rel_max.0)), rel_max.1);
+        let key = k("rcrt_over_reliable_knee");
+        assert_quotient(&key, n.approx(&key), n.approx(&k("rcrt_plateau_pps")), denom);
+        // Parent changes per node scaled from the span the note gives (whole seconds) to 38 min.
+        let span = number_after(n.note(&k("parent_changes_per_node")), "end of the run (");
+        let scaled = n.approx(&k("parent_changes_per_node_per_38min"));
+        let per_node = n.approx(&k("parent_changes_per_node"));
+        assert_quotient(
+            &k("parent_changes_per_node_per_38min"),
+            scaled,
+            (per_node.0 * 2280.0, per_node.1 * 2280.0),
+            (span, 0.5),
+        );
+        // Demand-limited allocation (application 2 of the two-sink experiment) never gives B2
+        // (demand 0.5) more than A2 (demand 1.0), and gives them the same rate while it is below
+        // 0.5: the same 1/256-pkt/s code, a ratio of exactly 1.
+        if let Some(r) = n.get(&k("two_sinks_a2_over_b2")) {
+            assert!(r >= 1.0, "{}: {r}", k("two_sinks_a2_over_b2"));
+            if n.note(&k("two_sinks_a2_over_b2")).contains("equal while below 0.5") {
+                assert_eq!(r, 1.0, "{}", k("two_sinks_a2_over_b2"));
+            }
+        }
+        // Demand-proportional allocation gives r_i = ρ·d_i, sent in steps of 1/256 pkt/s
+        // (rounded, at least one step). With y = 128ρ, a flow of demand 0.5 gets k = round(y)
+        // steps, one of demand 1 round(2y) and one of 4 round(8y): |round(2y) − 2k| ≤ 1 and
+        // |round(8y) − 8k| ≤ 4, so the ratios lie within 2 ± 1/k and 8 ± 4/k, whatever the
+        // network. The floor R ≥ N/30 [CODE-FILL D9] bounds k below: ρ = R/D ≥ N/(30·D).
+        // Two sinks, application 1 (demands 1 and 0.5, D ≤ N): ρ ≥ 1/30, k ≥ round(4.27) = 4,
+        // A1/B1 in [1.75, 2.25]. Robustness (demands up to 4, D ≤ 4N): ρ ≥ 1/120, y ≥ 1.07;
+        // k = 1 leaves round(2y) ∈ {2, 3} and round(8y) ∈ [9, 12], k ≥ 2 the ranges 2 ± 0.5 and
+        // 8 ± 2: 1:2 within [1.5, 3], 1:8 within [6, 12]. The report's ±10 % acceptance holds
+        // only from k = 5 (rates of 0.018 pkt/s) on, which no rule guarantees. Only the paper
+        // profiles: the code's millisecond intervals (capped at 65.5 s) move rates below
+        // 0.015 pkt/s by more.
+        if p != "reference_code" {
+            for (key, lo, hi) in [
+                ("two_sinks_a1_over_b1", 1.75, 2.25),
+                ("robustness_ratio_d10_over_d05", 1.5, 3.0),
+                ("robustness_ratio_d40_over_d05", 6.0, 12.0),
+            ] {
+                let v = n.get(&k(key));
+                assert!(
+                    v.is_none_or(|x| x + sig4_err(x) >= lo && x - sig4_err(x) <= hi),
+                    "{}: {v:?} outside [{lo}, {hi}]",
+                    k(key)
+                );
+            }
+        }
+    }
+    check_rcrt_baseline_against_its_summary(n);
+}
+
+/// The baseline's numbers of each profile against the `summary.json` of the same run (the
+/// reproduction's scenario, overrides and seed) made with `wsn run`: the reproduction keeps no
+/// run's summary. The run is deterministic, so the two runs are the same run.
+fn check_rcrt_baseline_against_its_summary(n: &Numbers) {
+    let out = std::env::temp_dir().join(format!("wsn-rcrt-baseline-summary-{}", std::process::id()));
+    for (profile, sfx) in [
+        (&["protocol.profile=\"paper\""][..], ""),
+        (&["protocol.profile=\"reference_code\""][..], "_reference_code"),
+        (&["protocol.profile=\"paper\"", "protocol.level_formula=\"reference_code\""][..], "_paper_code_level"),
+    ] {
+        let mut cmd = wsn();
+        cmd.current_dir(root()).args(["run", "scenarios/rcrt/baseline.toml", "-q"]);
+        // As `reproduce::rcrt --quick` sets them.
+        for set in profile.iter().copied().chain(["flows.0.count=200", "duration_s=3000", "output.plots=false"]) {
+            cmd.args(["--set", set]);
+        }
+        let o = cmd.arg("--out").arg(&out).output().expect("wsn runs");
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+        let flows = s["flows"].as_array().unwrap();
+        let field = |f: &serde_json::Value, k: &str| f[k].as_f64().unwrap_or(0.0);
+        let originated: f64 = flows.iter().map(|f| field(f, "originated")).sum();
+        let gp: Vec<f64> = flows.iter().map(|f| field(f, "goodput_pps")).collect();
+        let min_of = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::INFINITY, f64::min);
+        let max_of = |v: &mut dyn Iterator<Item = f64>| v.fold(f64::NEG_INFINITY, f64::max);
+        let ratio = |f: &serde_json::Value, num: &str, den: &str| field(f, num) / field(f, den).max(1.0);
+        let from_summary = [
+            ("feedback_ratio", s["totals"]["feedback_packets"].as_f64().unwrap() / originated),
+            ("delivery_ratio_min", min_of(&mut flows.iter().map(|f| ratio(f, "delivered", "originated")))),
+            ("max_e2e_repair_share", max_of(&mut flows.iter().map(|f| ratio(f, "e2e_repaired", "delivered")))),
+            ("baseline_mean_goodput_pps", gp.iter().sum::<f64>() / gp.len() as f64),
+            ("goodput_spread", max_of(&mut gp.iter().copied()) - min_of(&mut gp.iter().copied())),
+        ];
+        for (base, want) in from_summary {
+            let key = format!("{base}{sfx}");
+            let (v, e) = n.approx(&key);
+            assert!((v - want).abs() <= e * 1.000_001, "{key} = {v}, the run's summary.json gives {want}");
+        }
     }
     std::fs::remove_dir_all(&out).ok();
 }

@@ -622,3 +622,306 @@ proptest! {
         }
     }
 }
+
+/// The reference code's decrease trigger (spec §2.14, §6 row D4), state by state.
+///
+/// [CODE rcrtransport.c `do_rate_control`, `congestion_should_decrease_rate`] In the
+/// `reference_code` profile an original unique DATA packet of flow i cuts R only when all of
+/// these hold: (1) C_i ≥ U = 2; (2) flow i's missing list is non-empty; (3) C_i is greater than
+/// C at the last decrease (reset to 0 by an increase); (4) the packet reports exactly the rate
+/// assigned in the last adaptation; (5) the decrease wait W has elapsed since the last decrease.
+/// Each test brings a sink to a state where all but one condition hold, checks from the sink's
+/// public state that the others do, and shows that the cut comes exactly when the missing one
+/// holds too. A cut attempt can also come to nothing through the code's "skip once" rule or its
+/// 2 % dead zone (spec §2.12.3, D8), so wherever a test expects no cut it first checks that the
+/// delivery ratio would make an attempt cut.
+mod decrease_trigger_code {
+    use super::*;
+    use crate::rcrt::sink::FlowInfo;
+    use wsn_wire::rcrt::{Rate, Repr};
+
+    const SRC: NodeId = NodeId(5);
+    /// U of the reference code. [CODE rcrtmaster.h CONGESTION_H_THRESH]
+    const U: f64 = 2.0;
+    /// The RTT every echo of the SYN-ACK gives (its fid 1 left the sink at time 0), ms.
+    const RTT_MS: u64 = 1_000;
+    /// The first DATA: past the decrease wait that the first join starts (at most 20 s).
+    const START_MS: u64 = 31_000;
+
+    fn emit(repr: &Repr<'_>) -> Vec<u8> {
+        let mut b = vec![0; repr.buffer_len()];
+        repr.emit(&mut b);
+        b
+    }
+
+    /// A reference-code sink with one flow from SRC, demand 0.5 pkt/s (so R = D = 0.5 and no
+    /// increase can move R before the first cut); the SYN-ACK (fid 1) left at time 0.
+    fn open() -> Sink {
+        let cfg = SinkConfig { tx_spacing: Duration::ZERO, ..SinkConfig::reference_code() };
+        assert_eq!(cfg.upper_threshold, U);
+        let mut s = Sink::new(SINK, cfg, Box::new(Fair));
+        s.handle_datagram(Instant::ZERO, SRC, &emit(&Repr::Syn { demand: Rate::from_pps(0.5), nonce: 1 }));
+        while s.poll_transmit(Instant::ZERO).is_some() {}
+        s
+    }
+
+    fn info(s: &Sink) -> FlowInfo {
+        s.flow_info(SRC).expect("the flow is open")
+    }
+
+    /// The rate the sink assigned to the flow, as a DATA packet reports it.
+    fn assigned(s: &Sink) -> Rate {
+        Rate::from_pps(info(s).rate_pps)
+    }
+
+    /// DATA `seq` arriving at `t_ms` and reporting `rate`, echoing fid 1 `rtt_ms` after it left
+    /// the sink; everything the sink sends or reports is taken (the cuts it reports returned).
+    fn data(s: &mut Sink, t_ms: u64, seq: u16, rate: Rate, rtt_ms: u64, retx: bool) -> Vec<f64> {
+        let bytes = emit(&Repr::Data {
+            seq: seq.wrapping_add(seq_offset(1)),
+            rate,
+            fid: 1,
+            since_feedback_2ms: ((t_ms - rtt_ms) / 2) as u16,
+            ack_request: false,
+            retransmission: retx,
+            payload: &[seq as u8],
+        });
+        let now = Instant::from_millis(t_ms);
+        s.handle_datagram(now, SRC, &bytes);
+        while s.poll_transmit(now).is_some() {}
+        core::iter::from_fn(|| s.poll_event())
+            .filter_map(|e| match e {
+                SinkEvent::Congestion { source: SRC, level } => Some(level),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// An original packet reporting the assigned rate.
+    fn fresh(s: &mut Sink, t_ms: u64, seq: u16) -> Vec<f64> {
+        let rate = assigned(s);
+        data(s, t_ms, seq, rate, RTT_MS, false)
+    }
+
+    /// A retransmission of `seq` (it never adapts the rate).
+    fn repair(s: &mut Sink, t_ms: u64, seq: u16) -> Vec<f64> {
+        let rate = assigned(s);
+        data(s, t_ms, seq, rate, RTT_MS, true)
+    }
+
+    /// A rate one step away from the assigned one.
+    fn other(s: &Sink) -> Rate {
+        Rate(assigned(s).0 + 1)
+    }
+
+    /// Packets 1–20 in order (RTT samples of `rtt_ms`); the caller's next packet, 22 or later,
+    /// reveals 21 as lost, and the ALI's delivery ratio is then 0.9 (the first loss interval,
+    /// clamped at 10 by the code). Returns the next arrival time, ms.
+    fn lose_21(s: &mut Sink, rtt_ms: u64) -> u64 {
+        let mut t = START_MS;
+        for seq in 1..=20 {
+            let rate = assigned(s);
+            assert!(data(s, t, seq, rate, rtt_ms, false).is_empty());
+            t += 100;
+        }
+        t
+    }
+
+    /// `lose_21`, then packets 22..=`last` reporting another rate than the assigned one: C
+    /// climbs with the out-of-order list while no packet may adapt. Returns the next arrival
+    /// time, ms.
+    fn build_up(s: &mut Sink, last: u16) -> u64 {
+        let mut t = lose_21(s, RTT_MS);
+        for seq in 22..=last {
+            let rate = other(s);
+            assert!(data(s, t, seq, rate, RTT_MS, false).is_empty(), "packet {seq} reported another rate, yet cut R");
+            t += 100;
+        }
+        assert_eq!(s.stats().decreases, 0);
+        t
+    }
+
+    /// Whether an attempt to cut would lower R: the reference code divides p by the p of the
+    /// last cut (`p_last`) and ignores a factor above 0.98. [CODE decrease_all_rate]
+    #[track_caller]
+    fn attempt_would_cut(s: &Sink, p_last: f64) {
+        let q = info(s).delivery_ratio / p_last;
+        assert!(q < 1.0 && q / (2.0 - q) <= 0.98, "p = {}, p_last = {p_last}", info(s).delivery_ratio);
+    }
+
+    /// All five conditions: the packet reporting the assigned rate cuts R by M = p/(2 − p) with
+    /// p = 0.9, and the cut is reported with the level that caused it.
+    #[test]
+    fn cut_when_every_condition_holds() {
+        let mut s = open();
+        let t = build_up(&mut s, 26);
+        let r = s.total_rate();
+        let cuts = fresh(&mut s, t, 27);
+        let i = info(&s);
+        assert!(i.congestion >= U && i.missing == 1, "{i:?}");
+        assert_eq!(cuts, vec![i.congestion]);
+        assert_eq!(s.stats().decreases, 1);
+        assert!((s.total_rate() - r * 0.9 / 1.1).abs() < 1e-12, "R = {}", s.total_rate());
+    }
+
+    /// Condition (1) alone: C_i = 2 exactly cuts (the code compares with ≥), C_i just below 2
+    /// does not, and the next packet, whose level is above 2, does. After the second
+    /// out-of-order packet the level is 0.5 · ((2 − 1) + (1 − 1)) / (r·RTT) = 1 / RTT in seconds
+    /// at r = 0.5 pkt/s: RTT 500 ms gives 2 exactly, 520 ms 1.92.
+    #[test]
+    fn no_cut_below_the_upper_threshold() {
+        for (rtt_ms, at_two) in [(500, true), (520, false)] {
+            let mut s = open();
+            let t = lose_21(&mut s, rtt_ms);
+            let rate = assigned(&s);
+            assert!(data(&mut s, t, 22, rate, rtt_ms, false).is_empty());
+            let cuts = data(&mut s, t + 100, 23, rate, rtt_ms, false);
+            let i = info(&s);
+            assert!(i.missing == 1, "{i:?}");
+            attempt_would_cut(&s, 1.0);
+            if at_two {
+                assert_eq!(i.congestion, U);
+                assert_eq!((cuts.len(), s.stats().decreases), (1, 1), "C = 2 cuts");
+            } else {
+                assert!(i.congestion < U && i.congestion > 1.9, "{i:?}");
+                assert!(cuts.is_empty() && s.stats().decreases == 0, "C = {} < 2 cut R", i.congestion);
+                let cuts = data(&mut s, t + 200, 24, rate, rtt_ms, false);
+                assert!(info(&s).congestion >= U);
+                assert_eq!((cuts.len(), s.stats().decreases), (1, 1), "the next packet, above 2, cuts");
+            }
+        }
+    }
+
+    /// Condition (2) alone: the only missing packet repaired (a retransmission, which never
+    /// adapts), the next packet leaves C_i ≥ 2 with nothing missing and cuts nothing; without
+    /// the repair the same packet cuts.
+    #[test]
+    fn no_cut_with_nothing_missing() {
+        for repaired in [true, false] {
+            let mut s = open();
+            let t = build_up(&mut s, 28);
+            if repaired {
+                assert!(repair(&mut s, t, 21).is_empty());
+            }
+            let cuts = fresh(&mut s, t + 100, 29);
+            let i = info(&s);
+            assert!(i.congestion >= U, "{i:?}");
+            attempt_would_cut(&s, 1.0);
+            if repaired {
+                assert_eq!(i.missing, 0);
+                assert!(cuts.is_empty() && s.stats().decreases == 0, "nothing missing, yet a cut: {i:?}");
+            } else {
+                assert_eq!(i.missing, 1);
+                assert_eq!((cuts.len(), s.stats().decreases), (1, 1));
+            }
+        }
+    }
+
+    /// Condition (4) alone: packets reporting a rate one step above or below the assigned one
+    /// cut nothing, however congested; the next packet reporting the assigned rate cuts.
+    #[test]
+    fn no_cut_on_a_rate_other_than_the_assigned_one() {
+        let mut s = open();
+        let t = build_up(&mut s, 26);
+        for (k, rate) in [other(&s), Rate(assigned(&s).0 - 1)].into_iter().enumerate() {
+            assert_ne!(rate, assigned(&s));
+            let cuts = data(&mut s, t + 100 * k as u64, 27 + k as u16, rate, RTT_MS, false);
+            let i = info(&s);
+            assert!(i.congestion >= U && i.missing == 1, "{i:?}");
+            assert!(cuts.is_empty() && s.stats().decreases == 0, "a packet reporting {rate:?} cut R");
+        }
+        attempt_would_cut(&s, 1.0);
+        let cuts = fresh(&mut s, t + 200, 29);
+        assert_eq!((cuts.len(), s.stats().decreases), (1, 1));
+    }
+
+    /// Condition (3) alone: after a cut at level c₁, packets past the wait with C_i between 2
+    /// and c₁ (three new losses, so p is well below the last cut's) cut nothing; the first
+    /// packet above c₁ cuts.
+    #[test]
+    fn no_cut_unless_congestion_exceeds_that_of_the_last_cut() {
+        let mut s = open();
+        let t = build_up(&mut s, 26);
+        let c1 = fresh(&mut s, t, 27);
+        assert_eq!(c1.len(), 1);
+        let (c1, p1, t1) = (c1[0], info(&s).delivery_ratio, t);
+        let increases = s.stats().increases;
+        // The lost packet repaired; then packets 29, 31, 33 (28, 30, 32 lost) 21 s after the
+        // cut, past any wait (at most 20 s).
+        assert!(repair(&mut s, t1 + 100, 21).is_empty());
+        let t = t1 + 21_000;
+        for (k, seq) in [29, 31, 33].into_iter().enumerate() {
+            let cuts = fresh(&mut s, t + 100 * k as u64, seq);
+            let i = info(&s);
+            assert!(i.congestion >= U && i.congestion <= c1 && i.missing > 0, "{i:?}, c1 = {c1}");
+            attempt_would_cut(&s, p1);
+            assert!(cuts.is_empty() && s.stats().decreases == 1, "C = {} ≤ c1 = {c1} cut R", i.congestion);
+        }
+        assert_eq!(s.stats().increases, increases, "an increase resets C at the last decrease");
+        let cuts = fresh(&mut s, t + 300, 34);
+        assert!(info(&s).congestion > c1);
+        assert_eq!((cuts.len(), s.stats().decreases), (1, 2));
+    }
+
+    /// [CODE do_rate_control] an increase sets C at the last decrease back to 0 (and p_last to
+    /// 1): after one, a level below that of the last cut cuts again.
+    #[test]
+    fn an_increase_forgets_the_level_of_the_last_cut() {
+        let mut s = open();
+        let t = build_up(&mut s, 26);
+        let c1 = fresh(&mut s, t, 27)[0];
+        let cut = s.total_rate();
+        assert!(repair(&mut s, t + 100, 21).is_empty());
+        // In order, past the wait: C halves with each packet until it is below L = 0.2, and R
+        // grows back to D.
+        let mut t = t + 21_000;
+        let mut seq = 28;
+        while s.stats().increases == 0 {
+            assert!(seq < 40, "no increase: {:?}", info(&s));
+            fresh(&mut s, t, seq);
+            (t, seq) = (t + 100, seq + 1);
+        }
+        assert!(s.total_rate() > cut);
+        // A loss; the level climbs past 2 but stays below c1.
+        let mut cuts = Vec::new();
+        for k in 1..=4 {
+            if info(&s).congestion >= U {
+                break;
+            }
+            cuts = fresh(&mut s, t, seq + k);
+            t += 100;
+        }
+        let i = info(&s);
+        assert!(i.congestion >= U && i.congestion < c1 && i.missing == 1, "{i:?}, c1 = {c1}");
+        assert_eq!((cuts.len(), s.stats().decreases), (1, 2), "{i:?}");
+    }
+
+    /// Condition (5) alone: after a cut, packets above its level with losses pending cut
+    /// nothing until W = min(5·RTO + 5/r, 20 s) (a loss pending) has passed since that cut: the
+    /// packet 1 ms before cuts nothing, the one 1 ms after cuts.
+    /// [CODE is_all_connection_update_time_ok]
+    #[test]
+    fn no_cut_within_the_wait_after_the_last_cut() {
+        let mut s = open();
+        let t = build_up(&mut s, 26);
+        let c1 = fresh(&mut s, t, 27)[0];
+        let (p1, t1) = (info(&s).delivery_ratio, t);
+        for (k, seq) in [29, 31, 33].into_iter().enumerate() {
+            assert!(fresh(&mut s, t1 + 100 * (k as u64 + 1), seq).is_empty());
+        }
+        let i = info(&s);
+        assert!(i.congestion > c1 && i.missing > 0 && s.stats().decreases == 1, "{i:?}");
+        attempt_would_cut(&s, p1);
+        let interval = Duration::from_secs_f64(1.0 / i.rate_pps);
+        let wait = i.rto.saturating_mul(5).as_nanos() + interval.saturating_mul(5).as_nanos();
+        let wait_ms = wait.min(Duration::from_secs(20).as_nanos()) / 1_000_000;
+        assert!(wait_ms > 10_000, "the wait with a loss pending: {wait_ms} ms");
+        assert!(fresh(&mut s, t1 + wait_ms - 1, 34).is_empty(), "cut within the wait");
+        assert_eq!(s.stats().decreases, 1);
+        let i = info(&s);
+        assert!(i.congestion > c1 && i.missing > 0, "{i:?}");
+        attempt_would_cut(&s, p1);
+        assert_eq!(fresh(&mut s, t1 + wait_ms + 1, 35).len(), 1, "no cut after the wait");
+        assert_eq!(s.stats().decreases, 2);
+    }
+}
