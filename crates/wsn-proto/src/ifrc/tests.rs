@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
-use super::agent::{Epoch, Ladder};
+use super::agent::{Epoch, Ladder, QueueEwma};
 use super::*;
 use crate::agent::{AgentEvent, DropReason, NodeAgent, RxInfo, SendDone};
 use crate::forwarder::ForwarderConfig;
@@ -285,6 +285,117 @@ fn ewma_updates_on_insertion_only_with_queue_after_insertion() {
     assert_eq!(a.stats().insertions, 3);
 }
 
+/// The reference code's queue average, update by update: hundredths of a packet, weight
+/// ALPHA = 3 hundredths, Q ← ⌊(97·Q + 3·100·q) / 100⌋ [CODE usc-ifrc: QueuedSendM.nc
+/// calQueueLength]. Each expected value is that formula worked by hand; the float average of
+/// the paper's arithmetic is printed beside it where the two part.
+#[test]
+fn fixed_point_ewma_truncates_every_update() {
+    let code = IfrcConfig::for_profile(Profile::ReferenceCode);
+    assert_eq!(code.queue_average, QueueAverage::FixedPoint);
+    assert_eq!(IfrcConfig::default().queue_average, QueueAverage::Float);
+    let run = |start: &mut QueueEwma, qs: &[usize]| -> Vec<f64> {
+        qs.iter()
+            .map(|&q| {
+                start.update(q);
+                start.value()
+            })
+            .collect()
+    };
+    let hundredths = |v: &[u64]| v.iter().map(|&x| x as f64 / 100.0).collect::<Vec<f64>>();
+    // A burst into an empty queue, then three updates at q = 0 (refused packets, say).
+    let mut fixed = QueueEwma::new(&code);
+    let got = run(&mut fixed, &[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0]);
+    assert_eq!(got, hundredths(&[3, 8, 16, 27, 41, 57, 76, 97, 94, 91, 88]));
+    // Float, same weight: 0.03, 0.0891, …; after the 8th packet 1.0077, whose whole part is 1
+    // where the code's 0.97 has 0.
+    let mut float = QueueEwma::new(&IfrcConfig { queue_average: QueueAverage::Float, ..code.clone() });
+    let f = run(&mut float, &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert!(close(f[0], 0.03) && close(f[1], 0.0891), "{f:?}");
+    assert!(f[7] > 1.0077 && f[7] < 1.0078, "{}", f[7]);
+    // A steady queue of 8: the step ⌊3·(800 − Q)/100⌋ is 0 once 800 − Q ≤ 33, so the
+    // average stops at 7.67 and never reaches 8 (the float one tends to 8).
+    let mut fixed = QueueEwma::new(&code);
+    run(&mut fixed, &[8; 500]);
+    assert_eq!(fixed.value(), 7.67);
+    fixed.update(8);
+    assert_eq!(fixed.value(), 7.67, "stuck");
+    // Then a steady 9: three hundredths per update (⌊3·(900 − Q)/100⌋ = 3 while the gap is
+    // 100 … 133) up to exactly 8.00 after 11 updates.
+    let got = run(&mut fixed, &[9; 11]);
+    assert_eq!(got, hundredths(&[770, 773, 776, 779, 782, 785, 788, 791, 794, 797, 800]));
+    // A steady 9 stops at 8.67, 0.33 short as well. From above, truncation rounds the step's
+    // size up (⌊3·(800 − Q)/100⌋ with 800 − Q < 0): at q = 8 the average falls 3, 2, 2, 2, …
+    // hundredths and reaches 8.00 exactly after 49 updates, then stays.
+    let mut fixed = QueueEwma::new(&code);
+    run(&mut fixed, &[9; 1000]);
+    assert_eq!(fixed.value(), 8.67);
+    let got = run(&mut fixed, &[8; 60]);
+    assert_eq!(got[..5], hundredths(&[864, 862, 860, 858, 856])[..]);
+    assert_eq!(got[46..49], hundredths(&[802, 801, 800])[..]);
+    assert!(got[48..].iter().all(|&v| v == 8.0));
+    // Draining (q = 0): Q ← ⌊0.97·Q⌋, 8.00 → 7.76 → 7.52.
+    assert_eq!(run(&mut fixed, &[0, 0]), hundredths(&[776, 752]));
+    // w = 1 (a = 100): the instantaneous queue, as in the float arithmetic.
+    let mut one = QueueEwma::new(&IfrcConfig { ewma_weight: 1.0, ..code.clone() });
+    assert_eq!(run(&mut one, &[9, 2]), [9.0, 2.0]);
+}
+
+/// Where the two arithmetics disagree on a threshold crossing. Reference-code profile (⌊avg⌋ ≥
+/// U(0) = 8), a queue filled to 8 packets and held there (one frame sent, one packet inserted):
+/// the code's average stops at 7.67 and the node never becomes congested; the float average is
+/// advertised as 8.0 (within 1/512) at the 277th insertion and the node enters an epoch. Held at
+/// 9 packets, the code's average reaches 8.00 after 11 more insertions.
+#[test]
+fn fixed_point_average_stays_below_a_threshold_the_float_one_crosses() {
+    for arithmetic in [QueueAverage::FixedPoint, QueueAverage::Float] {
+        let c0 = IfrcConfig {
+            random_start_phase: false,
+            queue_average: arithmetic,
+            ..IfrcConfig::for_profile(Profile::ReferenceCode)
+        };
+        let (mut a, mut c) = node_with(5, 2, c0);
+        let send = |a: &mut IfrcAgent, c: &mut Ctx| a.send(Instant::ZERO, c, SINK, SINK, APP, b"x").unwrap();
+        let cycle = |a: &mut IfrcAgent, c: &mut Ctx| {
+            let f = a.poll_frame(Instant::ZERO, c).unwrap();
+            a.handle_send_done(Instant::ZERO, c, &done(f.dst));
+            send(a, c);
+        };
+        for _ in 0..8 {
+            send(&mut a, &mut c);
+        }
+        let mut first = None;
+        for i in 9..=600u32 {
+            cycle(&mut a, &mut c);
+            assert_eq!(a.queue_len(), 8);
+            if a.is_congested() && first.is_none() {
+                first = Some(i);
+            }
+        }
+        match arithmetic {
+            QueueAverage::FixedPoint => {
+                assert_eq!(first, None, "7.67 < 8");
+                assert_eq!(a.avg_queue(), 7.67);
+                // One more packet held: 9 in the queue.
+                send(&mut a, &mut c);
+                let mut n = 1;
+                while !a.is_congested() {
+                    cycle(&mut a, &mut c);
+                    n += 1;
+                    assert!(n <= 11, "avg {}", a.avg_queue());
+                }
+                assert_eq!((n, a.avg_queue()), (11, 8.0));
+                assert_eq!(a.stats().epochs, 1);
+            }
+            QueueAverage::Float => {
+                assert_eq!(first, Some(277));
+                assert!(a.avg_queue() < 8.0, "the average itself never reaches 8");
+                assert_eq!(a.stats().epochs, 1);
+            }
+        }
+    }
+}
+
 #[test]
 fn one_halving_per_new_threshold_per_epoch() {
     let cfg = IfrcConfig { ewma_weight: 1.0, ..cfg() }; // avg = instantaneous queue
@@ -334,8 +445,10 @@ fn one_halving_per_new_threshold_per_epoch() {
 /// A node tests its thresholds on the average its header carries (to 1/256 packet), so its
 /// neighbours, which run the same ladder on that value, see exactly the crossings it acted on.
 /// Paper profile (strict `avg > U`): an average 1/1024 above U(0) = 0.5 travels as 0.5, no
-/// crossing (the node used to halve unseen). Reference code (`⌊avg⌋ ≥ U`): an average 1/1024
-/// below U(0) = 1 travels as 1, a crossing (neighbours used to see one the node never made).
+/// crossing (the node used to halve unseen). Reference code's test (`⌊avg⌋ ≥ U`) on a float
+/// average: an average 1/1024 below U(0) = 1 travels as 1, a crossing (neighbours used to see
+/// one the node never made). (The profile's own fixed-point average, in whole hundredths, is
+/// never that close below a whole packet.)
 #[test]
 fn thresholds_are_tested_on_the_advertised_average() {
     let d = 1.0 / 1024.0;
@@ -344,6 +457,7 @@ fn thresholds_are_tested_on_the_advertised_average() {
         (
             IfrcConfig {
                 random_start_phase: false,
+                queue_average: QueueAverage::Float,
                 ewma_weight: 1.0 - d,
                 upper_threshold: 1.0,
                 lower_threshold: 0.0,
