@@ -69,8 +69,9 @@ pub enum QueueAverage {
     /// hundredth is dropped every time, and the thresholds see ⌊Q / 100⌋ packets. An update moves
     /// Q by ⌊a·(100·q − Q)/100⌋, so from below a steady queue of q packets stops once the gap is
     /// under 100/a hundredths: with the code's a = 3 at Q = 100·q − 33, 0.33 packet short of q,
-    /// where the float average comes within 1/512 of q (the header's rounding) after about 200
-    /// to 300 updates. From above, Q reaches 100·q exactly.
+    /// while the float average comes within 1/512 packet of q (the header's rounding, which
+    /// the thresholds see) after 274 updates from 0 at q = 8. From above, Q reaches 100·q
+    /// exactly.
     /// [CODE usc-ifrc: QueuedSendM.nc calQueueLength (queueLength, uint32_t, QRESOLUTION = 100,
     /// ALPHA from the Makefile) and QueueControl.getOccupancy (queueLength / QRESOLUTION);
     /// RateControlM.nc checkQueue compares that whole number with the thresholds]
