@@ -758,6 +758,84 @@ fn rule2_crossing_state_ages_with_silence() {
     assert_eq!(a.stats().rule2_signals, 5);
 }
 
+/// A congested child's mark expires at its parent after 10 of its inter-packet times without a
+/// frame (AMBIG-6), and the parent's header then drops the child. The header does not name the
+/// child, so a neighbour of the parent resets what it knows of "the parent's congested child"
+/// and counts the child's level again when the parent reports it again. That second count is
+/// the parent's own: the parent's crossing state of the child expired with the same silence and
+/// the parent counts the level afresh too (session 21), as the base station would for its
+/// child. Both constrain to the child's current rate only, so nothing is lowered below what a
+/// fresh crossing would ask; and nothing stays counted: the parent's set of congested children
+/// is recomputed from its table (no counter), empty once the child expires or its epoch ends.
+#[test]
+fn child_recount_after_expiry_mirrors_the_parent_and_nothing_sticks() {
+    // Parent P = 5 and its neighbour N = 6 (parents 2), P's child C = 8 at 0.25 pkt/s: C's mark
+    // expires after 10 / 0.25 = 40 s of silence.
+    let (mut p, mut cp) = node(5, 2);
+    let (mut n, mut cn) = node(6, 2);
+    tick_to(&mut p, &mut cp, 0.5);
+    tick_to(&mut n, &mut cn, 0.5);
+    let at = |s: f64| Instant::from_millis((s * 1000.0) as u64);
+    let mut seq = 0u16;
+    let mut child = |p: &mut IfrcAgent, cp: &mut Ctx, s: f64, rate: f64, q: f64| {
+        seq += 1;
+        p.handle_frame(at(s), cp, &rx(8, NodeId(5)), &frame(8, seq, &hdr(rate, q)));
+    };
+    // N overhears a data frame of P stamped at `s` (P → 2).
+    let overhear = |p: &IfrcAgent, n: &mut IfrcAgent, cn: &mut Ctx, s: f64| -> wire::Repr {
+        let h = p.header(at(s), APP).quantized();
+        n.handle_overheard(at(s), cn, &rx(5, NodeId(2)), &frame(5, (s * 10.0) as u16, &h));
+        h
+    };
+    let signals = |a: &IfrcAgent| (a.stats().rule2_signals, a.stats().rule2_constraints);
+
+    // 0 s: C crosses U(0). P counts it (Rule 2(a)) and drops to 0.25; N sees it in P's child
+    // fields (Rule 2(b)) and drops to 0.25.
+    child(&mut p, &mut cp, 0.0, 0.25, 9.0);
+    assert_eq!(signals(&p), (1, 1));
+    let h = overhear(&p, &mut n, &mut cn, 1.0);
+    assert!(h.child_congested && h.child_rate_pps == wire::quantize_rate(0.25));
+    assert_eq!(signals(&n), (1, 1));
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.25)));
+    // 30 s: C still fresh, same report, nothing new.
+    assert!(overhear(&p, &mut n, &mut cn, 30.0).child_congested);
+    assert_eq!(signals(&n), (1, 1));
+    // 45 s: C silent for 45 s > 40 s: P reports no congested child, and N forgets the level.
+    assert_eq!(p.congested_child(at(45.0)), None);
+    assert!(!overhear(&p, &mut n, &mut cn, 45.0).child_congested);
+    assert_eq!(signals(&n), (1, 1));
+    // 50 s: C heard again in the same epoch at the same level, its rate grown to 0.3 (P and N
+    // are still at 0.25: no tick ran). P counts the level afresh after the silence, N counts
+    // it again from P's header: one more signal at each, and neither is lowered.
+    child(&mut p, &mut cp, 50.0, 0.3, 9.0);
+    assert_eq!(signals(&p), (2, 1));
+    assert!(overhear(&p, &mut n, &mut cn, 51.0).child_congested);
+    assert_eq!(signals(&n), (2, 1), "the re-count, mirroring P's");
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.25)), "a child above N's rate lowers nothing");
+    // Within the expiry no more counts, at P or at N.
+    child(&mut p, &mut cp, 60.0, 0.3, 9.5);
+    overhear(&p, &mut n, &mut cn, 61.0);
+    assert_eq!((signals(&p), signals(&n)), ((2, 1), (2, 1)));
+    // C's epoch ends (3 < L): P's set of congested children is empty again, the bit clears.
+    child(&mut p, &mut cp, 62.0, 0.3, 3.0);
+    assert_eq!(p.congested_child(at(63.0)), None);
+    assert!(!overhear(&p, &mut n, &mut cn, 63.0).child_congested);
+    // A new epoch of C, now slower than N: counted once at each, and N drops to C's rate.
+    child(&mut p, &mut cp, 64.0, 0.2, 9.0);
+    assert_eq!(signals(&p), (3, 2));
+    overhear(&p, &mut n, &mut cn, 65.0);
+    overhear(&p, &mut n, &mut cn, 66.0);
+    assert_eq!(signals(&n), (3, 2));
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.2)));
+    // C stops for good: after 10 / 0.2 = 50 s P reports no congested child, and never again.
+    assert!(p.congested_child(at(113.0)).is_some());
+    for s in [115.0, 500.0, 5000.0] {
+        assert_eq!(p.congested_child(at(s)), None);
+        assert!(!overhear(&p, &mut n, &mut cn, s).child_congested);
+    }
+    assert_eq!(signals(&n), (3, 2));
+}
+
 #[test]
 fn pinned_sharing_fires_on_every_packet() {
     let cfg = IfrcConfig { sharing: Sharing::Pinned, ..cfg() };
