@@ -848,6 +848,12 @@ impl IfrcAgent {
             e.child_maxlvl = e.child_maxlvl.max(l);
             f
         } else {
+            // The bit clears when the reported child's epoch ends or when its mark expires at
+            // the sender (AMBIG-6); the header names no child, so either way the next report
+            // counts afresh [AMBIG-4 → chosen]. After an expiry that repeats a level already
+            // counted, but the sender counts it afresh too (its crossing state of the child
+            // expired with the same silence, above), and the constraint is to the child's
+            // current rate: never below what a new crossing would ask.
             e.child_maxlvl = -1;
             false
         };
