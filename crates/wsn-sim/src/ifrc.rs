@@ -7,7 +7,9 @@
 //! its rate, spec-ifrc §9.3). Flows are paced by the agents ([`wsn_proto::agent::AgentEvent::AppSlot`]).
 
 use wsn_proto::forwarder::ForwarderConfig;
-use wsn_proto::ifrc::{DeltaRule, IfrcAgent, IfrcConfig, Profile, Role, Sharing, SlowStartExit};
+use wsn_proto::ifrc::{
+    DeltaRule, IfrcAgent, IfrcConfig, Profile, QueueAverage, Role, Sharing, SlowStartExit, FIXED_POINT_SCALE,
+};
 use wsn_proto::time::Instant;
 use wsn_wire::NodeId;
 
@@ -145,6 +147,27 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     if let Some(v) = c.rules_after_queue_check {
         cfg.rules_after_queue_check = v;
     }
+    match c.queue_average.as_deref() {
+        None => {}
+        Some("float") => cfg.queue_average = QueueAverage::Float,
+        Some("fixed_point") => cfg.queue_average = QueueAverage::FixedPoint,
+        Some(o) => {
+            return Err(bad(format!("protocol.queue_average: unknown arithmetic `{o}` (known: float, fixed_point)")))
+        }
+    }
+    // The code's weight is a whole number of hundredths (ALPHA); another w_q would be rounded
+    // silently [CODE usc-ifrc: QueuedSendM.nc calQueueLength].
+    let scaled = cfg.ewma_weight * f64::from(FIXED_POINT_SCALE);
+    if cfg.queue_average == QueueAverage::FixedPoint && (scaled - scaled.round()).abs() > 1e-9 {
+        return Err(bad(format!(
+            "protocol.w_q = {}: the fixed-point queue average{} takes a whole number of hundredths (the authors' \
+             ALPHA); use e.g. {} or {}, or protocol.queue_average = \"float\"",
+            crate::scenario::short_num(cfg.ewma_weight),
+            if c.queue_average.is_none() { " (the reference-code profile's)" } else { "" },
+            scaled.floor() / f64::from(FIXED_POINT_SCALE),
+            scaled.ceil() / f64::from(FIXED_POINT_SCALE),
+        )));
+    }
     // A queue that can never hold U(0) packets never signals congestion: it just overflows.
     if cfg.upper_threshold >= cfg.queue_capacity as f64 {
         let holds = match cfg.profile {
@@ -249,5 +272,26 @@ mod tests {
         // The paper profile keeps its own floor.
         let cfg = config(&IfrcScenario { r_init: Some(0.05), ..IfrcScenario::default() }, &mac).unwrap();
         assert!(cfg.min_rate_pps < 0.05);
+    }
+
+    #[test]
+    fn queue_average_follows_the_profile_and_needs_whole_hundredths_in_fixed_point() {
+        let mac = MacConfig::ifrc2006();
+        let code = IfrcScenario { profile: RcrtProfile::ReferenceCode, ..IfrcScenario::default() };
+        assert_eq!(config(&IfrcScenario::default(), &mac).unwrap().queue_average, QueueAverage::Float);
+        assert_eq!(config(&code, &mac).unwrap().queue_average, QueueAverage::FixedPoint);
+        let fixed = |p: &IfrcScenario| IfrcScenario { queue_average: Some("fixed_point".into()), ..p.clone() };
+        let cfg = config(&fixed(&IfrcScenario { w_q: Some(0.05), ..IfrcScenario::default() }), &mac).unwrap();
+        assert_eq!((cfg.queue_average, cfg.ewma_weight), (QueueAverage::FixedPoint, 0.05));
+        // The code's ALPHA is a whole number of hundredths: 0.025 would be rounded silently.
+        let err = config(&IfrcScenario { w_q: Some(0.025), ..code.clone() }, &mac).unwrap_err().to_string();
+        assert!(err.contains("protocol.w_q = 0.025") && err.contains("reference-code profile"), "{err}");
+        assert!(err.contains("0.02 or 0.03") && err.contains("queue_average = \"float\""), "{err}");
+        let err = config(&fixed(&IfrcScenario { w_q: Some(0.025), ..IfrcScenario::default() }), &mac).unwrap_err();
+        assert!(!err.to_string().contains("reference-code"), "{err}");
+        let float = IfrcScenario { w_q: Some(0.025), queue_average: Some("float".into()), ..code };
+        assert_eq!(config(&float, &mac).unwrap().queue_average, QueueAverage::Float);
+        let err = config(&IfrcScenario { queue_average: Some("double".into()), ..float }, &mac).unwrap_err();
+        assert!(err.to_string().contains("unknown arithmetic `double` (known: float, fixed_point)"), "{err}");
     }
 }

@@ -294,6 +294,10 @@ pub struct IfrcScenario {
     /// rules run (the authors' code's order; on in the reference-code profile, off in the paper
     /// profile).
     pub rules_after_queue_check: Option<bool>,
+    /// Arithmetic of the queue average: `float` (the paper profile's) or `fixed_point` (the
+    /// reference-code profile's: whole hundredths of a packet, truncated at every update; needs a
+    /// `w_q` that is a whole number of hundredths).
+    pub queue_average: Option<String>,
 }
 
 /// RCRT options.

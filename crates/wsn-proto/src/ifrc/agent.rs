@@ -8,7 +8,8 @@ use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
 use super::config::{
-    BsTrigger, Generation, IfrcConfig, Sharing, SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
+    BsTrigger, Generation, IfrcConfig, QueueAverage, Sharing, SlowStartExit, ThresholdTest, TopThreshold,
+    FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
@@ -151,6 +152,55 @@ impl Ladder {
     }
 }
 
+/// The EWMA of the queue length in the configured arithmetic ([`QueueAverage`]).
+#[derive(Clone, Copy, Debug)]
+pub(super) struct QueueEwma {
+    kind: QueueAverage,
+    /// w_q (float arithmetic).
+    weight: f64,
+    /// w_q in whole hundredths, the code's ALPHA (fixed-point arithmetic).
+    alpha: u64,
+    /// The float average, packets.
+    float: f64,
+    /// The fixed-point average, 1/[`FIXED_POINT_SCALE`] packet.
+    fixed: u64,
+}
+
+impl QueueEwma {
+    /// An empty average (0 packets) [AMBIG-2: the EWMA starts from 0]. With fixed point, w_q is
+    /// rounded to the nearest hundredth and kept within 0 … 1 (the code's ALPHA is a whole
+    /// number; the simulator refuses a w_q that is not a whole number of hundredths).
+    pub(super) fn new(cfg: &IfrcConfig) -> QueueEwma {
+        let scale = f64::from(FIXED_POINT_SCALE);
+        let w = cfg.ewma_weight;
+        let alpha = if w.is_finite() && w > 0.0 { (w * scale + 0.5).min(scale) as u64 } else { 0 };
+        QueueEwma { kind: cfg.queue_average, weight: w, alpha, float: 0.0, fixed: 0 }
+    }
+
+    /// One update with the instantaneous queue length `q`, packets [PAPER §4.1.1; CODE usc-ifrc:
+    /// QueuedSendM.nc calQueueLength].
+    pub(super) fn update(&mut self, q: usize) {
+        match self.kind {
+            QueueAverage::Float => self.float = (1.0 - self.weight) * self.float + self.weight * q as f64,
+            QueueAverage::FixedPoint => {
+                // Q ← ⌊((S − a)·Q + a·q·S) / S⌋ with S = 100, in 64 bits (the code's 32 hold
+                // 97 × 6300 + 3 × 63 × 100 with room to spare).
+                let s = u64::from(FIXED_POINT_SCALE);
+                let q = q as u64;
+                self.fixed = ((s - self.alpha) * self.fixed + self.alpha * q * s) / s;
+            }
+        }
+    }
+
+    /// The average, packets (the fixed-point one is a whole number of hundredths).
+    pub(super) fn value(&self) -> f64 {
+        match self.kind {
+            QueueAverage::Float => self.float,
+            QueueAverage::FixedPoint => self.fixed as f64 / f64::from(FIXED_POINT_SCALE),
+        }
+    }
+}
+
 /// Congestion state with hysteresis and the highest level of the current epoch: the node's own
 /// (§4.4) and the one inferred for every neighbour (§6.3).
 #[derive(Clone, Copy, Debug)]
@@ -262,6 +312,7 @@ pub struct IfrcAgent {
     /// A node without a flow follows the best-path tree among these sinks (empty: the role's).
     relay_sinks: alloc::vec::Vec<NodeId>,
     // Queue monitor.
+    ewma: QueueEwma,
     avg_q: f64,
     own: Epoch,
     // Parent (Rule 1).
@@ -345,6 +396,7 @@ impl IfrcAgent {
             shared_since_tick: false,
             guard_clear_pending: false,
             relay_sinks: alloc::vec::Vec::new(),
+            ewma: QueueEwma::new(&cfg),
             avg_q: 0.0,
             own: Epoch::IDLE,
             parent: None,
@@ -713,16 +765,17 @@ impl IfrcAgent {
         if inserted {
             self.stats.insertions += 1;
         }
-        let w = self.cfg.ewma_weight;
-        let inst = self.fwd.queue_len() as f64;
-        self.avg_q = (1.0 - w) * self.avg_q + w * inst;
+        self.ewma.update(self.fwd.queue_len());
+        self.avg_q = self.ewma.value();
         if self.avg_q > self.stats.max_avg_q {
             self.stats.max_avg_q = self.avg_q;
         }
         // The thresholds are tested on the average as the header carries it (to 1/256 packet),
         // so that neighbours, which run the same ladder on the header's value, see exactly the
         // crossings this node acted on [spec §6.3 step 2]; the average itself stays unrounded
-        // (rounding each update would stall it when w·|q − avg| < 1/512).
+        // (rounding each update would stall it when w·|q − avg| < 1/512). A fixed-point average
+        // in hundredths is at least 1/100 from the next whole packet below it or equal to one,
+        // so that rounding keeps its whole part: ⌊avg⌋ is the code's getOccupancy exactly.
         let (old, new, started) = self.own.update(&self.ladder, wire::quantize_queue(self.avg_q));
         if started {
             self.stats.epochs += 1;
@@ -795,6 +848,12 @@ impl IfrcAgent {
             e.child_maxlvl = e.child_maxlvl.max(l);
             f
         } else {
+            // The bit clears when the reported child's epoch ends or when its mark expires at
+            // the sender (AMBIG-6); the header names no child, so either way the next report
+            // counts afresh [AMBIG-4 → chosen]. After an expiry that repeats a level already
+            // counted, but the sender counts it afresh too (its crossing state of the child
+            // expired with the same silence, above), and the constraint is to the child's
+            // current rate: never below what a new crossing would ask.
             e.child_maxlvl = -1;
             false
         };

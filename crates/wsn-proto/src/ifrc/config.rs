@@ -58,6 +58,30 @@ pub enum ThresholdTest {
     FlooredInclusive,
 }
 
+/// How the EWMA of the queue length is computed and kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum QueueAverage {
+    /// Binary floating point: avg ← (1 − w_q)·avg + w_q·q, unrounded. [PAPER §4.1.1]
+    Float,
+    /// The authors' integer arithmetic: the average is kept as a whole number Q of
+    /// 1/[`FIXED_POINT_SCALE`] packet and the weight as a whole number a = w_q·100 of hundredths
+    /// (ALPHA); each update is Q ← ⌊((100 − a)·Q + a·100·q) / 100⌋, so the remainder below one
+    /// hundredth is dropped every time, and the thresholds see ⌊Q / 100⌋ packets. An update moves
+    /// Q by ⌊a·(100·q − Q)/100⌋, so from below a steady queue of q packets stops once the gap is
+    /// under 100/a hundredths: with the code's a = 3 at Q = 100·q − 33, 0.33 packet short of q,
+    /// while the float average comes within 1/512 packet of q (the header's rounding, which
+    /// the thresholds see) after 274 updates from 0 at q = 8. From above, Q reaches 100·q
+    /// exactly.
+    /// [CODE usc-ifrc: QueuedSendM.nc calQueueLength (queueLength, uint32_t, QRESOLUTION = 100,
+    /// ALPHA from the Makefile) and QueueControl.getOccupancy (queueLength / QRESOLUTION);
+    /// RateControlM.nc checkQueue compares that whole number with the thresholds]
+    FixedPoint,
+}
+
+/// Steps per packet of [`QueueAverage::FixedPoint`]. [CODE usc-ifrc: QueuedSendM.nc,
+/// QRESOLUTION = 100]
+pub const FIXED_POINT_SCALE: u32 = 100;
+
 /// What crossing the top threshold U(K) does to the node's own rate.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TopThreshold {
@@ -111,6 +135,9 @@ pub struct IfrcConfig {
     pub top_threshold_action: TopThreshold,
     /// EWMA weight w_q. [PAPER Table 1: 0.02; CODE usc-ifrc: Makefile ALPHA = 3 → 0.03]
     pub ewma_weight: f64,
+    /// Arithmetic of the EWMA. [PAPER §4.1.1: a real-valued average; CODE usc-ifrc:
+    /// QueuedSendM.nc calQueueLength, integer hundredths truncated at every update]
+    pub queue_average: QueueAverage,
     /// Additive-increase parameter ε, 1/packet. [PAPER Table 1: 0.025; CODE usc-ifrc: Makefile
     /// EPSILON = 80 → 1/80 = 0.0125]
     pub epsilon: f64,
@@ -202,6 +229,7 @@ impl IfrcConfig {
             threshold_test: ThresholdTest::Strict,
             top_threshold_action: TopThreshold::Halve,
             ewma_weight: 0.02,
+            queue_average: QueueAverage::Float,
             epsilon: 0.025,
             initial_rate_pps: 0.02,
             slow_start_increment_pps: 0.0025,
@@ -237,6 +265,8 @@ impl IfrcConfig {
                 top_threshold_action: TopThreshold::Collapse,
                 // [CODE usc-ifrc: Makefile ALPHA = 3 (percent)]
                 ewma_weight: 0.03,
+                // [CODE usc-ifrc: QueuedSendM.nc calQueueLength] integer hundredths, truncated.
+                queue_average: QueueAverage::FixedPoint,
                 // [CODE usc-ifrc: Makefile EPSILON = 80, δ = rThresh²/80]
                 epsilon: 1.0 / 80.0,
                 // [CODE usc-ifrc: QueuedSendM.nc] full when (next+1) % 64 == head.

@@ -82,6 +82,9 @@
 //! the difference fits this agent and the paper's header. Differences applied
 //! (all `[CODE usc-ifrc: …]`):
 //! - ε = 1/80 = 0.0125 (Makefile EPSILON = 80) and w_q = 0.03 (Makefile ALPHA = 3);
+//! - the queue average in the code's integer arithmetic (QueuedSendM.nc calQueueLength): whole
+//!   hundredths of a packet, truncated at every update, so a steady queue of q packets settles
+//!   at q − 0.33 where the float average reaches q ([`QueueAverage::FixedPoint`]);
 //! - ladder {8, 16, 20, 22} (RateControl.h), compared as ⌊avg⌋ ≥ U(k) and ⌊avg⌋ < L
 //!   (RateControlM.nc checkQueue); reaching the top threshold collapses the rate to r_init and
 //!   restarts slow start instead of halving;
@@ -111,17 +114,15 @@
 //! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
 //! congested-child summary, the base station's pacing and, since session 21, the Rule 2
 //! crossing state of a neighbour, its epoch and its child's highest level, which start afresh
-//! after 10 of its inter-packet times of silence: see docs/ifrc.md, "Known gaps"); the code's
-//! fixed-point EWMA (the average in 1/100 packet, truncated at every update, so a steady queue
-//! of q packets settles at q − 0.33; the float average reaches q); Rule 1 re-checked on every
-//! received packet against the stored parent rate (here: on packets from the parent and after
-//! each own increase; the code's re-check also sets its no-halving guard, decLastCycle, when it
-//! pulls back an increase that overshot the parent's rate, which this in-tick cap does not: one
-//! fewer skipped halving in E3 of a quick run, none in E1); the code's MAC beyond what the
-//! `ifrc2006` MAC preset models (its tripled backoffs, software ACKs and the base station's
-//! shorter backoffs are modelled there). The BS's 2δ increase runs on every 1/r_b tick rather
-//! than only at beacon times, and the first tick is a uniform phase within 1/r rather than
-//! 1/(r_init·U[1, 2]).
+//! after 10 of its inter-packet times of silence: see docs/ifrc.md, "Known gaps"); Rule 1
+//! re-checked on every received packet against the stored parent rate (here: on packets from
+//! the parent and after each own increase; the code's re-check also sets its no-halving guard,
+//! decLastCycle, when it pulls back an increase that overshot the parent's rate, which this
+//! in-tick cap does not: one fewer skipped halving in E3 of a quick run, none in E1); the
+//! code's MAC beyond what the `ifrc2006` MAC preset models (its tripled backoffs, software ACKs
+//! and the base station's shorter backoffs are modelled there). The BS's 2δ increase runs on
+//! every 1/r_b tick rather than only at beacon times, and the first tick is a uniform phase
+//! within 1/r rather than 1/(r_init·U[1, 2]).
 //!
 //! **Analysis helpers.** [`stability_bounds`] gives the paper's bounds (5) and (6) on ε and
 //! [`ewma_burst_tolerance`] the burst that lifts the EWMA above a threshold (spec §11).
@@ -141,8 +142,8 @@ mod tests;
 
 pub use agent::{IfrcAgent, IfrcStats, Mode, Role};
 pub use config::{
-    ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, Sharing,
-    SlowStartExit, ThresholdTest, TopThreshold, MAX_THRESHOLDS,
+    ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, QueueAverage,
+    Sharing, SlowStartExit, ThresholdTest, TopThreshold, FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 
 /// Collection-header protocol number of IFRC data and control packets (the IFRC header follows

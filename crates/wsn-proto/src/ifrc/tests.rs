@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
-use super::agent::{Epoch, Ladder};
+use super::agent::{Epoch, Ladder, QueueEwma};
 use super::*;
 use crate::agent::{AgentEvent, DropReason, NodeAgent, RxInfo, SendDone};
 use crate::forwarder::ForwarderConfig;
@@ -285,6 +285,117 @@ fn ewma_updates_on_insertion_only_with_queue_after_insertion() {
     assert_eq!(a.stats().insertions, 3);
 }
 
+/// The reference code's queue average, update by update: hundredths of a packet, weight
+/// ALPHA = 3 hundredths, Q ← ⌊(97·Q + 3·100·q) / 100⌋ [CODE usc-ifrc: QueuedSendM.nc
+/// calQueueLength]. Each expected value is that formula worked by hand; the float average of
+/// the paper's arithmetic is printed beside it where the two part.
+#[test]
+fn fixed_point_ewma_truncates_every_update() {
+    let code = IfrcConfig::for_profile(Profile::ReferenceCode);
+    assert_eq!(code.queue_average, QueueAverage::FixedPoint);
+    assert_eq!(IfrcConfig::default().queue_average, QueueAverage::Float);
+    let run = |start: &mut QueueEwma, qs: &[usize]| -> Vec<f64> {
+        qs.iter()
+            .map(|&q| {
+                start.update(q);
+                start.value()
+            })
+            .collect()
+    };
+    let hundredths = |v: &[u64]| v.iter().map(|&x| x as f64 / 100.0).collect::<Vec<f64>>();
+    // A burst into an empty queue, then three updates at q = 0 (refused packets, say).
+    let mut fixed = QueueEwma::new(&code);
+    let got = run(&mut fixed, &[1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0]);
+    assert_eq!(got, hundredths(&[3, 8, 16, 27, 41, 57, 76, 97, 94, 91, 88]));
+    // Float, same weight: 0.03, 0.0891, …; after the 8th packet 1.0077, whose whole part is 1
+    // where the code's 0.97 has 0.
+    let mut float = QueueEwma::new(&IfrcConfig { queue_average: QueueAverage::Float, ..code.clone() });
+    let f = run(&mut float, &[1, 2, 3, 4, 5, 6, 7, 8]);
+    assert!(close(f[0], 0.03) && close(f[1], 0.0891), "{f:?}");
+    assert!(f[7] > 1.0077 && f[7] < 1.0078, "{}", f[7]);
+    // A steady queue of 8: the step ⌊3·(800 − Q)/100⌋ is 0 once 800 − Q ≤ 33, so the
+    // average stops at 7.67 and never reaches 8 (the float one tends to 8).
+    let mut fixed = QueueEwma::new(&code);
+    run(&mut fixed, &[8; 500]);
+    assert_eq!(fixed.value(), 7.67);
+    fixed.update(8);
+    assert_eq!(fixed.value(), 7.67, "stuck");
+    // Then a steady 9: three hundredths per update (⌊3·(900 − Q)/100⌋ = 3 while the gap is
+    // 100 … 133) up to exactly 8.00 after 11 updates.
+    let got = run(&mut fixed, &[9; 11]);
+    assert_eq!(got, hundredths(&[770, 773, 776, 779, 782, 785, 788, 791, 794, 797, 800]));
+    // A steady 9 stops at 8.67, 0.33 short as well. From above, truncation rounds the step's
+    // size up (⌊3·(800 − Q)/100⌋ with 800 − Q < 0): at q = 8 the average falls 3, 2, 2, 2, …
+    // hundredths and reaches 8.00 exactly after 49 updates, then stays.
+    let mut fixed = QueueEwma::new(&code);
+    run(&mut fixed, &[9; 1000]);
+    assert_eq!(fixed.value(), 8.67);
+    let got = run(&mut fixed, &[8; 60]);
+    assert_eq!(got[..5], hundredths(&[864, 862, 860, 858, 856])[..]);
+    assert_eq!(got[46..49], hundredths(&[802, 801, 800])[..]);
+    assert!(got[48..].iter().all(|&v| v == 8.0));
+    // Draining (q = 0): Q ← ⌊0.97·Q⌋, 8.00 → 7.76 → 7.52.
+    assert_eq!(run(&mut fixed, &[0, 0]), hundredths(&[776, 752]));
+    // w = 1 (a = 100): the instantaneous queue, as in the float arithmetic.
+    let mut one = QueueEwma::new(&IfrcConfig { ewma_weight: 1.0, ..code.clone() });
+    assert_eq!(run(&mut one, &[9, 2]), [9.0, 2.0]);
+}
+
+/// Where the two arithmetics disagree on a threshold crossing. Reference-code profile (⌊avg⌋ ≥
+/// U(0) = 8), a queue filled to 8 packets and held there (one frame sent, one packet inserted):
+/// the code's average stops at 7.67 and the node never becomes congested; the float average is
+/// advertised as 8.0 (within 1/512) at the 277th insertion and the node enters an epoch. Held at
+/// 9 packets, the code's average reaches 8.00 after 11 more insertions.
+#[test]
+fn fixed_point_average_stays_below_a_threshold_the_float_one_crosses() {
+    for arithmetic in [QueueAverage::FixedPoint, QueueAverage::Float] {
+        let c0 = IfrcConfig {
+            random_start_phase: false,
+            queue_average: arithmetic,
+            ..IfrcConfig::for_profile(Profile::ReferenceCode)
+        };
+        let (mut a, mut c) = node_with(5, 2, c0);
+        let send = |a: &mut IfrcAgent, c: &mut Ctx| a.send(Instant::ZERO, c, SINK, SINK, APP, b"x").unwrap();
+        let cycle = |a: &mut IfrcAgent, c: &mut Ctx| {
+            let f = a.poll_frame(Instant::ZERO, c).unwrap();
+            a.handle_send_done(Instant::ZERO, c, &done(f.dst));
+            send(a, c);
+        };
+        for _ in 0..8 {
+            send(&mut a, &mut c);
+        }
+        let mut first = None;
+        for i in 9..=600u32 {
+            cycle(&mut a, &mut c);
+            assert_eq!(a.queue_len(), 8);
+            if a.is_congested() && first.is_none() {
+                first = Some(i);
+            }
+        }
+        match arithmetic {
+            QueueAverage::FixedPoint => {
+                assert_eq!(first, None, "7.67 < 8");
+                assert_eq!(a.avg_queue(), 7.67);
+                // One more packet held: 9 in the queue.
+                send(&mut a, &mut c);
+                let mut n = 1;
+                while !a.is_congested() {
+                    cycle(&mut a, &mut c);
+                    n += 1;
+                    assert!(n <= 11, "avg {}", a.avg_queue());
+                }
+                assert_eq!((n, a.avg_queue()), (11, 8.0));
+                assert_eq!(a.stats().epochs, 1);
+            }
+            QueueAverage::Float => {
+                assert_eq!(first, Some(277));
+                assert!(a.avg_queue() < 8.0, "the average itself never reaches 8");
+                assert_eq!(a.stats().epochs, 1);
+            }
+        }
+    }
+}
+
 #[test]
 fn one_halving_per_new_threshold_per_epoch() {
     let cfg = IfrcConfig { ewma_weight: 1.0, ..cfg() }; // avg = instantaneous queue
@@ -334,8 +445,10 @@ fn one_halving_per_new_threshold_per_epoch() {
 /// A node tests its thresholds on the average its header carries (to 1/256 packet), so its
 /// neighbours, which run the same ladder on that value, see exactly the crossings it acted on.
 /// Paper profile (strict `avg > U`): an average 1/1024 above U(0) = 0.5 travels as 0.5, no
-/// crossing (the node used to halve unseen). Reference code (`⌊avg⌋ ≥ U`): an average 1/1024
-/// below U(0) = 1 travels as 1, a crossing (neighbours used to see one the node never made).
+/// crossing (the node used to halve unseen). Reference code's test (`⌊avg⌋ ≥ U`) on a float
+/// average: an average 1/1024 below U(0) = 1 travels as 1, a crossing (neighbours used to see
+/// one the node never made). (The profile's own fixed-point average, in whole hundredths, is
+/// never that close below a whole packet.)
 #[test]
 fn thresholds_are_tested_on_the_advertised_average() {
     let d = 1.0 / 1024.0;
@@ -344,6 +457,7 @@ fn thresholds_are_tested_on_the_advertised_average() {
         (
             IfrcConfig {
                 random_start_phase: false,
+                queue_average: QueueAverage::Float,
                 ewma_weight: 1.0 - d,
                 upper_threshold: 1.0,
                 lower_threshold: 0.0,
@@ -642,6 +756,84 @@ fn rule2_crossing_state_ages_with_silence() {
     assert_eq!(a.stats().rule2_signals, 4);
     heard(&mut a, &mut c, 201.0, hdr(0.25, 9.0));
     assert_eq!(a.stats().rule2_signals, 5);
+}
+
+/// A congested child's mark expires at its parent after 10 of its inter-packet times without a
+/// frame (AMBIG-6), and the parent's header then drops the child. The header does not name the
+/// child, so a neighbour of the parent resets what it knows of "the parent's congested child"
+/// and counts the child's level again when the parent reports it again. That second count is
+/// the parent's own: the parent's crossing state of the child expired with the same silence and
+/// the parent counts the level afresh too (session 21), as the base station would for its
+/// child. Both constrain to the child's current rate only, so nothing is lowered below what a
+/// fresh crossing would ask; and nothing stays counted: the parent's set of congested children
+/// is recomputed from its table (no counter), empty once the child expires or its epoch ends.
+#[test]
+fn child_recount_after_expiry_mirrors_the_parent_and_nothing_sticks() {
+    // Parent P = 5 and its neighbour N = 6 (parents 2), P's child C = 8 at 0.25 pkt/s: C's mark
+    // expires after 10 / 0.25 = 40 s of silence.
+    let (mut p, mut cp) = node(5, 2);
+    let (mut n, mut cn) = node(6, 2);
+    tick_to(&mut p, &mut cp, 0.5);
+    tick_to(&mut n, &mut cn, 0.5);
+    let at = |s: f64| Instant::from_millis((s * 1000.0) as u64);
+    let mut seq = 0u16;
+    let mut child = |p: &mut IfrcAgent, cp: &mut Ctx, s: f64, rate: f64, q: f64| {
+        seq += 1;
+        p.handle_frame(at(s), cp, &rx(8, NodeId(5)), &frame(8, seq, &hdr(rate, q)));
+    };
+    // N overhears a data frame of P stamped at `s` (P → 2).
+    let overhear = |p: &IfrcAgent, n: &mut IfrcAgent, cn: &mut Ctx, s: f64| -> wire::Repr {
+        let h = p.header(at(s), APP).quantized();
+        n.handle_overheard(at(s), cn, &rx(5, NodeId(2)), &frame(5, (s * 10.0) as u16, &h));
+        h
+    };
+    let signals = |a: &IfrcAgent| (a.stats().rule2_signals, a.stats().rule2_constraints);
+
+    // 0 s: C crosses U(0). P counts it (Rule 2(a)) and drops to 0.25; N sees it in P's child
+    // fields (Rule 2(b)) and drops to 0.25.
+    child(&mut p, &mut cp, 0.0, 0.25, 9.0);
+    assert_eq!(signals(&p), (1, 1));
+    let h = overhear(&p, &mut n, &mut cn, 1.0);
+    assert!(h.child_congested && h.child_rate_pps == wire::quantize_rate(0.25));
+    assert_eq!(signals(&n), (1, 1));
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.25)));
+    // 30 s: C still fresh, same report, nothing new.
+    assert!(overhear(&p, &mut n, &mut cn, 30.0).child_congested);
+    assert_eq!(signals(&n), (1, 1));
+    // 45 s: C silent for 45 s > 40 s: P reports no congested child, and N forgets the level.
+    assert_eq!(p.congested_child(at(45.0)), None);
+    assert!(!overhear(&p, &mut n, &mut cn, 45.0).child_congested);
+    assert_eq!(signals(&n), (1, 1));
+    // 50 s: C heard again in the same epoch at the same level, its rate grown to 0.3 (P and N
+    // are still at 0.25: no tick ran). P counts the level afresh after the silence, N counts
+    // it again from P's header: one more signal at each, and neither is lowered.
+    child(&mut p, &mut cp, 50.0, 0.3, 9.0);
+    assert_eq!(signals(&p), (2, 1));
+    assert!(overhear(&p, &mut n, &mut cn, 51.0).child_congested);
+    assert_eq!(signals(&n), (2, 1), "the re-count, mirroring P's");
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.25)), "a child above N's rate lowers nothing");
+    // Within the expiry no more counts, at P or at N.
+    child(&mut p, &mut cp, 60.0, 0.3, 9.5);
+    overhear(&p, &mut n, &mut cn, 61.0);
+    assert_eq!((signals(&p), signals(&n)), ((2, 1), (2, 1)));
+    // C's epoch ends (3 < L): P's set of congested children is empty again, the bit clears.
+    child(&mut p, &mut cp, 62.0, 0.3, 3.0);
+    assert_eq!(p.congested_child(at(63.0)), None);
+    assert!(!overhear(&p, &mut n, &mut cn, 63.0).child_congested);
+    // A new epoch of C, now slower than N: counted once at each, and N drops to C's rate.
+    child(&mut p, &mut cp, 64.0, 0.2, 9.0);
+    assert_eq!(signals(&p), (3, 2));
+    overhear(&p, &mut n, &mut cn, 65.0);
+    overhear(&p, &mut n, &mut cn, 66.0);
+    assert_eq!(signals(&n), (3, 2));
+    assert!(close(n.rate_pps(), wire::quantize_rate(0.2)));
+    // C stops for good: after 10 / 0.2 = 50 s P reports no congested child, and never again.
+    assert!(p.congested_child(at(113.0)).is_some());
+    for s in [115.0, 500.0, 5000.0] {
+        assert_eq!(p.congested_child(at(s)), None);
+        assert!(!overhear(&p, &mut n, &mut cn, s).child_congested);
+    }
+    assert_eq!(signals(&n), (3, 2));
 }
 
 #[test]
