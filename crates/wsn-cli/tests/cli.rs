@@ -332,6 +332,32 @@ fn compare_quick_writes_the_required_numbers() {
     let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
     assert!(report.contains("Run seed: 2 (`--seed`)"), "{}", &report[..report.len().min(300)]);
     assert!(out.join("seed-2/fig15-compare.png").exists());
+    // Each paper figure stands beside the quantity it is: 2.8 and 0.824 / 0.293 are rates, 1.7 a
+    // goodput ratio; a quick run's second-half window is not said to be past IFRC's slow start.
+    let paper = |key: &str| {
+        let line = csv.lines().find(|l| l.starts_with(&format!("{key},"))).unwrap_or_else(|| panic!("{key} missing"));
+        line.split(',').nth(1).unwrap_or_default().to_string()
+    };
+    for (key, want) in [
+        ("rcrt_over_ifrc_same_mac", "1.7"),
+        ("rcrt_over_ifrc_paper_mac", "—"),
+        ("rcrt_over_ifrc_paper_mac_steady", "—"),
+        ("rcrt_over_ifrc_same_mac_rate", "—"),
+        ("rcrt_over_ifrc_paper_mac_rate", "2.8"),
+        ("cmp_ifrc_mean_goodput_pps", "—"),
+        ("cmp_rcrt_mean_goodput_pps", "—"),
+        ("cmp_ifrc_mean_rate_pps", "0.293"),
+        ("cmp_rcrt_mean_rate_pps", "0.824"),
+    ] {
+        assert_eq!(paper(key), want, "paper column of {key}");
+    }
+    for key in ["cmp_ifrc_over_best_fixed_steady", "ifrc_over_best_fixed"] {
+        let note = s2.note(key);
+        assert!(
+            note.contains("still holds IFRC's slow start") && !note.contains("past its slow start"),
+            "{key}: {note}"
+        );
+    }
     std::fs::remove_dir_all(&out).ok();
 }
 
