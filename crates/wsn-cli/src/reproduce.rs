@@ -116,12 +116,18 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> Result
     Err(anyhow::Error::msg(msg))
 }
 
+/// The report line naming a run seed given with `--seed` (a `--seeds` run rewrites it in each
+/// seed's report: `crate::seeds`).
+pub(crate) fn seed_line(s: u64) -> String {
+    format!("Run seed: {s} (`--seed`) for every run.\n")
+}
+
 /// The report line naming the run seeds (`--seed`, or each scenario file's own).
 pub(crate) fn seeds_line(runs: &std::collections::BTreeMap<String, RunResult>, seed: Option<u64>) -> String {
     let used: std::collections::BTreeSet<u64> = runs.values().map(|r| r.summary.seed).collect();
     let list = used.iter().map(u64::to_string).collect::<Vec<_>>().join(", ");
     match seed {
-        Some(s) => format!("Run seed: {s} (`--seed`) for every run.\n"),
+        Some(s) => seed_line(s),
         None => format!("Run seed(s): {list} (each scenario file's own; `--seed N` overrides them all).\n"),
     }
 }
@@ -245,6 +251,9 @@ pub(crate) const SEED_CAUTION: &str =
     "One run seed gives one realisation: on this network RCRT's figures, the paper profile's \
      above all, vary strongly from seed to seed (a small change can move a run's mean goodput by a factor of 5 or more either way; \
      docs/rcrt.md, \"The slow-down token skip\"). Quote the medians of `--seeds 5`.";
+
+/// The last sentence of [`SEED_CAUTION`], which a `--seeds` run's seed reports replace.
+pub(crate) const QUOTE_MEDIANS: &str = "Quote the medians of `--seeds 5`.";
 
 /// One line of the "paper | ours" table.
 #[derive(Clone)]

@@ -283,10 +283,31 @@ fn run_seeds(
         let sub = staging.join(format!("seed-{s}"));
         println!("seed {s} → {} (moved there once every seed ran)", dir.join(format!("seed-{s}")).display());
         one(sub.clone(), s).with_context(|| format!("seed {s}"))?;
+        name_the_seed(&sub, s, seeds).with_context(|| format!("seed {s}: naming its seed in its report"))?;
         let path = sub.join("numbers.csv");
         tables.push(read_numbers(&path).with_context(|| format!("seed {s}: reading its numbers.csv"))?);
     }
     Ok(tables)
+}
+
+/// In the report a seed of a `--seeds` run wrote into `sub`, say how its seed was chosen (the
+/// run itself sees only a `--seed`), and point to the medians instead of asking for them.
+fn name_the_seed(sub: &Path, s: u64, seeds: &[u64]) -> Result<()> {
+    let path = sub.join("report.md");
+    let Ok(text) = std::fs::read_to_string(&path) else { return Ok(()) };
+    let k = seeds.iter().position(|&x| x == s).map_or(0, |i| i + 1);
+    let text = text
+        .replacen(
+            &crate::reproduce::seed_line(s),
+            &format!(
+                "Run seed: {s} (seed {k} of `--seeds {}`, starting at {}) for every run.\n",
+                seeds.len(),
+                seeds[0]
+            ),
+            1,
+        )
+        .replacen(crate::reproduce::QUOTE_MEDIANS, "The medians over the seeds are in `../report.md`.", 1);
+    std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))
 }
 
 /// Whether `path` is a `seed-N/` folder a run wrote (its name, and a `numbers.csv` inside).
@@ -379,16 +400,41 @@ fn entries(dir: &Path) -> Result<Vec<PathBuf>> {
 /// replaces a single-seed report an earlier run may have left there.
 fn write_index(dir: &Path, seeds: &[u64], table: &str, cmd: &Command<'_>) -> Result<()> {
     let md = format!(
-        "{} over {} run seeds\n\nCommand: `{}`. The whole reproduction ran once per seed, each into its own folder \
+        "{}{} over {} run seeds\n\nCommand: `{}`. The whole reproduction ran once per seed, each into its own folder \
          (`seed-N/`) with its own report and figures. `numbers.csv` here holds the median of every number over \
-         the seeds; the table below (also `seeds.md`, and `seeds.csv`) holds every seed's value. Figures or \
-         files in this folder that none of these links name are left from an earlier run.\n\n{table}",
+         the seeds; the table below (also `seeds.md`, and `seeds.csv`) holds every seed's value. A ratio's median is \
+         the median of the per-seed ratios, not the ratio of the medians of its parts. The note column is the first \
+         seed's note. Figures or files in this folder that none of these links name are left from an earlier \
+         run.\n\n{table}",
         cmd.title,
+        quick_mark(&cmd.line),
         seeds.len(),
         cmd.line
     );
     let path = dir.join("report.md");
     std::fs::write(&path, md).with_context(|| format!("writing {}", path.display()))
+}
+
+/// " (quick)" when the command line has `--quick`, for the titles of the merged tables.
+fn quick_mark(line: &str) -> &'static str {
+    if line.split_whitespace().any(|w| w == "--quick") {
+        " (quick)"
+    } else {
+        ""
+    }
+}
+
+/// The note of a ratio row's median: it is not the ratio of the other rows' medians.
+const RATIO_MEDIAN: &str = "median of the per-seed ratios, not the ratio of the medians";
+
+/// A seed's note cell for the merged tables: the first seed's note, marked where the seeds' notes
+/// differ, with `|` escaped for Markdown.
+fn note_cell(r: &Merged) -> String {
+    let mut n = r.note.replace('|', "\\|");
+    if r.notes_differ {
+        n.push_str(" (notes differ across seeds)");
+    }
+    n
 }
 
 /// One line of a reproduction's `numbers.csv`.
@@ -572,6 +618,9 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
     for r in rows {
         let missing = r.values.iter().filter(|v| v.is_none()).count();
         let mut note = format!("median over run seeds {range} (per seed: seeds.csv)");
+        if r.unit == "ratio" {
+            write!(note, "; {RATIO_MEDIAN}")?;
+        }
         if missing > 0 {
             match censor(&r.key) {
                 Censor::Above => {
@@ -612,25 +661,31 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
     }
     writeln!(
         md,
-        "\n| key | paper | {} | median | min … max | unit |",
-        seeds.iter().map(|s| format!("seed {s}")).collect::<Vec<_>>().join(" | ")
+        "\n| key | paper | {} | median | min … max | unit | note (seed {}) |",
+        seeds.iter().map(|s| format!("seed {s}")).collect::<Vec<_>>().join(" | "),
+        seeds[0]
     )?;
-    writeln!(md, "|---|---|{}---|---|---|", "---|".repeat(seeds.len()))?;
+    writeln!(md, "|---|---|{}---|---|---|---|", "---|".repeat(seeds.len()))?;
     for r in rows {
         let per: Vec<String> = r.values.iter().map(|v| fmt_for(&r.key, *v)).collect();
         writeln!(
             md,
-            "| {} | {} | {} | {} | {} … {} | {} |",
+            "| {} | {} | {} | {} | {} … {} | {} | {}{} |",
             r.key,
             r.paper,
             per.join(" | "),
             fmt_for(&r.key, r.median()),
             fmt_for(&r.key, r.min()),
             fmt_for(&r.key, r.max()),
-            r.unit
+            r.unit,
+            if r.unit == "ratio" { format!("{RATIO_MEDIAN}. ") } else { String::new() },
+            note_cell(r)
         )?;
     }
-    std::fs::write(dir.join("seeds.md"), format!("# Numbers over run seeds {range}\n\nCommand: `{command}`.\n\n{md}"))?;
+    std::fs::write(
+        dir.join("seeds.md"),
+        format!("# Numbers over run seeds {range}{}\n\nCommand: `{command}`.\n\n{md}", quick_mark(command)),
+    )?;
     Ok(md)
 }
 
@@ -890,7 +945,7 @@ mod tests {
         two.run(&dir, false, &test_cmd(), |sub, s| single(&sub, &format!("{}.0", s.unwrap_or(0)), false)).unwrap();
         assert!(!dir.join("fig.png").exists() && dir.join("seed-2/fig.png").is_file());
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
-        assert!(index.starts_with("# Test over 2 run seeds"), "{index}");
+        assert!(index.starts_with("# Test (quick) over 2 run seeds"), "{index}");
         let before = snapshot(&dir);
         assert!(one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "3.0", true)).is_err());
         assert_eq!(snapshot(&dir), before);
@@ -918,6 +973,42 @@ mod tests {
         std::fs::remove_dir_all(&dir).ok();
     }
 
+    /// Each seed's report says which seed of the `--seeds` run it is and points to the medians;
+    /// the merged tables say that a ratio's median is the median of the per-seed ratios, carry
+    /// the first seed's note (marked where the seeds' notes differ) and name a quick run.
+    #[test]
+    fn seed_reports_and_merged_notes_say_what_they_are() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-notes-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        over_seeds(&dir, &[1, 2], &test_cmd(), |sub, s| {
+            std::fs::create_dir_all(&sub)?;
+            let report =
+                format!("# Test (quick)\n\n{}\n{}\n", crate::reproduce::seed_line(s), crate::reproduce::QUOTE_MEDIANS);
+            std::fs::write(sub.join("report.md"), report)?;
+            let csv = format!("key,paper,ours,unit,note\nr,1,{s},ratio,note of seed {s}\nq,1,{s},pkt/s,same\n");
+            std::fs::write(sub.join("numbers.csv"), csv)?;
+            Ok(())
+        })
+        .unwrap();
+        let read = |p: &str| std::fs::read_to_string(dir.join(p)).unwrap();
+        let r2 = read("seed-2/report.md");
+        assert!(r2.contains("Run seed: 2 (seed 2 of `--seeds 2`, starting at 1) for every run."), "{r2}");
+        assert!(!r2.contains("`--seed`)") && !r2.contains("Quote the medians"), "{r2}");
+        let md = read("seeds.md");
+        assert!(md.starts_with("# Numbers over run seeds 1–2 (quick)"), "{md}");
+        assert!(
+            md.contains(&format!("| ratio | {RATIO_MEDIAN}. note of seed 1 (notes differ across seeds) |")),
+            "{md}"
+        );
+        assert!(md.contains("| pkt/s | same |"), "{md}");
+        let numbers = read("numbers.csv");
+        let r_line = numbers.lines().find(|l| l.starts_with("r,")).unwrap();
+        assert!(r_line.contains(RATIO_MEDIAN), "{r_line}");
+        assert!(!numbers.lines().find(|l| l.starts_with("q,")).unwrap().contains(RATIO_MEDIAN));
+        assert!(read("report.md").starts_with("# Test (quick) over 2 run seeds"));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     /// The tables are written in the reproduction's own `numbers.csv` format plus `seeds.csv`.
     #[test]
     fn over_seeds_writes_the_three_tables() {
@@ -932,13 +1023,16 @@ mod tests {
         })
         .unwrap();
         let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
-        assert!(numbers.starts_with("key,paper,ours,unit,note\nx,1,4.5,ratio,median over run seeds 4–5"), "{numbers}");
+        assert!(
+            numbers.starts_with("key,paper,ours,unit,note\nx,1,4.5,ratio,\"median over run seeds 4–5"),
+            "{numbers}"
+        );
         assert!(numbers.contains("; seed 4: seed note"), "{numbers}");
         let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
         assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4,5,4.5,4,5,ratio"), "{seeds}");
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
-        assert!(index.starts_with("# Test over 2 run seeds\n\nCommand: `wsn test --quick`."), "{index}");
+        assert!(index.starts_with("# Test (quick) over 2 run seeds\n\nCommand: `wsn test --quick`."), "{index}");
         assert!(index.contains("(seed-4/report.md)"), "{index}");
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("Command: `wsn test --quick`."));
         assert!(index.contains("| x | 1 |"), "the index holds the table: {index}");

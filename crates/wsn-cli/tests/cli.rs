@@ -278,7 +278,11 @@ fn compare_quick_writes_the_required_numbers() {
     let seeds = std::fs::read_to_string(out.join("seeds.csv")).expect("seeds.csv");
     assert!(seeds.starts_with("key,paper,seed_2,seed_3,median,min,max,unit"), "{seeds}");
     let report3 = std::fs::read_to_string(out.join("seed-3/report.md")).expect("seed 3's report");
-    assert!(report3.contains("Run seed: 3 (`--seed`)"), "{}", &report3[..report3.len().min(300)]);
+    assert!(
+        report3.contains("Run seed: 3 (seed 2 of `--seeds 2`, starting at 2)"),
+        "{}",
+        &report3[..report3.len().min(300)]
+    );
     let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
     assert!(csv.starts_with("key,paper,ours,unit,note"));
     for key in [
@@ -330,7 +334,11 @@ fn compare_quick_writes_the_required_numbers() {
         assert_eq!(&rec[0], *key);
     }
     let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
-    assert!(report.contains("Run seed: 2 (`--seed`)"), "{}", &report[..report.len().min(300)]);
+    assert!(
+        report.contains("Run seed: 2 (seed 1 of `--seeds 2`, starting at 2)"),
+        "{}",
+        &report[..report.len().min(300)]
+    );
     assert!(out.join("seed-2/fig15-compare.png").exists());
     // Each paper figure stands beside the quantity it is: 2.8 and 0.824 / 0.293 are rates, 1.7 a
     // goodput ratio; a quick run's second-half window is not said to be past IFRC's slow start.
