@@ -138,7 +138,10 @@ pub(crate) fn section(
         "Per node: goodput and rates. \"Sink control pkt/s\" is a network total: the control packets the sink \
          originates per second of traffic (RCRT: its feedback, which travels down the reverse path to each \
          source, SYN-ACKs excluded; IFRC: the base station's one-hop control broadcasts). IFRC's per-packet \
-         control, the 12-byte header every data frame carries, is not counted there.\n"
+         control, the 12-byte header every data frame carries, is not counted there. \"Rate oscillation (CV)\": for \
+         each flow, the standard deviation over the mean of its rate (RCRT: the flow's allocated rate; IFRC: its \
+         source's r_i), sampled every 10 s over the second half of the traffic period; the column is the mean over \
+         the flows.\n"
     )?;
     writeln!(
         md,

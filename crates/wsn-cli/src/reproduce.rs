@@ -550,7 +550,7 @@ fn report(
 
     // ------------------------------------------------------------------ baseline (Figs 3-6)
     writeln!(md, "## Baseline: 39 sources, fair policy (Figs. 3–6)\n")?;
-    writeln!(md, "| profile | delivered / originated (min over flows) | mean goodput pkt/s | spread max−min | spread / mean | max e2e repair share | feedback / data | parent changes / node | allocation within ±25 % of mean goodput (share of time, second half of each flow's traffic) |\n|---|---|---|---|---|---|---|---|---|")?;
+    writeln!(md, "| profile | delivered / originated (min over flows) | mean goodput pkt/s | goodput spread max−min over flows (pkt/s) | spread / mean | max e2e repair share | feedback / data | parent changes / node (traffic period) | allocation within ±25 % of mean goodput (share of time, second half of each flow's traffic) |\n|---|---|---|---|---|---|---|---|---|")?;
     let mut congestion_figs = Vec::new();
     for p in PROFILES {
         let Some(r) = runs.get(&format!("baseline/{p}")) else { continue };

@@ -282,8 +282,8 @@ fn report(
          `reference_code`: the authors' TinyOS code where it differs, see docs/ifrc.md); figures show the `paper` profile.\n"
     )?;
 
-    // ------------------------------------------------------------------ E1 (Figs. 5-9)
-    writeln!(md, "## E1: 40 nodes, one base station (Figs. 5–9)\n")?;
+    // ------------------------------------------------------------------ E1 (Figs. 6-9)
+    writeln!(md, "## E1: 40 nodes, one base station (Figs. 6–9; the paper's Fig. 5, its tree, is not drawn)\n")?;
     writeln!(
         md,
         "| profile | mean goodput pkt/s | second-half goodput | min / max goodput | Jain index | end-to-end loss | queue overflows | largest queue | BS control pkt/s | halvings | median rate CV |\n|---|---|---|---|---|---|---|---|---|---|---|"
