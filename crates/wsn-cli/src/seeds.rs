@@ -471,6 +471,50 @@ pub(crate) struct Merged {
     notes_differ: bool,
     /// One entry per seed: the number, or `None` where that seed gave none (`n/a`).
     values: Vec<Option<f64>>,
+    /// One entry per seed: whether its number is only a bound ([`bound_of`]).
+    bounds: Vec<Bound>,
+}
+
+/// Whether a seed's number is exact or only one side of a bound (its note says so).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Bound {
+    Exact,
+    /// The real value is at least this (a knee at the top of its sweep).
+    AtLeast,
+    /// The real value is at most this (a ratio over a rate that is only a lower bound, a
+    /// boundary below its sweep).
+    AtMost,
+}
+
+impl Bound {
+    /// The cell's prefix in seeds.md.
+    fn mark(self) -> &'static str {
+        match self {
+            Bound::Exact => "",
+            Bound::AtLeast => "≥ ",
+            Bound::AtMost => "≤ ",
+        }
+    }
+}
+
+/// Read from a seed's note whether its number of `key` is only a bound: the reproductions say
+/// so in words (`reproduce::knee_note`, the best fixed rate's and the stability sweeps' notes).
+/// A knee or best fixed rate that is only a lower bound is itself one (≥); a ratio over it is
+/// then an upper bound (≤).
+fn bound_of(key: &str, note: &str) -> Bound {
+    if note.contains("so this ratio is an upper bound") || note.contains("lies below the sweep") {
+        Bound::AtMost
+    } else if note.contains("only a lower bound") {
+        if key.contains("_over_") {
+            Bound::AtMost
+        } else if key.contains("knee_pps") || key.contains("best_fixed_fair_pps") {
+            Bound::AtLeast
+        } else {
+            Bound::Exact
+        }
+    } else {
+        Bound::Exact
+    }
 }
 
 /// What a seed's `n/a` means for the statistics of a key.
@@ -556,6 +600,7 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
     let mut out = Vec::new();
     for r in first {
         let mut values = Vec::new();
+        let mut bounds = Vec::new();
         let mut notes_differ = false;
         for (s, t) in seeds.iter().zip(tables) {
             let row = t
@@ -578,6 +623,7 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
                     format!("seed {s}: key {} has the value {t:?}, neither a number nor n/a", r.key)
                 })?),
             };
+            bounds.push(if v.is_some() { bound_of(&r.key, &row.note) } else { Bound::Exact });
             values.push(v);
             notes_differ |= row.note != r.note;
         }
@@ -588,6 +634,7 @@ pub(crate) fn merge(seeds: &[u64], tables: &[Vec<NumberRow>]) -> Result<Vec<Merg
             note: r.note.clone(),
             notes_differ,
             values,
+            bounds,
         });
     }
     Ok(out)
@@ -632,6 +679,15 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
                 Censor::Drop => write!(note, "; {missing} of {} seeds gave no number", seeds.len())?,
             }
         }
+        let bounded = r.bounds.iter().filter(|b| **b != Bound::Exact).count();
+        if bounded > 0 {
+            write!(
+                note,
+                "; {bounded} of {} seeds' values are only bounds (marked ≥ or ≤ in seeds.md, column `bounds` of \
+                 seeds.csv) and enter the median as if exact",
+                seeds.len()
+            )?;
+        }
         if !r.note.is_empty() {
             write!(note, "; seed {}: {}", seeds[0], r.note)?;
         }
@@ -645,12 +701,20 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
     let mut w = csv::Writer::from_path(dir.join("seeds.csv"))?;
     let mut head: Vec<String> = vec!["key".into(), "paper".into()];
     head.extend(seeds.iter().map(|s| format!("seed_{s}")));
-    head.extend(["median", "min", "max", "unit"].map(String::from));
+    head.extend(["median", "min", "max", "unit", "bounds"].map(String::from));
     w.write_record(&head)?;
     for r in rows {
         let mut rec = vec![r.key.clone(), r.paper.clone()];
         rec.extend(r.values.iter().map(|v| fmt_for(&r.key, *v)));
         rec.extend([fmt_for(&r.key, r.median()), fmt_for(&r.key, r.min()), fmt_for(&r.key, r.max()), r.unit.clone()]);
+        // The seeds whose value is only a bound, e.g. `seed_2 ≤; seed_3 ≤` (empty: all exact).
+        let bounds: Vec<String> = seeds
+            .iter()
+            .zip(&r.bounds)
+            .filter(|(_, b)| **b != Bound::Exact)
+            .map(|(s, b)| format!("seed_{s} {}", b.mark().trim()))
+            .collect();
+        rec.push(bounds.join("; "));
         w.write_record(&rec)?;
     }
     w.flush()?;
@@ -667,7 +731,8 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
     )?;
     writeln!(md, "|---|---|{}---|---|---|---|", "---|".repeat(seeds.len()))?;
     for r in rows {
-        let per: Vec<String> = r.values.iter().map(|v| fmt_for(&r.key, *v)).collect();
+        let per: Vec<String> =
+            r.values.iter().zip(&r.bounds).map(|(v, b)| format!("{}{}", b.mark(), fmt_for(&r.key, *v))).collect();
         writeln!(
             md,
             "| {} | {} | {} | {} | {} … {} | {} | {}{} |",
@@ -755,6 +820,38 @@ mod tests {
     /// A key only a later seed has, a key twice, a paper value or unit that differs, and a value
     /// that is neither a number nor n/a are errors naming the seed (they were dropped, taken
     /// twice, taken from seed 1 and counted as "no number"); notes that differ are flagged.
+    /// A seed whose note says its number is only a bound is marked so in seeds.md and seeds.csv,
+    /// and numbers.csv's note says the median includes bounds.
+    #[test]
+    fn bounds_are_read_from_the_notes_and_marked() {
+        let knee_bound = "largest swept load …; every swept rate passed, so R is only a lower bound of the knee";
+        assert_eq!(bound_of("best_effort_knee_pps", knee_bound), Bound::AtLeast);
+        assert_eq!(bound_of("ifrc_best_fixed_fair_pps", knee_bound), Bound::AtLeast);
+        assert_eq!(bound_of("cmp_ifrc_over_best_fixed", knee_bound), Bound::AtMost);
+        assert_eq!(bound_of("goodput_spread", knee_bound), Bound::Exact);
+        assert_eq!(bound_of("ifrc_over_best_fixed", "…, so this ratio is an upper bound"), Bound::AtMost);
+        let eps = "the lowest swept ε is already unstable: the boundary lies below the sweep";
+        assert_eq!(bound_of("stability_2node_first_unstable_eps", eps), Bound::AtMost);
+        assert_eq!(bound_of("best_effort_knee_pps", "largest swept load …"), Bound::Exact);
+        let with = |key: &str, ours: &str, note: &str| NumberRow { note: note.into(), ..row(key, ours) };
+        let t1 = vec![with("best_effort_knee_pps", "1.6", knee_bound), with("x_over_y", "0.5", "")];
+        let t2 = vec![with("best_effort_knee_pps", "1.2", "largest swept load …"), with("x_over_y", "0.7", "")];
+        let m = merge(&[1, 2], &[t1, t2]).unwrap();
+        assert_eq!(m[0].bounds, [Bound::AtLeast, Bound::Exact]);
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-bounds-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let md = write(&dir, &[1, 2], &m, "wsn reproduce rcrt --seeds 2").unwrap();
+        let line = md.lines().find(|l| l.starts_with("| best_effort_knee_pps |")).unwrap();
+        assert!(line.contains("| ≥ 1.6 | 1.2 |"), "{line}");
+        let csv = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
+        assert!(csv.lines().next().unwrap().ends_with(",unit,bounds"), "{csv}");
+        assert!(csv.lines().nth(1).unwrap().ends_with(",seed_1 ≥"), "{csv}");
+        assert!(csv.lines().nth(2).unwrap().ends_with(",ratio,"), "{csv}");
+        let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
+        assert!(numbers.contains("1 of 2 seeds' values are only bounds"), "{numbers}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
     #[test]
     fn merge_refuses_tables_that_do_not_match() {
         let t1 = vec![row("a", "1")];
@@ -1029,7 +1126,10 @@ mod tests {
         );
         assert!(numbers.contains("; seed 4: seed note"), "{numbers}");
         let seeds = std::fs::read_to_string(dir.join("seeds.csv")).unwrap();
-        assert!(seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit\nx,1,4,5,4.5,4,5,ratio"), "{seeds}");
+        assert!(
+            seeds.starts_with("key,paper,seed_4,seed_5,median,min,max,unit,bounds\nx,1,4,5,4.5,4,5,ratio,\n"),
+            "{seeds}"
+        );
         assert!(std::fs::read_to_string(dir.join("seeds.md")).unwrap().contains("[report](seed-5/report.md)"));
         let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
         assert!(index.starts_with("# Test (quick) over 2 run seeds\n\nCommand: `wsn test --quick`."), "{index}");
