@@ -812,7 +812,10 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             if let Some(first) = seen.insert((s, d), line) {
                 return Err(perr(line, format!("a second gain line for {s} → {d} (the first is on line {first})")));
             }
-            gains.push((s as u32, d as u32, g as f32));
+            // Parsed as an f32 directly (not the f64 above cast down, which would round twice):
+            // the shortest decimal `wsn gains` writes gives back the very f32 it came from.
+            let g32: f32 = fields[2].parse().map_err(|_| perr(line, format!("{:?} is not a finite number", fields[2])))?;
+            gains.push((s as u32, d as u32, g32));
         }
     }
     if gains.is_empty() {
@@ -849,8 +852,10 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
 }
 
 /// Writes a TOSSIM gain file: one `gain SRC DST G` line per directional link (by sender, then
-/// receiver; 2 decimals), then one `noise ID MEAN SPREAD` line per node with
-/// MEAN = `noise_floor_dbm` + δ_i and SPREAD = `spread_db`.
+/// receiver), then one `noise ID MEAN SPREAD` line per node with MEAN = `noise_floor_dbm` + δ_i
+/// and SPREAD = `spread_db`. Every number is written in the shortest decimal form that reads back
+/// to the same value (a gain to the same f32, MEAN to the same f64), so that
+/// [`read_tossim_gains`] gives back the very gains (the offsets come back centred on their mean).
 pub fn write_tossim_gains(links: &Links, noise_floor_dbm: f64, spread_db: f64, path: &Path) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
     write_tossim_gains_to(links, noise_floor_dbm, spread_db, false, &mut w)?;
@@ -882,7 +887,9 @@ pub fn write_tossim_gains_to(
                     if fold_tx_power { "; without --fold-tx-power the transmit power is left out" } else { "" }
                 )));
             }
-            writeln!(w, "gain {} {} {:.2}", i, l.to, g)?;
+            // The f32 the reader stores (with the power folded in, the sum rounded to an f32),
+            // in Rust's shortest round-trip form: `{:.2}` lost up to 0.005 dB per link.
+            writeln!(w, "gain {} {} {}", i, l.to, g as f32)?;
         }
     }
     for i in 0..links.n() {
@@ -894,7 +901,7 @@ pub fn write_tossim_gains_to(
                  file may hold (the scenario's radio.link settings are extreme)"
             )));
         }
-        writeln!(w, "noise {} {:.2} {:.2}", i, mean, spread_db)?;
+        writeln!(w, "noise {} {} {}", i, mean, spread_db)?;
     }
     Ok(())
 }
@@ -1297,13 +1304,16 @@ mod tests {
         for (a, b) in links.out.iter().zip(&back.out) {
             for (x, y) in a.iter().zip(b) {
                 assert_eq!(x.to, y.to);
-                assert!((x.gain_db - y.gain_db).abs() <= 0.0051);
+                // Bit for bit: the file holds each f32 in a form that parses back to it.
+                assert_eq!(x.gain_db.to_bits(), y.gain_db.to_bits(), "{x:?} {y:?}");
             }
         }
-        // Offsets come back relative to their mean.
+        // Offsets come back relative to their mean, to the last bits of the f64 arithmetic
+        // (MEAN = floor + δ is written exactly; the centring subtracts the mean of the MEANs).
         let avg = links.noise_offset_db.iter().sum::<f64>() / 50.0;
+        assert!(avg.abs() > 1e-3, "the test needs offsets whose mean is not 0");
         for (a, b) in links.noise_offset_db.iter().zip(&back.noise_offset_db) {
-            assert!((a - avg - b).abs() < 0.011);
+            assert!((a - avg - b).abs() < 1e-9, "{a} {avg} {b}");
         }
         assert!(back.tx_power_dbm.iter().all(|&p| p == 0.0));
 

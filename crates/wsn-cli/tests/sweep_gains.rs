@@ -1,0 +1,70 @@
+//! `wsn gains` and `wsn sweep` as a user runs them: a gain file gives back the scenario's links
+//! exactly, says how it was written, and a sweep's errors, console table and CSV say what they
+//! are about.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wsn() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wsn"))
+}
+
+/// A fresh temporary folder for one test.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wsn-sweep-gains-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> Output {
+    let o = wsn().args(args).output().expect("wsn runs");
+    assert!(o.status.success(), "wsn {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// `wsn ARGS` fails with a non-zero exit, no panic; returns its standard error.
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let o = wsn().args(args).output().expect("wsn runs");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "wsn {args:?} succeeded");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// A run's trace hash, after checking that it carried traffic (office40's flows start at 300 s).
+fn trace_sha(dir: &Path) -> String {
+    let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert!(v["totals"]["delivered"].as_u64().expect("totals.delivered") > 100, "{s}");
+    v["trace_sha256"].as_str().expect("trace_sha256").to_string()
+}
+
+/// `wsn gains` then `topology.gains_file` gives back the same network: the same trace, bit for
+/// bit. (With `radio.noise_offsets = false`: with offsets, the reader centres them on their mean,
+/// which shifts every receiver's noise by −mean(δ), as documented.)
+#[test]
+fn gain_file_round_trip_gives_the_same_trace() {
+    let d = tmp("roundtrip");
+    let g = d.join("g.txt");
+    let common = ["--set", "radio.noise_offsets=false"];
+    ok(&[&["gains", "office40", "--out", g.to_str().unwrap()][..], &common].concat());
+    let run = |out: &Path, extra: &[&str]| {
+        let a = [
+            &["run", "office40", "-q", "--set", "duration_s=420", "--set", "output.plots=false", "--out"][..],
+            &[out.to_str().unwrap()],
+            &common,
+            extra,
+        ]
+        .concat();
+        ok(&a);
+        trace_sha(out)
+    };
+    let direct = run(&d.join("direct"), &[]);
+    let gset = format!("topology.gains_file={:?}", g.to_str().unwrap());
+    let from_file = run(&d.join("file"), &["--set", &gset]);
+    assert_eq!(direct, from_file, "a run on the exported gains differs from the scenario's own");
+    std::fs::remove_dir_all(&d).ok();
+}
