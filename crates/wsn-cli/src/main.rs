@@ -148,7 +148,10 @@ enum Cmd {
         #[arg(long, value_name = "BYTES")]
         rcrt_payload_bytes: Option<usize>,
     },
-    /// Export the link gains of a scenario's topology as a TOSSIM gain file.
+    /// Export the link gains of a scenario's topology as a TOSSIM gain file: only the links
+    /// kept after pruning (received power at least the noise minimum − radio.prune_margin_db,
+    /// plus the receiver's noise offset with radio.noise_offsets), which a first `#` line states
+    /// with the scenario's name and transmit power.
     Gains {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40); office40 and
         /// rcrt-baseline share one topology.
@@ -159,7 +162,9 @@ enum Cmd {
         out: PathBuf,
         /// Add each sender's transmit power to its gains, so that TOSSIM (which sends at 0 dBm)
         /// sees this scenario's received powers. Without it the file holds path gains only, as
-        /// this tool reads them back (at the scenario's radio.link.tx_power_dbm).
+        /// this tool reads them back (at the scenario's radio.link.tx_power_dbm). The file's
+        /// first line, a `#` comment, records which: a run at a non-zero power on a folded file
+        /// warns that the power counts twice.
         #[arg(long)]
         fold_tx_power: bool,
         /// Override any scenario field.
@@ -432,18 +437,34 @@ fn run_cli(cli: Cli) -> Result<()> {
                     );
                 }
             }
-            let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;
+            let (_, links, noise) = wsn_sim::runner::build_topology(&sc)?;
             let floor = sc.radio.link.noise_floor_dbm;
+            // A first `#` line says how the file was written (TOSSIM and our reader skip it; our
+            // reader warns when a file marked folded is run at a non-zero power). The threshold
+            // is the runner's (runner.rs `topology_of`): noise minimum − radio.prune_margin_db.
+            let header = wsn_sim::topology::GainFileHeader {
+                scenario: sc.name.clone(),
+                tx_power_dbm: sc.radio.link.tx_power_dbm,
+                tx_power_folded: fold_tx_power,
+                pruned_below_dbm: sc
+                    .topology
+                    .gains_file
+                    .is_none()
+                    .then(|| noise.min_dbm() - sc.radio.prune_margin_db),
+                per_receiver: sc.topology.gains_file.is_none() && sc.radio.noise_offsets,
+            }
+            .line();
             let pairs: usize = links.out.iter().map(Vec::len).sum();
             if out.as_os_str() == "-" {
                 let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w)
+                std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
+                    .and_then(|()| wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w))
                     .and_then(|()| std::io::Write::flush(&mut w))
                     .context("writing the gains to standard output")?;
                 eprintln!("{} nodes, {} directed links", links.n(), pairs);
             } else {
                 // Built in memory first, so that a refused value leaves an existing file as it was.
-                let mut text = Vec::new();
+                let mut text = format!("{header}\n").into_bytes();
                 wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut text)
                     .with_context(|| format!("writing {}", out.display()))?;
                 std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;

@@ -68,3 +68,41 @@ fn gain_file_round_trip_gives_the_same_trace() {
     assert_eq!(direct, from_file, "a run on the exported gains differs from the scenario's own");
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// Every `wsn gains` file starts with a `#` line saying how it was written, which the reader
+/// skips; a file marked folded, run at a non-zero transmit power, gets a warning.
+#[test]
+fn gain_file_header_and_folded_power_warning() {
+    let d = tmp("header");
+    let (plain, folded) = (d.join("plain.txt"), d.join("folded.txt"));
+    ok(&["gains", "office40", "--out", plain.to_str().unwrap()]);
+    ok(&["gains", "office40", "--fold-tx-power", "--out", folded.to_str().unwrap()]);
+    let first = |p: &Path| std::fs::read_to_string(p).unwrap().lines().next().unwrap().to_string();
+    let (hp, hf) = (first(&plain), first(&folded));
+    for h in [&hp, &hf] {
+        assert!(h.starts_with("# wsn gains:"), "{h}");
+        assert!(h.contains("scenario=\"office40\"") && h.contains("tx_power_dbm=-8"), "{h}");
+        assert!(h.contains("pruned_below_dbm=-") && h.contains("per_receiver_offset=yes"), "{h}");
+    }
+    assert!(hp.contains("tx_power_folded=no") && hf.contains("tx_power_folded=yes"), "{hp}\n{hf}");
+    // Standard output gets the header too.
+    let o = ok(&["gains", "office40", "--out", "-"]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# wsn gains: tx_power_folded=no"));
+    let run = |file: &Path, extra: &[&str]| {
+        let g = format!("topology.gains_file={:?}", file.to_str().unwrap());
+        let out = d.join("run");
+        let a = [
+            &["run", "office40", "-q", "--set", "duration_s=5", "--set", "output.plots=false", "--set", &g, "--out"][..],
+            &[out.to_str().unwrap()],
+            extra,
+        ]
+        .concat();
+        String::from_utf8_lossy(&ok(&a).stderr).into_owned()
+    };
+    let twice = "counts twice";
+    let e = run(&folded, &[]);
+    assert!(e.contains(twice) && e.contains("--fold-tx-power"), "{e}");
+    assert!(!run(&plain, &[]).contains(twice));
+    assert!(!run(&folded, &["--set", "radio.link.tx_power_dbm=0"]).contains(twice));
+    std::fs::remove_dir_all(&d).ok();
+}

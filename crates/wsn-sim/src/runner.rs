@@ -601,6 +601,20 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 sc.radio.prune_margin_db
             ));
         }
+        // A file `wsn gains --fold-tx-power` wrote holds the power in its gains already: read at
+        // a non-zero power, the power would count twice (the header line says how it was written).
+        if sc.radio.link.tx_power_dbm != 0.0 {
+            let path = data_file(sc, "topology.gains_file", g)?;
+            let folded = crate::read_text(&path).is_ok_and(|t| crate::topology::gain_file_marked_folded(&t));
+            if folded {
+                warnings.push(format!(
+                    "topology.gains_file = {g:?} was written with the transmit power folded into its gains \
+                     (wsn gains --fold-tx-power), but radio.link.tx_power_dbm = {}: the power counts twice; set \
+                     radio.link.tx_power_dbm = 0, or export without --fold-tx-power",
+                    sc.radio.link.tx_power_dbm
+                ));
+            }
+        }
     } else if let crate::topology::Placement::File { path } = &sc.topology.layout {
         // Nodes closer than D0 get the path loss at D0; a repeated coordinate row is the usual
         // slip. (LinkLayerModel refuses such a layout; we run it and say so.)
