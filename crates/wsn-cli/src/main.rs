@@ -545,6 +545,30 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     Ok((key.trim().to_string(), vals))
 }
 
+/// `msg` with every `--set KEY` about the swept key (as given, `key`, or in its dotted form,
+/// `dotted`) turned into `--param KEY`: the sweep passes its value to the loader as the last
+/// `--set`, which the user never wrote. `--set KEY=…`, `--set KEY: …` and hints such as
+/// `--set KEY.FIELD=…` all change; a `--set` of another key (`flows.0.rate_pps` is not
+/// `flows.0.rate`) does not.
+fn set_to_param(msg: &str, key: &str, dotted: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(at) = rest.find("--set ") {
+        let after = &rest[at + "--set ".len()..];
+        let ours = [key, dotted].iter().any(|k| {
+            !k.is_empty()
+                && after.strip_prefix(*k).is_some_and(|tail| {
+                    !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
+                })
+        });
+        out.push_str(&rest[..at]);
+        out.push_str(if ours { "--param " } else { "--set " });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
 /// baseline; `None` for protocols without end-to-end repair).
@@ -659,9 +683,8 @@ fn sweep(
                 s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
                 // The value goes in as the last --set; an error about it names the --param.
-                let as_set = format!("--set {key}=");
                 let sc = Scenario::load(scenario, &s)
-                    .map_err(|e| anyhow::anyhow!(e.to_string().replace(&as_set, &format!("--param {key}="))))
+                    .map_err(|e| anyhow::anyhow!(set_to_param(&e.to_string(), &key, &swept)))
                     .with_context(|| label(v))?;
                 let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
                 Ok((sc, built))
@@ -1065,7 +1088,7 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_values, rate, toml_number};
+    use super::{parse_values, rate, set_to_param, toml_number};
 
     #[test]
     fn small_rates_keep_three_significant_digits() {
@@ -1076,6 +1099,24 @@ mod tests {
         assert_eq!(rate(0.00456), "0.00456");
         assert_eq!(rate(0.0001), "0.000100");
         assert_eq!(rate(0.00012345), "0.000123");
+    }
+
+    #[test]
+    fn sweep_errors_name_the_param() {
+        let k = "flows.5.rate_pps";
+        for (m, want) in [
+            ("--set flows.5.rate_pps: index 5 out of range", "--param flows.5.rate_pps: index 5 out of range"),
+            ("--set flows.5.rate_pps=1: bad", "--param flows.5.rate_pps=1: bad"),
+            ("--set flows.5.rate_pps", "--param flows.5.rate_pps"),
+            ("x --set flows.5.rate_ppsx=1 y", "x --set flows.5.rate_ppsx=1 y"),
+            ("--set flows.5.rate: no", "--set flows.5.rate: no"),
+        ] {
+            assert_eq!(set_to_param(m, k, k), want);
+        }
+        assert_eq!(
+            set_to_param("--set flows[0]: a whole element (--set flows.0.FIELD=VALUE)", "flows[0]", "flows.0"),
+            "--param flows[0]: a whole element (--param flows.0.FIELD=VALUE)"
+        );
     }
 
     #[test]

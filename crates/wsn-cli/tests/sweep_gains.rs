@@ -106,3 +106,23 @@ fn gain_file_header_and_folded_power_warning() {
     assert!(!run(&folded, &["--set", "radio.link.tx_power_dbm=0"]).contains(twice));
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// A sweep's value goes to the loader as a `--set`, but its errors name the `--param` the user
+/// wrote, whatever their form.
+#[test]
+fn sweep_errors_name_the_param_not_a_set() {
+    let out = tmp("param-errors");
+    let o = out.to_str().unwrap();
+    for (param, says) in [
+        ("flows.5.rate_pps=1", "--param flows.5.rate_pps: index 5 out of range"),
+        ("flows[5].rate_pps=1", "--param flows[5].rate_pps: index 5 out of range"),
+        ("flows.0=1", "--param flows.0: a whole element"),
+        // The loader names this key without a `--set`: the sweep's label names the value.
+        ("mac.max_retriez=1", "sweep value mac.max_retriez=1"),
+    ] {
+        let e = fails(&["sweep", "office40", "--param", param, "--out", o]);
+        assert!(e.contains(says), "{param}: {e}");
+        assert!(!e.contains("--set"), "{param}: {e}");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
