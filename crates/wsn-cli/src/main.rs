@@ -545,6 +545,25 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     Ok((key.trim().to_string(), vals))
 }
 
+/// The mean of the values that are defined (finite), NaN when none is.
+fn mean_of_defined(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.filter(|x| x.is_finite()).fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum / n as f64
+    }
+}
+
+/// `x` formatted by `f`, or "–" when it has no value (NaN: a run that carried no traffic).
+fn no_value(x: f64, f: impl Fn(f64) -> String) -> String {
+    if x.is_finite() {
+        f(x)
+    } else {
+        "–".into()
+    }
+}
+
 /// `msg` with every `--set KEY` about the swept key (as given, `key`, or in its dotted form,
 /// `dotted`) turned into `--param KEY`: the sweep passes its value to the loader as the last
 /// `--set`, which the user never wrote. `--set KEY=…`, `--set KEY: …` and hints such as
@@ -795,8 +814,9 @@ fn sweep(
     );
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
-        let k = runs.len().max(1) as f64;
-        let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| runs.iter().map(|s| f(s)).sum::<f64>() / k;
+        // Over the seeds that have a value (a run that carried no traffic has no goodput, NaN):
+        // one such seed would make the whole average NaN. NaN when no seed has one.
+        let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| mean_of_defined(runs.iter().map(|s| f(s)));
         let p = SweepPoint {
             x: v,
             mean: avg(|s| s.totals.mean_goodput_pps),
@@ -813,12 +833,12 @@ fn sweep(
             },
         };
         println!(
-            "{:>10} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%",
+            "{:>10} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
-            p.mean,
-            p.min,
-            p.max,
-            100.0 * p.delivery
+            no_value(p.mean, |x| format!("{x:.3}")),
+            no_value(p.min, |x| format!("{x:.3}")),
+            no_value(p.max, |x| format!("{x:.3}")),
+            no_value(p.delivery, |x| format!("{:.1}%", 100.0 * x))
         );
         points.push(p);
     }
@@ -1088,7 +1108,7 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_values, rate, set_to_param, toml_number};
+    use super::{mean_of_defined, no_value, parse_values, rate, set_to_param, toml_number};
 
     #[test]
     fn small_rates_keep_three_significant_digits() {
@@ -1099,6 +1119,16 @@ mod tests {
         assert_eq!(rate(0.00456), "0.00456");
         assert_eq!(rate(0.0001), "0.000100");
         assert_eq!(rate(0.00012345), "0.000123");
+    }
+
+    #[test]
+    fn seeds_without_a_value_are_left_out_of_the_mean() {
+        assert_eq!(mean_of_defined([f64::NAN, 2.0, 4.0].into_iter()), 3.0);
+        assert_eq!(mean_of_defined([1.0, 2.0].into_iter()), 1.5);
+        assert!(mean_of_defined([f64::NAN].into_iter()).is_nan());
+        assert!(mean_of_defined(std::iter::empty()).is_nan());
+        assert_eq!(no_value(f64::NAN, |x| x.to_string()), "–");
+        assert_eq!(no_value(0.5, |x| format!("{:.1}%", 100.0 * x)), "50.0%");
     }
 
     #[test]

@@ -126,3 +126,18 @@ fn sweep_errors_name_the_param_not_a_set() {
     }
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// A sweep value whose runs carry no traffic prints "–", never NaN; a value where some seeds
+/// carry traffic and others do not averages the seeds that have a value.
+#[test]
+fn sweep_table_prints_no_nan() {
+    let out = tmp("nan");
+    let o = out.to_str().unwrap();
+    // One second: office40's flows start at 300 s, so nothing is sent.
+    let r = ok(&["sweep", "office40", "--param", "flows.0.rate_pps=1:1:1", "--set", "duration_s=1", "--out", o]);
+    let table = String::from_utf8_lossy(&r.stdout).into_owned();
+    assert!(!table.contains("NaN"), "{table}");
+    let row = table.lines().find(|l| l.trim_start().starts_with("1 ")).expect("the value's line");
+    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["1", "–", "–", "–", "–"], "{table}");
+    std::fs::remove_dir_all(&out).ok();
+}
