@@ -64,7 +64,8 @@ enum Cmd {
     Sweep {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         scenario: String,
-        /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values), e.g.
+        /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values, and 100,000 runs
+        /// with --seeds), e.g.
         /// flows.0.rate_pps=0.25:2.0:0.25; KEY=seed sweeps the run seed itself (each value is
         /// a run's first seed).
         #[arg(long)]
@@ -175,6 +176,9 @@ enum Cmd {
 
 /// Most values one `--param` may expand to.
 const MAX_SWEEP_POINTS: usize = 10_000;
+
+/// Most runs (values × seeds) one sweep may have.
+const MAX_SWEEP_RUNS: u64 = 100_000;
 
 /// The default output folder `out/<name><suffix>`, refusing scenario names that are not a plain
 /// folder name: only letters, digits, `-`, `_` and `.` (no `..`, no separators, no spaces or
@@ -614,6 +618,15 @@ fn sweep(
         seeds::MAX_SEEDS
     );
     anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
+    // Each factor has its cap, and the product one too: every run's summary is held until the
+    // end, and 10,000 values × 100 seeds would be a million runs.
+    let total = vals.len() as u64 * seeds;
+    anyhow::ensure!(
+        total <= MAX_SWEEP_RUNS,
+        "--param {key}: {} values × --seeds {seeds} = {total} runs, more than the {MAX_SWEEP_RUNS} a sweep may \
+         have in all; use fewer values or fewer seeds",
+        vals.len()
+    );
     // The same field from --set and --param: the sweep's value would silently win.
     // `flows[0].x` and `flows[0]x` as the loader reads them: `flows.0.x`.
     let dotted = |k: &str| {

@@ -141,3 +141,14 @@ fn sweep_table_prints_no_nan() {
     assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["1", "–", "–", "–", "–"], "{table}");
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// Values and seeds each have a cap, and so does their product: the error names both counts.
+#[test]
+fn sweep_refuses_more_than_100000_runs() {
+    let out = tmp("cap");
+    let o = out.to_str().unwrap();
+    let e = fails(&["sweep", "office40", "--param", "flows.0.rate_pps=1:10000:1", "--seeds", "11", "--out", o]);
+    assert!(e.contains("10000 values × --seeds 11 = 110000 runs, more than the 100000"), "{e}");
+    assert!(!out.join("sweep.csv").exists());
+    std::fs::remove_dir_all(&out).ok();
+}
