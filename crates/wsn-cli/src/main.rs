@@ -790,6 +790,12 @@ fn sweep(
         "feedback_ratio",
         "max_e2e_repaired_share",
         "trace_sha256",
+        // Appended after the earlier columns, which keep their places for existing readers: the
+        // packets behind delivery_ratio (to pool over seeds, as the table and the knee do) and
+        // the swept key, whose values are in `x`.
+        "originated",
+        "delivered",
+        "param",
     ])?;
     // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
     // flows.csv, not `NaN`.
@@ -811,6 +817,9 @@ fn sweep(
             t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
             max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
             s.trace_sha256.clone(),
+            t.originated.to_string(),
+            t.delivered.to_string(),
+            key.clone(),
         ])
         .with_context(|| format!("writing {}", csv_path.display()))?;
     }
@@ -857,20 +866,23 @@ fn sweep(
     }
     // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
     // fair (every flow gets at least 80 % of the mean), walking the values in ascending order
-    // whatever order `--param` gave them in.
-    let mut ascending: Vec<&SweepPoint> = points.iter().collect();
-    ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let mut knee = None;
-    for p in ascending {
-        if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
-            knee = Some(p.x);
-        } else {
-            break;
+    // whatever order `--param` gave them in. Only for a rate (`*_pps`): over another key (a
+    // gain, a seed, a spacing) "up to" has no load meaning.
+    if key.ends_with("_pps") {
+        let mut ascending: Vec<&SweepPoint> = points.iter().collect();
+        ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let mut knee = None;
+        for p in ascending {
+            if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
+                knee = Some(p.x);
+            } else {
+                break;
+            }
         }
-    }
-    match knee {
-        Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
-        None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
+        match knee {
+            Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
+            None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
+        }
     }
     let offered = key.ends_with("rate_pps");
     let title = if seeds > 1 {

@@ -152,3 +152,37 @@ fn sweep_refuses_more_than_100000_runs() {
     assert!(!out.join("sweep.csv").exists());
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// sweep.csv names the swept key and carries the packet counts behind its delivery ratio; the
+/// knee is printed for a rate only.
+#[test]
+fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
+    let out = tmp("csv");
+    let o = out.to_str().unwrap();
+    let sweep = |param: &str| {
+        let r = ok(&["sweep", "lrwpan40", "--param", param, "--set", "duration_s=60", "--seeds", "2", "--out", o]);
+        let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+        (String::from_utf8_lossy(&r.stdout).into_owned(), csv)
+    };
+    let (table, csv) = sweep("flows.0.rate_pps=0.5,1");
+    assert!(table.contains("knee:"), "{table}");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name} in {head:?}"));
+    // The earlier columns keep their places.
+    assert_eq!(&head[..3], ["x", "seed", "mean_goodput_pps"]);
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r[col("param")], "flows.0.rate_pps");
+        let orig: u64 = r[col("originated")].parse().unwrap();
+        let del: u64 = r[col("delivered")].parse().unwrap();
+        let ratio: f64 = r[col("delivery_ratio")].parse().unwrap();
+        assert!(orig > 0 && del <= orig, "{r:?}");
+        assert!((del as f64 / orig as f64 - ratio).abs() < 1e-12, "{r:?}");
+    }
+    // A key that is not a rate: no knee.
+    let (table, csv) = sweep("mac.max_retries=1,2");
+    assert!(!table.contains("knee"), "{table}");
+    assert!(csv.lines().nth(1).unwrap().ends_with(",mac.max_retries"), "{csv}");
+    std::fs::remove_dir_all(&out).ok();
+}
