@@ -186,3 +186,20 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
     assert!(csv.lines().nth(1).unwrap().ends_with(",mac.max_retries"), "{csv}");
     std::fs::remove_dir_all(&out).ok();
 }
+
+/// A sweep is deterministic whatever the number of threads: `--jobs 1` and `--jobs 2` write the
+/// same sweep.csv, byte for byte.
+#[test]
+fn sweep_csv_is_the_same_with_one_or_two_jobs() {
+    let out = tmp("jobs");
+    let csv = |jobs: &str| {
+        let d = out.join(jobs);
+        let args = ["sweep", "lrwpan40", "--param", "flows.0.rate_pps=0.5,1,2", "--seeds", "2"];
+        ok(&[&args[..], &["--set", "duration_s=60", "--jobs", jobs, "--out", d.to_str().unwrap()]].concat());
+        std::fs::read(d.join("sweep.csv")).unwrap()
+    };
+    let (one, two) = (csv("1"), csv("2"));
+    assert_eq!(String::from_utf8_lossy(&one).lines().count(), 7);
+    assert!(one == two, "{}\n---\n{}", String::from_utf8_lossy(&one), String::from_utf8_lossy(&two));
+    std::fs::remove_dir_all(&out).ok();
+}
