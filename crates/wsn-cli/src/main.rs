@@ -450,11 +450,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 scenario: sc.name.clone(),
                 tx_power_dbm: sc.radio.link.tx_power_dbm,
                 tx_power_folded: fold_tx_power,
-                pruned_below_dbm: sc
-                    .topology
-                    .gains_file
-                    .is_none()
-                    .then(|| noise.min_dbm() - sc.radio.prune_margin_db),
+                pruned_below_dbm: sc.topology.gains_file.is_none().then(|| noise.min_dbm() - sc.radio.prune_margin_db),
                 per_receiver: sc.topology.gains_file.is_none() && sc.radio.noise_offsets,
             }
             .line();
@@ -580,9 +576,9 @@ fn set_to_param(msg: &str, key: &str, dotted: &str) -> String {
         let after = &rest[at + "--set ".len()..];
         let ours = [key, dotted].iter().any(|k| {
             !k.is_empty()
-                && after.strip_prefix(*k).is_some_and(|tail| {
-                    !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-')
-                })
+                && after
+                    .strip_prefix(*k)
+                    .is_some_and(|tail| !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-'))
         });
         out.push_str(&rest[..at]);
         out.push_str(if ours { "--param " } else { "--set " });
@@ -593,6 +589,107 @@ fn set_to_param(msg: &str, key: &str, dotted: &str) -> String {
 }
 
 #[allow(clippy::too_many_arguments)]
+/// The columns of sweep.csv, one row per run.
+const SWEEP_COLUMNS: [&str; 17] = [
+    "x",
+    "seed",
+    "mean_goodput_pps",
+    "min_goodput_pps",
+    "max_goodput_pps",
+    "delivery_ratio",
+    "queue_drops",
+    "mac_drops",
+    "parent_changes",
+    "median_max_depth",
+    // RCRT and the reliable baseline only (empty otherwise).
+    "congestion_decreases",
+    "feedback_ratio",
+    "max_e2e_repaired_share",
+    "trace_sha256",
+    // Appended after the earlier columns, which keep their places for existing readers: the
+    // packets behind delivery_ratio (to pool over seeds, as the table and the knee do) and
+    // the swept key, whose values are in `x`.
+    "originated",
+    "delivered",
+    "param",
+];
+
+/// A run's row of sweep.csv ([`SWEEP_COLUMNS`]): the swept `key` at value `v`.
+fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
+    // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
+    // flows.csv, not `NaN`.
+    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    let t = &s.totals;
+    vec![
+        v.to_string(),
+        s.seed.to_string(),
+        cell(t.mean_goodput_pps),
+        cell(t.min_goodput_pps),
+        cell(t.max_goodput_pps),
+        cell(t.delivery_ratio),
+        t.queue_drops.to_string(),
+        t.mac_drops.to_string(),
+        s.routing.parent_changes.to_string(),
+        s.routing.median_max_depth.to_string(),
+        t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
+        t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
+        max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
+        s.trace_sha256.clone(),
+        t.originated.to_string(),
+        t.delivered.to_string(),
+        key.to_string(),
+    ]
+}
+
+/// sweep.csv's rows as the runs finish, in the order of the runs (a row waits for the rows
+/// before it), flushed after each: an interrupted or failed sweep keeps its finished runs'.
+struct PartialCsv {
+    path: PathBuf,
+    w: csv::Writer<std::fs::File>,
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, Vec<String>>,
+    written: usize,
+    failed: Option<String>,
+}
+
+impl PartialCsv {
+    fn create(path: PathBuf) -> Result<Self> {
+        let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
+        w.write_record(SWEEP_COLUMNS)
+            .and_then(|()| w.flush().map_err(csv::Error::from))
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(PartialCsv { path, w, next: 0, waiting: Default::default(), written: 0, failed: None })
+    }
+
+    /// Run `i`'s row; writes it and the waiting rows after it once the runs before it have theirs.
+    fn add(&mut self, i: usize, row: Vec<String>) {
+        self.waiting.insert(i, row);
+        while let Some(r) = self.waiting.remove(&self.next) {
+            self.write(r);
+            self.next += 1;
+        }
+    }
+
+    /// After a failure: the rows still waiting (runs that finished after an earlier one that
+    /// did not), in the order of the runs.
+    fn write_waiting(&mut self) {
+        for r in std::mem::take(&mut self.waiting).into_values() {
+            self.write(r);
+        }
+    }
+
+    fn write(&mut self, r: Vec<String>) {
+        // A failed write is reported once, at the end; the runs go on (sweep.csv is written
+        // from memory, not from this file).
+        if self.failed.is_none() {
+            match self.w.write_record(&r).and_then(|()| self.w.flush().map_err(csv::Error::from)) {
+                Ok(()) => self.written += 1,
+                Err(e) => self.failed = Some(e.to_string()),
+            }
+        }
+    }
+}
+
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
 /// baseline; `None` for protocols without end-to-end repair).
 fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
@@ -752,76 +849,48 @@ fn sweep(
             jobs_list.push((i, sd));
         }
     }
+    // The finished runs' rows, written as they come (see PartialCsv); removed once sweep.csv is
+    // in place.
+    let partial_path = dir.join("sweep.csv.partial");
+    let partial = std::sync::Mutex::new(PartialCsv::create(partial_path.clone())?);
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     // Collected into one Result: after a failed run no new run starts (the ones under way
     // finish), and the rows keep the order of the runs.
     let results: Result<Vec<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
             .par_iter()
-            .map(|&(i, sd)| {
+            .enumerate()
+            .map(|(j, &(i, sd))| {
                 let v = vals[i];
                 let r = run(&scenarios[i], RunOptions { seed: Some(sd), out_dir: None, progress: None })
                     .with_context(|| format!("{}, seed {sd}", label(v)))?;
+                partial.lock().unwrap_or_else(|p| p.into_inner()).add(j, sweep_row(&key, v, &r.summary));
                 bar.done_one();
                 Ok((v, r.summary))
             })
             .collect()
     });
     bar.finish();
-    let rows = results?;
+    let mut partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
+    let rows = match results {
+        Ok(rows) => rows,
+        Err(e) => {
+            partial.write_waiting();
+            let kept = match &partial.failed {
+                Some(f) => format!("writing {} failed ({f})", partial.path.display()),
+                None => format!("the {} runs that finished are in {}", partial.written, partial.path.display()),
+            };
+            return Err(e.context(format!("the sweep stopped; {kept}")));
+        }
+    };
     // One CSV row per run, one table line and plot point per value (averaged over seeds). The
     // files go to a staging folder first and replace the earlier sweep's together.
     let staging = crate::staging::create(&dir, "sweep")?;
     let csv_path = staging.join("sweep.csv");
     let mut w = csv::Writer::from_path(&csv_path).with_context(|| format!("writing {}", csv_path.display()))?;
-    w.write_record([
-        "x",
-        "seed",
-        "mean_goodput_pps",
-        "min_goodput_pps",
-        "max_goodput_pps",
-        "delivery_ratio",
-        "queue_drops",
-        "mac_drops",
-        "parent_changes",
-        "median_max_depth",
-        // RCRT and the reliable baseline only (empty otherwise).
-        "congestion_decreases",
-        "feedback_ratio",
-        "max_e2e_repaired_share",
-        "trace_sha256",
-        // Appended after the earlier columns, which keep their places for existing readers: the
-        // packets behind delivery_ratio (to pool over seeds, as the table and the knee do) and
-        // the swept key, whose values are in `x`.
-        "originated",
-        "delivered",
-        "param",
-    ])?;
-    // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
-    // flows.csv, not `NaN`.
-    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    w.write_record(SWEEP_COLUMNS)?;
     for (v, s) in &rows {
-        let t = &s.totals;
-        w.write_record([
-            v.to_string(),
-            s.seed.to_string(),
-            cell(t.mean_goodput_pps),
-            cell(t.min_goodput_pps),
-            cell(t.max_goodput_pps),
-            cell(t.delivery_ratio),
-            t.queue_drops.to_string(),
-            t.mac_drops.to_string(),
-            s.routing.parent_changes.to_string(),
-            s.routing.median_max_depth.to_string(),
-            t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
-            t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
-            max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
-            s.trace_sha256.clone(),
-            t.originated.to_string(),
-            t.delivered.to_string(),
-            key.clone(),
-        ])
-        .with_context(|| format!("writing {}", csv_path.display()))?;
+        w.write_record(sweep_row(&key, *v, s)).with_context(|| format!("writing {}", csv_path.display()))?;
     }
     w.flush().with_context(|| format!("writing {}", csv_path.display()))?;
     let mut points = Vec::new();
@@ -898,6 +967,10 @@ fn sweep(
         written,
         &format!("the earlier sweep in {} was left as it was", dir.display()),
     )?;
+    drop(partial);
+    // sweep.csv holds every row now (whether the partial file could be written no longer
+    // matters).
+    let _ = std::fs::remove_file(&partial_path);
     println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }

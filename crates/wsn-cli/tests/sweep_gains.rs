@@ -91,12 +91,24 @@ fn gain_file_header_and_folded_power_warning() {
     let run = |file: &Path, extra: &[&str]| {
         let g = format!("topology.gains_file={:?}", file.to_str().unwrap());
         let out = d.join("run");
-        let a = [
-            &["run", "office40", "-q", "--set", "duration_s=5", "--set", "output.plots=false", "--set", &g, "--out"][..],
-            &[out.to_str().unwrap()],
-            extra,
-        ]
-        .concat();
+        let a =
+            [
+                &[
+                    "run",
+                    "office40",
+                    "-q",
+                    "--set",
+                    "duration_s=5",
+                    "--set",
+                    "output.plots=false",
+                    "--set",
+                    &g,
+                    "--out",
+                ][..],
+                &[out.to_str().unwrap()],
+                extra,
+            ]
+            .concat();
         String::from_utf8_lossy(&ok(&a).stderr).into_owned()
     };
     let twice = "counts twice";
@@ -201,5 +213,52 @@ fn sweep_csv_is_the_same_with_one_or_two_jobs() {
     let (one, two) = (csv("1"), csv("2"));
     assert_eq!(String::from_utf8_lossy(&one).lines().count(), 7);
     assert!(one == two, "{}\n---\n{}", String::from_utf8_lossy(&one), String::from_utf8_lossy(&two));
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A sweep writes each finished run's row to sweep.csv.partial as it goes, so an interrupted
+/// sweep keeps them; a sweep that completes leaves sweep.csv only, with the same rows.
+#[test]
+fn an_interrupted_sweep_keeps_its_finished_rows() {
+    let out = tmp("partial");
+    let o = out.to_str().unwrap();
+    // One run at a time, ten of them, each long enough (office40, 15 minutes) to stop the
+    // sweep in the middle.
+    let args = [
+        "sweep",
+        "office40",
+        "--param",
+        "flows.0.rate_pps=0.1:1:0.1",
+        "--set",
+        "duration_s=900",
+        "--jobs",
+        "1",
+        "--out",
+        o,
+    ];
+    let mut child =
+        wsn().args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let partial = out.join("sweep.csv.partial");
+    let start = std::time::Instant::now();
+    let text = loop {
+        let t = std::fs::read_to_string(&partial).unwrap_or_default();
+        if t.lines().count() >= 3 || start.elapsed().as_secs() > 120 {
+            break t;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before two runs were seen: {t}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(text.lines().count() >= 3, "no rows after two minutes: {text}");
+    assert!(!out.join("sweep.csv").exists());
+    // The same rows as a finished sweep's, in order, and only whole lines.
+    let text = std::fs::read_to_string(&partial).unwrap();
+    assert!(text.ends_with('\n'));
+    ok(&[&args[..]].concat());
+    assert!(!partial.exists(), "a finished sweep removes the partial file");
+    let full = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(full.starts_with(&text), "{text}\n---\n{full}");
+    assert_eq!(full.lines().count(), 11);
     std::fs::remove_dir_all(&out).ok();
 }

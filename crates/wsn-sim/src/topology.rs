@@ -814,7 +814,8 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             }
             // Parsed as an f32 directly (not the f64 above cast down, which would round twice):
             // the shortest decimal `wsn gains` writes gives back the very f32 it came from.
-            let g32: f32 = fields[2].parse().map_err(|_| perr(line, format!("{:?} is not a finite number", fields[2])))?;
+            let g32: f32 =
+                fields[2].parse().map_err(|_| perr(line, format!("{:?} is not a finite number", fields[2])))?;
             gains.push((s as u32, d as u32, g32));
         }
     }
