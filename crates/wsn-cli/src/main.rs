@@ -64,7 +64,8 @@ enum Cmd {
     Sweep {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         scenario: String,
-        /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values), e.g.
+        /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values, and 100,000 runs
+        /// with --seeds), e.g.
         /// flows.0.rate_pps=0.25:2.0:0.25; KEY=seed sweeps the run seed itself (each value is
         /// a run's first seed).
         #[arg(long)]
@@ -148,7 +149,10 @@ enum Cmd {
         #[arg(long, value_name = "BYTES")]
         rcrt_payload_bytes: Option<usize>,
     },
-    /// Export the link gains of a scenario's topology as a TOSSIM gain file.
+    /// Export the link gains of a scenario's topology as a TOSSIM gain file: only the links
+    /// kept after pruning (received power at least the noise minimum − radio.prune_margin_db,
+    /// plus the receiver's noise offset with radio.noise_offsets), which a first `#` line states
+    /// with the scenario's name and transmit power.
     Gains {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40); office40 and
         /// rcrt-baseline share one topology.
@@ -159,7 +163,9 @@ enum Cmd {
         out: PathBuf,
         /// Add each sender's transmit power to its gains, so that TOSSIM (which sends at 0 dBm)
         /// sees this scenario's received powers. Without it the file holds path gains only, as
-        /// this tool reads them back (at the scenario's radio.link.tx_power_dbm).
+        /// this tool reads them back (at the scenario's radio.link.tx_power_dbm). The file's
+        /// first line, a `#` comment, records which: a run at a non-zero power on a folded file
+        /// warns that the power counts twice.
         #[arg(long)]
         fold_tx_power: bool,
         /// Override any scenario field.
@@ -170,6 +176,9 @@ enum Cmd {
 
 /// Most values one `--param` may expand to.
 const MAX_SWEEP_POINTS: usize = 10_000;
+
+/// Most runs (values × seeds) one sweep may have.
+const MAX_SWEEP_RUNS: u64 = 100_000;
 
 /// The default output folder `out/<name><suffix>`, refusing scenario names that are not a plain
 /// folder name: only letters, digits, `-`, `_` and `.` (no `..`, no separators, no spaces or
@@ -432,18 +441,30 @@ fn run_cli(cli: Cli) -> Result<()> {
                     );
                 }
             }
-            let (_, links, _) = wsn_sim::runner::build_topology(&sc)?;
+            let (_, links, noise) = wsn_sim::runner::build_topology(&sc)?;
             let floor = sc.radio.link.noise_floor_dbm;
+            // A first `#` line says how the file was written (TOSSIM and our reader skip it; our
+            // reader warns when a file marked folded is run at a non-zero power). The threshold
+            // is the runner's (runner.rs `topology_of`): noise minimum − radio.prune_margin_db.
+            let header = wsn_sim::topology::GainFileHeader {
+                scenario: sc.name.clone(),
+                tx_power_dbm: sc.radio.link.tx_power_dbm,
+                tx_power_folded: fold_tx_power,
+                pruned_below_dbm: sc.topology.gains_file.is_none().then(|| noise.min_dbm() - sc.radio.prune_margin_db),
+                per_receiver: sc.topology.gains_file.is_none() && sc.radio.noise_offsets,
+            }
+            .line();
             let pairs: usize = links.out.iter().map(Vec::len).sum();
             if out.as_os_str() == "-" {
                 let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w)
+                std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
+                    .and_then(|()| wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w))
                     .and_then(|()| std::io::Write::flush(&mut w))
                     .context("writing the gains to standard output")?;
                 eprintln!("{} nodes, {} directed links", links.n(), pairs);
             } else {
                 // Built in memory first, so that a refused value leaves an existing file as it was.
-                let mut text = Vec::new();
+                let mut text = format!("{header}\n").into_bytes();
                 wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut text)
                     .with_context(|| format!("writing {}", out.display()))?;
                 std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
@@ -524,7 +545,151 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     Ok((key.trim().to_string(), vals))
 }
 
+/// The mean of the values that are defined (finite), NaN when none is.
+fn mean_of_defined(xs: impl Iterator<Item = f64>) -> f64 {
+    let (sum, n) = xs.filter(|x| x.is_finite()).fold((0.0, 0usize), |(s, n), x| (s + x, n + 1));
+    if n == 0 {
+        f64::NAN
+    } else {
+        sum / n as f64
+    }
+}
+
+/// `x` formatted by `f`, or "–" when it has no value (NaN: a run that carried no traffic).
+fn no_value(x: f64, f: impl Fn(f64) -> String) -> String {
+    if x.is_finite() {
+        f(x)
+    } else {
+        "–".into()
+    }
+}
+
+/// `msg` with every `--set KEY` about the swept key (as given, `key`, or in its dotted form,
+/// `dotted`) turned into `--param KEY`: the sweep passes its value to the loader as the last
+/// `--set`, which the user never wrote. `--set KEY=…`, `--set KEY: …` and hints such as
+/// `--set KEY.FIELD=…` all change; a `--set` of another key (`flows.0.rate_pps` is not
+/// `flows.0.rate`) does not.
+fn set_to_param(msg: &str, key: &str, dotted: &str) -> String {
+    let mut out = String::with_capacity(msg.len());
+    let mut rest = msg;
+    while let Some(at) = rest.find("--set ") {
+        let after = &rest[at + "--set ".len()..];
+        let ours = [key, dotted].iter().any(|k| {
+            !k.is_empty()
+                && after
+                    .strip_prefix(*k)
+                    .is_some_and(|tail| !tail.starts_with(|c: char| c.is_alphanumeric() || c == '_' || c == '-'))
+        });
+        out.push_str(&rest[..at]);
+        out.push_str(if ours { "--param " } else { "--set " });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 #[allow(clippy::too_many_arguments)]
+/// The columns of sweep.csv, one row per run.
+const SWEEP_COLUMNS: [&str; 17] = [
+    "x",
+    "seed",
+    "mean_goodput_pps",
+    "min_goodput_pps",
+    "max_goodput_pps",
+    "delivery_ratio",
+    "queue_drops",
+    "mac_drops",
+    "parent_changes",
+    "median_max_depth",
+    // RCRT and the reliable baseline only (empty otherwise).
+    "congestion_decreases",
+    "feedback_ratio",
+    "max_e2e_repaired_share",
+    "trace_sha256",
+    // Appended after the earlier columns, which keep their places for existing readers: the
+    // packets behind delivery_ratio (to pool over seeds, as the table and the knee do) and
+    // the swept key, whose values are in `x`.
+    "originated",
+    "delivered",
+    "param",
+];
+
+/// A run's row of sweep.csv ([`SWEEP_COLUMNS`]): the swept `key` at value `v`.
+fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
+    // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
+    // flows.csv, not `NaN`.
+    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    let t = &s.totals;
+    vec![
+        v.to_string(),
+        s.seed.to_string(),
+        cell(t.mean_goodput_pps),
+        cell(t.min_goodput_pps),
+        cell(t.max_goodput_pps),
+        cell(t.delivery_ratio),
+        t.queue_drops.to_string(),
+        t.mac_drops.to_string(),
+        s.routing.parent_changes.to_string(),
+        s.routing.median_max_depth.to_string(),
+        t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
+        t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
+        max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
+        s.trace_sha256.clone(),
+        t.originated.to_string(),
+        t.delivered.to_string(),
+        key.to_string(),
+    ]
+}
+
+/// sweep.csv's rows as the runs finish, in the order of the runs (a row waits for the rows
+/// before it), flushed after each: an interrupted or failed sweep keeps its finished runs'.
+struct PartialCsv {
+    path: PathBuf,
+    w: csv::Writer<std::fs::File>,
+    next: usize,
+    waiting: std::collections::BTreeMap<usize, Vec<String>>,
+    written: usize,
+    failed: Option<String>,
+}
+
+impl PartialCsv {
+    fn create(path: PathBuf) -> Result<Self> {
+        let mut w = csv::Writer::from_path(&path).with_context(|| format!("writing {}", path.display()))?;
+        w.write_record(SWEEP_COLUMNS)
+            .and_then(|()| w.flush().map_err(csv::Error::from))
+            .with_context(|| format!("writing {}", path.display()))?;
+        Ok(PartialCsv { path, w, next: 0, waiting: Default::default(), written: 0, failed: None })
+    }
+
+    /// Run `i`'s row; writes it and the waiting rows after it once the runs before it have theirs.
+    fn add(&mut self, i: usize, row: Vec<String>) {
+        self.waiting.insert(i, row);
+        while let Some(r) = self.waiting.remove(&self.next) {
+            self.write(r);
+            self.next += 1;
+        }
+    }
+
+    /// After a failure: the rows still waiting (runs that finished after an earlier one that
+    /// did not), in the order of the runs.
+    fn write_waiting(&mut self) {
+        for r in std::mem::take(&mut self.waiting).into_values() {
+            self.write(r);
+        }
+    }
+
+    fn write(&mut self, r: Vec<String>) {
+        // A failed write is reported once, at the end; the runs go on (sweep.csv is written
+        // from memory, not from this file).
+        if self.failed.is_none() {
+            match self.w.write_record(&r).and_then(|()| self.w.flush().map_err(csv::Error::from)) {
+                Ok(()) => self.written += 1,
+                Err(e) => self.failed = Some(e.to_string()),
+            }
+        }
+    }
+}
+
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
 /// baseline; `None` for protocols without end-to-end repair).
 fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
@@ -550,6 +715,15 @@ fn sweep(
         seeds::MAX_SEEDS
     );
     anyhow::ensure!(jobs != Some(0), "--jobs must be at least 1");
+    // Each factor has its cap, and the product one too: every run's summary is held until the
+    // end, and 10,000 values × 100 seeds would be a million runs.
+    let total = vals.len() as u64 * seeds;
+    anyhow::ensure!(
+        total <= MAX_SWEEP_RUNS,
+        "--param {key}: {} values × --seeds {seeds} = {total} runs, more than the {MAX_SWEEP_RUNS} a sweep may \
+         have in all; use fewer values or fewer seeds",
+        vals.len()
+    );
     // The same field from --set and --param: the sweep's value would silently win.
     // `flows[0].x` and `flows[0]x` as the loader reads them: `flows.0.x`.
     let dotted = |k: &str| {
@@ -638,9 +812,8 @@ fn sweep(
                 s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
                 // The value goes in as the last --set; an error about it names the --param.
-                let as_set = format!("--set {key}=");
                 let sc = Scenario::load(scenario, &s)
-                    .map_err(|e| anyhow::anyhow!(e.to_string().replace(&as_set, &format!("--param {key}="))))
+                    .map_err(|e| anyhow::anyhow!(set_to_param(&e.to_string(), &key, &swept)))
                     .with_context(|| label(v))?;
                 let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
                 Ok((sc, built))
@@ -676,67 +849,48 @@ fn sweep(
             jobs_list.push((i, sd));
         }
     }
+    // The finished runs' rows, written as they come (see PartialCsv); removed once sweep.csv is
+    // in place.
+    let partial_path = dir.join("sweep.csv.partial");
+    let partial = std::sync::Mutex::new(PartialCsv::create(partial_path.clone())?);
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     // Collected into one Result: after a failed run no new run starts (the ones under way
     // finish), and the rows keep the order of the runs.
     let results: Result<Vec<(f64, wsn_sim::runner::Summary)>> = pool.install(|| {
         jobs_list
             .par_iter()
-            .map(|&(i, sd)| {
+            .enumerate()
+            .map(|(j, &(i, sd))| {
                 let v = vals[i];
                 let r = run(&scenarios[i], RunOptions { seed: Some(sd), out_dir: None, progress: None })
                     .with_context(|| format!("{}, seed {sd}", label(v)))?;
+                partial.lock().unwrap_or_else(|p| p.into_inner()).add(j, sweep_row(&key, v, &r.summary));
                 bar.done_one();
                 Ok((v, r.summary))
             })
             .collect()
     });
     bar.finish();
-    let rows = results?;
+    let mut partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
+    let rows = match results {
+        Ok(rows) => rows,
+        Err(e) => {
+            partial.write_waiting();
+            let kept = match &partial.failed {
+                Some(f) => format!("writing {} failed ({f})", partial.path.display()),
+                None => format!("the {} runs that finished are in {}", partial.written, partial.path.display()),
+            };
+            return Err(e.context(format!("the sweep stopped; {kept}")));
+        }
+    };
     // One CSV row per run, one table line and plot point per value (averaged over seeds). The
     // files go to a staging folder first and replace the earlier sweep's together.
     let staging = crate::staging::create(&dir, "sweep")?;
     let csv_path = staging.join("sweep.csv");
     let mut w = csv::Writer::from_path(&csv_path).with_context(|| format!("writing {}", csv_path.display()))?;
-    w.write_record([
-        "x",
-        "seed",
-        "mean_goodput_pps",
-        "min_goodput_pps",
-        "max_goodput_pps",
-        "delivery_ratio",
-        "queue_drops",
-        "mac_drops",
-        "parent_changes",
-        "median_max_depth",
-        // RCRT and the reliable baseline only (empty otherwise).
-        "congestion_decreases",
-        "feedback_ratio",
-        "max_e2e_repaired_share",
-        "trace_sha256",
-    ])?;
-    // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
-    // flows.csv, not `NaN`.
-    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    w.write_record(SWEEP_COLUMNS)?;
     for (v, s) in &rows {
-        let t = &s.totals;
-        w.write_record([
-            v.to_string(),
-            s.seed.to_string(),
-            cell(t.mean_goodput_pps),
-            cell(t.min_goodput_pps),
-            cell(t.max_goodput_pps),
-            cell(t.delivery_ratio),
-            t.queue_drops.to_string(),
-            t.mac_drops.to_string(),
-            s.routing.parent_changes.to_string(),
-            s.routing.median_max_depth.to_string(),
-            t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
-            t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
-            max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
-            s.trace_sha256.clone(),
-        ])
-        .with_context(|| format!("writing {}", csv_path.display()))?;
+        w.write_record(sweep_row(&key, *v, s)).with_context(|| format!("writing {}", csv_path.display()))?;
     }
     w.flush().with_context(|| format!("writing {}", csv_path.display()))?;
     let mut points = Vec::new();
@@ -751,8 +905,9 @@ fn sweep(
     );
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
-        let k = runs.len().max(1) as f64;
-        let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| runs.iter().map(|s| f(s)).sum::<f64>() / k;
+        // Over the seeds that have a value (a run that carried no traffic has no goodput, NaN):
+        // one such seed would make the whole average NaN. NaN when no seed has one.
+        let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| mean_of_defined(runs.iter().map(|s| f(s)));
         let p = SweepPoint {
             x: v,
             mean: avg(|s| s.totals.mean_goodput_pps),
@@ -769,31 +924,34 @@ fn sweep(
             },
         };
         println!(
-            "{:>10} {:>10.3} {:>10.3} {:>10.3} {:>8.1}%",
+            "{:>10} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
-            p.mean,
-            p.min,
-            p.max,
-            100.0 * p.delivery
+            no_value(p.mean, |x| format!("{x:.3}")),
+            no_value(p.min, |x| format!("{x:.3}")),
+            no_value(p.max, |x| format!("{x:.3}")),
+            no_value(p.delivery, |x| format!("{:.1}%", 100.0 * x))
         );
         points.push(p);
     }
     // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
     // fair (every flow gets at least 80 % of the mean), walking the values in ascending order
-    // whatever order `--param` gave them in.
-    let mut ascending: Vec<&SweepPoint> = points.iter().collect();
-    ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
-    let mut knee = None;
-    for p in ascending {
-        if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
-            knee = Some(p.x);
-        } else {
-            break;
+    // whatever order `--param` gave them in. Only for a rate (`*_pps`): over another key (a
+    // gain, a seed, a spacing) "up to" has no load meaning.
+    if key.ends_with("_pps") {
+        let mut ascending: Vec<&SweepPoint> = points.iter().collect();
+        ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
+        let mut knee = None;
+        for p in ascending {
+            if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
+                knee = Some(p.x);
+            } else {
+                break;
+            }
         }
-    }
-    match knee {
-        Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
-        None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
+        match knee {
+            Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
+            None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
+        }
     }
     let offered = key.ends_with("rate_pps");
     let title = if seeds > 1 {
@@ -809,6 +967,10 @@ fn sweep(
         written,
         &format!("the earlier sweep in {} was left as it was", dir.display()),
     )?;
+    drop(partial);
+    // sweep.csv holds every row now (whether the partial file could be written no longer
+    // matters).
+    let _ = std::fs::remove_file(&partial_path);
     println!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }
@@ -1044,7 +1206,7 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{parse_values, rate, toml_number};
+    use super::{mean_of_defined, no_value, parse_values, rate, set_to_param, toml_number};
 
     #[test]
     fn small_rates_keep_three_significant_digits() {
@@ -1055,6 +1217,34 @@ mod tests {
         assert_eq!(rate(0.00456), "0.00456");
         assert_eq!(rate(0.0001), "0.000100");
         assert_eq!(rate(0.00012345), "0.000123");
+    }
+
+    #[test]
+    fn seeds_without_a_value_are_left_out_of_the_mean() {
+        assert_eq!(mean_of_defined([f64::NAN, 2.0, 4.0].into_iter()), 3.0);
+        assert_eq!(mean_of_defined([1.0, 2.0].into_iter()), 1.5);
+        assert!(mean_of_defined([f64::NAN].into_iter()).is_nan());
+        assert!(mean_of_defined(std::iter::empty()).is_nan());
+        assert_eq!(no_value(f64::NAN, |x| x.to_string()), "–");
+        assert_eq!(no_value(0.5, |x| format!("{:.1}%", 100.0 * x)), "50.0%");
+    }
+
+    #[test]
+    fn sweep_errors_name_the_param() {
+        let k = "flows.5.rate_pps";
+        for (m, want) in [
+            ("--set flows.5.rate_pps: index 5 out of range", "--param flows.5.rate_pps: index 5 out of range"),
+            ("--set flows.5.rate_pps=1: bad", "--param flows.5.rate_pps=1: bad"),
+            ("--set flows.5.rate_pps", "--param flows.5.rate_pps"),
+            ("x --set flows.5.rate_ppsx=1 y", "x --set flows.5.rate_ppsx=1 y"),
+            ("--set flows.5.rate: no", "--set flows.5.rate: no"),
+        ] {
+            assert_eq!(set_to_param(m, k, k), want);
+        }
+        assert_eq!(
+            set_to_param("--set flows[0]: a whole element (--set flows.0.FIELD=VALUE)", "flows[0]", "flows.0"),
+            "--param flows[0]: a whole element (--param flows.0.FIELD=VALUE)"
+        );
     }
 
     #[test]

@@ -404,7 +404,7 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
                 .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
             // node transmits at the scenario's power (`wsn gains` and back give the same links,
-            // to its 0.01-dB rounding; the noise offsets come back centred on their mean).
+            // bit for bit; the noise offsets come back centred on their mean).
             links.tx_power_dbm = vec![sc.radio.link.tx_power_dbm; links.n()];
             links
         }
@@ -600,6 +600,20 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                  file is kept",
                 sc.radio.prune_margin_db
             ));
+        }
+        // A file `wsn gains --fold-tx-power` wrote holds the power in its gains already: read at
+        // a non-zero power, the power would count twice (the header line says how it was written).
+        if sc.radio.link.tx_power_dbm != 0.0 {
+            let path = data_file(sc, "topology.gains_file", g)?;
+            let folded = crate::read_text(&path).is_ok_and(|t| crate::topology::gain_file_marked_folded(&t));
+            if folded {
+                warnings.push(format!(
+                    "topology.gains_file = {g:?} was written with the transmit power folded into its gains \
+                     (wsn gains --fold-tx-power), but radio.link.tx_power_dbm = {}: the power counts twice; set \
+                     radio.link.tx_power_dbm = 0, or export without --fold-tx-power",
+                    sc.radio.link.tx_power_dbm
+                ));
+            }
         }
     } else if let crate::topology::Placement::File { path } = &sc.topology.layout {
         // Nodes closer than D0 get the path loss at D0; a repeated coordinate row is the usual

@@ -812,7 +812,11 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
             if let Some(first) = seen.insert((s, d), line) {
                 return Err(perr(line, format!("a second gain line for {s} → {d} (the first is on line {first})")));
             }
-            gains.push((s as u32, d as u32, g as f32));
+            // Parsed as an f32 directly (not the f64 above cast down, which would round twice):
+            // the shortest decimal `wsn gains` writes gives back the very f32 it came from.
+            let g32: f32 =
+                fields[2].parse().map_err(|_| perr(line, format!("{:?} is not a finite number", fields[2])))?;
+            gains.push((s as u32, d as u32, g32));
         }
     }
     if gains.is_empty() {
@@ -848,9 +852,68 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
     Ok(Links { out, noise_offset_db: offs, tx_power_dbm: vec![0.0; n] })
 }
 
+/// What the `#` header line `wsn gains` writes at the top of a gain file says about it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GainFileHeader {
+    /// The scenario's `name`.
+    pub scenario: String,
+    /// The scenario's `radio.link.tx_power_dbm`.
+    pub tx_power_dbm: f64,
+    /// Whether each sender's transmit power is added to its gains (`--fold-tx-power`).
+    pub tx_power_folded: bool,
+    /// The received power below which links were left out, dBm (`None`: the links came from a
+    /// gain file, all kept).
+    pub pruned_below_dbm: Option<f64>,
+    /// Whether each receiver's noise offset δ_j raises that threshold for links to it.
+    pub per_receiver: bool,
+}
+
+/// The start of the header line (a `#` comment, so TOSSIM and [`read_tossim_gains`] skip it).
+const HEADER_TAG: &str = "# wsn gains:";
+
+impl GainFileHeader {
+    /// The header line, without its newline: `key=value` fields after [`HEADER_TAG`], then a
+    /// sentence for the reader.
+    pub fn line(&self) -> String {
+        let pruned = match self.pruned_below_dbm {
+            Some(p) => format!(
+                "links kept where tx_power_dbm + gain >= {p} dBm{}",
+                if self.per_receiver { " + the receiver's noise offset" } else { "" }
+            ),
+            None => "links copied from a gain file, none pruned".into(),
+        };
+        // `tx_power_folded` first, where a scenario name cannot imitate it.
+        format!(
+            "{HEADER_TAG} tx_power_folded={} tx_power_dbm={} pruned_below_dbm={} per_receiver_offset={} scenario={:?} \
+             ({pruned}; {})",
+            if self.tx_power_folded { "yes" } else { "no" },
+            self.tx_power_dbm,
+            self.pruned_below_dbm.map_or("none".to_string(), |p| p.to_string()),
+            if self.per_receiver { "yes" } else { "no" },
+            self.scenario,
+            if self.tx_power_folded {
+                "the power is in the gains: read back with radio.link.tx_power_dbm = 0"
+            } else {
+                "gains exclude the transmit power"
+            }
+        )
+    }
+}
+
+/// Whether a gain file's `wsn gains` header (if it has one) says the transmit power is folded
+/// into its gains. Files without the header (TOSSIM's own, or written before it existed) say
+/// nothing: `false`.
+pub fn gain_file_marked_folded(text: &str) -> bool {
+    text.lines()
+        .filter_map(|l| l.trim_start().strip_prefix(HEADER_TAG))
+        .any(|rest| rest.split_whitespace().next() == Some("tx_power_folded=yes"))
+}
+
 /// Writes a TOSSIM gain file: one `gain SRC DST G` line per directional link (by sender, then
-/// receiver; 2 decimals), then one `noise ID MEAN SPREAD` line per node with
-/// MEAN = `noise_floor_dbm` + δ_i and SPREAD = `spread_db`.
+/// receiver), then one `noise ID MEAN SPREAD` line per node with MEAN = `noise_floor_dbm` + δ_i
+/// and SPREAD = `spread_db`. Every number is written in the shortest decimal form that reads back
+/// to the same value (a gain to the same f32, MEAN to the same f64), so that
+/// [`read_tossim_gains`] gives back the very gains (the offsets come back centred on their mean).
 pub fn write_tossim_gains(links: &Links, noise_floor_dbm: f64, spread_db: f64, path: &Path) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
     write_tossim_gains_to(links, noise_floor_dbm, spread_db, false, &mut w)?;
@@ -882,7 +945,9 @@ pub fn write_tossim_gains_to(
                     if fold_tx_power { "; without --fold-tx-power the transmit power is left out" } else { "" }
                 )));
             }
-            writeln!(w, "gain {} {} {:.2}", i, l.to, g)?;
+            // The f32 the reader stores (with the power folded in, the sum rounded to an f32),
+            // in Rust's shortest round-trip form: `{:.2}` lost up to 0.005 dB per link.
+            writeln!(w, "gain {} {} {}", i, l.to, g as f32)?;
         }
     }
     for i in 0..links.n() {
@@ -894,7 +959,7 @@ pub fn write_tossim_gains_to(
                  file may hold (the scenario's radio.link settings are extreme)"
             )));
         }
-        writeln!(w, "noise {} {:.2} {:.2}", i, mean, spread_db)?;
+        writeln!(w, "noise {} {} {}", i, mean, spread_db)?;
     }
     Ok(())
 }
@@ -1297,16 +1362,40 @@ mod tests {
         for (a, b) in links.out.iter().zip(&back.out) {
             for (x, y) in a.iter().zip(b) {
                 assert_eq!(x.to, y.to);
-                assert!((x.gain_db - y.gain_db).abs() <= 0.0051);
+                // Bit for bit: the file holds each f32 in a form that parses back to it.
+                assert_eq!(x.gain_db.to_bits(), y.gain_db.to_bits(), "{x:?} {y:?}");
             }
         }
-        // Offsets come back relative to their mean.
+        // Offsets come back relative to their mean, to the last bits of the f64 arithmetic
+        // (MEAN = floor + δ is written exactly; the centring subtracts the mean of the MEANs).
         let avg = links.noise_offset_db.iter().sum::<f64>() / 50.0;
+        assert!(avg.abs() > 1e-3, "the test needs offsets whose mean is not 0");
         for (a, b) in links.noise_offset_db.iter().zip(&back.noise_offset_db) {
-            assert!((a - avg - b).abs() < 0.011);
+            assert!((a - avg - b).abs() < 1e-9, "{a} {avg} {b}");
         }
         assert!(back.tx_power_dbm.iter().all(|&p| p == 0.0));
 
+        // The header `wsn gains` writes is a comment: the links read the same with it.
+        let h = GainFileHeader {
+            scenario: "x y".into(),
+            tx_power_dbm: -8.0,
+            tx_power_folded: true,
+            pruned_below_dbm: Some(-104.5),
+            per_receiver: true,
+        };
+        let mut text = format!("{}\n", h.line()).into_bytes();
+        write_tossim_gains_to(&links, -105.0, 4.0, false, &mut text).unwrap();
+        std::fs::write(&f, &text).unwrap();
+        let with_header = read_tossim_gains(&f, Some(50)).unwrap();
+        assert_eq!(with_header.out, back.out);
+        assert_eq!(with_header.noise_offset_db, back.noise_offset_db);
+        let text = String::from_utf8(text).unwrap();
+        assert!(gain_file_marked_folded(&text));
+        assert!(!gain_file_marked_folded(&text.replace("tx_power_folded=yes", "tx_power_folded=no")));
+        // A scenario named like the field does not mark a file folded.
+        let sly = GainFileHeader { scenario: "a tx_power_folded=yes".into(), tx_power_folded: false, ..h };
+        assert!(!gain_file_marked_folded(&sly.line()), "{}", sly.line());
+        assert!(sly.line().contains("pruned_below_dbm=-104.5 per_receiver_offset=yes"), "{}", sly.line());
         std::fs::write(&f, "# comment\n\ngain 0 1 -59.25 # again\n1 0 -61\nnoise 0 -100 4\nnoise 2 -104 4\n").unwrap();
         let l = read_tossim_gains(&f, None).unwrap();
         assert_eq!(l.n(), 3);

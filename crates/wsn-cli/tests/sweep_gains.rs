@@ -1,0 +1,264 @@
+//! `wsn gains` and `wsn sweep` as a user runs them: a gain file gives back the scenario's links
+//! exactly, says how it was written, and a sweep's errors, console table and CSV say what they
+//! are about.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn wsn() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_wsn"))
+}
+
+/// A fresh temporary folder for one test.
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wsn-sweep-gains-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[track_caller]
+fn ok(args: &[&str]) -> Output {
+    let o = wsn().args(args).output().expect("wsn runs");
+    assert!(o.status.success(), "wsn {args:?}: {}", String::from_utf8_lossy(&o.stderr));
+    o
+}
+
+/// `wsn ARGS` fails with a non-zero exit, no panic; returns its standard error.
+#[track_caller]
+fn fails(args: &[&str]) -> String {
+    let o = wsn().args(args).output().expect("wsn runs");
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert!(!o.status.success(), "wsn {args:?} succeeded");
+    assert!(!err.contains("panicked"), "{err}");
+    err
+}
+
+/// A run's trace hash, after checking that it carried traffic (office40's flows start at 300 s).
+fn trace_sha(dir: &Path) -> String {
+    let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
+    let v: serde_json::Value = serde_json::from_str(&s).unwrap();
+    assert!(v["totals"]["delivered"].as_u64().expect("totals.delivered") > 100, "{s}");
+    v["trace_sha256"].as_str().expect("trace_sha256").to_string()
+}
+
+/// `wsn gains` then `topology.gains_file` gives back the same network: the same trace, bit for
+/// bit. (With `radio.noise_offsets = false`: with offsets, the reader centres them on their mean,
+/// which shifts every receiver's noise by −mean(δ), as documented.)
+#[test]
+fn gain_file_round_trip_gives_the_same_trace() {
+    let d = tmp("roundtrip");
+    let g = d.join("g.txt");
+    let common = ["--set", "radio.noise_offsets=false"];
+    ok(&[&["gains", "office40", "--out", g.to_str().unwrap()][..], &common].concat());
+    let run = |out: &Path, extra: &[&str]| {
+        let a = [
+            &["run", "office40", "-q", "--set", "duration_s=420", "--set", "output.plots=false", "--out"][..],
+            &[out.to_str().unwrap()],
+            &common,
+            extra,
+        ]
+        .concat();
+        ok(&a);
+        trace_sha(out)
+    };
+    let direct = run(&d.join("direct"), &[]);
+    let gset = format!("topology.gains_file={:?}", g.to_str().unwrap());
+    let from_file = run(&d.join("file"), &["--set", &gset]);
+    assert_eq!(direct, from_file, "a run on the exported gains differs from the scenario's own");
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Every `wsn gains` file starts with a `#` line saying how it was written, which the reader
+/// skips; a file marked folded, run at a non-zero transmit power, gets a warning.
+#[test]
+fn gain_file_header_and_folded_power_warning() {
+    let d = tmp("header");
+    let (plain, folded) = (d.join("plain.txt"), d.join("folded.txt"));
+    ok(&["gains", "office40", "--out", plain.to_str().unwrap()]);
+    ok(&["gains", "office40", "--fold-tx-power", "--out", folded.to_str().unwrap()]);
+    let first = |p: &Path| std::fs::read_to_string(p).unwrap().lines().next().unwrap().to_string();
+    let (hp, hf) = (first(&plain), first(&folded));
+    for h in [&hp, &hf] {
+        assert!(h.starts_with("# wsn gains:"), "{h}");
+        assert!(h.contains("scenario=\"office40\"") && h.contains("tx_power_dbm=-8"), "{h}");
+        assert!(h.contains("pruned_below_dbm=-") && h.contains("per_receiver_offset=yes"), "{h}");
+    }
+    assert!(hp.contains("tx_power_folded=no") && hf.contains("tx_power_folded=yes"), "{hp}\n{hf}");
+    // Standard output gets the header too.
+    let o = ok(&["gains", "office40", "--out", "-"]);
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("# wsn gains: tx_power_folded=no"));
+    let run = |file: &Path, extra: &[&str]| {
+        let g = format!("topology.gains_file={:?}", file.to_str().unwrap());
+        let out = d.join("run");
+        let a =
+            [
+                &[
+                    "run",
+                    "office40",
+                    "-q",
+                    "--set",
+                    "duration_s=5",
+                    "--set",
+                    "output.plots=false",
+                    "--set",
+                    &g,
+                    "--out",
+                ][..],
+                &[out.to_str().unwrap()],
+                extra,
+            ]
+            .concat();
+        String::from_utf8_lossy(&ok(&a).stderr).into_owned()
+    };
+    let twice = "counts twice";
+    let e = run(&folded, &[]);
+    assert!(e.contains(twice) && e.contains("--fold-tx-power"), "{e}");
+    assert!(!run(&plain, &[]).contains(twice));
+    assert!(!run(&folded, &["--set", "radio.link.tx_power_dbm=0"]).contains(twice));
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// A sweep's value goes to the loader as a `--set`, but its errors name the `--param` the user
+/// wrote, whatever their form.
+#[test]
+fn sweep_errors_name_the_param_not_a_set() {
+    let out = tmp("param-errors");
+    let o = out.to_str().unwrap();
+    for (param, says) in [
+        ("flows.5.rate_pps=1", "--param flows.5.rate_pps: index 5 out of range"),
+        ("flows[5].rate_pps=1", "--param flows[5].rate_pps: index 5 out of range"),
+        ("flows.0=1", "--param flows.0: a whole element"),
+        // The loader names this key without a `--set`: the sweep's label names the value.
+        ("mac.max_retriez=1", "sweep value mac.max_retriez=1"),
+    ] {
+        let e = fails(&["sweep", "office40", "--param", param, "--out", o]);
+        assert!(e.contains(says), "{param}: {e}");
+        assert!(!e.contains("--set"), "{param}: {e}");
+    }
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A sweep value whose runs carry no traffic prints "–", never NaN; a value where some seeds
+/// carry traffic and others do not averages the seeds that have a value.
+#[test]
+fn sweep_table_prints_no_nan() {
+    let out = tmp("nan");
+    let o = out.to_str().unwrap();
+    // One second: office40's flows start at 300 s, so nothing is sent.
+    let r = ok(&["sweep", "office40", "--param", "flows.0.rate_pps=1:1:1", "--set", "duration_s=1", "--out", o]);
+    let table = String::from_utf8_lossy(&r.stdout).into_owned();
+    assert!(!table.contains("NaN"), "{table}");
+    let row = table.lines().find(|l| l.trim_start().starts_with("1 ")).expect("the value's line");
+    assert_eq!(row.split_whitespace().collect::<Vec<_>>(), ["1", "–", "–", "–", "–"], "{table}");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// Values and seeds each have a cap, and so does their product: the error names both counts.
+#[test]
+fn sweep_refuses_more_than_100000_runs() {
+    let out = tmp("cap");
+    let o = out.to_str().unwrap();
+    let e = fails(&["sweep", "office40", "--param", "flows.0.rate_pps=1:10000:1", "--seeds", "11", "--out", o]);
+    assert!(e.contains("10000 values × --seeds 11 = 110000 runs, more than the 100000"), "{e}");
+    assert!(!out.join("sweep.csv").exists());
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// sweep.csv names the swept key and carries the packet counts behind its delivery ratio; the
+/// knee is printed for a rate only.
+#[test]
+fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
+    let out = tmp("csv");
+    let o = out.to_str().unwrap();
+    let sweep = |param: &str| {
+        let r = ok(&["sweep", "lrwpan40", "--param", param, "--set", "duration_s=60", "--seeds", "2", "--out", o]);
+        let csv = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+        (String::from_utf8_lossy(&r.stdout).into_owned(), csv)
+    };
+    let (table, csv) = sweep("flows.0.rate_pps=0.5,1");
+    assert!(table.contains("knee:"), "{table}");
+    let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
+    let col = |name: &str| head.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name} in {head:?}"));
+    // The earlier columns keep their places.
+    assert_eq!(&head[..3], ["x", "seed", "mean_goodput_pps"]);
+    let rows: Vec<Vec<&str>> = csv.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    assert_eq!(rows.len(), 4);
+    for r in &rows {
+        assert_eq!(r[col("param")], "flows.0.rate_pps");
+        let orig: u64 = r[col("originated")].parse().unwrap();
+        let del: u64 = r[col("delivered")].parse().unwrap();
+        let ratio: f64 = r[col("delivery_ratio")].parse().unwrap();
+        assert!(orig > 0 && del <= orig, "{r:?}");
+        assert!((del as f64 / orig as f64 - ratio).abs() < 1e-12, "{r:?}");
+    }
+    // A key that is not a rate: no knee.
+    let (table, csv) = sweep("mac.max_retries=1,2");
+    assert!(!table.contains("knee"), "{table}");
+    assert!(csv.lines().nth(1).unwrap().ends_with(",mac.max_retries"), "{csv}");
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A sweep is deterministic whatever the number of threads: `--jobs 1` and `--jobs 2` write the
+/// same sweep.csv, byte for byte.
+#[test]
+fn sweep_csv_is_the_same_with_one_or_two_jobs() {
+    let out = tmp("jobs");
+    let csv = |jobs: &str| {
+        let d = out.join(jobs);
+        let args = ["sweep", "lrwpan40", "--param", "flows.0.rate_pps=0.5,1,2", "--seeds", "2"];
+        ok(&[&args[..], &["--set", "duration_s=60", "--jobs", jobs, "--out", d.to_str().unwrap()]].concat());
+        std::fs::read(d.join("sweep.csv")).unwrap()
+    };
+    let (one, two) = (csv("1"), csv("2"));
+    assert_eq!(String::from_utf8_lossy(&one).lines().count(), 7);
+    assert!(one == two, "{}\n---\n{}", String::from_utf8_lossy(&one), String::from_utf8_lossy(&two));
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// A sweep writes each finished run's row to sweep.csv.partial as it goes, so an interrupted
+/// sweep keeps them; a sweep that completes leaves sweep.csv only, with the same rows.
+#[test]
+fn an_interrupted_sweep_keeps_its_finished_rows() {
+    let out = tmp("partial");
+    let o = out.to_str().unwrap();
+    // One run at a time, ten of them, each long enough (office40, 15 minutes) to stop the
+    // sweep in the middle.
+    let args = [
+        "sweep",
+        "office40",
+        "--param",
+        "flows.0.rate_pps=0.1:1:0.1",
+        "--set",
+        "duration_s=900",
+        "--jobs",
+        "1",
+        "--out",
+        o,
+    ];
+    let mut child =
+        wsn().args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let partial = out.join("sweep.csv.partial");
+    let start = std::time::Instant::now();
+    let text = loop {
+        let t = std::fs::read_to_string(&partial).unwrap_or_default();
+        if t.lines().count() >= 3 || start.elapsed().as_secs() > 120 {
+            break t;
+        }
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before two runs were seen: {t}");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(text.lines().count() >= 3, "no rows after two minutes: {text}");
+    assert!(!out.join("sweep.csv").exists());
+    // The same rows as a finished sweep's, in order, and only whole lines.
+    let text = std::fs::read_to_string(&partial).unwrap();
+    assert!(text.ends_with('\n'));
+    ok(&[&args[..]].concat());
+    assert!(!partial.exists(), "a finished sweep removes the partial file");
+    let full = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
+    assert!(full.starts_with(&text), "{text}\n---\n{full}");
+    assert_eq!(full.lines().count(), 11);
+    std::fs::remove_dir_all(&out).ok();
+}
