@@ -1220,7 +1220,8 @@ fn gains_to_stdout_and_with_the_transmit_power() {
             .unwrap();
         assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
         let text = String::from_utf8_lossy(&o.stdout).into_owned();
-        let first: f64 = text.lines().next().unwrap().split_whitespace().nth(3).unwrap().parse().unwrap();
+        let first: f64 =
+            text.lines().find(|l| !l.starts_with('#')).unwrap().split_whitespace().nth(3).unwrap().parse().unwrap();
         (first, String::from_utf8_lossy(&o.stderr).into_owned())
     };
     let (plain, note) = gains(&[]);
