@@ -296,6 +296,21 @@ impl Radio {
 const SINR_FLOOR_LINEAR: f64 = 1.584_893_192_461_113_4;
 /// The same for the O-QPSK curve (−8 dB, where a 20-byte frame has PRR < 1e-9) [DERIVED].
 const SINR_FLOOR_LINEAR_OQPSK: f64 = 0.158_489_319_246_111_35;
+/// The linear SINR below which `curve` gives a PRR taken as 0 ([`SINR_FLOOR_LINEAR`],
+/// [`SINR_FLOOR_LINEAR_OQPSK`]).
+fn sinr_floor_linear(curve: crate::scenario::PrrCurve) -> f64 {
+    match curve {
+        crate::scenario::PrrCurve::Ieee802154 => SINR_FLOOR_LINEAR_OQPSK,
+        _ => SINR_FLOOR_LINEAR,
+    }
+}
+
+/// The same floor in dB: a link whose power stays below the receiver's quietest noise plus this
+/// can never be decoded there ("hopeless").
+pub(crate) fn sinr_floor_db(curve: crate::scenario::PrrCurve) -> f64 {
+    mw_to_dbm(sinr_floor_linear(curve))
+}
+
 /// Margin (dB) above the SINR from which the reception curve is exactly 1, for deciding a sure
 /// reception on the linear ratio without the logarithm. It dwarfs the rounding of the dB
 /// computation (≈ 1e-13 dB) and of the f32 power kept per arrival (< 1e-5 dB), so the shortcut
@@ -822,9 +837,7 @@ impl Network {
         for o in &mut net.outages {
             o.sort_unstable();
         }
-        if net.chan.curve == crate::scenario::PrrCurve::Ieee802154 {
-            net.sinr_floor = SINR_FLOOR_LINEAR_OQPSK;
-        }
+        net.sinr_floor = sinr_floor_linear(net.chan.curve);
         let floor_db = mw_to_dbm(net.sinr_floor);
         let min_noise: Vec<f64> =
             net.radios.iter().map(|rd| net.noise_model.min_dbm() + rd.noise.offset_db()).collect();

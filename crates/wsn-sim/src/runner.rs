@@ -564,10 +564,18 @@ fn run_checked(net: &mut Network, until: Instant) -> Result<(), WriteFailed> {
 }
 
 /// Why the tree edge `child → parent` cannot carry traffic, if it cannot: a direction without a
-/// link (outside the neighbour cut-off, or absent from a gain file), or one whose received power
-/// lies below the receiver's quietest noise (SNR < 0 dB even then, so no frame is ever decoded).
-/// Both directions count: data goes up, MAC ACKs and the transport's feedback come down.
-fn tree_edge_fault(links: &Links, noise: &NoiseModel, offsets: bool, child: usize, parent: usize) -> Option<String> {
+/// link (outside the neighbour cut-off, or absent from a gain file), or one the receiver can
+/// never decode: its power stays below the receiver's quietest noise plus the reception curve's
+/// SINR floor `floor_db` (the channel's "hopeless" links, `network::sinr_floor_db`). Both
+/// directions count: data goes up, MAC ACKs and the transport's feedback come down.
+fn tree_edge_fault(
+    links: &Links,
+    noise: &NoiseModel,
+    offsets: bool,
+    floor_db: f64,
+    child: usize,
+    parent: usize,
+) -> Option<String> {
     let mut faults = Vec::new();
     for (from, to, dir) in [(child, parent, "up"), (parent, child, "down")] {
         match links.gain(from, to) {
@@ -576,8 +584,11 @@ fn tree_edge_fault(links: &Links, noise: &NoiseModel, offsets: bool, child: usiz
                 let rx = links.tx_power_dbm.get(from).copied().unwrap_or(0.0) + f64::from(g);
                 let quietest =
                     noise.min_dbm() + if offsets { links.noise_offset_db.get(to).copied().unwrap_or(0.0) } else { 0.0 };
-                if rx < quietest {
-                    faults.push(format!("{dir} {rx:.1} dBm below the noise floor {quietest:.1} dBm"));
+                if rx < quietest + floor_db {
+                    faults.push(format!(
+                        "{dir} {rx:.1} dBm, never decodable: the quietest noise {quietest:.1} dBm needs {:.1} dBm",
+                        quietest + floor_db
+                    ));
                 }
             }
         }
@@ -675,7 +686,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             // tree is read as given, but its packets will be lost there.
             let unusable: Vec<String> = (0..n)
                 .filter_map(|i| tree.parent[i].map(|p| (i, p.index())))
-                .filter_map(|(i, p)| tree_edge_fault(&links, &noise, sc.radio.noise_offsets, i, p).map(|f| (i, p, f)))
+                .filter_map(|(i, p)| {
+                    let floor_db = crate::network::sinr_floor_db(sc.radio.prr_curve);
+                    tree_edge_fault(&links, &noise, sc.radio.noise_offsets, floor_db, i, p).map(|f| (i, p, f))
+                })
                 .map(|(i, p, f)| format!("{i}→{p} {f}"))
                 .collect();
             if !unusable.is_empty() {
@@ -1583,7 +1597,9 @@ mod tests {
         let w = gains(&good.replace("gain 0 2 -60\n", "").replace("gain 3 0 -60", "gain 3 0 -200"));
         let w = w.iter().find(|w| w.contains("cannot carry traffic both ways")).unwrap_or_else(|| panic!("{w:?}"));
         assert!(
-            w.contains("2 tree edges") && w.contains("2→0 (no link down)") && w.contains("3→0 (up -200.0 dBm below"),
+            w.contains("2 tree edges")
+                && w.contains("2→0 (no link down)")
+                && w.contains("3→0 (up -200.0 dBm, never decodable"),
             "{w}"
         );
         std::fs::write(&tree, "node,parent\n0,-1\n1,0\n2,1\n3,2\n").unwrap();
