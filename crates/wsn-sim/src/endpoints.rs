@@ -249,9 +249,8 @@ impl Network {
             EpKind::Sink { sink, flows } => {
                 // The hop count of the first DATA datagram carrying each application packet,
                 // for its delivery (which may come later, after a repair).
-                if let Some(&fi) = flows.get(&origin) {
-                    let data = wsn_wire::rcrt::Packet::new_checked(payload).map(|p| p.payload().to_vec());
-                    if let Some(app) = data.ok().and_then(|d| wsn_wire::besteffort::Packet::new_checked(d).ok()) {
+                if let (Some(&fi), Ok(p)) = (flows.get(&origin), wsn_wire::rcrt::Packet::new_checked(payload)) {
+                    if let Ok(app) = wsn_wire::besteffort::Packet::new_checked(p.payload()) {
                         let f = &mut self.flows[fi as usize];
                         if app.flow() as usize == fi as usize {
                             if let Some(h) = f.arrival_hops.get_mut(app.seq() as usize).filter(|h| **h == 0) {
