@@ -81,10 +81,10 @@ enum Cmd {
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Parallel runs (default: available cores).
-        #[arg(long)]
+        #[arg(long, allow_negative_numbers = true, value_parser = parse_count::<usize>)]
         jobs: Option<usize>,
         /// Seeds per value (seed, seed+1, …; 1–100); figures are averaged over them.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = parse_count::<u64>)]
         seeds: u64,
     },
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
@@ -95,7 +95,12 @@ enum Cmd {
         #[arg(long)]
         quick: bool,
         /// Runs per case; the table and the goals use the median wall time (1–50).
-        #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=bench::MAX_REPEAT as i64))]
+        #[arg(
+            long,
+            default_value_t = 3,
+            allow_negative_numbers = true,
+            value_parser = clap::value_parser!(u32).range(1..=bench::MAX_REPEAT as i64)
+        )]
         repeat: u32,
         /// Output directory for bench.json and the scaling figure (default: out/bench).
         #[arg(long)]
@@ -126,7 +131,7 @@ enum Cmd {
         /// docs/rcrt.md, finding H). At least 6 (the sequence stamp) and at most 64 (the
         /// tinyos1_tenet frame holds 86 bytes: 14 collection + 8 RCRT + payload); checked for
         /// every run before the first starts.
-        #[arg(long, value_name = "BYTES")]
+        #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse_count::<usize>)]
         payload_bytes: Option<usize>,
     },
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
@@ -146,7 +151,7 @@ enum Cmd {
         /// RCRT's packets carry this many application bytes instead of the scenario's 64 (the
         /// RCRT authors' test harness sent 6; see docs/rcrt.md, finding H). 6 to 64, checked for
         /// every run before the first starts.
-        #[arg(long, value_name = "BYTES")]
+        #[arg(long, value_name = "BYTES", allow_negative_numbers = true, value_parser = parse_count::<usize>)]
         rcrt_payload_bytes: Option<usize>,
     },
     /// Export the link gains of a scenario's topology as a TOSSIM gain file: only the links
@@ -196,6 +201,17 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
 /// message for `-1` was "invalid digit found in string").
 pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
+}
+
+/// A count option's value (`--jobs`, `--seeds`, `--payload-bytes`): a whole number, said so when it
+/// is not one (clap's own messages were "invalid digit found in string" for `1.5`, and for `-1`
+/// "unexpected argument '-1' found" with a tip that did not work). Ranges are checked where the
+/// value is used.
+pub(crate) fn parse_count<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
+    match s.trim().parse::<u128>() {
+        Ok(n) => T::try_from(n).map_err(|_| format!("{n} is too large")),
+        Err(_) => Err("expected a whole number (0, 1, 2, …)".into()),
+    }
 }
 
 /// Create the output folder `dir` (and its parents); a path that exists as something other

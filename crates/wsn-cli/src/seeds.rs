@@ -42,7 +42,7 @@ pub(crate) struct SeedArgs {
     /// seeds.md with every seed's value (2 to 100 seeds). 1, the default, is a single run
     /// written into DIR itself (no seed-N/ folders, seeds.csv or seeds.md; it removes those an
     /// earlier run left).
-    #[arg(long, default_value_t = 1)]
+    #[arg(long, default_value_t = 1, allow_negative_numbers = true, value_parser = crate::parse_count::<u64>)]
     seeds: u64,
 }
 
