@@ -20,7 +20,8 @@ mod staging;
 #[command(
     name = "wsn",
     version,
-    about = "Reliable, rate-controlled data collection in simulated low-power multihop wireless networks"
+    about = "Deterministic simulator of low-power multihop wireless sensor networks (radio, CSMA MAC, tree routing) \
+             with the RCRT and IFRC transport protocols"
 )]
 struct Cli {
     #[command(subcommand)]
@@ -38,8 +39,8 @@ enum Cmd {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         #[arg(default_value = "rcrt-baseline")]
         scenario: String,
-        /// Override the scenario's seed: 0 to 2^64 − 1 (a scenario file's `seed`, a TOML
-        /// integer, goes to 2^63 − 1).
+        /// Override the scenario's seed (default: its `seed` field, 1 when it has none): 0 to
+        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1).
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Output directory (default: out/<name>, the scenario's `name` field).
@@ -49,18 +50,22 @@ enum Cmd {
         /// (flows[0].rate_pps also works)
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Write the full packet trace (trace.csv).
+        /// Write the full event trace, trace.csv (large: 66 MB for office40's hour); the same as
+        /// --set output.trace=true.
         #[arg(long)]
         trace: bool,
-        /// Write every frame on the air to frames.pcap (IEEE 802.15.4, opens in Wireshark).
+        /// Write every frame on the air to frames.pcap (IEEE 802.15.4, opens in Wireshark; 83 MB
+        /// for office40's hour); the same as --set output.pcap=true.
         #[arg(long)]
         pcap: bool,
-        /// No progress bar.
+        /// No progress bar (nor the progress lines printed instead when standard error is not a
+        /// terminal).
         #[arg(long, short)]
         quiet: bool,
     },
     /// Run one scenario over a range of one parameter, in parallel, and tabulate and plot
-    /// per-flow goodput (mean, min, max) and delivery against it.
+    /// per-flow goodput (mean, min, max) and delivery against it: sweep.csv (one row per run) and
+    /// sweep.png/.svg in out/<name>-sweep; for a rate key (ending in _pps) it prints the knee.
     Sweep {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         scenario: String,
@@ -70,8 +75,8 @@ enum Cmd {
         /// a run's first seed).
         #[arg(long)]
         param: String,
-        /// Override the scenario's seed: 0 to 2^64 − 1 (a scenario file's `seed`, a TOML
-        /// integer, goes to 2^63 − 1).
+        /// Override the scenario's seed (default: its `seed` field, 1 when it has none): 0 to
+        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1).
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
         /// Output directory (default: out/<name>-sweep, from the scenario's `name` field).
@@ -80,7 +85,7 @@ enum Cmd {
         /// Override any other scenario field (not the swept one).
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
-        /// Parallel runs (default: available cores).
+        /// Parallel runs (default: available cores; at most one per run).
         #[arg(long, allow_negative_numbers = true, value_parser = parse_count::<usize>)]
         jobs: Option<usize>,
         /// Seeds per value (seed, seed+1, …; 1–100); figures are averaged over them.
@@ -110,7 +115,8 @@ enum Cmd {
         #[arg(long, hide = true, conflicts_with_all = ["quick", "repeat", "out"])]
         case: Option<String>,
     },
-    /// Run every experiment of a paper and write a report with its figures and numbers.
+    /// Run every experiment of a paper and write a report with its figures and numbers
+    /// (report.md, numbers.csv and the figures as PNG and SVG).
     Reproduce {
         /// Which paper: rcrt (RCRT, SenSys 2007) or ifrc (IFRC, SIGCOMM 2006; includes the
         /// RCRT-vs-IFRC comparison of `wsn compare`).
@@ -135,7 +141,8 @@ enum Cmd {
         payload_bytes: Option<usize>,
     },
     /// Run protocols side by side on the same network and write a report (RCRT vs IFRC on
-    /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5).
+    /// 30 nodes under the same MAC and under the RCRT paper's setting, RCRT paper §4.2.5):
+    /// report.md, numbers.csv and the rate-trace figure.
     Compare {
         /// Shorter runs (2,400 instead of 3,600 simulated seconds) and 5 instead of 18 fixed
         /// rates in the best-effort sweep that finds the best fixed fair rate: for a look at the
@@ -173,7 +180,7 @@ enum Cmd {
         /// warns that the power counts twice.
         #[arg(long)]
         fold_tx_power: bool,
-        /// Override any scenario field.
+        /// Override any scenario field, as for `wsn run`.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
