@@ -583,6 +583,14 @@ impl Scenario {
     ) -> Result<Scenario, ScenarioError> {
         let invalid = |message: String| ScenarioError::Invalid { origin: origin.into(), message: plain_types(message) };
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
+        if doc.as_table().is_empty() {
+            // Said plainly: serde's first complaint would be "missing field `name`" at line 1.
+            return Err(invalid(
+                "the scenario is empty (no keys, only blank lines or comments); a scenario needs at least `name`, \
+                 `duration_s` and a [topology] (see scenarios/office40.toml, or `wsn run office40`)"
+                    .into(),
+            ));
+        }
         for o in overrides {
             apply_override(&mut doc, o).map_err(invalid)?;
         }
@@ -1696,6 +1704,18 @@ mod tests {
             let sc = Scenario::load("office40", &set).unwrap();
             assert!(sc.warnings.iter().all(|w| !w.contains("D0")), "{set:?}: {:?}", sc.warnings);
         }
+    }
+
+    /// An empty file (or only comments) is called empty, not "missing field `name`".
+    #[test]
+    fn an_empty_scenario_is_called_empty() {
+        for text in ["", "# a comment\n\n", "\u{feff}"] {
+            let e = Scenario::from_toml(text, "e.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+            assert!(e.contains("the scenario is empty"), "{text:?}: {e}");
+        }
+        // One key is not empty: serde names the first missing field.
+        let e = Scenario::from_toml("name = \"x\"\n", "e.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        assert!(e.contains("missing field `duration_s`"), "{e}");
     }
 
     #[test]
