@@ -305,16 +305,21 @@ pub struct Source {
 impl Source {
     /// Mote-relevant state of one connection besides its recovery list, in bytes, as a packed C
     /// struct on a 16-bit mote would hold it (the retransmit buffer lives in flash and the
-    /// staged packet in the application's buffer, so neither is counted) [DERIVED from the
-    /// fields below]: state 1, retries 1, sink address 2, nonce 2, demand 2, rate 2, token 1,
-    /// last sent 2, last acked 2, last fid 1, feedback time 4, RTT 2,
-    /// staged/closing/stalled/timed-out flags 1, pacing deadline 4, state (SYN/FIN) deadline 4,
-    /// stall deadline 4, retransmission deadline 4 = 39.
-    pub const FIXED_STATE_BYTES: usize = 1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 4 + 4 + 4 + 4;
+    /// staged packet's bytes in the application's buffer, so neither is counted; the source
+    /// keeps a pointer to them and their length until the token comes, as the code keeps
+    /// `psd[i].msg` [CODE RcrTransportM.nc `send`], which copies the bytes too, into a 76-byte
+    /// `waitBuf` per connection) [DERIVED from the fields below]: state 1, retries 1, sink
+    /// address 2, nonce 2, demand 2, rate 2, token 1, last sent 2, last acked 2, last fid 1,
+    /// feedback time 4, RTT 2, staged/closing/stalled/timed-out flags 1, staged packet pointer
+    /// 2 and length 1, pacing deadline 4, state (SYN/FIN) deadline 4, stall deadline 4,
+    /// retransmission deadline 4 = 42. (The state and stall deadlines are never armed together,
+    /// stall only while ACTIVE; one timer could hold both, as the code's `SubTimer` does, 4
+    /// bytes less.)
+    pub const FIXED_STATE_BYTES: usize = 1 + 1 + 2 + 2 + 2 + 2 + 1 + 2 + 2 + 1 + 4 + 2 + 1 + 2 + 1 + 4 + 4 + 4 + 4;
 
     /// Mote-relevant state of one connection under `cfg`, in bytes: [`Self::FIXED_STATE_BYTES`]
-    /// plus the recovery list, 2 bytes per entry and 2 for its head and length (61 bytes with
-    /// the reference code's 10 entries, 141 with the paper profile's 50).
+    /// plus the recovery list, 2 bytes per entry and 2 for its head and length (64 bytes with
+    /// the reference code's 10 entries, 144 with the paper profile's 50).
     pub fn state_bytes(cfg: &SourceConfig) -> usize {
         Self::FIXED_STATE_BYTES + 2 * cfg.recovery_capacity + 2
     }
@@ -1393,11 +1398,13 @@ mod tests {
         assert!(core::iter::from_fn(|| s.poll_event()).any(|e| e == SourceEvent::Aborted));
     }
 
-    /// The state follows the recovery list's size: 39 fixed bytes and 2 per entry plus 2.
+    /// The state follows the recovery list's size: 42 fixed bytes (the staged packet's pointer
+    /// and length included; 39 before, which left them out) and 2 per entry plus 2.
     #[test]
     fn state_size_is_small() {
-        assert_eq!(Source::state_bytes(&SourceConfig::reference_code()), 39 + 10 * 2 + 2);
-        assert_eq!(Source::state_bytes(&SourceConfig::paper()), 39 + 50 * 2 + 2);
+        assert_eq!(Source::FIXED_STATE_BYTES, 42);
+        assert_eq!(Source::state_bytes(&SourceConfig::reference_code()), 64);
+        assert_eq!(Source::state_bytes(&SourceConfig::paper()), 144);
         assert!(Source::state_bytes(&SourceConfig::paper()) < 374, "the paper's whole transport took 374 B of RAM");
     }
 
