@@ -1068,6 +1068,12 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
     if let Some(b) = c.buffer_packets {
         e.source.buffer_packets = b;
         e.source.ack_request_above = b / 2;
+        if e.source.profile == wsn_proto::rcrt::Profile::Paper {
+            // The paper profile's recovery list is as long as the buffer (SourceConfig::
+            // recovery_capacity, AMBIG → chosen), so that one feedback can repair every loss it
+            // lists; the reference code's list keeps its fixed 10.
+            e.source.recovery_capacity = b;
+        }
     }
     Ok(e)
 }
@@ -1801,6 +1807,18 @@ mod tests {
             let e = endpoint_spec(&c, false, 86).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
         }
+    }
+
+    /// `protocol.buffer_packets` sets the buffer, the ACK-request mark at half of it and, in the
+    /// paper profile, the recovery list (as long as the buffer); the reference code's list stays 10.
+    #[test]
+    fn buffer_packets_sizes_the_paper_recovery_list() {
+        let mut c = RcrtConfig { buffer_packets: Some(80), ..RcrtConfig::default() };
+        let s = endpoint_spec(&c, false, 86).unwrap().source;
+        assert_eq!((s.buffer_packets, s.ack_request_above, s.recovery_capacity), (80, 40, 80));
+        c.profile = RcrtProfile::ReferenceCode;
+        let s = endpoint_spec(&c, false, 86).unwrap().source;
+        assert_eq!((s.buffer_packets, s.ack_request_above, s.recovery_capacity), (80, 40, 10));
     }
 
     /// A scenario refused while its network is built (a check of the protocol's sink, of the
