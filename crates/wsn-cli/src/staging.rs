@@ -230,7 +230,9 @@ pub(crate) fn commit_with(
     for (from, _) in &moves {
         if let Err(e) = sync_file(from) {
             let _ = std::fs::remove_dir_all(staging);
-            return Err(anyhow::Error::from(e).context(format!("syncing {} to disk", from.display())).context(left.to_string()));
+            return Err(anyhow::Error::from(e)
+                .context(format!("syncing {} to disk", from.display()))
+                .context(left.to_string()));
         }
     }
     for (from, n) in moves {
@@ -239,7 +241,10 @@ pub(crate) fn commit_with(
     }
     std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
     sync_dir(dir).with_context(|| {
-        format!("syncing {} to disk, after the new files were moved into it (they may not all be on disk)", dir.display())
+        format!(
+            "syncing {} to disk, after the new files were moved into it (they may not all be on disk)",
+            dir.display()
+        )
     })?;
     Ok(names.into_iter().map(String::from).collect())
 }

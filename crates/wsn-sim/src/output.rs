@@ -254,8 +254,8 @@ pub fn clear_previous(dir: &Path, earlier: &EarlierRun, keep: &[&str]) -> Result
         }
     };
     // A trace file's temporary name is not a finished run's file: it is left by a run that
-    // failed (named in its error) or written by one still running, and the next run that writes
-    // that trace file replaces it.
+    // failed (named in its error) or written by one still running; `wsn run` removes a failed
+    // run's before it starts, and a run that writes that trace file replaces it.
     names.retain(|n| is_output_file(n) && n != MANIFEST && !is_partial_file(n) && !keep.contains(&n.as_str()));
     names.sort();
     names.dedup();
@@ -477,7 +477,7 @@ mod tests {
         let want = [dir.join("trace.csv.partial"), dir.join("frames.pcap.partial")];
         assert_eq!(synced[..2], want);
         #[cfg(unix)]
-        assert_eq!(synced[2..], [dir.clone()]);
+        assert_eq!(synced[2..], [dir.as_path()]);
         assert_eq!(std::fs::read_to_string(dir.join("frames.pcap")).unwrap(), "frames.pcap");
         std::fs::remove_dir_all(&dir).unwrap();
     }
