@@ -299,6 +299,11 @@ fn run_cli(cli: Cli) -> Result<()> {
             // long for the MAC, say) would leave empty: removed again then.
             let fresh_dir = !dir.exists();
             crate::create_out_dir(&dir)?;
+            // One run at a time into a folder (two would write the same temporary trace files);
+            // held until the results are in place. Then no other run writes the temporary
+            // trace files there: any that are there are a killed or failed run's.
+            let lock = crate::staging::lock_run(&dir)?;
+            crate::staging::remove_stale_partials(&dir, &lock)?;
             if sc.output.trace || sc.output.pcap {
                 // office40's hour (40 nodes at 1 pkt/s) writes 66 MB of trace.csv and 83 MB of
                 // frames.pcap: about 0.5 kB per node and simulated second for each.
@@ -332,6 +337,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 Err(e) => {
                     if fresh_dir {
                         // Only if still empty: whatever the run wrote stays.
+                        drop(lock);
                         let _ = std::fs::remove_dir(&dir);
                     }
                     return Err(e);
@@ -834,9 +840,19 @@ fn sweep(
                 let mut s = set.to_vec();
                 s.push(format!("{key}={}", toml_number(v)));
                 s.push("output.plots=false".into());
-                // The value goes in as the last --set; an error about it names the --param.
+                // The value goes in as the last --set; an error about it names the --param. The
+                // base scenario loaded with the same --set, so an error here is the value's: one
+                // whose message names no option (an unknown MAC or protocol parameter, a value
+                // out of range) is put after the --param.
                 let sc = Scenario::load(scenario, &s)
-                    .map_err(|e| anyhow::anyhow!(set_to_param(&e.to_string(), &key, &swept)))
+                    .map_err(|e| {
+                        let msg = set_to_param(&e.to_string(), &key, &swept);
+                        if msg.contains("--param ") {
+                            anyhow::anyhow!(msg)
+                        } else {
+                            anyhow::anyhow!("--param {key}={}: {msg}", toml_number(v))
+                        }
+                    })
                     .with_context(|| label(v))?;
                 let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
                 Ok((sc, built))
@@ -895,27 +911,40 @@ fn sweep(
     });
     bar.finish();
     let mut partial = partial.into_inner().unwrap_or_else(|p| p.into_inner());
+    // Where the finished runs' rows are, for an error that leaves sweep.csv unwritten.
+    let kept = |partial: &PartialCsv| match &partial.failed {
+        Some(f) => format!("writing {} failed ({f})", partial.path.display()),
+        None => format!("the {} runs that finished are in {}", partial.written, partial.path.display()),
+    };
     let rows = match results {
         Ok(rows) => rows,
         Err(e) => {
             partial.write_waiting();
-            let kept = match &partial.failed {
-                Some(f) => format!("writing {} failed ({f})", partial.path.display()),
-                None => format!("the {} runs that finished are in {}", partial.written, partial.path.display()),
-            };
-            return Err(e.context(format!("the sweep stopped; {kept}")));
+            return Err(e.context(format!("the sweep stopped; {}", kept(&partial))));
         }
     };
     // One CSV row per run, one table line and plot point per value (averaged over seeds). The
     // files go to a staging folder first and replace the earlier sweep's together.
-    let staging = crate::staging::create(&dir, "sweep")?;
+    // An error that leaves sweep.csv unwritten or not in place names sweep.csv.partial, which
+    // is removed only once sweep.csv is in place: still there, it holds every finished run's row.
+    let unfinished = |e: anyhow::Error, partial: &PartialCsv| {
+        if partial.path.exists() {
+            e.context(format!("sweep.csv was not written into place; {}", kept(partial)))
+        } else {
+            e
+        }
+    };
+    let staging = crate::staging::create(&dir, "sweep").map_err(|e| unfinished(e, &partial))?;
     let csv_path = staging.join("sweep.csv");
-    let mut w = csv::Writer::from_path(&csv_path).with_context(|| format!("writing {}", csv_path.display()))?;
-    w.write_record(SWEEP_COLUMNS)?;
-    for (v, s) in &rows {
-        w.write_record(sweep_row(&key, *v, s)).with_context(|| format!("writing {}", csv_path.display()))?;
-    }
-    w.flush().with_context(|| format!("writing {}", csv_path.display()))?;
+    let written_csv = (|| -> Result<()> {
+        let mut w = csv::Writer::from_path(&csv_path)?;
+        w.write_record(SWEEP_COLUMNS)?;
+        for (v, s) in &rows {
+            w.write_record(sweep_row(&key, *v, s))?;
+        }
+        Ok(w.flush()?)
+    })()
+    .with_context(|| format!("writing {}", csv_path.display()));
     let mut points = Vec::new();
     println!(
         "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
@@ -982,14 +1011,16 @@ fn sweep(
     } else {
         format!("{}, sweep of {key}", base.name)
     };
-    let written =
-        wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg);
+    let written = written_csv.and_then(|()| {
+        wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg)
+    });
     crate::staging::commit(
         &staging,
         &dir,
         written,
         &format!("the earlier sweep in {} was left as it was", dir.display()),
-    )?;
+    )
+    .map_err(|e| unfinished(e, &partial))?;
     drop(partial);
     // sweep.csv holds every row now (whether the partial file could be written no longer
     // matters).

@@ -223,18 +223,225 @@ pub(crate) fn commit_with(
             staging.display()
         );
     }
-    let moves = staged.iter().map(|n| (staging.join(n), n.as_str())).chain(outside.iter().map(|o| (o.0.into(), o.1)));
+    let moves: Vec<(PathBuf, &str)> =
+        staged.iter().map(|n| (staging.join(n), n.as_str())).chain(outside.iter().map(|o| (o.0.into(), o.1))).collect();
+    // Each file reaches the disk before its new name does, so that a crash (a power loss) soon
+    // after cannot leave that name on an empty file: one sync per file, then one of the folder.
+    for (from, _) in &moves {
+        if let Err(e) = sync_file(from) {
+            let _ = std::fs::remove_dir_all(staging);
+            return Err(anyhow::Error::from(e)
+                .context(format!("syncing {} to disk", from.display()))
+                .context(left.to_string()));
+        }
+    }
     for (from, n) in moves {
         let to = dir.join(n);
         std::fs::rename(from, &to).with_context(|| format!("moving the new {} into place", to.display()))?;
     }
     std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
+    sync_dir(dir).with_context(|| {
+        format!(
+            "syncing {} to disk, after the new files were moved into it (they may not all be on disk)",
+            dir.display()
+        )
+    })?;
     Ok(names.into_iter().map(String::from).collect())
+}
+
+/// [`wsn_sim::output::sync_file`], logged for the tests.
+fn sync_file(path: &Path) -> std::io::Result<()> {
+    wsn_sim::output::sync_file(path)?;
+    #[cfg(test)]
+    tests::SYNCED.with(|s| s.borrow_mut().push(path.to_path_buf()));
+    Ok(())
+}
+
+/// [`wsn_sim::output::sync_dir`], logged for the tests.
+fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    wsn_sim::output::sync_dir(dir)?;
+    #[cfg(test)]
+    tests::SYNCED.with(|s| s.borrow_mut().push(dir.to_path_buf()));
+    Ok(())
+}
+
+/// Name of the lock file of `wsn run` in its output folder ([`lock_run`]).
+pub(crate) const RUN_LOCK: &str = ".wsn-run.lock";
+
+/// `wsn run`'s hold on its output folder: its lock file, locked for as long as this value
+/// lives (the operating system releases it when the process ends, however it ends), and
+/// holding the process id. `file` is `None` where the lock could not be taken (a file system
+/// without locks), which [`lock_run`] warned about. Dropping it removes the lock file.
+pub(crate) struct RunLock {
+    path: PathBuf,
+    file: Option<std::fs::File>,
+}
+
+impl Drop for RunLock {
+    fn drop(&mut self) {
+        // Removed while still locked: a command that opened it before sees it held; one that
+        // locks it after finds that the name no longer leads to it, and takes a fresh one.
+        if self.file.is_some() {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// Whether the open `file` is the one at `path` now (not removed or replaced since it was
+/// opened). Where that cannot be told (not Unix), it is taken to be.
+fn is_file_at(file: &std::fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (file.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (file, path);
+        true
+    }
+}
+
+/// Take the lock of `wsn run` on its output folder `dir` ([`RUN_LOCK`]), for the whole run:
+/// two runs into one folder would write the same temporary trace files
+/// (`trace.csv.partial`) and mix their results, so a second run stops with an error naming
+/// the process that holds the lock. Where the lock cannot be taken at all (a file system
+/// without locks), warns and goes on without it.
+pub(crate) fn lock_run(dir: &Path) -> Result<RunLock> {
+    use std::io::{Read, Write};
+    let path = dir.join(RUN_LOCK);
+    // The file at the name changes only when its owner removes it, between our open and lock.
+    for _ in 0..100 {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .open(&path)
+            .with_context(|| format!("creating {}", path.display()))?;
+        match file.try_lock() {
+            Ok(()) if !is_file_at(&file, &path) => continue,
+            Ok(()) => {
+                let mut f = &file;
+                f.set_len(0)
+                    .and_then(|()| write!(f, "{}", std::process::id()))
+                    .with_context(|| format!("writing {}", path.display()))?;
+                return Ok(RunLock { path, file: Some(file) });
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                let mut pid = String::new();
+                let _ = (&file).read_to_string(&mut pid);
+                let who = match pid.trim().parse::<u32>() {
+                    Ok(p) => format!("process {p}"),
+                    Err(_) => "another process".to_string(),
+                };
+                anyhow::bail!(
+                    "{} is in use: another `wsn run` ({who}) is writing into it (it holds the lock {}); wait for it \
+                     to end, or choose another --out",
+                    dir.display(),
+                    path.display()
+                );
+            }
+            Err(std::fs::TryLockError::Error(e)) => {
+                eprintln!(
+                    "warning: cannot lock {} ({e}): another `wsn run` into {} at the same time would write the same \
+                     files",
+                    path.display(),
+                    dir.display()
+                );
+                return Ok(RunLock { path, file: None });
+            }
+        }
+    }
+    anyhow::bail!("cannot lock {}: it was replaced again and again while this run tried", path.display())
+}
+
+/// Remove the temporary trace files (`trace.csv.partial`, `frames.pcap.partial`) an
+/// interrupted or failed earlier run left in `dir`, saying so, as [`remove_stale`] removes
+/// staging folders. Called once this run holds the folder's `lock`, so no live run writes
+/// them; without a lock (a file system without locks) a file is kept, and said so, until it
+/// has gone [`UNLOCKABLE_STALE_AFTER`] unmodified, as a staging folder would be.
+pub(crate) fn remove_stale_partials(dir: &Path, lock: &RunLock) -> Result<()> {
+    for name in wsn_sim::output::TRACE_FILES {
+        let p = dir.join(wsn_sim::output::partial_name(name));
+        // A folder of that name is not one of ours (and a run that traces refuses it).
+        if std::fs::symlink_metadata(&p).map_or(true, |m| m.is_dir()) {
+            continue;
+        }
+        if lock.file.is_none() && in_use(&Probe::Unknown(String::new()), age(&p)) {
+            println!(
+                "kept {} (this run cannot lock its folder, and it changed less than {} h ago: another run may \
+                 still write it)",
+                p.display(),
+                UNLOCKABLE_STALE_AFTER.as_secs() / 3600
+            );
+            continue;
+        }
+        std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
+        println!("removed {} (left by an interrupted or failed run)", p.display());
+    }
+    Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// The files and folders this thread synced, in order.
+        pub(super) static SYNCED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+
+    /// A commit syncs every file it moves, staged or not, under the name it was written under
+    /// (so before its rename: that name is gone after), then the folder they went into.
+    #[test]
+    fn a_commit_syncs_each_file_before_moving_it_and_the_folder_after() {
+        let dir = std::env::temp_dir().join(format!("wsn-staging-sync-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let staging = create(&dir, "run").unwrap();
+        for n in ["b.csv", "a.csv"] {
+            std::fs::write(staging.join(n), n).unwrap();
+        }
+        let outside = dir.join("trace.csv.partial");
+        std::fs::write(&outside, "trace").unwrap();
+        SYNCED.with(|s| s.borrow_mut().clear());
+        let moved = commit_with(&staging, &dir, Ok(()), "left", &[(&outside, "trace.csv")]).unwrap();
+        assert_eq!(moved, ["a.csv", "b.csv", "trace.csv"]);
+        let synced = SYNCED.with(|s| s.take());
+        assert_eq!(synced, [staging.join("a.csv"), staging.join("b.csv"), outside, dir.clone()]);
+        assert_eq!(std::fs::read_to_string(dir.join("trace.csv")).unwrap(), "trace");
+        drop(staging);
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// One run holds a folder's run lock at a time: a second is refused, naming the first's
+    /// process id; once the first lets go (its lock file is removed) the next run takes it.
+    /// The run that holds it removes the temporary trace files a killed run left, and keeps a
+    /// folder of such a name.
+    #[test]
+    fn one_run_at_a_time_holds_a_folder_and_it_removes_leftover_partials() {
+        let dir = std::env::temp_dir().join(format!("wsn-run-lock-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let first = lock_run(&dir).unwrap();
+        assert!(first.file.is_some());
+        assert_eq!(std::fs::read_to_string(dir.join(RUN_LOCK)).unwrap(), std::process::id().to_string());
+        let err = lock_run(&dir).err().expect("a second run took a held lock").to_string();
+        assert!(err.contains(&format!("process {}", std::process::id())) && err.contains(RUN_LOCK), "{err}");
+        drop(first);
+        assert!(!dir.join(RUN_LOCK).exists(), "the lock file stayed");
+        std::fs::write(dir.join("trace.csv.partial"), "a killed run's").unwrap();
+        std::fs::create_dir(dir.join("frames.pcap.partial")).unwrap();
+        let next = lock_run(&dir).unwrap();
+        remove_stale_partials(&dir, &next).unwrap();
+        assert!(!dir.join("trace.csv.partial").exists() && dir.join("frames.pcap.partial").is_dir());
+        drop(next);
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     /// A leftover staging folder is removed, never reused; other hidden folders stay, and so do
     /// the staging folders of commands still running (their lock is held; here by this

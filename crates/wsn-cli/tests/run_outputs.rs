@@ -155,12 +155,14 @@ fn a_trace_write_that_fails_mid_run_leaves_the_earlier_run_whole() {
     let (trace, pcap) = (out.join("trace.csv.partial"), out.join("frames.pcap.partial"));
     assert!(err.contains(&trace.display().to_string()) && err.contains(&pcap.display().to_string()), "{err}");
     assert!(std::fs::metadata(&trace).unwrap().len() > 0 && pcap.exists());
-    // A run without a trace or pcap removes the earlier run's and leaves the temporary files
-    // (another command may be writing them); one with both replaces them.
+    // The next run into the folder, here one without a trace or pcap, removes the earlier
+    // run's and the failed run's temporary files (no other run can be writing them: it holds
+    // the folder's lock), saying so; one with both writes them anew.
     let mut c = wsn();
     c.arg("run").arg(&f).args(["-q", "--out"]).arg(&out);
-    succeeds(c);
-    assert!(!out.join("trace.csv").exists() && trace.exists() && pcap.exists());
+    let said = String::from_utf8_lossy(&succeeds(c).stdout).into_owned();
+    assert!(!out.join("trace.csv").exists() && !trace.exists() && !pcap.exists());
+    assert!(said.contains(&format!("removed {} (left by an interrupted or failed run)", trace.display())), "{said}");
     succeeds(run(&f, &out, &["--seed", "3"]));
     assert!(out.join("trace.csv").exists() && !trace.exists() && !pcap.exists());
     std::fs::remove_dir_all(&dir).ok();
@@ -180,5 +182,56 @@ fn a_trace_sent_to_a_device_is_written_as_a_stream() {
     assert!(!out.join("trace.csv.partial").exists());
     // frames.pcap, a regular file, is in place.
     assert!(std::fs::metadata(out.join("frames.pcap")).unwrap().len() > 1000);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Kills the process when dropped (a test that fails leaves no run behind).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Two runs into one folder would write the same temporary trace files: while a run is
+/// running, a second one into its folder is refused, naming the first's process, and leaves
+/// the first's files alone. Once the first is killed, the next run removes what it left
+/// (its temporary trace files, its lock file), saying so.
+#[cfg(unix)]
+#[test]
+fn a_second_run_into_a_folder_in_use_is_refused_and_a_killed_runs_leftovers_go() {
+    use std::os::unix::fs::MetadataExt;
+    let (dir, f) = scenario("concurrent");
+    let out = dir.join("o");
+    // Long enough (a million simulated seconds) to be running throughout; killed below.
+    let mut c = run(&f, &out, &["--set", "duration_s=1e6"]);
+    c.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null());
+    let mut first = Killed(c.spawn().unwrap());
+    let (trace, pcap) = (out.join("trace.csv.partial"), out.join("frames.pcap.partial"));
+    let start = std::time::Instant::now();
+    while !(trace.exists() && pcap.exists()) {
+        assert!(first.0.try_wait().unwrap().is_none(), "the first run ended early");
+        assert!(start.elapsed().as_secs() < 60, "the first run wrote no trace in a minute");
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let inode = std::fs::metadata(&trace).unwrap().ino();
+    let err = fails(run(&f, &out, &[]));
+    assert!(err.contains(&format!("another `wsn run` (process {})", first.0.id())), "{err}");
+    assert!(err.contains(".wsn-run.lock") && err.contains(&out.display().to_string()), "{err}");
+    assert_eq!(std::fs::metadata(&trace).unwrap().ino(), inode, "the second run replaced the first's trace");
+    assert!(!out.join("summary.json").exists());
+    // Killed (SIGKILL: no clean-up of its own), the first run leaves its temporary files.
+    drop(first);
+    assert!(trace.exists() && pcap.exists() && out.join(".wsn-run.lock").exists());
+    let mut c = wsn();
+    c.arg("run").arg(&f).args(["-q", "--out"]).arg(&out);
+    let said = String::from_utf8_lossy(&succeeds(c).stdout).into_owned();
+    for p in [&trace, &pcap] {
+        assert!(!p.exists(), "{} stayed", p.display());
+        assert!(said.contains(&format!("removed {} (left by an interrupted or failed run)", p.display())), "{said}");
+    }
+    assert!(!out.join(".wsn-run.lock").exists() && out.join("summary.json").exists());
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -129,10 +129,14 @@ fn sweep_errors_name_the_param_not_a_set() {
         ("flows.5.rate_pps=1", "--param flows.5.rate_pps: index 5 out of range"),
         ("flows[5].rate_pps=1", "--param flows[5].rate_pps: index 5 out of range"),
         ("flows.0=1", "--param flows.0: a whole element"),
-        // The loader names this key without a `--set`: the sweep's label names the value.
-        ("mac.max_retriez=1", "sweep value mac.max_retriez=1"),
+        // The loader names these keys and values without a `--set`: the error names the
+        // `--param` before the loader's message.
+        ("mac.max_retriez=1", "--param mac.max_retriez=1: built-in scenario office40: mac.max_retriez: unknown MAC"),
+        ("protocol.congestion_gainn=1", "--param protocol.congestion_gainn=1: built-in scenario rcrt-baseline: "),
+        ("flows.0.rate_pps=-1", "--param flows.0.rate_pps=-1: built-in scenario office40: flows[0].rate_pps = -1"),
     ] {
-        let e = fails(&["sweep", "office40", "--param", param, "--out", o]);
+        let scenario = if param.starts_with("protocol.") { "rcrt-baseline" } else { "office40" };
+        let e = fails(&["sweep", scenario, "--param", param, "--out", o]);
         assert!(e.contains(says), "{param}: {e}");
         assert!(!e.contains("--set"), "{param}: {e}");
     }
@@ -260,5 +264,23 @@ fn an_interrupted_sweep_keeps_its_finished_rows() {
     let full = std::fs::read_to_string(out.join("sweep.csv")).unwrap();
     assert!(full.starts_with(&text), "{text}\n---\n{full}");
     assert_eq!(full.lines().count(), 11);
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// When a sweep's results cannot be moved into place at the end (here a folder stands where
+/// sweep.png goes), the error names sweep.csv.partial, which holds every finished run's row.
+#[test]
+fn a_sweep_whose_results_cannot_be_moved_into_place_names_its_partial_rows() {
+    let out = tmp("commit");
+    let o = out.to_str().unwrap();
+    std::fs::create_dir(out.join("sweep.png")).unwrap();
+    // One simulated second: office40's flows start at 300 s, so each run is quick.
+    let args = ["sweep", "office40", "--param", "flows.0.rate_pps=1,2", "--set", "duration_s=1", "--out", o];
+    let e = fails(&args);
+    let partial = out.join("sweep.csv.partial");
+    assert!(e.contains("sweep.png is a folder"), "{e}");
+    assert!(e.contains(&format!("the 2 runs that finished are in {}", partial.display())), "{e}");
+    assert_eq!(std::fs::read_to_string(&partial).unwrap().lines().count(), 3);
+    assert!(!out.join("sweep.csv").exists());
     std::fs::remove_dir_all(&out).ok();
 }

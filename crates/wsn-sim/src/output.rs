@@ -94,13 +94,69 @@ impl TraceFile {
 /// Move the trace files a run wrote under their temporary names into place, replacing the files
 /// of their names (a symbolic link is replaced, not its target). A caller that writes other
 /// files for the run calls it once those are written, so that the folder never holds this run's
-/// trace beside an earlier run's results. Stops at the first failure, naming the file.
+/// trace beside an earlier run's results. Each file is synced to the disk before it is renamed
+/// ([`sync_file`]), and its folder after ([`sync_dir`]), so that a crash soon after leaves
+/// either the earlier file or the whole new one. Stops at the first failure, naming the file.
 pub fn publish_trace_files(files: &[TraceFile]) -> Result<(), RunError> {
-    for f in files.iter().filter(|f| f.is_partial()) {
-        std::fs::rename(&f.written, &f.path)
-            .map_err(|source| RunError::Output { path: f.path.display().to_string(), source })?;
+    let output = |path: &Path, source| RunError::Output { path: path.display().to_string(), source };
+    let partial: Vec<&TraceFile> = files.iter().filter(|f| f.is_partial()).collect();
+    for f in &partial {
+        sync_file(&f.written).map_err(|e| output(&f.written, e))?;
+    }
+    for f in &partial {
+        std::fs::rename(&f.written, &f.path).map_err(|e| output(&f.path, e))?;
+    }
+    let mut dirs: Vec<&Path> = partial.iter().filter_map(|f| f.path.parent()).collect();
+    dirs.dedup();
+    for d in dirs {
+        sync_dir(d).map_err(|e| output(d, e))?;
     }
     Ok(())
+}
+
+/// Flush a written file's data and metadata to the disk (`File::sync_all`): called once per
+/// file, after its last write and before it is renamed into place, so that a crash (a power
+/// loss) soon after the rename cannot leave the new name on an empty or short file.
+pub fn sync_file(path: &Path) -> std::io::Result<()> {
+    // Unix syncs a file opened for reading; Windows needs write access to flush it.
+    std::fs::OpenOptions::new().read(true).write(cfg!(windows)).open(path)?.sync_all()?;
+    #[cfg(test)]
+    SYNCED.with(|s| s.borrow_mut().push(path.to_path_buf()));
+    Ok(())
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The files and folders this thread synced, in order (for the tests).
+    static SYNCED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Flush the entries of the folder `dir` to the disk, after files were renamed into it, so that
+/// the renames survive a crash (Unix; elsewhere nothing to do). A file system that cannot sync
+/// a folder (EINVAL, ENOTSUP/EOPNOTSUPP, ENOSYS: `InvalidInput`, `Unsupported`) is not an
+/// error; any other failure is.
+pub fn sync_dir(dir: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    match std::fs::File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e) if dir_sync_unsupported(&e) => Ok(()),
+        r => {
+            #[cfg(test)]
+            if r.is_ok() {
+                SYNCED.with(|s| s.borrow_mut().push(dir.to_path_buf()));
+            }
+            r
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        Ok(())
+    }
+}
+
+/// Whether a failed folder sync only says that the file system cannot sync folders.
+fn dir_sync_unsupported(e: &std::io::Error) -> bool {
+    matches!(e.kind(), std::io::ErrorKind::InvalidInput | std::io::ErrorKind::Unsupported)
 }
 
 /// Whether `name` is a file a run may write: one of [`OUTPUT_FILES`], a figure of
@@ -198,8 +254,8 @@ pub fn clear_previous(dir: &Path, earlier: &EarlierRun, keep: &[&str]) -> Result
         }
     };
     // A trace file's temporary name is not a finished run's file: it is left by a run that
-    // failed (named in its error) or written by one still running, and the next run that writes
-    // that trace file replaces it.
+    // failed (named in its error) or written by one still running; `wsn run` removes a failed
+    // run's before it starts, and a run that writes that trace file replaces it.
     names.retain(|n| is_output_file(n) && n != MANIFEST && !is_partial_file(n) && !keep.contains(&n.as_str()));
     names.sort();
     names.dedup();
@@ -397,6 +453,59 @@ mod tests {
         assert_eq!(clear_previous(&dir, &listed, &[]).unwrap(), ["trace.csv"]);
         assert_eq!(clear_previous(&dir, &EarlierRun::Unlisted, &[]).unwrap(), ["rates.csv"]);
         assert!(dir.join("trace.csv.partial").exists() && dir.join("frames.pcap.partial").exists());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Publishing the trace files syncs each under its temporary name (before its rename:
+    /// afterwards that name is gone), then their folder once; a file written as a stream is
+    /// neither synced nor moved.
+    #[test]
+    fn published_trace_files_are_synced_before_the_rename_and_their_folder_after() {
+        let dir = std::env::temp_dir().join(format!("wsn-publish-sync-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut files = Vec::new();
+        for name in TRACE_FILES {
+            let f = TraceFile { name, path: dir.join(name), written: dir.join(partial_name(name)) };
+            std::fs::write(&f.written, name).unwrap();
+            files.push(f);
+        }
+        files.push(TraceFile { name: "trace.csv", path: "/dev/null".into(), written: "/dev/null".into() });
+        SYNCED.with(|s| s.borrow_mut().clear());
+        publish_trace_files(&files).unwrap();
+        let synced = SYNCED.with(|s| s.take());
+        let want = [dir.join("trace.csv.partial"), dir.join("frames.pcap.partial")];
+        assert_eq!(synced[..2], want);
+        #[cfg(unix)]
+        assert_eq!(synced[2..], [dir.as_path()]);
+        assert_eq!(std::fs::read_to_string(dir.join("frames.pcap")).unwrap(), "frames.pcap");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Syncing: a file and a folder sync; a missing file is an error, and so is a folder
+    /// failure other than "not supported" (EINVAL, ENOTSUP), which is ignored.
+    #[test]
+    fn sync_failures_other_than_unsupported_are_errors() {
+        let dir = std::env::temp_dir().join(format!("wsn-sync-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("a.csv"), "x").unwrap();
+        sync_file(&dir.join("a.csv")).unwrap();
+        sync_dir(&dir).unwrap();
+        assert!(sync_file(&dir.join("missing.csv")).is_err());
+        #[cfg(unix)]
+        assert!(sync_dir(&dir.join("missing")).is_err());
+        let io = |kind| std::io::Error::from(kind);
+        assert!(dir_sync_unsupported(&io(std::io::ErrorKind::InvalidInput)));
+        assert!(dir_sync_unsupported(&io(std::io::ErrorKind::Unsupported)));
+        assert!(!dir_sync_unsupported(&io(std::io::ErrorKind::PermissionDenied)));
+        assert!(!dir_sync_unsupported(&std::io::Error::other("EIO")));
+        #[cfg(target_os = "linux")]
+        {
+            // The codes the file systems that cannot sync a folder return: EINVAL, EOPNOTSUPP.
+            assert!(dir_sync_unsupported(&std::io::Error::from_raw_os_error(22)));
+            assert!(dir_sync_unsupported(&std::io::Error::from_raw_os_error(95)));
+            assert!(!dir_sync_unsupported(&std::io::Error::from_raw_os_error(5)), "EIO");
+        }
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
