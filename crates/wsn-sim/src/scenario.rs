@@ -786,6 +786,19 @@ impl Scenario {
                     mac.preset
                 ));
             }
+            if !mac.ieee802154_csma {
+                // These keys shape only the IEEE 802.15.4 CSMA-CA; the TinyOS presets' fixed
+                // backoff windows ignore them (and so skip their range checks).
+                for k in
+                    ["csma_min_be", "csma_max_be", "csma_max_backoffs"].into_iter().filter(|k| sc.mac.contains_key(*k))
+                {
+                    sc.warnings.push(format!(
+                        "mac.{k} has no effect: preset {} uses TinyOS's fixed backoff windows, not IEEE 802.15.4 \
+                         CSMA-CA (set mac.ieee802154_csma = true for that)",
+                        mac.preset
+                    ));
+                }
+            }
         }
         for (i, f) in sc.flows.iter().enumerate() {
             if f.start_s >= sc.duration_s {
@@ -1704,6 +1717,18 @@ mod tests {
             let sc = Scenario::load("office40", &set).unwrap();
             assert!(sc.warnings.iter().all(|w| !w.contains("D0")), "{set:?}: {:?}", sc.warnings);
         }
+    }
+
+    /// The IEEE 802.15.4 CSMA-CA keys under a TinyOS preset (fixed windows) are named as having no
+    /// effect; with `ieee802154_csma` on, or under lrwpan40's preset, they are not.
+    #[test]
+    fn csma_keys_without_ieee802154_csma_are_warned_about() {
+        let sc = Scenario::load("office40", &["mac.csma_max_be=100".into()]).unwrap();
+        assert!(sc.warnings.iter().any(|w| w.contains("mac.csma_max_be has no effect")), "{:?}", sc.warnings);
+        let sc = Scenario::load("office40", &["mac.csma_max_be=6".into(), "mac.ieee802154_csma=true".into()]).unwrap();
+        assert!(sc.warnings.iter().all(|w| !w.contains("no effect")), "{:?}", sc.warnings);
+        let sc = Scenario::load("lrwpan40", &["mac.csma_max_be=6".into()]).unwrap();
+        assert!(sc.warnings.iter().all(|w| !w.contains("no effect")), "{:?}", sc.warnings);
     }
 
     /// An empty file (or only comments) is called empty, not "missing field `name`".
