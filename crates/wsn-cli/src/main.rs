@@ -1124,11 +1124,13 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     );
     if let Some(fb) = t.feedback_packets {
         let unreliable = s.flows.iter().filter(|f| f.in_order_exactly_once == Some(false)).count();
+        // A share of nothing is said as such, not as 0.0 % (a run whose flows never sent).
+        let share = |of: u64| if of == 0 { "–".to_string() } else { format!("{:.1}", 100.0 * fb as f64 / of as f64) };
         println!(
-            "transport feedback {} ({:.1} % of data packets originated, the paper's measure; {:.1} % of data frames on the air), congestion decreases {}; flows not (yet) complete in order: {}",
+            "transport feedback {} ({} % of data packets originated, the paper's measure; {} % of data frames on the air), congestion decreases {}; flows not (yet) complete in order: {}",
             fb,
-            100.0 * fb as f64 / t.originated.max(1) as f64,
-            100.0 * fb as f64 / t.data_frames.max(1) as f64,
+            share(t.originated),
+            share(t.data_frames),
             t.congestion_decreases.unwrap_or(0),
             unreliable
         );
