@@ -175,11 +175,12 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
             ["E4", "E5", "E6", "E7", "E8"].iter().map(|e| number_after(note, &format!(", {e} "))).collect();
         c.check(later.iter().all(|&d| d == 0.0), format!("{p}: queue drops in E4–E8 = {later:?} (want 0; {note})"));
         // Near-synchronous rates [PAPER §6.2, Fig. 8]: the median spread (CV) of the 39 rates
-        // over the second half. A sawtooth in step has a CV of a few per cent; 0.25 leaves room
-        // for nodes that follow the base station's r_b between crossings, and not for rates
-        // that drift apart.
+        // over the second half. Rule 1 holds every child at or below its parent's rate and
+        // Rule 2 spreads each halving, so the rates move in step (a CV of a few per cent, some
+        // nodes following the base station's r_b between crossings); 0.1 is a 10 % spread at
+        // the median instant. Without Rule 1 the rates drift apart to a CV of 0.12–0.16.
         let v = n.num(&k("rate_cv_median"));
-        c.check(v < 0.25, format!("{p}: E1 median rate CV = {v} (want < 0.25: near-synchronous)"));
+        c.check(v < 0.1, format!("{p}: E1 median rate CV = {v} (want < 0.1: near-synchronous)"));
         // E3 / E4 [PAPER Figs. 11, 12]: the active nodes' mean rate falls when 30 nodes join
         // (9 → 39 senders share the bottleneck) and rises when 30 stop (39 → 9).
         let v = n.num(&k("e3_rate_after_over_before"));
