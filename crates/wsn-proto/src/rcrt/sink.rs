@@ -1025,21 +1025,30 @@ impl Sink {
             fin_last: None,
         };
         let flow = match old {
-            Some(old) => Flow {
-                assigned: flow.assigned,
-                assigned_code: flow.assigned_code,
-                congestion: 0.0,
-                timeouts: 0,
-                timer: None,
-                fb_due: None,
-                fb_due_why: None,
-                queued: None,
-                queued_deferred: false,
-                last_heard: now,
-                // The slow-down count stays: only a new DATA shows the deficit is gone (the
-                // revival may come from a retransmission, a FIN or a SYN).
-                ..old
-            },
+            Some(old) => {
+                let mut flow = Flow {
+                    assigned: flow.assigned,
+                    assigned_code: flow.assigned_code,
+                    congestion: 0.0,
+                    timeouts: 0,
+                    timer: None,
+                    fb_due: None,
+                    fb_due_why: None,
+                    queued: None,
+                    queued_deferred: false,
+                    last_heard: now,
+                    // The slow-down count stays: only a new DATA shows the deficit is gone (the
+                    // revival may come from a retransmission, a FIN or a SYN).
+                    ..old
+                };
+                // [CODE-FILL §2.17.5] the NACK re-send timer runs while repair is pending: the
+                // expiry stopped it, so a revival with holes left starts it again (otherwise
+                // they wait for another trigger; the NACKs sent into the black hole were lost).
+                if !flow.missing.is_empty() {
+                    flow.timer = Some(now + self.rto(&flow));
+                }
+                flow
+            }
             None => flow,
         };
         self.flows.insert(source, flow);
@@ -3023,6 +3032,42 @@ mod tests {
         s.handle_datagram(idle_at + Duration::from_secs(1), SRC, &syn(1.0, 2));
         assert_eq!(s.stats().flows_revived, 0);
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0, "a fresh flow");
+    }
+
+    /// A flow released while repair was pending (NACK_WAIT) and revived by a DATA that fires no
+    /// feedback trigger (the next new packet, at the rate the revival assigns again) gets its
+    /// NACK re-send timer back (spec §2.17.5: it runs while repair is pending): the NACK for the
+    /// hole goes out one RTO later. Before, the timer stayed off and the hole waited for some
+    /// other trigger (here: none until the idle timeout, 300 s later).
+    #[test]
+    fn a_revived_flow_with_repair_pending_resends_its_nacks() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for (t, seq) in [(2_000, 1u16), (4_000, 2), (6_000, 3), (8_000, 5)] {
+            // Echoes of the SYN-ACK (fid 1, sent at 0) 1 s after it arrived: RTT 1 s.
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+        }
+        assert_eq!(feedback(&sent_at(&mut s, ms(8_000))[0].1).4, vec![4]);
+        // A black hole: the NACKs are re-sent every RTO until the idle timeout releases the flow.
+        let mut t = ms(8_000);
+        while s.flow_count() > 0 {
+            t = s.poll_timeout().expect("a timer");
+            s.handle_timeout(t);
+            let _ = sent_at(&mut s, t);
+        }
+        assert_eq!(s.stats().flows_expired, 1);
+        // The route is back: the next new packet revives the flow, at the same rate (R = 0 after
+        // the expiry, so the join gives it min(d, 0.5) again), without any feedback trigger.
+        let back = t + Duration::from_secs(10);
+        s.handle_datagram(back, SRC, &data(6, rate, 1, 1_000, false));
+        assert!(sent_at(&mut s, back).is_empty(), "no trigger fired");
+        let info = s.flow_info(SRC).unwrap();
+        assert_eq!((info.state, info.missing, Rate::from_pps(info.rate_pps)), (FlowState::NackWait, 1, rate));
+        let rto = info.rto;
+        assert_eq!(s.poll_timeout(), Some(back + rto), "the NACK timer runs again");
+        s.handle_timeout(back + rto);
+        let out = sent_at(&mut s, back + rto);
+        assert_eq!(out.len(), 1);
+        assert_eq!(feedback(&out[0].1).4, vec![4], "the hole is NACKed again");
     }
 
     /// Reference code: a hole skipped by delivery counts once in `given_up` (the numbers never
