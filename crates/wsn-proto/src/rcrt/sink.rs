@@ -1236,6 +1236,15 @@ impl Sink {
             self.stats.bogus += 1;
             return;
         }
+        // A FIN named the last packet sent: a number past it is not this connection's, and its
+        // gaps could never be repaired (the flow would wait in FIN_RETX_WAIT for the idle
+        // timeout). [AMBIG-21 → chosen: bogus, as a number before the start; the code accepts it]
+        if let Some(fin) = flow.fin_last {
+            if signed > unwrap_seq_signed(flow.last_recv, fin.wrapping_sub(seq_offset(flow.nonce))) {
+                self.stats.bogus += 1;
+                return;
+            }
+        }
         // Step 4: uniqueness.
         let unique = seq >= flow.next_expected && !flow.ooo.contains_key(&seq);
         // Step 5: repair bookkeeping. [AMBIG → chosen: any arrival removes its seqno, which
@@ -2853,6 +2862,30 @@ mod tests {
         s.handle_datagram(ms(30_000), SRC, &bytes(&Repr::Fin { last: w(8) }));
         assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: w(8) }));
         assert_eq!(s.stats().flows_closed, 1);
+    }
+
+    /// A DATA numbered past the FIN's last packet is refused as bogus (both profiles): it adds
+    /// no gap the source could never fill, and the trailing repair completes the flow.
+    #[test]
+    fn data_past_the_fins_last_packet_is_bogus() {
+        for profile in [Profile::Paper, Profile::ReferenceCode] {
+            let (mut s, rate) = open(profile, 1.0);
+            for seq in 1..=5 {
+                s.handle_datagram(ms(6_000 + 100 * u64::from(seq)), SRC, &data(seq, rate, 0, 0, false));
+            }
+            s.handle_datagram(ms(7_000), SRC, &bytes(&Repr::Fin { last: w(7) }));
+            let _ = sent(&mut s);
+            let bogus = s.stats().bogus;
+            s.handle_datagram(ms(7_200), SRC, &data(9, rate, 2, 0, false));
+            assert_eq!(s.stats().bogus, bogus + 1, "{profile:?}");
+            let info = s.flow_info(SRC).unwrap();
+            assert_eq!((info.state, info.missing, info.last_recv), (FlowState::FinRetxWait, 2, 7), "{profile:?}");
+            for seq in 6..=7 {
+                s.handle_datagram(ms(7_500), SRC, &data(seq, rate, 2, 0, true));
+            }
+            assert_eq!(delivered(&mut s), vec![1, 2, 3, 4, 5, 6, 7], "{profile:?}");
+            assert_eq!(s.flow_count(), 0, "{profile:?}: closed once 6 and 7 arrived");
+        }
     }
 
     #[test]
