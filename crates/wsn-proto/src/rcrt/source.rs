@@ -460,8 +460,12 @@ impl Source {
                 self.events.push_back(SourceEvent::OpenFailed);
             }
             // A late duplicate SYN-ACK: only its rate and RTT matter (the fid filter applies).
+            // [AMBIG → chosen, paper profile: the paper is silent; a SYN-ACK carries a feedback's
+            // rate and RTT. CODE RcrTransportM.nc `RoutingReceive.receive`: a SYN-ACK is handled
+            // only in SYN_ACK_WAIT, so the reference-code profile counts it as unexpected (spec
+            // §3.3 step 4)]
             (SourceState::Active | SourceState::FinAckWait { .. }, Repr::SynAck { fid, rate, rtt_ms, nonce })
-                if nonce == own =>
+                if nonce == own && self.cfg.profile == Profile::Paper =>
             {
                 self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new())
             }
@@ -1391,6 +1395,31 @@ mod tests {
             assert_eq!(s.poll_timeout(), Some(ms(330)), "{profile:?}");
             let out = drain(&mut s, ms(330));
             assert_eq!((parse_data(&out[0]).seq, parse_data(&out[0]).retx), (2, false), "{profile:?}");
+        }
+    }
+
+    /// [CODE RcrTransportM.nc `RoutingReceive.receive`: SYN-ACKs count only in SYN_ACK_WAIT]
+    /// a late duplicate SYN-ACK in ACTIVE or FIN_ACK_WAIT changes nothing in the reference-code
+    /// profile; the paper profile takes its rate like a feedback's [AMBIG → chosen].
+    #[test]
+    fn late_syn_ack_after_setup() {
+        let late = |fid: u8, rate: f64| bytes(&Repr::SynAck { fid, rate: Rate::from_pps(rate), rtt_ms: 700, nonce: 1 });
+        for cfg in [SourceConfig::paper(), SourceConfig::reference_code()] {
+            let profile = cfg.profile;
+            let paper = profile == Profile::Paper;
+            let mut s = active(cfg, 1.0);
+            // ACTIVE.
+            s.handle_datagram(ms(100), &late(2, 3.0));
+            assert_eq!(s.rate(), if paper { 3.0 } else { 1.0 }, "{profile:?}");
+            assert_eq!(s.rtt(), Duration::from_millis(if paper { 700 } else { 5_000 }), "{profile:?}");
+            assert_eq!((s.stats().feedback_accepted, s.stats().unexpected), if paper { (2, 0) } else { (1, 1) });
+            // FIN_ACK_WAIT.
+            s.close(ms(200));
+            drain(&mut s, ms(200));
+            assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+            s.handle_datagram(ms(300), &late(3, 4.0));
+            assert_eq!(s.rate(), if paper { 4.0 } else { 1.0 }, "{profile:?}");
+            assert_eq!((s.stats().feedback_accepted, s.stats().unexpected), if paper { (3, 0) } else { (1, 2) });
         }
     }
 
