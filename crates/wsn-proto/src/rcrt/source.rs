@@ -27,8 +27,9 @@ use crate::NodeId;
 /// Settings of a source, with defaults per profile (spec §5, mote rows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceConfig {
-    /// Behaviour profile (here it only selects the stall-probe period, D19, and NACK
-    /// processing details).
+    /// Behaviour profile (here it only selects the stall-probe period, D19, NACK processing
+    /// details, when a packet the full window held back leaves, and whether a late SYN-ACK
+    /// counts).
     pub profile: Profile,
     /// Retransmit buffer bound = most packets outstanding beyond the cumulative ACK.
     /// [CODE-FILL RCRT_MAX_WINDOW: 50 (D20); AMBIG-17: ≫ 2·r·RTT]
