@@ -27,8 +27,9 @@ use crate::NodeId;
 /// Settings of a source, with defaults per profile (spec §5, mote rows).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SourceConfig {
-    /// Behaviour profile (here it only selects the stall-probe period, D19, and NACK
-    /// processing details).
+    /// Behaviour profile (here it only selects the stall-probe period, D19, NACK processing
+    /// details, when a packet the full window held back leaves, and whether a late SYN-ACK
+    /// counts).
     pub profile: Profile,
     /// Retransmit buffer bound = most packets outstanding beyond the cumulative ACK.
     /// [CODE-FILL RCRT_MAX_WINDOW: 50 (D20); AMBIG-17: ≫ 2·r·RTT]
@@ -285,6 +286,10 @@ pub struct Source {
     rtt: Duration,
     stall_at: Option<Instant>,
     stalled: bool,
+    /// Reference-code profile: a cumulative ACK freed the window for a staged packet that it
+    /// had held back; the packet waits for the next pacing tick, even with a token saved
+    /// (`on_feedback`, step 5).
+    window_hold: bool,
     closing: bool,
     /// The setup failed because every SYN went unanswered (not refused): the sink may hold
     /// the flow, so [`Source::close`] still tears it down with a FIN.
@@ -346,6 +351,7 @@ impl Source {
             fb_at: None,
             stall_at: None,
             stalled: false,
+            window_hold: false,
             closing: false,
             open_timed_out: false,
             now: Instant::ZERO,
@@ -455,8 +461,12 @@ impl Source {
                 self.events.push_back(SourceEvent::OpenFailed);
             }
             // A late duplicate SYN-ACK: only its rate and RTT matter (the fid filter applies).
+            // [AMBIG → chosen, paper profile: the paper is silent; a SYN-ACK carries a feedback's
+            // rate and RTT. CODE RcrTransportM.nc `RoutingReceive.receive`: a SYN-ACK is handled
+            // only in SYN_ACK_WAIT, so the reference-code profile counts it as unexpected (spec
+            // §3.3 step 4)]
             (SourceState::Active | SourceState::FinAckWait { .. }, Repr::SynAck { fid, rate, rtt_ms, nonce })
-                if nonce == own =>
+                if nonce == own && self.cfg.profile == Profile::Paper =>
             {
                 self.on_feedback(now, fid, rate, rtt_ms, None, &NackList::new())
             }
@@ -679,7 +689,7 @@ impl Source {
         if self.state == SourceState::Active {
             self.refill(now);
             let link_free = link_free && self.outbox.is_empty() || !self.cfg.wait_for_send_done;
-            if link_free && self.staged.is_some() && self.token >= 1 {
+            if link_free && self.staged.is_some() && self.token >= 1 && !self.window_hold {
                 self.send_staged(now);
             }
         }
@@ -722,8 +732,9 @@ impl Source {
         let seq = self.last_sent + 1;
         let out = (seq - self.last_acked) as usize;
         if out > self.cfg.buffer_packets {
-            return; // [PAPER §3.7] buffer full: stalled until acknowledged
+            return; // [PAPER §3.7] buffer full: stalled until acknowledged (see `on_feedback`)
         }
+        self.window_hold = false;
         let Some(payload) = self.staged.take() else {
             return;
         };
@@ -809,6 +820,7 @@ impl Source {
         if let Some(cack) = cack {
             let cack = self.unwire_seq(cack);
             if cack > self.last_acked && cack <= self.last_sent {
+                let was_blocked = self.window_blocked();
                 let freed = (cack - self.last_acked) as usize;
                 self.buffer.drain(..freed.min(self.buffer.len()));
                 self.last_acked = cack;
@@ -816,6 +828,22 @@ impl Source {
                 if self.stalled && self.outstanding() < self.cfg.buffer_packets {
                     self.stalled = false;
                     self.events.push_back(SourceEvent::Resumed);
+                }
+                // A staged packet the full window held back, now free to go:
+                // - [CODE RcrTransportM.nc: `transmitWaitingPacket` returns at the window check
+                //   and arms no retry, and `process_feedback_packet` posts no send; only
+                //   `RateControlTimerFired` tries again] the reference-code profile sends it at
+                //   the next pacing tick, up to one interval after this ACK, even with a token
+                //   saved (spec §3.5: "each later pacing tick retries it"). Every tick up to now
+                //   tried it against the full window and failed. (Not modelled: a tick that met
+                //   a busy radio retries every 10 ms until the radio is free, and would send it
+                //   at that retry if this ACK came meanwhile.)
+                // - [AMBIG → chosen, paper profile: the paper is silent; a token bucket holding
+                //   a saved token sends at once] the paper profile sends it as soon as a token
+                //   allows, at once with one saved.
+                if was_blocked && !self.window_blocked() && self.cfg.profile == Profile::ReferenceCode {
+                    self.refill(now);
+                    self.window_hold = true;
                 }
             }
         }
@@ -849,6 +877,14 @@ impl Source {
         // The token never falls below −128 (an int8_t in the code), so 256 ticks refill any deficit.
         self.token = (self.token + ticks.min(256) as i64).min(1);
         self.next_tick += Duration(step.saturating_mul(ticks));
+        // [CODE RateControlTimerFired posts `transmitWaitingPacket`] a tick tries the staged
+        // packet again: the hold ends.
+        self.window_hold = false;
+    }
+
+    /// A packet is staged and the window has no room for it.
+    fn window_blocked(&self) -> bool {
+        self.staged.is_some() && (self.last_sent + 1 - self.last_acked) as usize > self.cfg.buffer_packets
     }
 
     /// When the staged packet can leave, if it is waiting for a token.
@@ -856,13 +892,14 @@ impl Source {
         if self.state != SourceState::Active || self.staged.is_none() || self.rate.is_zero() {
             return None;
         }
-        if (self.last_sent + 1 - self.last_acked) as usize > self.cfg.buffer_packets {
+        if self.window_blocked() {
             return None; // stalled: the stall probe or a feedback moves things on
         }
-        if self.token >= 1 {
+        if self.token >= 1 && !self.window_hold {
             return Some(self.now);
         }
-        let missing = (1 - self.token) as u64;
+        // Waiting for a token, or (window_hold) for the next tick with a token saved.
+        let missing = (1 - self.token).max(1) as u64;
         Some(self.next_tick + interval(self.rate).saturating_mul(missing - 1))
     }
 
@@ -914,6 +951,7 @@ impl Source {
         self.recovery.clear();
         self.staged = None;
         self.stall_at = None;
+        self.window_hold = false;
     }
 
     fn push(&mut self, repr: &Repr<'_>) {
@@ -1259,6 +1297,131 @@ mod tests {
         assert_eq!(s.buffered(), 0);
         let out = run(&mut s, 11_000, 11_000);
         assert_eq!(out[0].1.seq, 5);
+    }
+
+    /// A 4-packet window at 10 pkt/s: packets 1–4 leave at 200…500 ms and packet 5 stays
+    /// staged behind the full window; the tick at 600 saves a token it cannot use.
+    fn blocked(cfg: SourceConfig) -> Source {
+        let mut s = active(SourceConfig { buffer_packets: 4, ack_request_above: 2, ..cfg }, 10.0);
+        let times: Vec<u64> = run(&mut s, 0, 650).iter().map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![200, 300, 400, 500]);
+        assert!(s.is_stalled() && !s.can_send(), "packet 5 is staged and blocked");
+        s
+    }
+
+    /// Spec §3.5 "out > 50: ... each later pacing tick retries it". [CODE RcrTransportM.nc:
+    /// `process_feedback_packet` posts no send] the reference-code profile sends the packet a
+    /// cumulative ACK frees at the next tick (700), though a token is saved; the paper profile
+    /// at once (650) [AMBIG → chosen].
+    #[test]
+    fn freed_window_waits_for_the_next_tick_in_the_reference_code_profile() {
+        for (cfg, first) in [(SourceConfig::paper(), 650), (SourceConfig::reference_code(), 700)] {
+            let profile = cfg.profile;
+            let mut s = blocked(cfg);
+            s.handle_datagram(ms(650), &fb(2, 10.0, 0, 4, &[]));
+            assert!(!s.is_stalled());
+            // Due now (the paper profile's refill is lazy: it reports the tick at 600), or at 700.
+            assert!(s.poll_timeout().is_some_and(|t| t.max(ms(650)) == ms(first)), "{profile:?}");
+            let out = run(&mut s, 650, 900);
+            let sent: Vec<(u64, u16)> = out.iter().map(|(t, d)| (*t, d.seq)).collect();
+            let expected = match profile {
+                Profile::Paper => vec![(650, 5), (700, 6), (800, 7), (900, 8)],
+                Profile::ReferenceCode => vec![(700, 5), (800, 6), (900, 7)],
+            };
+            assert_eq!(sent, expected, "{profile:?}");
+        }
+    }
+
+    /// The hold adds no tick when no token was saved: an ACK at 550, before the tick at 600,
+    /// lets packet 5 go at 600 in both profiles; and the hold ends at a tick even if a deficit
+    /// (a slow-down with the ACK) makes the packet wait for a later one.
+    #[test]
+    fn freed_window_without_a_saved_token_sends_at_the_tick_in_both_profiles() {
+        for cfg in [SourceConfig::paper(), SourceConfig::reference_code()] {
+            let profile = cfg.profile;
+            let mut s = active(SourceConfig { buffer_packets: 4, ack_request_above: 2, ..cfg.clone() }, 10.0);
+            run(&mut s, 0, 500);
+            s.handle_datagram(ms(550), &fb(2, 10.0, 0, 4, &[]));
+            let out = run(&mut s, 550, 600);
+            assert_eq!(out.iter().map(|(t, d)| (*t, d.seq)).collect::<Vec<_>>(), vec![(600, 5)], "{profile:?}");
+            // Blocked with a saved token; the freeing feedback slows down to 5 pkt/s: the tick
+            // restarts (850) and the token goes: both profiles send at 850.
+            let mut s = blocked(cfg);
+            s.handle_datagram(ms(650), &fb(2, 5.0, 0, 4, &[]));
+            let out = run(&mut s, 650, 1_050);
+            let sent: Vec<(u64, u16)> = out.iter().map(|(t, d)| (*t, d.seq)).collect();
+            assert_eq!(sent, vec![(850, 5), (1_050, 6)], "{profile:?}");
+        }
+    }
+
+    /// Closing while packet 5 is blocked: it goes first, then the FIN, at the next tick in the
+    /// reference-code profile (700) and at the ACK in the paper profile (650).
+    #[test]
+    fn closing_behind_a_full_window_waits_for_the_tick_in_the_reference_code_profile() {
+        for (cfg, at) in [(SourceConfig::paper(), 650), (SourceConfig::reference_code(), 700)] {
+            let profile = cfg.profile;
+            let mut s = blocked(cfg);
+            s.close(ms(640));
+            assert_eq!(s.state(), SourceState::Active);
+            s.handle_datagram(ms(650), &fb(2, 10.0, 0, 4, &[]));
+            assert!(drain(&mut s, ms(650)).len() == usize::from(at == 650) * 2, "{profile:?}");
+            if at == 700 {
+                assert_eq!(s.poll_timeout(), Some(ms(700)));
+                let out = drain(&mut s, ms(700));
+                assert_eq!(parse_data(&out[0]).seq, 5);
+                assert_eq!(Repr::parse(&out[1]), Ok(Repr::Fin { last: w(5) }));
+            }
+            assert!(matches!(s.state(), SourceState::FinAckWait { .. }), "{profile:?}");
+        }
+    }
+
+    /// [CODE RcrTransportM.nc: a tick that finds the radio busy retries every 10 ms] a tick
+    /// during a NACK retransmission sends the new packet after that retransmission's
+    /// send-done and the 10-ms retry, not at the next tick, in both profiles.
+    #[test]
+    fn tick_during_a_retransmission_sends_after_the_send_done() {
+        for cfg in [SourceConfig::paper(), SourceConfig::reference_code()] {
+            let profile = cfg.profile;
+            let mut s = active(SourceConfig { wait_for_send_done: true, ..cfg }, 10.0);
+            s.handle_send_done(ms(1));
+            s.send(ms(0), &[1]).unwrap();
+            let out = drain(&mut s, ms(200));
+            assert_eq!(parse_data(&out[0]).seq, 1);
+            s.handle_send_done(ms(201));
+            s.send(ms(250), &[2]).unwrap();
+            s.handle_datagram(ms(290), &fb(2, 10.0, 0, 0, &[1]));
+            assert!(parse_data(&drain(&mut s, ms(290))[0]).retx);
+            assert!(drain(&mut s, ms(300)).is_empty(), "the tick at 300 meets the busy radio");
+            s.handle_send_done(ms(320));
+            assert_eq!(s.poll_timeout(), Some(ms(330)), "{profile:?}");
+            let out = drain(&mut s, ms(330));
+            assert_eq!((parse_data(&out[0]).seq, parse_data(&out[0]).retx), (2, false), "{profile:?}");
+        }
+    }
+
+    /// [CODE RcrTransportM.nc `RoutingReceive.receive`: SYN-ACKs count only in SYN_ACK_WAIT]
+    /// a late duplicate SYN-ACK in ACTIVE or FIN_ACK_WAIT changes nothing in the reference-code
+    /// profile; the paper profile takes its rate like a feedback's [AMBIG → chosen].
+    #[test]
+    fn late_syn_ack_after_setup() {
+        let late = |fid: u8, rate: f64| bytes(&Repr::SynAck { fid, rate: Rate::from_pps(rate), rtt_ms: 700, nonce: 1 });
+        for cfg in [SourceConfig::paper(), SourceConfig::reference_code()] {
+            let profile = cfg.profile;
+            let paper = profile == Profile::Paper;
+            let mut s = active(cfg, 1.0);
+            // ACTIVE.
+            s.handle_datagram(ms(100), &late(2, 3.0));
+            assert_eq!(s.rate(), if paper { 3.0 } else { 1.0 }, "{profile:?}");
+            assert_eq!(s.rtt(), Duration::from_millis(if paper { 700 } else { 5_000 }), "{profile:?}");
+            assert_eq!((s.stats().feedback_accepted, s.stats().unexpected), if paper { (2, 0) } else { (1, 1) });
+            // FIN_ACK_WAIT.
+            s.close(ms(200));
+            drain(&mut s, ms(200));
+            assert!(matches!(s.state(), SourceState::FinAckWait { .. }));
+            s.handle_datagram(ms(300), &late(3, 4.0));
+            assert_eq!(s.rate(), if paper { 4.0 } else { 1.0 }, "{profile:?}");
+            assert_eq!((s.stats().feedback_accepted, s.stats().unexpected), if paper { (3, 0) } else { (1, 2) });
+        }
     }
 
     #[test]
