@@ -2,6 +2,9 @@
 //! outputs, bad input gets an error (not a panic), and `wsn compare --quick` writes the numbers
 //! the IFRC issue asks for.
 
+mod common;
+
+use common::Numbers;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -76,47 +79,7 @@ fn a_refused_payload_leaves_no_folder() {
     assert!(!out.exists(), "{} was left", out.display());
 }
 
-/// A reproduction's `numbers.csv`: each key's `ours` (`None` for `n/a`) and note.
-struct Numbers {
-    path: PathBuf,
-    rows: Vec<(String, Option<f64>, String)>,
-}
-
 impl Numbers {
-    fn read(path: &Path) -> Numbers {
-        let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let rows = r
-            .records()
-            .map(|rec| {
-                let rec = rec.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let ours = match &rec[2] {
-                    "n/a" => None,
-                    v => Some(v.parse::<f64>().unwrap_or_else(|_| panic!("{}: {} = {v}", path.display(), &rec[0]))),
-                };
-                (rec[0].to_string(), ours, rec[4].to_string())
-            })
-            .collect();
-        Numbers { path: path.to_path_buf(), rows }
-    }
-
-    fn row(&self, key: &str) -> &(String, Option<f64>, String) {
-        self.rows.iter().find(|r| r.0 == key).unwrap_or_else(|| panic!("{}: no key {key}", self.path.display()))
-    }
-
-    /// The value of `key`, `None` for `n/a`.
-    fn get(&self, key: &str) -> Option<f64> {
-        self.row(key).1
-    }
-
-    /// The value of `key`, which must be a number.
-    fn num(&self, key: &str) -> f64 {
-        self.get(key).unwrap_or_else(|| panic!("{}: {key} is n/a", self.path.display()))
-    }
-
-    fn note(&self, key: &str) -> &str {
-        &self.row(key).2
-    }
-
     /// The value of `key` with its rounding error ([`sig4_err`]).
     fn approx(&self, key: &str) -> (f64, f64) {
         let v = self.num(key);

@@ -5,55 +5,13 @@
 //! "Validation" and "Examples and tests"). Every failed relation is collected and printed with
 //! its numbers, so that one run shows all that broke.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use common::Numbers;
 use std::process::Command;
 
 fn wsn() -> Command {
     Command::new(env!("CARGO_BIN_EXE_wsn"))
-}
-
-/// numbers.csv: each key's `ours` (`None` for `n/a`) and note.
-struct Numbers {
-    path: PathBuf,
-    rows: Vec<(String, Option<f64>, String)>,
-}
-
-impl Numbers {
-    fn read(path: &Path) -> Numbers {
-        let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let header = r.headers().unwrap_or_else(|e| panic!("{}: {e}", path.display())).clone();
-        assert_eq!(header.iter().collect::<Vec<_>>(), ["key", "paper", "ours", "unit", "note"], "{}", path.display());
-        let rows = r
-            .records()
-            .map(|rec| {
-                let rec = rec.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-                let ours = match &rec[2] {
-                    "n/a" => None,
-                    v => Some(v.parse::<f64>().unwrap_or_else(|_| panic!("{}: {} = {v}", path.display(), &rec[0]))),
-                };
-                (rec[0].to_string(), ours, rec[4].to_string())
-            })
-            .collect();
-        Numbers { path: path.to_path_buf(), rows }
-    }
-
-    fn row(&self, key: &str) -> &(String, Option<f64>, String) {
-        self.rows.iter().find(|r| r.0 == key).unwrap_or_else(|| panic!("{}: no key {key}", self.path.display()))
-    }
-
-    /// The value of `key`, `None` for `n/a`.
-    fn get(&self, key: &str) -> Option<f64> {
-        self.row(key).1
-    }
-
-    /// The value of `key`, NaN for `n/a` (every comparison with it fails).
-    fn num(&self, key: &str) -> f64 {
-        self.get(key).unwrap_or(f64::NAN)
-    }
-
-    fn note(&self, key: &str) -> &str {
-        &self.row(key).2
-    }
 }
 
 /// The first number after `after` in `text`, NaN if there is none.
@@ -155,15 +113,15 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
         let k = |base: &str| format!("{base}{sfx}");
         // E1: IFRC's central claim [PAPER §6.2]: no packet dropped at a full queue, and so a
         // queue that never fills; the loss with link retransmissions below the paper's 8 %.
-        let v = n.num(&k("queue_overflows"));
+        let v = n.num_or_nan(&k("queue_overflows"));
         c.check(v == 0.0, format!("{p}: E1 queue overflows = {v} (want 0)"));
-        let v = n.num(&k("largest_queue"));
+        let v = n.num_or_nan(&k("largest_queue"));
         c.check(v < 64.0, format!("{p}: E1 largest queue = {v} (want < 64, the queue's capacity)"));
-        let v = n.num(&k("e2e_loss"));
+        let v = n.num_or_nan(&k("e2e_loss"));
         c.check(v < 0.08, format!("{p}: E1 end-to-end loss = {v} (want < 0.08, the paper's bound)"));
         // The whole hour holds the slow start from r_init = 0.02 pkt/s (~1,500 s to this
         // network's rates), so its mean is below the second half's; both are positive.
-        let (all, steady) = (n.num(&k("ifrc_mean_goodput_pps")), n.num(&k("ifrc_steady_goodput_pps")));
+        let (all, steady) = (n.num_or_nan(&k("ifrc_mean_goodput_pps")), n.num_or_nan(&k("ifrc_steady_goodput_pps")));
         c.check(
             all > 0.0 && all < steady,
             format!("{p}: E1 goodput whole hour {all} < second half {steady} pkt/s (slow start), > 0"),
@@ -179,37 +137,37 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
         // Rule 2 spreads each halving, so the rates move in step (a CV of a few per cent, some
         // nodes following the base station's r_b between crossings); 0.1 is a 10 % spread at
         // the median instant. Without Rule 1 the rates drift apart to a CV of 0.12–0.16.
-        let v = n.num(&k("rate_cv_median"));
+        let v = n.num_or_nan(&k("rate_cv_median"));
         c.check(v < 0.1, format!("{p}: E1 median rate CV = {v} (want < 0.1: near-synchronous)"));
         // E3 / E4 [PAPER Figs. 11, 12]: the active nodes' mean rate falls when 30 nodes join
         // (9 → 39 senders share the bottleneck) and rises when 30 stop (39 → 9).
-        let v = n.num(&k("e3_rate_after_over_before"));
+        let v = n.num_or_nan(&k("e3_rate_after_over_before"));
         c.check(v < 1.0, format!("{p}: E3 rate after / before the join = {v} (want < 1)"));
-        let v = n.num(&k("e4_rate_after_over_before"));
+        let v = n.num_or_nan(&k("e4_rate_after_over_before"));
         c.check(v > 1.0, format!("{p}: E4 rate after / before the removal = {v} (want > 1)"));
         // E5: the acceptance, weight-2 nodes get 2 ± 20 % of the weight-1 nodes' goodput.
-        let v = n.num(&k("weight2_over_weight1"));
+        let v = n.num_or_nan(&k("weight2_over_weight1"));
         c.check((1.6..=2.4).contains(&v), format!("{p}: E5 weight-2 / weight-1 goodput = {v} (want 2 ± 20 %)"));
         // E6: a third of the senders share the capacity 39 shared, so even the slowest of them
         // gets at least the all-senders fair rate [PAPER Fig. 14].
-        let v = n.num(&k("subset_min_over_all_senders"));
+        let v = n.num_or_nan(&k("subset_min_over_all_senders"));
         c.check(v >= 1.0, format!("{p}: E6 slowest subset sender / all-senders rate = {v} (want ≥ 1)"));
         // E7: two trees, 32 and 6 senders, each with its own bottleneck, settle at different
         // rates, the small group's higher [PAPER Fig. 15]. Equal shares of equal bottlenecks
         // would give 32 / 6 ≈ 5; a ratio under 1.5 is no longer a clear difference of a sawtooth
         // whose rates swing by up to half.
-        let v = n.num(&k("two_sinks_rate_ratio"));
+        let v = n.num_or_nan(&k("two_sinks_rate_ratio"));
         c.check(v > 1.5, format!("{p}: E7 small group / large group rate = {v} (want > 1.5)"));
         // E8 [PAPER Fig. 16]: without link retransmissions the allocation stays fair while the
         // goodput does not (deep nodes lose more of ~50 % delivered). Jain 0.9 is a fair
         // allocation with room; a goodput index within 0.05 of the rate index would mean the
         // losses fell evenly, i.e. the run did not lose what the experiment is about.
-        let (rj, gj) = (n.num(&k("noretx_rate_jain")), n.num(&k("noretx_goodput_jain")));
+        let (rj, gj) = (n.num_or_nan(&k("noretx_rate_jain")), n.num_or_nan(&k("noretx_goodput_jain")));
         c.check(rj >= 0.9, format!("{p}: E8 Jain index of the rates = {rj} (want ≥ 0.9)"));
         c.check(gj < rj - 0.05, format!("{p}: E8 Jain index of goodput {gj} < rates' {rj} − 0.05"));
     }
     // E3 with the reference code's guard against compounding halvings: the share falls too.
-    let v = n.num("e3_skip_rate_after_over_before");
+    let v = n.num_or_nan("e3_skip_rate_after_over_before");
     c.check(v < 1.0, format!("paper+skip: E3 rate after / before the join = {v} (want < 1)"));
 
     // E2 against E1: the acceptance (IFRC after slow start ≥ 70 % of the best fixed
@@ -217,7 +175,7 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
     // rate overflows), so the knee R is not the sweep's top, and the next swept rate is one at
     // which fixed-rate best effort lost packets or fairness: a fair IFRC goodput per node above
     // it would be more than this network carries, a measurement error.
-    let best = n.num("best_fixed_fair_pps");
+    let best = n.num_or_nan("best_fixed_fair_pps");
     let knee = number_after(n.note("best_fixed_fair_pps"), "R =");
     let next = QUICK_FIXED_RATES.iter().copied().find(|&x| x > knee + 1e-9);
     c.check(
@@ -228,13 +186,13 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
         ("paper", "ifrc_over_best_fixed", "ifrc_steady_goodput_pps"),
         ("reference_code", "ifrc_code_over_best_fixed", "ifrc_steady_goodput_pps_reference_code"),
     ] {
-        let (r, g) = (n.num(ratio), n.num(steady));
+        let (r, g) = (n.num_or_nan(ratio), n.num_or_nan(steady));
         c.check(r >= 0.7, format!("{p}: IFRC / best fixed = {r} (want ≥ 0.7, the issue's acceptance)"));
         let cap = next.unwrap_or(f64::NAN);
         c.check(g < cap, format!("{p}: E1 second-half goodput {g} < {cap} pkt/s, the first swept rate past the knee"));
     }
     // The comparison's IFRC on 30 nodes drops nothing either.
-    let v = n.num("cmp_ifrc_queue_overflows");
+    let v = n.num_or_nan("cmp_ifrc_queue_overflows");
     c.check(v == 0.0, format!("compare: IFRC queue overflows on 30 nodes = {v} (want 0)"));
 
     // E9 (Table 2). The paper's bound is conservative: no swept ε below the predicted bound is
@@ -243,7 +201,7 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
     // (stable below the first unstable ε, unstable above). 30 nodes: the quick sweep (0.05,
     // 0.2) may stay stable (n/a); an unstable ε must be a swept one above the bound.
     let key = "stability_2node_first_unstable_eps";
-    let (v, note) = (n.num(key), n.note(key));
+    let (v, note) = (n.num_or_nan(key), n.note(key));
     let bound = number_after(note, "predicted bound");
     c.check(
         QUICK_EPS_TWO.contains(&v) && v > bound && note.contains("stable below it, every larger swept ε unstable"),

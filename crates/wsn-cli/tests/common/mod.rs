@@ -1,0 +1,55 @@
+//! Helpers shared by the CLI integration tests (`mod common;` in each test file that uses them).
+#![allow(dead_code)] // each test file uses its own subset
+
+use std::path::{Path, PathBuf};
+
+/// A report's numbers.csv (`key,paper,ours,unit,note`): each key's `ours` (`None` for `n/a`) and
+/// note.
+pub struct Numbers {
+    pub path: PathBuf,
+    pub rows: Vec<(String, Option<f64>, String)>,
+}
+
+impl Numbers {
+    /// Reads `path`, checking its header; a value that is neither a number nor `n/a` panics.
+    pub fn read(path: &Path) -> Numbers {
+        let mut r = csv::Reader::from_path(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let header = r.headers().unwrap_or_else(|e| panic!("{}: {e}", path.display())).clone();
+        assert_eq!(header.iter().collect::<Vec<_>>(), ["key", "paper", "ours", "unit", "note"], "{}", path.display());
+        let rows = r
+            .records()
+            .map(|rec| {
+                let rec = rec.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+                let ours = match &rec[2] {
+                    "n/a" => None,
+                    v => Some(v.parse::<f64>().unwrap_or_else(|_| panic!("{}: {} = {v}", path.display(), &rec[0]))),
+                };
+                (rec[0].to_string(), ours, rec[4].to_string())
+            })
+            .collect();
+        Numbers { path: path.to_path_buf(), rows }
+    }
+
+    pub fn row(&self, key: &str) -> &(String, Option<f64>, String) {
+        self.rows.iter().find(|r| r.0 == key).unwrap_or_else(|| panic!("{}: no key {key}", self.path.display()))
+    }
+
+    /// The value of `key`, `None` for `n/a`.
+    pub fn get(&self, key: &str) -> Option<f64> {
+        self.row(key).1
+    }
+
+    /// The value of `key`, which must be a number.
+    pub fn num(&self, key: &str) -> f64 {
+        self.get(key).unwrap_or_else(|| panic!("{}: {key} is n/a", self.path.display()))
+    }
+
+    /// The value of `key`, NaN for `n/a` (every comparison with it fails).
+    pub fn num_or_nan(&self, key: &str) -> f64 {
+        self.get(key).unwrap_or(f64::NAN)
+    }
+
+    pub fn note(&self, key: &str) -> &str {
+        &self.row(key).2
+    }
+}
