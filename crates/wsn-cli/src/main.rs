@@ -481,6 +481,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 tx_power_folded: fold_tx_power,
                 pruned_below_dbm: sc.topology.gains_file.is_none().then(|| noise.min_dbm() - sc.radio.prune_margin_db),
                 per_receiver: sc.topology.gains_file.is_none() && sc.radio.noise_offsets,
+                noise_floor_dbm: floor,
             }
             .line();
             let pairs: usize = links.out.iter().map(Vec::len).sum();

@@ -765,8 +765,19 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
     // Ordered: the average below is a sum in node order, the same in every process.
     let mut noise: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
     let mut max_id: Option<usize> = None;
+    // The floor the noise lines were written against (`noise_floor_dbm=` in a `wsn gains`
+    // header), and the header's line.
+    let mut floor: Option<f64> = None;
+    let mut header_line: Option<usize> = None;
     for (k, raw) in text.lines().enumerate() {
         let line = k + 1;
+        if let Some(rest) = raw.trim_start().strip_prefix(HEADER_TAG) {
+            if let Some(first) = header_line.replace(line) {
+                return Err(perr(line, format!("a second `{HEADER_TAG}` header line (the first is on line {first})")));
+            }
+            floor = header_noise_floor(rest).map_err(|msg| perr(line, msg))?;
+            continue;
+        }
         let body = raw.split('#').next().unwrap_or("");
         let tok: Vec<&str> = body.split_whitespace().collect();
         if tok.is_empty() {
@@ -844,10 +855,16 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         v.sort_by_key(|l| l.to);
         debug_assert!(v.windows(2).all(|w| w[0].to < w[1].to));
     }
-    let avg = if noise.is_empty() { 0.0 } else { noise.values().sum::<f64>() / noise.len() as f64 };
+    // Relative to the header's floor when the file has one; else (TOSSIM's files, and `wsn gains`
+    // files of earlier versions) centred on the mean of the MEANs.
+    let reference = match floor {
+        Some(f) => f,
+        None if noise.is_empty() => 0.0,
+        None => noise.values().sum::<f64>() / noise.len() as f64,
+    };
     let mut offs = vec![0.0; n];
     for (i, mean) in noise {
-        offs[i] = mean - avg;
+        offs[i] = mean - reference;
     }
     Ok(Links { out, noise_offset_db: offs, tx_power_dbm: vec![0.0; n] })
 }
@@ -866,6 +883,9 @@ pub struct GainFileHeader {
     pub pruned_below_dbm: Option<f64>,
     /// Whether each receiver's noise offset δ_j raises that threshold for links to it.
     pub per_receiver: bool,
+    /// The floor P_n the `noise` lines are written against (MEAN_i = P_n + δ_i): with it,
+    /// [`read_tossim_gains`] reads the offsets back relative to it instead of centring them.
+    pub noise_floor_dbm: f64,
 }
 
 /// The start of the header line (a `#` comment, so TOSSIM and [`read_tossim_gains`] skip it).
@@ -884,12 +904,13 @@ impl GainFileHeader {
         };
         // `tx_power_folded` first, where a scenario name cannot imitate it.
         format!(
-            "{HEADER_TAG} tx_power_folded={} tx_power_dbm={} pruned_below_dbm={} per_receiver_offset={} scenario={:?} \
-             ({pruned}; {})",
+            "{HEADER_TAG} tx_power_folded={} tx_power_dbm={} pruned_below_dbm={} per_receiver_offset={} \
+             noise_floor_dbm={} scenario={:?} ({pruned}; {})",
             if self.tx_power_folded { "yes" } else { "no" },
             self.tx_power_dbm,
             self.pruned_below_dbm.map_or("none".to_string(), |p| p.to_string()),
             if self.per_receiver { "yes" } else { "no" },
+            self.noise_floor_dbm,
             self.scenario,
             if self.tx_power_folded {
                 "the power is in the gains: read back with radio.link.tx_power_dbm = 0"
@@ -897,6 +918,20 @@ impl GainFileHeader {
                 "gains exclude the transmit power"
             }
         )
+    }
+}
+
+/// The `noise_floor_dbm=F` field of a `wsn gains` header line (`rest`: the line after
+/// [`HEADER_TAG`]): `None` when absent (headers written before the field existed). Only the
+/// `key=value` words before `scenario=` are fields: a scenario's name cannot imitate one.
+fn header_noise_floor(rest: &str) -> Result<Option<f64>, String> {
+    let fields = rest.split_whitespace().take_while(|w| !w.starts_with("scenario="));
+    let Some(v) = fields.filter_map(|w| w.strip_prefix("noise_floor_dbm=")).next() else {
+        return Ok(None);
+    };
+    match v.parse::<f64>() {
+        Ok(f) if (-200.0..=0.0).contains(&f) => Ok(Some(f)),
+        _ => Err(format!("header field noise_floor_dbm={v:?}: expected a number of dBm within −200 … 0")),
     }
 }
 
@@ -1382,20 +1417,28 @@ mod tests {
             tx_power_folded: true,
             pruned_below_dbm: Some(-104.5),
             per_receiver: true,
+            noise_floor_dbm: -105.0,
         };
         let mut text = format!("{}\n", h.line()).into_bytes();
         write_tossim_gains_to(&links, -105.0, 4.0, false, &mut text).unwrap();
         std::fs::write(&f, &text).unwrap();
         let with_header = read_tossim_gains(&f, Some(50)).unwrap();
         assert_eq!(with_header.out, back.out);
-        assert_eq!(with_header.noise_offset_db, back.noise_offset_db);
+        // With the header's floor the offsets come back themselves, not centred.
+        for (a, b) in links.noise_offset_db.iter().zip(&with_header.noise_offset_db) {
+            assert!((a - b).abs() < 1e-9, "{a} {b}");
+        }
         let text = String::from_utf8(text).unwrap();
         assert!(gain_file_marked_folded(&text));
         assert!(!gain_file_marked_folded(&text.replace("tx_power_folded=yes", "tx_power_folded=no")));
         // A scenario named like the field does not mark a file folded.
         let sly = GainFileHeader { scenario: "a tx_power_folded=yes".into(), tx_power_folded: false, ..h };
         assert!(!gain_file_marked_folded(&sly.line()), "{}", sly.line());
-        assert!(sly.line().contains("pruned_below_dbm=-104.5 per_receiver_offset=yes"), "{}", sly.line());
+        assert!(
+            sly.line().contains("pruned_below_dbm=-104.5 per_receiver_offset=yes noise_floor_dbm=-105 scenario="),
+            "{}",
+            sly.line()
+        );
         std::fs::write(&f, "# comment\n\ngain 0 1 -59.25 # again\n1 0 -61\nnoise 0 -100 4\nnoise 2 -104 4\n").unwrap();
         let l = read_tossim_gains(&f, None).unwrap();
         assert_eq!(l.n(), 3);
@@ -1431,6 +1474,34 @@ mod tests {
             let e = read_tossim_gains(&f, None).unwrap_err().to_string();
             assert!(e.contains("g.txt:2") && e.contains(what), "{e}");
         }
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// The header's `noise_floor_dbm=` field: present, the offsets are MEAN − that floor; absent
+    /// (TOSSIM's files, older `wsn gains` headers), centred on the mean MEAN; malformed, an error
+    /// naming the line.
+    #[test]
+    fn gain_file_header_noise_floor() {
+        let d = tmpdir("floor");
+        let f = d.join("g.txt");
+        let body = "gain 0 1 -60\nnoise 0 -99 0\nnoise 1 -102.5 0\n";
+        let offsets = |header: &str| {
+            std::fs::write(&f, format!("{header}\n{body}")).unwrap();
+            read_tossim_gains(&f, None).map(|l| l.noise_offset_db).map_err(|e| e.to_string())
+        };
+        let tag = "# wsn gains: tx_power_folded=no tx_power_dbm=0 pruned_below_dbm=none per_receiver_offset=no";
+        assert_eq!(offsets(&format!("{tag} noise_floor_dbm=-100 scenario=\"s\" (…)")), Ok(vec![1.0, -2.5]));
+        assert_eq!(offsets(&format!("{tag} noise_floor_dbm=-99 scenario=\"s\"")), Ok(vec![0.0, -3.5]));
+        // Absent: centred, as before the field existed; a scenario name cannot supply it.
+        assert_eq!(offsets(&format!("{tag} scenario=\"s\" (…)")), Ok(vec![1.75, -1.75]));
+        assert_eq!(offsets(&format!("{tag} scenario=\"s noise_floor_dbm=-90\"")), Ok(vec![1.75, -1.75]));
+        assert_eq!(offsets("# a comment"), Ok(vec![1.75, -1.75]));
+        for bad in ["abc", "", "5", "-300", "nan", "-inf"] {
+            let e = offsets(&format!("{tag} noise_floor_dbm={bad} scenario=\"s\"")).unwrap_err();
+            assert!(e.contains("g.txt:1") && e.contains(&format!("noise_floor_dbm={bad:?}")), "{e}");
+        }
+        let e = offsets(&format!("{tag}\n{tag} noise_floor_dbm=-100")).unwrap_err();
+        assert!(e.contains("g.txt:2") && e.contains("second") && e.contains("line 1"), "{e}");
         std::fs::remove_dir_all(&d).ok();
     }
 
