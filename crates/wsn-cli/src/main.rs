@@ -164,7 +164,8 @@ enum Cmd {
     /// Export the link gains of a scenario's topology as a TOSSIM gain file: only the links
     /// kept after pruning (received power at least the noise minimum − radio.prune_margin_db,
     /// plus the receiver's noise offset with radio.noise_offsets), which a first `#` line states
-    /// with the scenario's name and transmit power.
+    /// with the scenario's name, transmit power and noise floor (against which the noise offsets
+    /// are read back exactly).
     Gains {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40); office40 and
         /// rcrt-baseline share one topology.
