@@ -164,7 +164,8 @@ enum Cmd {
     /// Export the link gains of a scenario's topology as a TOSSIM gain file: only the links
     /// kept after pruning (received power at least the noise minimum − radio.prune_margin_db,
     /// plus the receiver's noise offset with radio.noise_offsets), which a first `#` line states
-    /// with the scenario's name and transmit power.
+    /// with the scenario's name, transmit power and noise floor (against which the noise offsets
+    /// are read back exactly).
     Gains {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40); office40 and
         /// rcrt-baseline share one topology.
@@ -489,6 +490,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 tx_power_folded: fold_tx_power,
                 pruned_below_dbm: sc.topology.gains_file.is_none().then(|| noise.min_dbm() - sc.radio.prune_margin_db),
                 per_receiver: sc.topology.gains_file.is_none() && sc.radio.noise_offsets,
+                noise_floor_dbm: floor,
             }
             .line();
             let pairs: usize = links.out.iter().map(Vec::len).sum();

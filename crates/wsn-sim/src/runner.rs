@@ -404,7 +404,7 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
                 .map_err(|e| RunError::Input(format!("topology.gains_file: {e}")))?;
             // A gain file holds gains without the transmit power (TOSSIM's convention): every
             // node transmits at the scenario's power (`wsn gains` and back give the same links,
-            // bit for bit; the noise offsets come back centred on their mean).
+            // bit for bit, and so do the noise offsets with the header's `noise_floor_dbm`).
             links.tx_power_dbm = vec![sc.radio.link.tx_power_dbm; links.n()];
             links
         }

@@ -742,6 +742,14 @@ fn links_up_to(
 /// without one get 0. SPREAD is not used here (it is the σ of the Gaussian noise mode), but must
 /// be ≥ 0. Gains must be within [`GAIN_RANGE_DB`] and noise means within −200 … 0 dBm.
 /// [AMBIG-1 → mean used as a relative floor offset]
+///
+/// A file `wsn gains` wrote says more in `#` lines (comments to TOSSIM): its header's
+/// `noise_floor_dbm=F` makes δ_i = MEAN_i − F instead of the centring, and the
+/// `# wsn noise_offset ID δ` line after each noise line gives δ_i bit for bit (taken when
+/// F + δ is that node's MEAN; otherwise, say after an edit of the MEAN, MEAN − F is). Without
+/// the field (TOSSIM's files, `wsn gains` files of earlier versions) the offset lines are checked
+/// but unused. A malformed field or offset line, a second header line, a second offset line for a
+/// node, or one for a node without a noise line is an error naming its line.
 pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, TopologyError> {
     let text = crate::read_text(path).map_err(|source| TopologyError::Io { path: path.to_path_buf(), source })?;
     let perr = |line: usize, msg: String| TopologyError::Parse { path: path.to_path_buf(), line: line as u64, msg };
@@ -765,8 +773,35 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
     // Ordered: the average below is a sum in node order, the same in every process.
     let mut noise: std::collections::BTreeMap<usize, f64> = std::collections::BTreeMap::new();
     let mut max_id: Option<usize> = None;
+    // The floor the noise lines were written against (`noise_floor_dbm=` in a `wsn gains`
+    // header), and the header's line.
+    let mut floor: Option<f64> = None;
+    let mut header_line: Option<usize> = None;
+    // Each node's offset as `wsn gains` had it (`# wsn noise_offset` lines), with its line.
+    let mut exact: std::collections::BTreeMap<usize, (usize, f64)> = std::collections::BTreeMap::new();
     for (k, raw) in text.lines().enumerate() {
         let line = k + 1;
+        if let Some(rest) = raw.trim_start().strip_prefix(HEADER_TAG) {
+            if let Some(first) = header_line.replace(line) {
+                return Err(perr(line, format!("a second `{HEADER_TAG}` header line (the first is on line {first})")));
+            }
+            floor = header_noise_floor(rest).map_err(|msg| perr(line, msg))?;
+            continue;
+        }
+        if let Some(rest) = raw.trim_start().strip_prefix(OFFSET_TAG) {
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() != 2 {
+                return Err(perr(line, format!("`{OFFSET_TAG} ID DELTA_DB`: expected 2 fields, found {}", f.len())));
+            }
+            let (i, off) = (id(f[0], line)?, num(f[1], line)?);
+            if let Some((first, _)) = exact.insert(i, (line, off)) {
+                return Err(perr(
+                    line,
+                    format!("a second noise offset line for node {i} (the first is on line {first})"),
+                ));
+            }
+            continue;
+        }
         let body = raw.split('#').next().unwrap_or("");
         let tok: Vec<&str> = body.split_whitespace().collect();
         if tok.is_empty() {
@@ -844,10 +879,27 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
         v.sort_by_key(|l| l.to);
         debug_assert!(v.windows(2).all(|w| w[0].to < w[1].to));
     }
-    let avg = if noise.is_empty() { 0.0 } else { noise.values().sum::<f64>() / noise.len() as f64 };
+    // Relative to the header's floor when the file has one; else (TOSSIM's files, and `wsn gains`
+    // files of earlier versions) centred on the mean of the MEANs.
+    let reference = match floor {
+        Some(f) => f,
+        None if noise.is_empty() => 0.0,
+        None => noise.values().sum::<f64>() / noise.len() as f64,
+    };
+    if let Some((i, &(line, _))) = exact.iter().find(|(i, _)| !noise.contains_key(i)) {
+        return Err(perr(line, format!("a noise offset for node {i}, which has no noise line")));
+    }
     let mut offs = vec![0.0; n];
     for (i, mean) in noise {
-        offs[i] = mean - avg;
+        offs[i] = mean - reference;
+        // MEAN − floor loses the offset's last bits (MEAN is rounded to the floor's precision);
+        // the comment line keeps them, and is taken when it still gives this noise line's MEAN
+        // (an edited MEAN wins).
+        if let (Some(f), Some(&(_, off))) = (floor, exact.get(&i)) {
+            if (f + off).to_bits() == mean.to_bits() {
+                offs[i] = off;
+            }
+        }
     }
     Ok(Links { out, noise_offset_db: offs, tx_power_dbm: vec![0.0; n] })
 }
@@ -866,10 +918,18 @@ pub struct GainFileHeader {
     pub pruned_below_dbm: Option<f64>,
     /// Whether each receiver's noise offset δ_j raises that threshold for links to it.
     pub per_receiver: bool,
+    /// The floor P_n the `noise` lines are written against (MEAN_i = P_n + δ_i): with it,
+    /// [`read_tossim_gains`] reads the offsets back relative to it instead of centring them.
+    pub noise_floor_dbm: f64,
 }
 
 /// The start of the header line (a `#` comment, so TOSSIM and [`read_tossim_gains`] skip it).
 const HEADER_TAG: &str = "# wsn gains:";
+
+/// The start of the comment line after each `noise` line that `wsn gains` writes,
+/// `# wsn noise_offset ID DELTA_DB`: the node's offset δ_i itself, which `MEAN − noise_floor_dbm`
+/// gives back only to about 10⁻¹⁴ dB (TOSSIM skips it, as any `#` line).
+const OFFSET_TAG: &str = "# wsn noise_offset";
 
 impl GainFileHeader {
     /// The header line, without its newline: `key=value` fields after [`HEADER_TAG`], then a
@@ -884,12 +944,13 @@ impl GainFileHeader {
         };
         // `tx_power_folded` first, where a scenario name cannot imitate it.
         format!(
-            "{HEADER_TAG} tx_power_folded={} tx_power_dbm={} pruned_below_dbm={} per_receiver_offset={} scenario={:?} \
-             ({pruned}; {})",
+            "{HEADER_TAG} tx_power_folded={} tx_power_dbm={} pruned_below_dbm={} per_receiver_offset={} \
+             noise_floor_dbm={} scenario={:?} ({pruned}; {})",
             if self.tx_power_folded { "yes" } else { "no" },
             self.tx_power_dbm,
             self.pruned_below_dbm.map_or("none".to_string(), |p| p.to_string()),
             if self.per_receiver { "yes" } else { "no" },
+            self.noise_floor_dbm,
             self.scenario,
             if self.tx_power_folded {
                 "the power is in the gains: read back with radio.link.tx_power_dbm = 0"
@@ -897,6 +958,20 @@ impl GainFileHeader {
                 "gains exclude the transmit power"
             }
         )
+    }
+}
+
+/// The `noise_floor_dbm=F` field of a `wsn gains` header line (`rest`: the line after
+/// [`HEADER_TAG`]): `None` when absent (headers written before the field existed). Only the
+/// `key=value` words before `scenario=` are fields: a scenario's name cannot imitate one.
+fn header_noise_floor(rest: &str) -> Result<Option<f64>, String> {
+    let fields = rest.split_whitespace().take_while(|w| !w.starts_with("scenario="));
+    let Some(v) = fields.filter_map(|w| w.strip_prefix("noise_floor_dbm=")).next() else {
+        return Ok(None);
+    };
+    match v.parse::<f64>() {
+        Ok(f) if (-200.0..=0.0).contains(&f) => Ok(Some(f)),
+        _ => Err(format!("header field noise_floor_dbm={v:?}: expected a number of dBm within −200 … 0")),
     }
 }
 
@@ -913,7 +988,10 @@ pub fn gain_file_marked_folded(text: &str) -> bool {
 /// receiver), then one `noise ID MEAN SPREAD` line per node with MEAN = `noise_floor_dbm` + δ_i
 /// and SPREAD = `spread_db`. Every number is written in the shortest decimal form that reads back
 /// to the same value (a gain to the same f32, MEAN to the same f64), so that
-/// [`read_tossim_gains`] gives back the very gains (the offsets come back centred on their mean).
+/// [`read_tossim_gains`] gives back the very gains. After each noise line, a comment line
+/// `# wsn noise_offset ID δ_i` keeps the offset's last bits, which MEAN − floor loses: with a
+/// [`GainFileHeader`] line (its `noise_floor_dbm`) first, the offsets come back bit for bit;
+/// without one they come back centred on their mean.
 pub fn write_tossim_gains(links: &Links, noise_floor_dbm: f64, spread_db: f64, path: &Path) -> std::io::Result<()> {
     let mut w = std::io::BufWriter::new(std::fs::File::create(path)?);
     write_tossim_gains_to(links, noise_floor_dbm, spread_db, false, &mut w)?;
@@ -960,6 +1038,7 @@ pub fn write_tossim_gains_to(
             )));
         }
         writeln!(w, "noise {} {} {}", i, mean, spread_db)?;
+        writeln!(w, "{OFFSET_TAG} {i} {off}")?;
     }
     Ok(())
 }
@@ -1382,20 +1461,32 @@ mod tests {
             tx_power_folded: true,
             pruned_below_dbm: Some(-104.5),
             per_receiver: true,
+            noise_floor_dbm: -105.0,
         };
         let mut text = format!("{}\n", h.line()).into_bytes();
         write_tossim_gains_to(&links, -105.0, 4.0, false, &mut text).unwrap();
         std::fs::write(&f, &text).unwrap();
         let with_header = read_tossim_gains(&f, Some(50)).unwrap();
         assert_eq!(with_header.out, back.out);
-        assert_eq!(with_header.noise_offset_db, back.noise_offset_db);
+        // With the header's floor the offsets come back themselves, bit for bit (from the
+        // `# wsn noise_offset` lines: MEAN − floor alone differs in the last bits).
+        let mut inexact = 0;
+        for (i, (a, b)) in links.noise_offset_db.iter().zip(&with_header.noise_offset_db).enumerate() {
+            assert_eq!(a.to_bits(), b.to_bits(), "node {i}: {a} {b}");
+            inexact += usize::from((-105.0 + a) - -105.0 != *a);
+        }
+        assert!(inexact > 25, "the test needs offsets that MEAN − floor does not give back exactly");
         let text = String::from_utf8(text).unwrap();
         assert!(gain_file_marked_folded(&text));
         assert!(!gain_file_marked_folded(&text.replace("tx_power_folded=yes", "tx_power_folded=no")));
         // A scenario named like the field does not mark a file folded.
         let sly = GainFileHeader { scenario: "a tx_power_folded=yes".into(), tx_power_folded: false, ..h };
         assert!(!gain_file_marked_folded(&sly.line()), "{}", sly.line());
-        assert!(sly.line().contains("pruned_below_dbm=-104.5 per_receiver_offset=yes"), "{}", sly.line());
+        assert!(
+            sly.line().contains("pruned_below_dbm=-104.5 per_receiver_offset=yes noise_floor_dbm=-105 scenario="),
+            "{}",
+            sly.line()
+        );
         std::fs::write(&f, "# comment\n\ngain 0 1 -59.25 # again\n1 0 -61\nnoise 0 -100 4\nnoise 2 -104 4\n").unwrap();
         let l = read_tossim_gains(&f, None).unwrap();
         assert_eq!(l.n(), 3);
@@ -1430,6 +1521,64 @@ mod tests {
             std::fs::write(&f, text).unwrap();
             let e = read_tossim_gains(&f, None).unwrap_err().to_string();
             assert!(e.contains("g.txt:2") && e.contains(what), "{e}");
+        }
+        std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// The header's `noise_floor_dbm=` field: present, the offsets are MEAN − that floor; absent
+    /// (TOSSIM's files, older `wsn gains` headers), centred on the mean MEAN; malformed, an error
+    /// naming the line.
+    #[test]
+    fn gain_file_header_noise_floor() {
+        let d = tmpdir("floor");
+        let f = d.join("g.txt");
+        let body = "gain 0 1 -60\nnoise 0 -99 0\nnoise 1 -102.5 0\n";
+        let offsets = |header: &str| {
+            std::fs::write(&f, format!("{header}\n{body}")).unwrap();
+            read_tossim_gains(&f, None).map(|l| l.noise_offset_db).map_err(|e| e.to_string())
+        };
+        let tag = "# wsn gains: tx_power_folded=no tx_power_dbm=0 pruned_below_dbm=none per_receiver_offset=no";
+        assert_eq!(offsets(&format!("{tag} noise_floor_dbm=-100 scenario=\"s\" (…)")), Ok(vec![1.0, -2.5]));
+        assert_eq!(offsets(&format!("{tag} noise_floor_dbm=-99 scenario=\"s\"")), Ok(vec![0.0, -3.5]));
+        // Absent: centred, as before the field existed; a scenario name cannot supply it.
+        assert_eq!(offsets(&format!("{tag} scenario=\"s\" (…)")), Ok(vec![1.75, -1.75]));
+        assert_eq!(offsets(&format!("{tag} scenario=\"s noise_floor_dbm=-90\"")), Ok(vec![1.75, -1.75]));
+        assert_eq!(offsets("# a comment"), Ok(vec![1.75, -1.75]));
+        for bad in ["abc", "", "5", "-300", "nan", "-inf"] {
+            let e = offsets(&format!("{tag} noise_floor_dbm={bad} scenario=\"s\"")).unwrap_err();
+            assert!(e.contains("g.txt:1") && e.contains(&format!("noise_floor_dbm={bad:?}")), "{e}");
+        }
+        let e = offsets(&format!("{tag}\n{tag} noise_floor_dbm=-100")).unwrap_err();
+        assert!(e.contains("g.txt:2") && e.contains("second") && e.contains("line 1"), "{e}");
+
+        // `# wsn noise_offset ID δ` lines give the offset itself where floor + δ is the MEAN.
+        let floor = format!("{tag} noise_floor_dbm=-105");
+        let d0 = 0.1_f64;
+        let m0 = -105.0 + d0;
+        assert_ne!(m0 - -105.0, d0, "the test needs an offset that MEAN − floor does not give back");
+        let text = |n0: &str, n1: &str| format!("{floor}\ngain 0 1 -60\nnoise 0 {m0} 0\n{n0}\nnoise 1 -104 0\n{n1}\n");
+        let read = |t: String| {
+            std::fs::write(&f, t).unwrap();
+            read_tossim_gains(&f, None).map(|l| l.noise_offset_db).map_err(|e| e.to_string())
+        };
+        let exact = Ok(vec![d0, 1.0]);
+        assert_eq!(read(text("# wsn noise_offset 0 0.1", "# wsn noise_offset 1 1")), exact);
+        assert_eq!(read(text("  # wsn noise_offset  0  0.1  ", "")), exact);
+        // Without one, or where the MEAN was edited since, MEAN − floor.
+        assert_eq!(read(text("", "")), Ok(vec![m0 + 105.0, 1.0]));
+        assert_eq!(read(text("# wsn noise_offset 0 0.1", "").replace(&m0.to_string(), "-104.5")), Ok(vec![0.5, 1.0]));
+        // Without the header's floor they are unused: centred, as TOSSIM's files are.
+        let no_floor = text("# wsn noise_offset 0 0.1", "").replacen(" noise_floor_dbm=-105", "", 1);
+        let mid = (m0 + -104.0) / 2.0;
+        assert_eq!(read(no_floor), Ok(vec![m0 - mid, -104.0 - mid]));
+        for (n0, n1, want) in [
+            ("# wsn noise_offset 0", "", "g.txt:4: `# wsn noise_offset ID DELTA_DB`: expected 2 fields, found 1"),
+            ("# wsn noise_offset 0 x", "", "g.txt:4: \"x\" is not a finite number"),
+            ("# wsn noise_offset 0 0.1", "# wsn noise_offset 0 0.1", "g.txt:6: a second noise offset line for node 0"),
+            ("", "# wsn noise_offset 2 0.1", "g.txt:6: a noise offset for node 2, which has no noise line"),
+        ] {
+            let e = read(text(n0, n1)).unwrap_err();
+            assert!(e.contains(want), "{e}");
         }
         std::fs::remove_dir_all(&d).ok();
     }
