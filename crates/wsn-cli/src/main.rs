@@ -1218,7 +1218,11 @@ fn write_results(dir: &std::path::Path, r: &wsn_sim::runner::RunResult, plots: b
         &staging,
         dir,
         written,
-        &format!("the results in {} were left as they were", dir.display()),
+        &match earlier {
+            // Nothing of an earlier run to keep: say what is true.
+            wsn_sim::output::EarlierRun::None => format!("no result was written into {}", dir.display()),
+            _ => format!("the results in {} were left as they were", dir.display()),
+        },
         &partial,
     )?;
     let streamed = r.trace_files.iter().filter(|f| !f.is_partial()).map(|f| f.name);

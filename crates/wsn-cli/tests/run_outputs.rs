@@ -95,7 +95,7 @@ fn a_run_that_fails_after_writing_its_trace_leaves_the_earlier_run_whole() {
     // An RCRT run writes rates.csv, which the earlier best-effort run did not: a folder there.
     std::fs::create_dir(out.join("rates.csv")).unwrap();
     let err = fails(run(&f, &out, &["--seed", "2", "--set", "protocol.kind=\"rcrt\""]));
-    assert!(err.contains("rates.csv is a folder"), "{err}");
+    assert!(err.contains("rates.csv is a folder") && err.contains("were left as they were"), "{err}");
     // The earlier run's files, every one as it was; this run's trace and pcap beside them,
     // under the names the error gives.
     let now = files(&out);
@@ -118,6 +118,19 @@ fn a_run_that_fails_after_writing_its_trace_leaves_the_earlier_run_whole() {
         let (a, b) = (std::fs::read(out.join(name)).unwrap(), std::fs::read(clean.join(name)).unwrap());
         assert!(a == b, "{name} is not the run's own");
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same failure in a folder without an earlier run says that nothing was written, not that
+/// earlier results were kept.
+#[test]
+fn a_failed_first_run_says_nothing_was_written() {
+    let (dir, f) = scenario("first");
+    let out = dir.join("o");
+    std::fs::create_dir_all(out.join("rates.csv")).unwrap();
+    let err = fails(run(&f, &out, &["--set", "protocol.kind=\"rcrt\""]));
+    assert!(err.contains("rates.csv is a folder") && err.contains("no result was written into"), "{err}");
+    assert!(!err.contains("left as they were"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
