@@ -1211,6 +1211,20 @@ impl Sink {
 
     /// DATA (spec §2.4, in the code's order; paper deltas per §2.20).
     fn on_data(&mut self, now: Instant, from: NodeId, d: DataIn, payload: &[u8]) {
+        // A number the checks below refuse is not heard from this connection: it neither
+        // revives a released flow nor keeps a live one from the idle timeout (D28).
+        if let Some(flow) = self.flows.get(&from).or_else(|| self.dormant.get(&from)) {
+            if data_seq(&self.cfg, flow, d.seq).is_none() {
+                self.stats.data_received += 1;
+                self.stats.bogus += 1;
+                let fstats = self.stats.per_flow.entry(from).or_default();
+                fstats.data_received += 1;
+                if d.retransmission {
+                    fstats.retransmissions += 1;
+                }
+                return;
+            }
+        }
         self.revive_if_dormant(now, from);
         let any_congested = self.flows.values().any(|f| f.congestion >= self.cfg.lower_threshold);
         let Some(flow) = self.flows.get_mut(&from) else {
@@ -1226,25 +1240,11 @@ impl Sink {
         if d.retransmission {
             fstats.retransmissions += 1;
         }
-        let signed = unwrap_seq_signed(flow.last_recv, d.seq.wrapping_sub(seq_offset(flow.nonce)));
-        let seq = signed.clamp(0, i64::from(u32::MAX)) as u32;
-        // Step 3: sanity jump. [CODE: 100 from the highest seen; paper AMBIG → 1000 from the
-        // cumulative ACK, `jump_from_cack`] A number before the connection's first packet is
-        // another incarnation's. [AMBIG-21 → chosen: bogus too]
-        let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        if seq > base.saturating_add(self.cfg.max_seq_jump) || signed < 1 {
-            self.stats.bogus += 1;
+        // Step 3 (refused numbers returned above, before the flow was heard).
+        let Some(seq) = data_seq(&self.cfg, flow, d.seq) else {
+            debug_assert!(false, "checked on entry");
             return;
-        }
-        // A FIN named the last packet sent: a number past it is not this connection's, and its
-        // gaps could never be repaired (the flow would wait in FIN_RETX_WAIT for the idle
-        // timeout). [AMBIG-21 → chosen: bogus, as a number before the start; the code accepts it]
-        if let Some(fin) = flow.fin_last {
-            if signed > unwrap_seq_signed(flow.last_recv, fin.wrapping_sub(seq_offset(flow.nonce))) {
-                self.stats.bogus += 1;
-                return;
-            }
-        }
+        };
         // Step 4: uniqueness.
         let unique = seq >= flow.next_expected && !flow.ooo.contains_key(&seq);
         // Step 5: repair bookkeeping. [AMBIG → chosen: any arrival removes its seqno, which
@@ -1873,6 +1873,30 @@ fn rtt_sample(cfg: &SinkConfig, flow: &mut Flow, now: Instant, fid: u8, since: D
         return; // [D12 code] frozen while any flow is congested
     }
     flow.rtt.sample(sample);
+}
+
+/// The internal number of a DATA packet's wire number `wire` on `flow`, or `None` when the
+/// packet is refused as bogus (spec §2.4 step 3):
+/// - [CODE: more than 100 beyond the highest seen; paper AMBIG → 1000 beyond the cumulative ACK,
+///   `jump_from_cack`] a sanity jump;
+/// - a number before the connection's first packet is another incarnation's [AMBIG-21 → chosen:
+///   bogus too];
+/// - a number past the last packet a FIN named is not this connection's, and its gaps could
+///   never be repaired (the flow would wait in FIN_RETX_WAIT for the idle timeout) [AMBIG-21 →
+///   chosen: bogus, as a number before the start; the code accepts it].
+fn data_seq(cfg: &SinkConfig, flow: &Flow, wire: u16) -> Option<u32> {
+    let signed = unwrap_seq_signed(flow.last_recv, wire.wrapping_sub(seq_offset(flow.nonce)));
+    let seq = signed.clamp(0, i64::from(u32::MAX)) as u32;
+    let base = if cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
+    if seq > base.saturating_add(cfg.max_seq_jump) || signed < 1 {
+        return None;
+    }
+    if let Some(fin) = flow.fin_last {
+        if signed > unwrap_seq_signed(flow.last_recv, fin.wrapping_sub(seq_offset(flow.nonce))) {
+            return None;
+        }
+    }
+    Some(seq)
 }
 
 /// [PAPER §3.3; CODE receive_rtr_msg] deliver `seq` (or hold it) and drain the out-of-order
@@ -3065,6 +3089,42 @@ mod tests {
         s.handle_datagram(idle_at + Duration::from_secs(1), SRC, &syn(1.0, 2));
         assert_eq!(s.stats().flows_revived, 0);
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0, "a fresh flow");
+    }
+
+    /// A DATA the sanity checks refuse is not heard from the connection: it neither postpones
+    /// the idle timeout of a live flow nor revives a released one (it used to do both before
+    /// being refused); a good DATA then revives the flow.
+    #[test]
+    fn a_bogus_data_neither_keeps_a_flow_alive_nor_revives_it() {
+        // Packets 1–3, then (with `bogus`) at 100 s a number 2,000 beyond the highest, past the
+        // paper profile's sanity jump of 1,000; the time the idle timeout releases the flow.
+        let expiry = |bogus: bool| {
+            let (mut s, rate) = open(Profile::Paper, 1.0);
+            for seq in 1..=3u16 {
+                s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
+            }
+            let _ = (delivered(&mut s), sent(&mut s));
+            if bogus {
+                s.handle_datagram(ms(100_000), SRC, &data(2_003, rate, 1, 1_000, false));
+                assert_eq!(s.stats().bogus, 1);
+            }
+            let mut idle_at = ms(0);
+            while s.flow_count() > 0 {
+                idle_at = s.poll_timeout().expect("idle deadline");
+                s.handle_timeout(idle_at);
+                let _ = sent(&mut s);
+            }
+            (s, rate, idle_at)
+        };
+        let (_, _, quiet) = expiry(false);
+        let (mut s, rate, idle_at) = expiry(true);
+        assert_eq!(idle_at, quiet, "the bogus DATA postponed the idle timeout");
+        let t = idle_at + Duration::from_secs(10);
+        s.handle_datagram(t, SRC, &data(2_003, rate, 1, 1_000, false));
+        assert_eq!((s.flow_count(), s.stats().flows_revived, s.stats().bogus), (0, 0, 2), "revived by a bogus DATA");
+        s.handle_datagram(t, SRC, &data(4, rate, 1, 1_000, false));
+        assert_eq!((s.flow_count(), s.stats().flows_revived), (1, 1));
+        assert_eq!(delivered(&mut s), vec![4]);
     }
 
     /// A flow released while repair was pending (NACK_WAIT) and revived by a DATA that fires no
