@@ -103,6 +103,26 @@ fn rate_trace(r: &RunResult, flow: usize) -> Vec<(f64, f64)> {
     }
 }
 
+/// The control packets the sinks originate per second of traffic (from `start`, the first
+/// flow's start, to the end). RCRT: its feedback packets, all sent while flows are open. IFRC:
+/// the base stations' control broadcasts, counted in the sinks' per-bin transmissions from the
+/// first bin that starts at or after `start` (one transmission per broadcast: no link
+/// retransmission), because the reference-code profile's base station sends on a timer from
+/// time 0, before any traffic; its whole-run `control_sent` over the traffic time overstated the
+/// rate (a quick run's 30 nodes: 0.714 pkt/s instead of 0.603).
+fn sink_control_pps(r: &RunResult, start: f64) -> f64 {
+    let end = r.summary.sim_seconds;
+    match r.summary.totals.feedback_packets {
+        Some(fb) => fb as f64 / (end - start),
+        None => {
+            let bin_s = r.bin.as_secs_f64();
+            (0..r.network.sinks().len())
+                .map(|k| crate::reproduce_ifrc::bins_per_second(r.network.sink_tx_bins(k), bin_s, start, end))
+                .sum()
+        }
+    }
+}
+
 /// What the second half of the traffic period holds for IFRC: past its slow start in a full run;
 /// in a `--quick` run (1,800 s of traffic) the window starts at 1,500 s, before the slow start's
 /// end at about 1,900 s (docs/ifrc.md), so it is not the steady state E1 measures.
@@ -179,11 +199,7 @@ pub(crate) fn section(
                     .filter(|x| x.is_finite())
                     .collect::<Vec<_>>(),
             );
-            let control = match t.feedback_packets {
-                Some(fb) => fb,
-                None => t.protocol_counters.get("control_sent").copied().unwrap_or(0),
-            } as f64
-                / (end - start);
+            let control = sink_control_pps(r, start);
             writeln!(
                 md,
                 "| {name} ({p} profile) | {} | {:.3} | {:.3} | {mean_rate:.3} | {:.3} | {:.1} % | {} | {control:.3} | {osc:.2} |",
@@ -469,7 +485,30 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
 
 #[cfg(test)]
 mod tests {
-    use super::jobs;
+    use super::{jobs, sink_control_pps};
+    use wsn_sim::runner::{run, RunOptions};
+    use wsn_sim::scenario::{builtin_base, Scenario};
+
+    /// The sink's control rate counts the control packets sent while traffic flows only: the
+    /// reference-code base station sends on a timer from time 0, and the packets it sent before
+    /// the first flow started were once divided by the traffic time.
+    #[test]
+    fn sink_control_rate_leaves_out_packets_sent_before_the_traffic() {
+        let text = "name = \"t\"\nduration_s = 600.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                    [mac]\npreset = \"ifrc2006\"\n[protocol]\nkind = \"ifrc\"\nprofile = \"reference_code\"\n\
+                    [[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 300.0\n[output]\ntimeseries_bin_s = 10.0\n";
+        let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
+        let sent = r.summary.totals.protocol_counters.get("control_sent").copied().unwrap_or(0);
+        let bins = r.network.sink_tx_bins(0);
+        // One transmission per control broadcast, and some of them before the traffic.
+        assert_eq!(bins.iter().map(|&c| u64::from(c)).sum::<u64>(), sent);
+        let before: u64 = bins[..30].iter().map(|&c| u64::from(c)).sum();
+        assert!(before > 0 && sent > before, "before {before}, in all {sent}");
+        let got = sink_control_pps(&r, 300.0);
+        let want = (sent - before) as f64 / 300.0;
+        assert!((got - want).abs() < 1e-12, "{got} vs {want} ({sent} in all over 300 s: {})", sent as f64 / 300.0);
+    }
 
     /// `--rcrt-payload-bytes` reaches every RCRT run except the one defined by IFRC's packet
     /// size, whose own payload comes later and wins; IFRC and best-effort runs are untouched.

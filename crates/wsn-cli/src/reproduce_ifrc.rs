@@ -114,45 +114,56 @@ pub(crate) fn steady_goodput(r: &RunResult) -> f64 {
 /// Agent frames of the first sink per second over the second half of the run (bins that start
 /// at or after half its length): an IFRC base station's control packets.
 fn second_half_sink_tx(r: &RunResult) -> f64 {
-    let bin_s = r.bin.as_secs_f64();
     let sim = r.summary.sim_seconds;
-    let Some(bins) = (!r.network.sinks().is_empty()).then(|| r.network.sink_tx_bins(0)) else { return f64::NAN };
-    let first = (sim / 2.0 / bin_s).ceil() as usize;
-    let from = first as f64 * bin_s;
-    let sent: u64 = bins.iter().skip(first).map(|&c| u64::from(c)).sum();
-    if sim > from {
-        sent as f64 / (sim - from)
-    } else {
-        f64::NAN
+    if r.network.sinks().is_empty() {
+        return f64::NAN;
     }
+    bins_per_second(r.network.sink_tx_bins(0), r.bin.as_secs_f64(), sim / 2.0, sim)
 }
 
-/// Per-flow goodput over the second half of each flow's active time, pkt/s.
+/// Count per second over `[from, to)` from per-bin counts (bin `b` covers `[b·bin_s, (b+1)·bin_s)`):
+/// the bins that start at or after `from` and before `to`, over the seconds from the first such
+/// bin's start to `to`. A bin that straddles `from` is left out of the count and of the
+/// duration alike (NaN when no bin starts in the window).
+pub(crate) fn bins_per_second(bins: &[u32], bin_s: f64, from: f64, to: f64) -> f64 {
+    if bin_s.is_nan() || bin_s <= 0.0 {
+        return f64::NAN;
+    }
+    let first = (from / bin_s).ceil().max(0.0) as usize;
+    let start = first as f64 * bin_s;
+    if to <= start {
+        return f64::NAN;
+    }
+    let got: u64 = bins
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take_while(|(b, _)| (*b as f64) * bin_s < to)
+        .map(|(_, &c)| u64::from(c))
+        .sum();
+    got as f64 / (to - start)
+}
+
+/// Per-flow goodput over the second half of each flow's active time, pkt/s: the deliveries in
+/// the time-series bins from the first one that starts at or after the midpoint
+/// ([`bins_per_second`]; 0 for a flow that is never active).
 fn steady_goodputs(r: &RunResult) -> Vec<f64> {
     let bin_s = r.bin.as_secs_f64();
     let end = r.summary.sim_seconds;
-    let v: Vec<f64> = r
-        .network
+    r.network
         .flows()
         .iter()
         .map(|f| {
-            let from = (f.start.as_secs_f64() + f.stop.as_secs_f64().min(end)) / 2.0;
             let to = f.stop.as_secs_f64().min(end);
-            let got: u64 = f
-                .bins
-                .iter()
-                .enumerate()
-                .filter(|(b, _)| (*b as f64 + 1.0) * bin_s > from)
-                .map(|(_, &d)| d as u64)
-                .sum();
-            if to > from {
-                got as f64 / (to - from)
+            let from = (f.start.as_secs_f64() + to) / 2.0;
+            let g = bins_per_second(&f.bins, bin_s, from, to);
+            if g.is_finite() {
+                g
             } else {
                 0.0
             }
         })
-        .collect();
-    v
+        .collect()
 }
 
 /// The node with the largest total traffic at the transport layer, as the IFRC paper counts it
@@ -963,7 +974,25 @@ fn report(
 
 #[cfg(test)]
 mod tests {
-    use super::collapsed;
+    use super::{bins_per_second, collapsed};
+
+    /// A rate from per-bin counts takes the count and the duration over the same bins: a bin that
+    /// straddles the window's start counts for neither (the second-half goodput once counted it
+    /// whole over the seconds after the midpoint only), and bins from the window's end on count
+    /// for nothing.
+    #[test]
+    fn a_rate_from_bins_counts_and_times_the_same_bins() {
+        // Bins of 10 s with 10 packets each (1 pkt/s), then a burst after the window.
+        let bins = [10, 10, 10, 10, 50];
+        assert_eq!(bins_per_second(&bins, 10.0, 15.0, 40.0), 1.0);
+        assert_eq!(bins_per_second(&bins, 10.0, 20.0, 40.0), 1.0);
+        assert_eq!(bins_per_second(&bins, 10.0, 0.0, 20.0), 1.0);
+        // A window that ends inside a bin: that bin's packets over the seconds up to the end.
+        assert_eq!(bins_per_second(&[10, 10, 10], 10.0, 0.0, 25.0), 30.0 / 25.0);
+        // No bin starts inside the window: undefined, not 0.
+        assert!(bins_per_second(&bins, 10.0, 35.0, 40.0).is_nan());
+        assert!(bins_per_second(&bins, 0.0, 0.0, 40.0).is_nan());
+    }
 
     /// A fall of the fair share to a small fraction of the equal share is flagged as a collapse
     /// (session 22's seed 1: 5.03 → 0.002 pkt/s, 0.0003, with 9 senders before and 39 after);
