@@ -229,13 +229,23 @@ pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
         anyhow::bail!("{} exists and is not a folder: --out names the folder to write into", dir.display());
     }
     // The folders this call creates: each new entry is synced into its parent, so that results
-    // synced into a new folder (staging::commit_with) are not lost with the folder itself.
+    // synced into a new folder (staging::commit_with) are not lost with the folder itself. Best
+    // effort: a parent that may be entered and written but not read (a drop-box folder, mode
+    // 0300) cannot be opened to sync, and that must not stop the command.
     let created: Vec<&std::path::Path> =
         dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     for new in created {
         let parent = new.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
-        wsn_sim::output::sync_dir(parent).with_context(|| format!("syncing {}", parent.display()))?;
+        if let Err(e) = wsn_sim::output::sync_dir(parent) {
+            if e.kind() != std::io::ErrorKind::PermissionDenied {
+                eprintln!(
+                    "warning: syncing {} to disk after creating {} failed ({e})",
+                    parent.display(),
+                    new.display()
+                );
+            }
+        }
     }
     // A folder that exists but cannot be written would otherwise be found only after minutes of
     // runs (sweep, reproduce, compare, bench): try a file now.

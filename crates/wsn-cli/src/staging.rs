@@ -281,9 +281,9 @@ impl Drop for RunLock {
     fn drop(&mut self) {
         // Removed while still locked: a command that opened it before sees it held; one that
         // locks it after finds that the name no longer leads to it, and takes a fresh one.
-        if self.file.is_some() {
-            let _ = std::fs::remove_file(&self.path);
-        }
+        // Without a lock (a file system without locks) the file means nothing: removed too, so
+        // that it is not left in the results (or in a folder the failed run would remove).
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -441,6 +441,20 @@ mod tests {
         assert!(!dir.join("trace.csv.partial").exists() && dir.join("frames.pcap.partial").is_dir());
         drop(next);
         std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A run that could not lock its folder (a file system without locks) still removes the
+    /// lock file it created when it ends.
+    #[test]
+    fn an_unlocked_run_lock_removes_its_file_too() {
+        let dir = std::env::temp_dir().join(format!("wsn-run-nolock-{}", std::process::id()));
+        std::fs::remove_dir_all(&dir).ok();
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(RUN_LOCK);
+        std::fs::write(&path, "").unwrap();
+        drop(RunLock { path: path.clone(), file: None });
+        assert!(!path.exists(), "the lock file stayed");
+        std::fs::remove_dir(&dir).unwrap();
     }
 
     /// A leftover staging folder is removed, never reused; other hidden folders stay, and so do
