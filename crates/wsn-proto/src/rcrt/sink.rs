@@ -1155,6 +1155,14 @@ impl Sink {
 
     /// FIN (spec §2.18.3): synchronise the last sequence number and repair trailing losses.
     fn on_fin(&mut self, now: Instant, from: NodeId, last: u16) {
+        // A FIN the check refuses is not heard from the connection (as for DATA): it neither
+        // revives a released flow nor postpones a live one's idle timeout.
+        if let Some(flow) = self.flows.get(&from).or_else(|| self.dormant.get(&from)) {
+            if fin_seq(&self.cfg, flow, last).is_none() {
+                self.stats.bogus += 1;
+                return;
+            }
+        }
         self.revive_if_dormant(now, from);
         let Some(flow) = self.flows.get_mut(&from) else {
             // [CODE] unknown flow (already closed, FIN-ACK lost): idempotent FIN-ACK.
@@ -1162,16 +1170,10 @@ impl Sink {
             return;
         };
         flow.heard(now, None);
-        let signed = unwrap_seq_signed(flow.last_recv, last.wrapping_sub(seq_offset(flow.nonce)));
-        let last32 = signed.clamp(0, i64::from(u32::MAX)) as u32;
-        let base = if self.cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
-        // A FIN names the last packet sent, so it cannot lie behind one received, nor before
-        // the connection's start: such a FIN (another incarnation's, or a forged one) would close
-        // the flow early. [AMBIG-21 → chosen: refused as bogus; the code accepts any FIN]
-        if last32 > base.saturating_add(self.cfg.max_seq_jump) || signed < i64::from(flow.last_recv) {
-            self.stats.bogus += 1;
+        let Some(last32) = fin_seq(&self.cfg, flow, last) else {
+            debug_assert!(false, "checked on entry");
             return;
-        }
+        };
         flow.fin_last = Some(last);
         if last32 > flow.last_recv {
             // [PAPER §3.8] trailing losses become visible now; ALI is not updated.
@@ -1873,6 +1875,21 @@ fn rtt_sample(cfg: &SinkConfig, flow: &mut Flow, now: Instant, fid: u8, since: D
         return; // [D12 code] frozen while any flow is congested
     }
     flow.rtt.sample(sample);
+}
+
+/// The internal number of the last packet a FIN names (`wire`) on `flow`, or `None` when the
+/// FIN is refused as bogus: a FIN names the last packet sent, so it cannot lie behind one
+/// received, nor before the connection's start, nor beyond the sanity jump; such a FIN
+/// (another incarnation's, or a forged one) would close the flow early. [AMBIG-21 → chosen:
+/// refused as bogus; the code accepts any FIN]
+fn fin_seq(cfg: &SinkConfig, flow: &Flow, wire: u16) -> Option<u32> {
+    let signed = unwrap_seq_signed(flow.last_recv, wire.wrapping_sub(seq_offset(flow.nonce)));
+    let last32 = signed.clamp(0, i64::from(u32::MAX)) as u32;
+    let base = if cfg.jump_from_cack { flow.next_expected.saturating_sub(1) } else { flow.last_recv };
+    if last32 > base.saturating_add(cfg.max_seq_jump) || signed < i64::from(flow.last_recv) {
+        return None;
+    }
+    Some(last32)
 }
 
 /// The internal number of a DATA packet's wire number `wire` on `flow`, or `None` when the
@@ -3125,6 +3142,42 @@ mod tests {
         s.handle_datagram(t, SRC, &data(4, rate, 1, 1_000, false));
         assert_eq!((s.flow_count(), s.stats().flows_revived), (1, 1));
         assert_eq!(delivered(&mut s), vec![4]);
+    }
+
+    /// The same for a FIN the check refuses (one naming a packet behind those received): it
+    /// neither postpones the idle timeout nor revives the released flow; a good FIN then
+    /// revives and closes it.
+    #[test]
+    fn a_bogus_fin_neither_keeps_a_flow_alive_nor_revives_it() {
+        let expiry = |bogus: bool| {
+            let (mut s, rate) = open(Profile::Paper, 1.0);
+            for seq in 1..=3u16 {
+                s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
+            }
+            let _ = (delivered(&mut s), sent(&mut s));
+            if bogus {
+                s.handle_datagram(ms(100_000), SRC, &bytes(&Repr::Fin { last: w(2) }));
+                assert_eq!(s.stats().bogus, 1);
+            }
+            let mut idle_at = ms(0);
+            while s.flow_count() > 0 {
+                idle_at = s.poll_timeout().expect("idle deadline");
+                s.handle_timeout(idle_at);
+                let _ = sent(&mut s);
+            }
+            (s, idle_at)
+        };
+        let (_, quiet) = expiry(false);
+        let (mut s, idle_at) = expiry(true);
+        assert_eq!(idle_at, quiet, "the bogus FIN postponed the idle timeout");
+        let t = idle_at + Duration::from_secs(10);
+        s.handle_datagram(t, SRC, &bytes(&Repr::Fin { last: w(2) }));
+        assert_eq!((s.flow_count(), s.stats().flows_revived, s.stats().bogus), (0, 0, 2), "revived by a bogus FIN");
+        assert!(sent(&mut s).is_empty(), "no FIN-ACK for a refused FIN");
+        s.handle_datagram(t, SRC, &bytes(&Repr::Fin { last: w(3) }));
+        assert_eq!(s.stats().flows_revived, 1);
+        assert_eq!(Repr::parse(&sent(&mut s)[0].1), Ok(Repr::FinAck { last: w(3) }));
+        assert_eq!(s.flow_count(), 0, "nothing missing: closed");
     }
 
     /// A flow released while repair was pending (NACK_WAIT) and revived by a DATA that fires no
