@@ -3108,36 +3108,41 @@ mod tests {
         assert_eq!(s.flow_info(SRC).unwrap().cack, 0, "a fresh flow");
     }
 
-    /// A DATA the sanity checks refuse is not heard from the connection: it neither postpones
+    /// Packets 1–3 of a paper-profile flow, then `bogus` (a datagram the checks refuse) at
+    /// 100 s if given, then silence until the idle timeout releases the flow: the sink, the
+    /// flow's rate and the release time.
+    fn released_after(bogus: Option<&[u8]>) -> (Sink, Rate, Instant) {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        for seq in 1..=3u16 {
+            s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
+        }
+        let _ = (delivered(&mut s), sent(&mut s));
+        if let Some(b) = bogus {
+            s.handle_datagram(ms(100_000), SRC, b);
+            assert_eq!(s.stats().bogus, 1);
+        }
+        let mut idle_at = ms(0);
+        while s.flow_count() > 0 {
+            idle_at = s.poll_timeout().expect("idle deadline");
+            s.handle_timeout(idle_at);
+            let _ = sent(&mut s);
+        }
+        (s, rate, idle_at)
+    }
+
+    /// A DATA the sanity checks refuse (here 2,000 beyond the highest number, past the paper
+    /// profile's sanity jump of 1,000) is not heard from the connection: it neither postpones
     /// the idle timeout of a live flow nor revives a released one (it used to do both before
     /// being refused); a good DATA then revives the flow.
     #[test]
     fn a_bogus_data_neither_keeps_a_flow_alive_nor_revives_it() {
-        // Packets 1–3, then (with `bogus`) at 100 s a number 2,000 beyond the highest, past the
-        // paper profile's sanity jump of 1,000; the time the idle timeout releases the flow.
-        let expiry = |bogus: bool| {
-            let (mut s, rate) = open(Profile::Paper, 1.0);
-            for seq in 1..=3u16 {
-                s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
-            }
-            let _ = (delivered(&mut s), sent(&mut s));
-            if bogus {
-                s.handle_datagram(ms(100_000), SRC, &data(2_003, rate, 1, 1_000, false));
-                assert_eq!(s.stats().bogus, 1);
-            }
-            let mut idle_at = ms(0);
-            while s.flow_count() > 0 {
-                idle_at = s.poll_timeout().expect("idle deadline");
-                s.handle_timeout(idle_at);
-                let _ = sent(&mut s);
-            }
-            (s, rate, idle_at)
-        };
-        let (_, _, quiet) = expiry(false);
-        let (mut s, rate, idle_at) = expiry(true);
+        let rate = open(Profile::Paper, 1.0).1;
+        let bogus = data(2_003, rate, 1, 1_000, false);
+        let (_, _, quiet) = released_after(None);
+        let (mut s, rate, idle_at) = released_after(Some(&bogus));
         assert_eq!(idle_at, quiet, "the bogus DATA postponed the idle timeout");
         let t = idle_at + Duration::from_secs(10);
-        s.handle_datagram(t, SRC, &data(2_003, rate, 1, 1_000, false));
+        s.handle_datagram(t, SRC, &bogus);
         assert_eq!((s.flow_count(), s.stats().flows_revived, s.stats().bogus), (0, 0, 2), "revived by a bogus DATA");
         s.handle_datagram(t, SRC, &data(4, rate, 1, 1_000, false));
         assert_eq!((s.flow_count(), s.stats().flows_revived), (1, 1));
@@ -3149,29 +3154,12 @@ mod tests {
     /// revives and closes it.
     #[test]
     fn a_bogus_fin_neither_keeps_a_flow_alive_nor_revives_it() {
-        let expiry = |bogus: bool| {
-            let (mut s, rate) = open(Profile::Paper, 1.0);
-            for seq in 1..=3u16 {
-                s.handle_datagram(ms(u64::from(seq) * 2_000), SRC, &data(seq, rate, 1, 1_000, false));
-            }
-            let _ = (delivered(&mut s), sent(&mut s));
-            if bogus {
-                s.handle_datagram(ms(100_000), SRC, &bytes(&Repr::Fin { last: w(2) }));
-                assert_eq!(s.stats().bogus, 1);
-            }
-            let mut idle_at = ms(0);
-            while s.flow_count() > 0 {
-                idle_at = s.poll_timeout().expect("idle deadline");
-                s.handle_timeout(idle_at);
-                let _ = sent(&mut s);
-            }
-            (s, idle_at)
-        };
-        let (_, quiet) = expiry(false);
-        let (mut s, idle_at) = expiry(true);
+        let bogus = bytes(&Repr::Fin { last: w(2) });
+        let (_, _, quiet) = released_after(None);
+        let (mut s, _, idle_at) = released_after(Some(&bogus));
         assert_eq!(idle_at, quiet, "the bogus FIN postponed the idle timeout");
         let t = idle_at + Duration::from_secs(10);
-        s.handle_datagram(t, SRC, &bytes(&Repr::Fin { last: w(2) }));
+        s.handle_datagram(t, SRC, &bogus);
         assert_eq!((s.flow_count(), s.stats().flows_revived, s.stats().bogus), (0, 0, 2), "revived by a bogus FIN");
         assert!(sent(&mut s).is_empty(), "no FIN-ACK for a refused FIN");
         s.handle_datagram(t, SRC, &bytes(&Repr::Fin { last: w(3) }));
