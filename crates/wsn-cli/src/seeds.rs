@@ -254,6 +254,10 @@ fn check_targets(dir: &Path, seeds: &[u64]) -> Result<()> {
 /// figures of an earlier single-seed run that it linked and the earlier `seed-N/` folders, move
 /// in the new seed folders and [`TOP_FILES`], `report.md` last, and remove `staging`.
 fn install(dir: &Path, staging: &Path, seeds: &[u64]) -> Result<()> {
+    // Everything staged reaches the disk before any of it is renamed into place (the seeds'
+    // reports were rewritten and the tables written after their runs' own syncs), and the
+    // folder after the renames.
+    crate::staging::sync_tree(staging).with_context(|| format!("syncing {} to disk", staging.display()))?;
     let report = dir.join("report.md");
     let earlier = std::fs::read_to_string(&report).ok();
     if earlier.is_some() {
@@ -268,7 +272,13 @@ fn install(dir: &Path, staging: &Path, seeds: &[u64]) -> Result<()> {
         let (from, to) = (staging.join(&name), dir.join(&name));
         std::fs::rename(&from, &to).with_context(|| format!("moving {} into place", to.display()))?;
     }
-    std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))
+    std::fs::remove_dir(staging).with_context(|| format!("removing {}", staging.display()))?;
+    crate::staging::sync_dir(dir).with_context(|| {
+        format!(
+            "syncing {} to disk, after the new results were moved into it (they may not all be on disk)",
+            dir.display()
+        )
+    })
 }
 
 /// Run every seed into `staging/seed-N/` and read its `numbers.csv`; an error names the seed.
@@ -1110,6 +1120,7 @@ mod tests {
     #[test]
     fn over_seeds_writes_the_three_tables() {
         let dir = std::env::temp_dir().join(format!("wsn-seeds-test-{}", std::process::id()));
+        crate::staging::tests::SYNCED.with(|s| s.borrow_mut().clear());
         over_seeds(&dir, &[4, 5], &test_cmd(), |sub, s| {
             std::fs::create_dir_all(&sub)?;
             std::fs::write(
@@ -1119,6 +1130,17 @@ mod tests {
             Ok(())
         })
         .unwrap();
+        // Every staged file and folder was synced before the renames (so under its staged
+        // name), the seed folders after their files, and the results folder after the renames.
+        let synced = crate::staging::tests::SYNCED.with(|s| s.take());
+        let staged = synced.iter().find(|p| p.ends_with("seeds.csv")).and_then(|p| p.parent()).unwrap().to_path_buf();
+        assert!(staged != dir && staged.starts_with(&dir), "{synced:?}");
+        let at = |name: &str| synced.iter().position(|p| *p == staged.join(name));
+        for name in ["seed-4/numbers.csv", "seed-5/numbers.csv", "numbers.csv", "seeds.csv", "seeds.md", "report.md"] {
+            assert!(at(name).is_some(), "{name} was not synced before its rename: {synced:?}");
+        }
+        assert!(at("seed-4/numbers.csv") < at("seed-4") && at("seed-4") < at(""), "{synced:?}");
+        assert_eq!(synced.last(), Some(&dir), "{synced:?}");
         let numbers = std::fs::read_to_string(dir.join("numbers.csv")).unwrap();
         assert!(
             numbers.starts_with("key,paper,ours,unit,note\nx,1,4.5,ratio,\"median over run seeds 4–5"),

@@ -249,6 +249,24 @@ pub(crate) fn commit_with(
     Ok(names.into_iter().map(String::from).collect())
 }
 
+/// Sync every file under `root` and then every folder (each after what it holds, `root` last),
+/// in name order: for a tree of results about to be renamed into place as a whole (the seed
+/// folders of a `--seeds` run), so that no renamed name can lead to a file or folder whose
+/// contents are not on the disk yet.
+pub(crate) fn sync_tree(root: &Path) -> std::io::Result<()> {
+    let mut entries: Vec<std::fs::DirEntry> = std::fs::read_dir(root)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for e in entries {
+        let ty = e.file_type()?;
+        if ty.is_dir() {
+            sync_tree(&e.path())?;
+        } else if ty.is_file() {
+            sync_file(&e.path())?;
+        }
+    }
+    sync_dir(root)
+}
+
 /// [`wsn_sim::output::sync_file`], logged for the tests.
 fn sync_file(path: &Path) -> std::io::Result<()> {
     wsn_sim::output::sync_file(path)?;
@@ -258,7 +276,7 @@ fn sync_file(path: &Path) -> std::io::Result<()> {
 }
 
 /// [`wsn_sim::output::sync_dir`], logged for the tests.
-fn sync_dir(dir: &Path) -> std::io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> std::io::Result<()> {
     wsn_sim::output::sync_dir(dir)?;
     #[cfg(test)]
     tests::SYNCED.with(|s| s.borrow_mut().push(dir.to_path_buf()));
@@ -387,12 +405,12 @@ pub(crate) fn remove_stale_partials(dir: &Path, lock: &RunLock) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     thread_local! {
         /// The files and folders this thread synced, in order.
-        pub(super) static SYNCED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
+        pub(crate) static SYNCED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
     }
 
     /// A commit syncs every file it moves, staged or not, under the name it was written under
