@@ -904,7 +904,7 @@ fn report(
             ratios_b.len(),
             format!(
                 "share of {} instants, evenly spaced while all three classes are active, at which both 1:2 and 1:8 \
-                 hold within ±10 % (rates travel in steps of 1/256 pkt/s, which alone moves small rates by more)",
+                 hold within ±10 % (of the rates the sources are told, as the wire encodes them)",
                 ratios_b.len()
             ),
         ));
@@ -1062,8 +1062,8 @@ fn report(
             within,
             ratios.len(),
             format!(
-                "share of {} instants over B2's life at which A1/B1 is within 2 ± 10 % (rates travel in steps of \
-                 1/256 pkt/s, which alone moves rates near 0.02 pkt/s by more)",
+                "share of {} instants over B2's life at which A1/B1 is within 2 ± 10 % (of the rates the sources \
+                 are told, as the wire encodes them)",
                 ratios.len()
             ),
         ));

@@ -123,7 +123,7 @@ pub(crate) const REOPEN_DELAY: wsn_proto::time::Duration = wsn_proto::time::Dura
 /// Per-flow RCRT figures kept by the simulator.
 #[derive(Clone, Debug, Default)]
 pub struct RcrtFlowTrace {
-    /// (time s, rate pkt/s) the sink tells the source (its wire code, steps of 1/256 pkt/s),
+    /// (time s, rate pkt/s) the sink tells the source (its wire code, `wsn_wire::rcrt::Rate`),
     /// recorded when that value changes; each holds until the next entry.
     pub rates: Vec<(f64, f64)>,
     /// (time s, application sequence number) of every delivery (packet reception plot).

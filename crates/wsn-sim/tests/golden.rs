@@ -25,7 +25,7 @@ fn default_scenario_matches_the_readme() {
     check(
         "rcrt-baseline",
         &[],
-        "21783e9e8df86ad4e491d08f0a381db0ef3ec0e8709eb2b821f4ca83b7fe9b64",
+        "2c1e39ad38f353232f0adb60b4707f0b6e5c65c4337083c128b8c20965e92ea7",
         "the summary in README.md (Quick start)",
     );
 }

@@ -276,7 +276,7 @@ pub enum SinkEvent {
     Allocated {
         /// The flow's source.
         source: NodeId,
-        /// New r_i, pkt/s, as encoded for the source (steps of 1/256 pkt/s): the value in force
+        /// New r_i, pkt/s, as encoded for the source ([`Rate`], steps of at most 2⁻¹² of it): the value in force
         /// until the next `Allocated` event of this flow.
         rate_pps: f64,
     },
@@ -859,7 +859,7 @@ impl Sink {
         self.demand
     }
 
-    /// Rate assigned to the flow from `source`, pkt/s (the source uses its UQ8.8 encoding).
+    /// Rate assigned to the flow from `source`, pkt/s (the source uses its [`Rate`] encoding).
     pub fn flow_rate(&self, source: NodeId) -> Option<f64> {
         self.flows.get(&source).map(|f| f.assigned)
     }
@@ -2849,19 +2849,20 @@ mod tests {
                 .collect()
         };
         allocated(&mut s);
-        // R = 1.0: one third each, 85.33/256 pkt/s, sent as code 85.
+        // R = 1.0: one third each, 5461.33 · 2⁻¹⁴ pkt/s, sent as 5461 · 2⁻¹⁴ (UF16 exponent 3).
         s.total = 1.0;
         s.reallocate();
         let ev = allocated(&mut s);
         assert_eq!(ev.len(), 3, "{ev:?}");
         for (_, r) in &ev {
-            assert_eq!(*r, 85.0 / 256.0);
+            assert_eq!(*r, 5461.0 / 16_384.0);
         }
-        // R = 1.001: 85.42/256, still code 85: no event, and the trace's last value stays right.
-        s.total = 1.001;
+        // R = 1.00002: 5461.44 · 2⁻¹⁴, still the same code: no event, and the trace's last value
+        // stays right.
+        s.total = 1.00002;
         s.reallocate();
         assert_eq!(allocated(&mut s), vec![]);
-        assert_eq!(Rate::from_pps(s.flow_rate(NodeId(1)).unwrap()).pps(), 85.0 / 256.0);
+        assert_eq!(Rate::from_pps(s.flow_rate(NodeId(1)).unwrap()).pps(), 5461.0 / 16_384.0);
     }
 
     #[test]
