@@ -103,6 +103,23 @@ fn rate_trace(r: &RunResult, flow: usize) -> Vec<(f64, f64)> {
     }
 }
 
+/// Mean over the flows that started before the end (those the mean goodput averages) of each
+/// flow's rate ([`rate_trace`]) time-weighted over `[start, end)`. A flow without any rate (an
+/// RCRT flow whose connection never opened: it sent nothing) counts as 0, as its goodput does;
+/// it was left out, which raised RCRT's mean over IFRC's, whose every source has a rate from boot.
+fn mean_rate(r: &RunResult, start: f64, end: f64) -> f64 {
+    let flows = r.network.flows();
+    mean(
+        &(0..flows.len())
+            .filter(|&i| flows[i].start.as_secs_f64() < end)
+            .map(|i| {
+                let v: Vec<(f64, f64, f64)> = rate_trace(r, i).iter().map(|&(a, b)| (a, b, 0.0)).collect();
+                wsn_sim::runner::step_average(&v, start, end).unwrap_or(0.0)
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// The control packets the sinks originate per second of traffic (from `start`, the first
 /// flow's start, to the end). RCRT: its feedback packets, all sent while flows are open. IFRC:
 /// the base stations' control broadcasts, counted in the sinks' per-bin transmissions from the
@@ -183,15 +200,7 @@ pub(crate) fn section(
             let end = s.sim_seconds;
             let start = r.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
             let traces: Vec<Vec<(f64, f64)>> = (0..r.network.flows().len()).map(|i| rate_trace(r, i)).collect();
-            let mean_rate = mean(
-                &traces
-                    .iter()
-                    .filter_map(|tr| {
-                        let v: Vec<(f64, f64, f64)> = tr.iter().map(|&(a, b)| (a, b, 0.0)).collect();
-                        wsn_sim::runner::step_average(&v, start, end)
-                    })
-                    .collect::<Vec<_>>(),
-            );
+            let mean_rate = mean_rate(r, start, end);
             let osc = mean(
                 &traces
                     .iter()
@@ -485,7 +494,7 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
 
 #[cfg(test)]
 mod tests {
-    use super::{jobs, sink_control_pps};
+    use super::{jobs, mean_rate, sink_control_pps};
     use wsn_sim::runner::{run, RunOptions};
     use wsn_sim::scenario::{builtin_base, Scenario};
 
@@ -508,6 +517,30 @@ mod tests {
         let got = sink_control_pps(&r, 300.0);
         let want = (sent - before) as f64 / 300.0;
         assert!((got - want).abs() < 1e-12, "{got} vs {want} ({sent} in all over 300 s: {})", sent as f64 / 300.0);
+    }
+
+    /// A flow without any rate counts as 0 in the mean rate, as in the mean goodput: an RCRT flow
+    /// whose source is off all run never opens its connection and has no allocated rate, while
+    /// every IFRC source has one from boot. Leaving the flow out raised RCRT's mean over IFRC's.
+    #[test]
+    fn mean_rate_counts_a_flow_without_a_rate_as_zero() {
+        let text =
+            "name = \"t\"\nduration_s = 300.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                    [protocol]\nkind = \"rcrt\"\n[[flows]]\nsources = [1, 2]\nrate_pps = 2.0\nstart_s = 60.0\n\
+                    [[outages]]\nnodes = 2\nfrom_s = 0.0\n";
+        let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
+        let flows = r.network.flows();
+        assert_eq!(flows.len(), 2);
+        let off = flows.iter().position(|f| f.source.index() == 2).expect("flow from the node that is off");
+        assert!(flows[off].rcrt.rates.is_empty(), "the silent flow got a rate");
+        let on = flows[1 - off].rcrt.rates.clone();
+        assert!(!on.is_empty(), "the other flow has no rate");
+        let v: Vec<(f64, f64, f64)> = on.iter().map(|&(a, b)| (a, b, 0.0)).collect();
+        let one = wsn_sim::runner::step_average(&v, 60.0, 300.0).expect("a rate");
+        assert!(one > 0.0);
+        let got = mean_rate(&r, 60.0, 300.0);
+        assert!((got - one / 2.0).abs() < 1e-12, "mean rate {got}, the connected flow's {one}");
     }
 
     /// `--rcrt-payload-bytes` reaches every RCRT run except the one defined by IFRC's packet
