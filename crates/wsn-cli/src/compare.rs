@@ -103,6 +103,23 @@ fn rate_trace(r: &RunResult, flow: usize) -> Vec<(f64, f64)> {
     }
 }
 
+/// Mean over the flows that started before the end (those the mean goodput averages) of each
+/// flow's rate ([`rate_trace`]) time-weighted over `[start, end)`. A flow without any rate (an
+/// RCRT flow whose connection never opened: it sent nothing) counts as 0, as its goodput does;
+/// it was left out, which raised RCRT's mean over IFRC's, whose every source has a rate from boot.
+fn mean_rate(r: &RunResult, start: f64, end: f64) -> f64 {
+    let flows = r.network.flows();
+    mean(
+        &(0..flows.len())
+            .filter(|&i| flows[i].start.as_secs_f64() < end)
+            .map(|i| {
+                let v: Vec<(f64, f64, f64)> = rate_trace(r, i).iter().map(|&(a, b)| (a, b, 0.0)).collect();
+                wsn_sim::runner::step_average(&v, start, end).unwrap_or(0.0)
+            })
+            .collect::<Vec<_>>(),
+    )
+}
+
 /// The control packets the sinks originate per second of traffic (from `start`, the first
 /// flow's start, to the end). RCRT: its feedback packets, all sent while flows are open. IFRC:
 /// the base stations' control broadcasts, counted in the sinks' per-bin transmissions from the
@@ -153,6 +170,32 @@ pub(crate) fn section(
          tree\"). Traffic from 600 s. (a) same MAC: both on `ifrc2006` (software ACKs, promiscuous; RCRT keeps its own frames: \
          14 + 8 header bytes and its payload); (b) paper's setting: RCRT on `tinyos1_tenet` (hardware ACKs), IFRC on `ifrc2006`.\n"
     )?;
+    {
+        // What every run shares and where they differ, read from the runs themselves.
+        let ifrc_run = get("cmp-ifrc/paper")?;
+        let end = ifrc_run.summary.sim_seconds;
+        let start = ifrc_run.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
+        let rcrt_payload = get("cmp-rcrt-hw/paper")?.network.flows().first().map_or(0, |f| f.payload_bytes);
+        let queue = |preset: &str| wsn_sim::mac::MacConfig::preset(preset).map_or(0, |m| m.queue_capacity);
+        // The collection header and RCRT's data header (wsn-wire: collection::HEADER_LEN,
+        // rcrt::DATA_HEADER_LEN).
+        let (coll, rh) = (14, 8);
+        writeln!(
+            md,
+            "Every run: the same 30 nodes, radio power, noise trace and run seed, {n} flows (every node but the sink \
+             to the sink), traffic from {start:.0} s to {end:.0} s ({:.0} s); goodputs, rates and control over that \
+             window, the \"second half\" from {:.0} s. Data packets: RCRT {} bytes ({coll} + {rh} + {rcrt_payload}; \
+             the 32-byte variant {coll} + {rh} + 10), IFRC 32 ({coll} + 12 + 6). Forwarding queues: {} packets on \
+             `tinyos1_tenet`, {} on `ifrc2006`. RCRT's applications always have data (4 pkt/s offered); IFRC's \
+             sources send at their rate r_i.\n",
+            end - start,
+            (start + end) / 2.0,
+            coll + rh + rcrt_payload,
+            queue("tinyos1_tenet"),
+            queue("ifrc2006"),
+            n = ifrc_run.network.flows().len(),
+        )?;
+    }
     writeln!(
         md,
         "Per node: goodput and rates. \"Sink control pkt/s\" is a network total: the control packets the sink \
@@ -161,11 +204,12 @@ pub(crate) fn section(
          control, the 12-byte header every data frame carries, is not counted there. \"Rate oscillation (CV)\": for \
          each flow, the standard deviation over the mean of its rate (RCRT: the flow's allocated rate; IFRC: its \
          source's r_i), sampled every 10 s over the second half of the traffic period; the column is the mean over \
-         the flows.\n"
+         the flows. \"Parent changes in traffic\": routing parent changes after the first flow started (IFRC's \
+         tree is frozen). \"RCRT rate cuts\": the sink's congestion decreases of the total rate.\n"
     )?;
     writeln!(
         md,
-        "| run | MAC | mean goodput pkt/s | second-half goodput | mean rate pkt/s | Jain (goodput) | delivery | queue drops | sink control pkt/s (total) | rate oscillation (CV) |\n|---|---|---|---|---|---|---|---|---|---|"
+        "| run | MAC | mean goodput pkt/s | second-half goodput | mean rate pkt/s | Jain (goodput) | delivery | queue drops | sink control pkt/s (total) | rate oscillation (CV) | parent changes in traffic | RCRT rate cuts |\n|---|---|---|---|---|---|---|---|---|---|---|---|"
     )?;
     let mut goodput = BTreeMap::new();
     let mut steady = BTreeMap::new();
@@ -183,15 +227,7 @@ pub(crate) fn section(
             let end = s.sim_seconds;
             let start = r.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
             let traces: Vec<Vec<(f64, f64)>> = (0..r.network.flows().len()).map(|i| rate_trace(r, i)).collect();
-            let mean_rate = mean(
-                &traces
-                    .iter()
-                    .filter_map(|tr| {
-                        let v: Vec<(f64, f64, f64)> = tr.iter().map(|&(a, b)| (a, b, 0.0)).collect();
-                        wsn_sim::runner::step_average(&v, start, end)
-                    })
-                    .collect::<Vec<_>>(),
-            );
+            let mean_rate = mean_rate(r, start, end);
             let osc = mean(
                 &traces
                     .iter()
@@ -202,13 +238,15 @@ pub(crate) fn section(
             let control = sink_control_pps(r, start);
             writeln!(
                 md,
-                "| {name} ({p} profile) | {} | {:.3} | {:.3} | {mean_rate:.3} | {:.3} | {:.1} % | {} | {control:.3} | {osc:.2} |",
+                "| {name} ({p} profile) | {} | {:.3} | {:.3} | {mean_rate:.3} | {:.3} | {:.1} % | {} | {control:.3} | {osc:.2} | {} | {} |",
                 s.preset,
                 t.mean_goodput_pps,
                 crate::reproduce_ifrc::steady_goodput(r),
                 t.goodput_jain_index,
                 100.0 * t.delivery_ratio,
-                t.queue_drops
+                t.queue_drops,
+                s.routing.parent_changes_during_traffic,
+                t.congestion_decreases.map_or("–".to_string(), |c| c.to_string()),
             )?;
             goodput.insert(format!("{k}/{p}"), (t.mean_goodput_pps, mean_rate, t.queue_drops));
             steady.insert(format!("{k}/{p}"), crate::reproduce_ifrc::steady_goodput(r));
@@ -262,6 +300,13 @@ pub(crate) fn section(
         small / ifrc,
         small_c / ifrc_c
     )?;
+    writeln!(
+        md,
+        "What the columns show behind these ratios (docs/ifrc.md, \"RCRT vs IFRC\", reads them over several seeds): \
+         RCRT's rate cuts (its paper profile's congestion level explodes when rate × RTT ≪ 1, docs/rcrt.md finding \
+         A); its parent changes under dynamic routing against IFRC's frozen tree (the frozen-tree rows take that \
+         away); and its larger packets (the 32-byte rows take that away).\n"
+    )?;
     let st = |k: &str| steady.get(k).copied().unwrap_or(f64::NAN);
     writeln!(
         md,
@@ -312,12 +357,14 @@ pub(crate) fn section(
         "mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (the paper gives no goodput ratio here: its \
          2.8 is a ratio of mean rates, 0.824 / 0.293, compared in rcrt_over_ifrc_paper_mac_rate)",
     );
+    let steady_note =
+        format!("as rcrt_over_ifrc_paper_mac over the second half of the traffic period ({})", steady_window(quick));
     both(
         "rcrt_over_ifrc_paper_mac_steady",
         "—",
         st("cmp-rcrt-hw/paper") / st("cmp-ifrc/paper"),
         st("cmp-rcrt-hw/reference_code") / st("cmp-ifrc/reference_code"),
-        "as rcrt_over_ifrc_paper_mac over the second half of the traffic period",
+        &steady_note,
     );
     both(
         "rcrt_frozen_tree_over_ifrc",
@@ -485,7 +532,7 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
 
 #[cfg(test)]
 mod tests {
-    use super::{jobs, sink_control_pps};
+    use super::{jobs, mean_rate, sink_control_pps};
     use wsn_sim::runner::{run, RunOptions};
     use wsn_sim::scenario::{builtin_base, Scenario};
 
@@ -508,6 +555,30 @@ mod tests {
         let got = sink_control_pps(&r, 300.0);
         let want = (sent - before) as f64 / 300.0;
         assert!((got - want).abs() < 1e-12, "{got} vs {want} ({sent} in all over 300 s: {})", sent as f64 / 300.0);
+    }
+
+    /// A flow without any rate counts as 0 in the mean rate, as in the mean goodput: an RCRT flow
+    /// whose source is off all run never opens its connection and has no allocated rate, while
+    /// every IFRC source has one from boot. Leaving the flow out raised RCRT's mean over IFRC's.
+    #[test]
+    fn mean_rate_counts_a_flow_without_a_rate_as_zero() {
+        let text =
+            "name = \"t\"\nduration_s = 300.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                    [protocol]\nkind = \"rcrt\"\n[[flows]]\nsources = [1, 2]\nrate_pps = 2.0\nstart_s = 60.0\n\
+                    [[outages]]\nnodes = 2\nfrom_s = 0.0\n";
+        let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
+        let flows = r.network.flows();
+        assert_eq!(flows.len(), 2);
+        let off = flows.iter().position(|f| f.source.index() == 2).expect("flow from the node that is off");
+        assert!(flows[off].rcrt.rates.is_empty(), "the silent flow got a rate");
+        let on = flows[1 - off].rcrt.rates.clone();
+        assert!(!on.is_empty(), "the other flow has no rate");
+        let v: Vec<(f64, f64, f64)> = on.iter().map(|&(a, b)| (a, b, 0.0)).collect();
+        let one = wsn_sim::runner::step_average(&v, 60.0, 300.0).expect("a rate");
+        assert!(one > 0.0);
+        let got = mean_rate(&r, 60.0, 300.0);
+        assert!((got - one / 2.0).abs() < 1e-12, "mean rate {got}, the connected flow's {one}");
     }
 
     /// `--rcrt-payload-bytes` reaches every RCRT run except the one defined by IFRC's packet

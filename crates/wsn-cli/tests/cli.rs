@@ -246,6 +246,8 @@ fn compare_quick_writes_the_required_numbers() {
         "{}",
         &report3[..report3.len().min(300)]
     );
+    // The report says what every run shares: the traffic window (a quick run's 2,400 s).
+    assert!(report3.contains("traffic from 600 s to 2400 s (1800 s)"), "{report3}");
     let csv = std::fs::read_to_string(out.join("numbers.csv")).expect("numbers.csv");
     assert!(csv.starts_with("key,paper,ours,unit,note"));
     for key in [
@@ -322,7 +324,12 @@ fn compare_quick_writes_the_required_numbers() {
     ] {
         assert_eq!(paper(key), want, "paper column of {key}");
     }
-    for key in ["cmp_ifrc_over_best_fixed_steady", "ifrc_over_best_fixed"] {
+    for key in [
+        "cmp_ifrc_over_best_fixed_steady",
+        "ifrc_over_best_fixed",
+        "rcrt_over_ifrc_paper_mac_steady",
+        "rcrt_over_ifrc_paper_mac_steady_reference_code",
+    ] {
         let note = s2.note(key);
         assert!(
             note.contains("still holds IFRC's slow start") && !note.contains("past its slow start"),
