@@ -107,13 +107,18 @@ fn rate_trace(r: &RunResult, flow: usize) -> Vec<(f64, f64)> {
 /// flow's rate ([`rate_trace`]) time-weighted over `[start, end)`. A flow without any rate (an
 /// RCRT flow whose connection never opened: it sent nothing) counts as 0, as its goodput does;
 /// it was left out, which raised RCRT's mean over IFRC's, whose every source has a rate from boot.
+/// Before its first rate a flow counts 0 too (an RCRT source sends no data before its SYN-ACK;
+/// until session 24 the first rate was taken for that time as well).
 fn mean_rate(r: &RunResult, start: f64, end: f64) -> f64 {
     let flows = r.network.flows();
     mean(
         &(0..flows.len())
             .filter(|&i| flows[i].start.as_secs_f64() < end)
             .map(|i| {
-                let v: Vec<(f64, f64, f64)> = rate_trace(r, i).iter().map(|&(a, b)| (a, b, 0.0)).collect();
+                let mut v: Vec<(f64, f64, f64)> = rate_trace(r, i).iter().map(|&(a, b)| (a, b, 0.0)).collect();
+                if v.first().is_some_and(|e| e.0 > start) {
+                    v.insert(0, (start, 0.0, 0.0));
+                }
                 wsn_sim::runner::step_average(&v, start, end).unwrap_or(0.0)
             })
             .collect::<Vec<_>>(),
@@ -574,7 +579,10 @@ mod tests {
         assert!(flows[off].rcrt.rates.is_empty(), "the silent flow got a rate");
         let on = flows[1 - off].rcrt.rates.clone();
         assert!(!on.is_empty(), "the other flow has no rate");
-        let v: Vec<(f64, f64, f64)> = on.iter().map(|&(a, b)| (a, b, 0.0)).collect();
+        // The connected flow's rate is 0 until its SYN-ACK (its first rate, after 60 s).
+        assert!(on[0].0 > 60.0, "{on:?}");
+        let v: Vec<(f64, f64, f64)> =
+            std::iter::once((60.0, 0.0, 0.0)).chain(on.iter().map(|&(a, b)| (a, b, 0.0))).collect();
         let one = wsn_sim::runner::step_average(&v, 60.0, 300.0).expect("a rate");
         assert!(one > 0.0);
         let got = mean_rate(&r, 60.0, 300.0);
