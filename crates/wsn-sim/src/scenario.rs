@@ -581,7 +581,10 @@ impl Scenario {
         base_dir: PathBuf,
         overrides: &[String],
     ) -> Result<Scenario, ScenarioError> {
-        let invalid = |message: String| ScenarioError::Invalid { origin: origin.into(), message: plain_types(message) };
+        let invalid = |message: String| ScenarioError::Invalid {
+            origin: origin.into(),
+            message: short_long_numbers(&plain_types(message)),
+        };
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
         if doc.as_table().is_empty() {
             // Said plainly: serde's first complaint would be "missing field `name`" at line 1.
@@ -809,7 +812,54 @@ impl Scenario {
                 ));
             }
         }
+        let offered = sc.offered_packets();
+        if offered > WARN_OFFERED_PACKETS {
+            sc.warnings.push(format!(
+                "the flows offer about {} packets over duration_s = {} s (rate_pps × sources × time sending): \
+                 at about 1 µs of wall time per packet (one refused at a full queue; one that travels costs \
+                 more), this run may take {} or more; shorten duration_s or lower the rates",
+                short_num(offered.round()),
+                short_num(sc.duration_s),
+                wall_hint(offered * 1e-6)
+            ));
+        }
         Ok(sc)
+    }
+
+    /// The packets the flows' applications generate over the run, as their rates, sources, start
+    /// and stop times and counts say (IFRC's flows, paced by the rate controller, left out). A
+    /// flow to `"all"` counts every node but the sinks, as many as the layout has (read from a
+    /// positions file; taken as 1 when the file cannot be read, which the run reports).
+    fn offered_packets(&self) -> f64 {
+        use crate::topology::Placement;
+        let nodes = match &self.topology.layout {
+            Placement::Grid { nodes, .. }
+            | Placement::Uniform { nodes, .. }
+            | Placement::Random { nodes, .. }
+            | Placement::Chain { nodes, .. } => *nodes,
+            // Rows of the positions file, its header line left out.
+            Placement::File { path } => self
+                .resolve("topology.layout.path", path)
+                .ok()
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count().saturating_sub(1)),
+        };
+        let all = nodes.saturating_sub(self.topology.sinks.len()).max(1);
+        let mut total = 0.0;
+        for f in &self.flows {
+            let Some(rate) = f.rate_pps.filter(|_| !matches!(self.protocol, ProtocolConfig::Ifrc(_))) else {
+                continue;
+            };
+            let sources = match &f.sources {
+                Sources::One(_) => 1,
+                Sources::List(v) => v.len(),
+                Sources::Keyword(_) => all,
+            };
+            let end = f.stop_s.unwrap_or(self.duration_s).min(self.duration_s);
+            let per_source = (rate * (end - f.start_s).max(0.0)).min(f.count.map_or(f64::INFINITY, |c| c as f64));
+            total += per_source * sources as f64;
+        }
+        total
     }
 
     /// The `--set` overrides applied to this scenario, as given.
@@ -870,7 +920,7 @@ impl Scenario {
     /// `message` about this scenario, prefixed with its origin and, when it starts with a key
     /// written in the file, followed by that key's line.
     pub fn locate(&self, message: String) -> String {
-        format!("{}: {}", self.origin, with_line(&self.source_text, &self.overrides, message))
+        format!("{}: {}", self.origin, with_line(&self.source_text, &self.overrides, short_long_numbers(&message)))
     }
 
     /// True when `key` (dotted, e.g. `radio.noise.trace`) or a table holding it was set with
@@ -1214,6 +1264,45 @@ pub(crate) fn short_num(x: f64) -> String {
         Ok(r) if s.len() > 12 => format!("{r}"),
         _ => s,
     }
+}
+
+/// Packets offered over a run beyond which loading warns that the run may take long: every
+/// packet an application generates costs about 1 µs of wall time even when its queue refuses it
+/// (0.7 µs measured: office40 at 10,000 pkt/s per node, 20 s), so 10^9 of them take a quarter of
+/// an hour at the least. [DERIVED]
+const WARN_OFFERED_PACKETS: f64 = 1e9;
+
+/// A wall time of `s` seconds in words: minutes, hours or days.
+fn wall_hint(s: f64) -> String {
+    if s >= 2.0 * 86400.0 {
+        format!("{} days", short_num((s / 86400.0).round()))
+    } else if s >= 2.0 * 3600.0 {
+        format!("{:.0} hours", s / 3600.0)
+    } else {
+        format!("{:.0} minutes", (s / 60.0).ceil())
+    }
+}
+
+/// `message` with every number written out with more than 24 digits (a float such as 1e300 or
+/// 1e-300 as Rust and serde print it: 301 digits) written as [`short_num`] does (`1e300`).
+/// Shorter numbers, every integer a scenario can hold among them, stay as they are.
+fn short_long_numbers(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
+        out.push_str(&rest[..at]);
+        let run = &rest[at..];
+        let int = run.find(|c: char| !c.is_ascii_digit()).unwrap_or(run.len());
+        let frac = run[int..].strip_prefix('.').map_or(0, |f| f.find(|c: char| !c.is_ascii_digit()).unwrap_or(f.len()));
+        let len = if frac > 0 { int + 1 + frac } else { int };
+        match run[..len].parse::<f64>() {
+            Ok(x) if len > 24 => out.push_str(&short_num(x)),
+            _ => out.push_str(&run[..len]),
+        }
+        rest = &run[len..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Shortest MultiHopLQI beacon period a scenario may set, binary ms (about 0.1 s): shorter
@@ -2130,6 +2219,51 @@ mod tests {
                 assert!(sc.warnings.is_empty(), "{}: {:?}", p.display(), sc.warnings);
             }
         }
+    }
+
+    /// Huge and tiny numbers are written short in messages (`1e300`, not 301 digits); integers a
+    /// scenario can hold are written in full.
+    #[test]
+    fn messages_write_huge_numbers_short() {
+        let e = err(&["flows.0.rate_pps=1e300"]);
+        assert!(e.contains("flows[0].rate_pps = 1e300: at most 10000 packets per second"), "{e}");
+        let e = err(&["flows.0.payload_bytes=1e300"]);
+        assert!(e.contains("invalid type: floating point `1e300`, expected a whole number"), "{e}");
+        let e = err(&["radio.link.s12=1e-300"]);
+        assert!(e.contains("radio.link.s12 = 1e-300: |s12| exceeds"), "{e}");
+        let e = err(&["seed=18446744073709551615"]);
+        assert!(e.contains("seed=18446744073709551615"), "{e}");
+        for kept in ["9223372036854775807 and 0.30000000000000004.", "at most 10000.", "1.5e300", "v1.2.3"] {
+            assert_eq!(short_long_numbers(kept), kept);
+        }
+        assert_eq!(short_long_numbers(&format!("x = {}, y = {}.", 1e300, -1e-300)), "x = 1e300, y = -1e-300.");
+    }
+
+    /// A run whose flows offer more than 10^9 packets is warned about before it starts, with
+    /// the time it may take; office40's hour, or its flows over 10^7 s, are not.
+    #[test]
+    fn a_run_offering_absurdly_many_packets_is_warned_about() {
+        let says = |sc: &Scenario| sc.warnings.iter().find(|w| w.contains("the flows offer about")).cloned();
+        let sc = Scenario::load("office40", &["duration_s=1e7".into(), "flows.0.rate_pps=10000".into()]).unwrap();
+        let w = says(&sc).expect("warned");
+        // 39 sources (office40's positions file: 40 nodes, one sink) from 300 s.
+        assert!(w.contains("about 3.899883e12 packets over duration_s = 1e7 s"), "{w}");
+        assert!(w.contains("may take 45 days or more"), "{w}");
+        for set in [
+            vec![],
+            vec!["duration_s=1e7".to_string()],
+            vec!["flows.0.count=10".into(), "duration_s=1e7".into(), "flows.0.rate_pps=10000".into()],
+        ] {
+            let sc = Scenario::load("office40", &set).unwrap();
+            assert_eq!(says(&sc), None, "{set:?}");
+        }
+        // A layout that names its node count, and IFRC (its controller paces the flows).
+        let set = ["topology.layout={kind=\"grid\", nodes=10000, spacing_m=5.0}".to_string(), "duration_s=1e6".into()];
+        let w = says(&Scenario::load("office40", &set).unwrap()).expect("warned");
+        // 9,999 sources for 999,700 s.
+        assert!(w.contains("about 9.9960003e9 packets"), "{w}");
+        let set = [set[0].clone(), set[1].clone(), "protocol.kind=\"ifrc\"".into()];
+        assert_eq!(says(&Scenario::load("office40", &set).unwrap()), None);
     }
 
     /// A flow that starts only when the run is over is accepted, with a warning that names it.
