@@ -563,7 +563,7 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
         anyhow::ensure!(
             n < MAX_SWEEP_POINTS as f64,
             "--param {spec}: {} values, more than the {MAX_SWEEP_POINTS} a sweep may have",
-            n + 1.0
+            toml_number(n + 1.0)
         );
         // Each value from start, rounded so that 0.1:0.3:0.1 gives 0.3, not 0.30000000000000004.
         // Decimals written in start and step (at most 12): each value is rounded to them, so
@@ -1384,5 +1384,15 @@ mod tests {
             vec![123456789012345.0, 123456789012346.0, 123456789012347.0]
         );
         assert_eq!(parse_values("x=0.25:1:0.25").unwrap().1, vec![0.25, 0.5, 0.75, 1.0]);
+    }
+
+    /// A range with too many values says how many in a few characters (1e300 values were
+    /// written as a 301-digit number).
+    #[test]
+    fn too_many_sweep_values_are_counted_short() {
+        let e = parse_values("x=1:1e300:1").unwrap_err().to_string();
+        assert!(e.contains(": 1e300 values, more than the"), "{e}");
+        let e = parse_values("x=0:20000:1").unwrap_err().to_string();
+        assert!(e.contains(": 20001 values"), "{e}");
     }
 }
