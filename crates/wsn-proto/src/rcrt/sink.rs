@@ -3307,4 +3307,23 @@ mod tests {
         s.handle_datagram(ms(1_000), SRC, &data(1, rate, 1, 1_000, false));
         assert_eq!(s.flow_info(SRC).unwrap().rtt, Some(Duration::ZERO));
     }
+
+    /// C_i ← g·level + (1 − g)·C_i with the configured gain (spec §2.10; the scenario key
+    /// `congestion_gain`): with g = 1/4 and levels 0, 2 and 4 (none, one, then two packets held
+    /// at r·RTT = 0.5), C is 0, 0.5, then 1.375. (With the default g = 1/2 the two weights
+    /// are equal, so only another gain tells them apart.)
+    #[test]
+    fn congestion_level_uses_the_configured_gain() {
+        let cfg = SinkConfig { congestion_gain: 0.25, ..config(Profile::Paper) };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        s.handle_datagram(ms(0), SRC, &syn(0.5, 1));
+        let _ = sent(&mut s);
+        let rate = Rate::from_pps(0.5);
+        let mut levels = Vec::new();
+        for (t, seq) in [(1_000, 1), (1_100, 3), (1_200, 4)] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+            levels.push(s.flow_info(SRC).unwrap().congestion);
+        }
+        assert_eq!(levels, vec![0.0, 0.5, 1.375]);
+    }
 }
