@@ -204,7 +204,9 @@ fn epoch_hysteresis_and_multi_crossing() {
     assert!(e.congested, "between L and U(0) while congested: still congested");
     assert_eq!(e.update(&l, 21.0), (2, 2, false));
     assert_eq!(e.update(&l, 22.5), (2, 3, false));
-    // Below L ends the epoch and clears the levels.
+    // At L exactly the epoch goes on (strict); below L ends it and clears the levels.
+    assert_eq!(e.update(&l, 4.0), (3, 3, false));
+    assert!(e.congested, "at L: still congested");
     assert_eq!(e.update(&l, 3.9), (-1, -1, false));
     assert!(!e.congested);
     assert_eq!(e.update(&l, 9.0), (-1, 0, true));
