@@ -714,6 +714,28 @@ fn rule2a_fires_once_per_new_level() {
     assert!(!a.is_congested(), "Rule 2 never changes the own congestion state");
 }
 
+/// Rules 1 and 2 lower the rate only to a *lower* rate [PAPER §4.1.2; AMBIG-22]: a signal at
+/// exactly the node's own rate is no constraint (no count, and slow start goes on); one a step
+/// below is.
+#[test]
+fn a_constraint_at_the_own_rate_changes_nothing() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.1);
+    // Clamped to the parent's 0.05 (on the header's grid), slow start kept (AMBIG-8).
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.05, 1.0)));
+    let r = wire::quantize_rate(0.05);
+    assert_eq!((a.rate_pps(), a.stats().rule1_clamps, a.in_slow_start()), (r, 1, true));
+    // The parent again, and a congested neighbour (a new crossing of U(0)), both at r.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(r, 1.0)));
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(r, 9.0)));
+    assert_eq!(a.stats().rule2_signals, 1);
+    assert_eq!((a.rate_pps(), a.stats().rule1_clamps, a.stats().rule2_constraints), (r, 1, 0));
+    assert!(a.in_slow_start(), "a constraint to the own rate ended slow start");
+    // A step below: a constraint, which ends slow start.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(8, NodeId(3)), &frame(8, 0, &hdr(r - STEP, 9.0)));
+    assert_eq!((a.rate_pps(), a.stats().rule2_constraints, a.in_slow_start()), (r - STEP, 1, false));
+}
+
 #[test]
 fn rule2b_fires_on_reported_child_crossings() {
     let (mut a, mut c) = node(5, 2);
