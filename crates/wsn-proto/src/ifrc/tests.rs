@@ -1001,6 +1001,18 @@ fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
     assert_eq!(b.stats().halvings, 0);
 }
 
+/// [PAPER §4.1.4; CODE usc-ifrc: RateControlM.nc bsIFRCRules, `neighRLocal < rLocal`] a
+/// child crossing at the base station's own rate lowers nothing and broadcasts nothing.
+#[test]
+fn base_station_ignores_a_child_crossing_at_its_own_rate() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    assert_eq!(b.rate_pps(), 85.0);
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(85.0, 9.0)));
+    assert_eq!(b.stats().rule2_signals, 1, "the child's crossing was seen");
+    assert_eq!((b.rate_pps(), b.stats().rule2_constraints), (85.0, 0));
+    assert!(!b.wants_to_send(), "a broadcast for a rate that did not fall");
+}
+
 #[test]
 fn base_station_periodic_control_after_m_originated_packets_of_fastest_child() {
     let (mut b, mut c) = bs_with(0, cfg());
