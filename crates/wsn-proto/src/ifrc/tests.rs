@@ -204,7 +204,9 @@ fn epoch_hysteresis_and_multi_crossing() {
     assert!(e.congested, "between L and U(0) while congested: still congested");
     assert_eq!(e.update(&l, 21.0), (2, 2, false));
     assert_eq!(e.update(&l, 22.5), (2, 3, false));
-    // Below L ends the epoch and clears the levels.
+    // At L exactly the epoch goes on (strict); below L ends it and clears the levels.
+    assert_eq!(e.update(&l, 4.0), (3, 3, false));
+    assert!(e.congested, "at L: still congested");
     assert_eq!(e.update(&l, 3.9), (-1, -1, false));
     assert!(!e.congested);
     assert_eq!(e.update(&l, 9.0), (-1, 0, true));
@@ -712,6 +714,28 @@ fn rule2a_fires_once_per_new_level() {
     assert!(!a.is_congested(), "Rule 2 never changes the own congestion state");
 }
 
+/// Rules 1 and 2 lower the rate only to a *lower* rate [PAPER §4.1.2; AMBIG-22]: a signal at
+/// exactly the node's own rate is no constraint (no count, and slow start goes on); one a step
+/// below is.
+#[test]
+fn a_constraint_at_the_own_rate_changes_nothing() {
+    let (mut a, mut c) = node(5, 2);
+    tick_to(&mut a, &mut c, 0.1);
+    // Clamped to the parent's 0.05 (on the header's grid), slow start kept (AMBIG-8).
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.05, 1.0)));
+    let r = wire::quantize_rate(0.05);
+    assert_eq!((a.rate_pps(), a.stats().rule1_clamps, a.in_slow_start()), (r, 1, true));
+    // The parent again, and a congested neighbour (a new crossing of U(0)), both at r.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(r, 1.0)));
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(r, 9.0)));
+    assert_eq!(a.stats().rule2_signals, 1);
+    assert_eq!((a.rate_pps(), a.stats().rule1_clamps, a.stats().rule2_constraints), (r, 1, 0));
+    assert!(a.in_slow_start(), "a constraint to the own rate ended slow start");
+    // A step below: a constraint, which ends slow start.
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(8, NodeId(3)), &frame(8, 0, &hdr(r - STEP, 9.0)));
+    assert_eq!((a.rate_pps(), a.stats().rule2_constraints, a.in_slow_start()), (r - STEP, 1, false));
+}
+
 #[test]
 fn rule2b_fires_on_reported_child_crossings() {
     let (mut a, mut c) = node(5, 2);
@@ -975,6 +999,18 @@ fn base_station_lowers_on_child_crossing_and_broadcasts_twice() {
     run_timers(&mut b, &mut c, Instant::from_secs(100));
     assert!(b.rate_pps() > r);
     assert_eq!(b.stats().halvings, 0);
+}
+
+/// [PAPER §4.1.4; CODE usc-ifrc: RateControlM.nc bsIFRCRules, `neighRLocal < rLocal`] a
+/// child crossing at the base station's own rate lowers nothing and broadcasts nothing.
+#[test]
+fn base_station_ignores_a_child_crossing_at_its_own_rate() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    assert_eq!(b.rate_pps(), 85.0);
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(85.0, 9.0)));
+    assert_eq!(b.stats().rule2_signals, 1, "the child's crossing was seen");
+    assert_eq!((b.rate_pps(), b.stats().rule2_constraints), (85.0, 0));
+    assert!(!b.wants_to_send(), "a broadcast for a rate that did not fall");
 }
 
 #[test]

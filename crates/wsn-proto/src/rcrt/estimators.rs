@@ -470,6 +470,10 @@ mod tests {
         let lone = LevelInput { ooo: 0, missing: 1, timeouts: 1, ..input };
         assert!(close(level_code(&lone), 0.5));
         assert!(close(level_code(&LevelInput { timeouts: 0, ..lone }), -0.5));
+        // An RTT above the 5-s cap counts as 5 s in both forms: 5 / (0.8 · 5).
+        let long = LevelInput { rtt: Some(Duration::from_secs(10)), ..input };
+        assert!(close(level_paper(&long), 1.25));
+        assert!(close(level_code(&long), 1.25));
     }
 
     /// Spec §10 tests 2 and 3.
@@ -482,6 +486,9 @@ mod tests {
         assert_eq!(decrease_factor_code(0.5, 1.0).0, 0.5);
         assert_eq!(decrease_factor_code(0.995, 1.0).0, 1.0);
         assert!(close(decrease_factor(0.995), 0.990));
+        // The dead zone starts just above 0.98: M(0.99) = 0.9802 is no cut, M(0.98) = 0.9608 is.
+        assert_eq!(decrease_factor_code(0.99, 1.0).0, 1.0);
+        assert!(close(decrease_factor_code(0.98, 1.0).0, 0.961));
         // Constant p = 0.9 from R = 40: cut, skip, cut.
         let mut r = 40.0;
         let mut p_last = 1.0;

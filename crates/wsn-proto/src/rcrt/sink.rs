@@ -3225,4 +3225,106 @@ mod tests {
         assert_eq!(s.stats().given_up, 97, "2 and 4..=99");
         assert!(s.stats().nacks_abandoned > 0, "{:?}", s.stats());
     }
+
+    // ------------------------------------------------- tests from the test-quality audit
+
+    /// [PAPER §3.4] congested means C_i > U, strictly: C_i = U = 4 exactly cuts nothing, and
+    /// the next packet, above it, cuts. RTT 250 ms at r = 0.5 gives r·RTT = 1/8, so one held
+    /// packet makes the level 8 and C = 8/2 = 4.
+    #[test]
+    fn paper_cut_needs_a_level_strictly_above_u() {
+        let (mut s, rate) = open(Profile::Paper, 0.5);
+        s.handle_datagram(ms(11_000), SRC, &data(1, rate, 1, 10_750, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, Some(Duration::from_millis(250)));
+        s.handle_datagram(ms(11_100), SRC, &data(3, rate, 1, 10_850, false));
+        assert_eq!(s.flow_info(SRC).unwrap().congestion, 4.0);
+        assert_eq!(s.stats().decreases, 0, "C = U cut R");
+        s.handle_datagram(ms(11_200), SRC, &data(4, rate, 1, 10_950, false));
+        assert!(s.flow_info(SRC).unwrap().congestion > 4.0);
+        assert_eq!(s.stats().decreases, 1, "C > U past the wait cut nothing");
+    }
+
+    /// [PAPER §3.4–3.5] R grows only while every flow is calm (C_j < L = 1): a calm flow's
+    /// packet past the wait grows nothing while another flow's level is at L, and grows R once
+    /// that flow's repair has brought its level below L.
+    #[test]
+    fn paper_increase_needs_every_flow_calm() {
+        const OTHER: NodeId = NodeId(8);
+        let mut s = sink(Profile::Paper);
+        s.handle_datagram(ms(0), SRC, &syn(5.0, 1));
+        s.handle_datagram(ms(0), OTHER, &syn(5.0, 1));
+        let _ = sent(&mut s);
+        let rate = Rate::from_pps(0.5);
+        assert_eq!((s.total_rate(), s.flows[&SRC].assigned_code, s.flows[&OTHER].assigned_code), (1.0, rate, rate));
+        // SRC: 1 arrives, 2 is lost, 3 is held. RTT 1 s, so r·RTT = 0.5, level 2, C = 1 = L.
+        // (Within the wait of 2 × OTHER's default 5-s RTT since the joins: no decision.)
+        s.handle_datagram(ms(1_000), SRC, &data(1, rate, 1, 0, false));
+        s.handle_datagram(ms(1_100), SRC, &data(3, rate, 1, 100, false));
+        assert_eq!(s.flow_info(SRC).unwrap().congestion, 1.0);
+        // OTHER, calm, past the wait: no increase while SRC is at L.
+        s.handle_datagram(ms(11_000), OTHER, &data(1, rate, 0, 0, false));
+        assert_eq!(s.flow_info(OTHER).unwrap().congestion, 0.0);
+        assert_eq!((s.total_rate(), s.stats().increases), (1.0, 0), "R grew with a flow at L");
+        // SRC's repair (a retransmission, which adapts nothing) halves its C to 0.5 < L; then
+        // OTHER's next packet grows R by A = 0.5.
+        s.handle_datagram(ms(11_100), SRC, &data(2, rate, 1, 10_100, true));
+        assert_eq!(s.flow_info(SRC).unwrap().congestion, 0.5);
+        s.handle_datagram(ms(11_200), OTHER, &data(2, rate, 0, 0, false));
+        assert_eq!((s.total_rate(), s.stats().increases), (1.5, 1));
+    }
+
+    /// [CODE is_feedback_time_ok] a limited trigger of the reference code (here a differing
+    /// rate, its coin set to always) passes at once when the source has echoed the newest
+    /// feedback id, and otherwise waits 2·RTO + 2/r after the last feedback (the SYN-ACK at 0,
+    /// with an RTO of 5 s or 600 ms that is far more than 1 s).
+    #[test]
+    fn code_limited_trigger_passes_once_the_newest_fid_is_echoed() {
+        for echoed in [false, true] {
+            let cfg = SinkConfig { feedback_probability: 1.0, ..config(Profile::ReferenceCode) };
+            let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+            s.handle_datagram(ms(0), SRC, &syn(5.0, 1));
+            assert_eq!(sent(&mut s).len(), 1, "the SYN-ACK, fid 1");
+            let (fid, since) = if echoed { (1, 500) } else { (0, 0) };
+            s.handle_datagram(ms(1_000), SRC, &data(1, Rate(200), fid, since, false));
+            assert_ne!(s.flows[&SRC].assigned_code, Rate(200));
+            let out = sent_at(&mut s, ms(1_000));
+            assert_eq!(out.len(), usize::from(echoed), "echoed fid 1: {echoed}");
+            assert_eq!(s.stats().feedback_sent_by.rate_differs, u64::from(echoed));
+        }
+    }
+
+    /// The RTT scheme's bounds (spec §2.8): a sample over 30 s is discarded (the fid stays
+    /// recorded), one of exactly 30 s is taken, and an echo whose time at the source equals the
+    /// time since the feedback left is possible and gives a sample of 0; only a longer one is
+    /// impossible (`rtt_and_rto_update`).
+    #[test]
+    fn rtt_samples_of_zero_and_30_s_are_taken_longer_ones_discarded() {
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(31_000), SRC, &data(1, rate, 1, 998, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, None, "a 30.002-s sample was taken");
+        s.handle_datagram(ms(31_100), SRC, &data(2, rate, 1, 1_100, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, Some(Duration::from_secs(30)));
+        let (mut s, rate) = open(Profile::Paper, 1.0);
+        s.handle_datagram(ms(1_000), SRC, &data(1, rate, 1, 1_000, false));
+        assert_eq!(s.flow_info(SRC).unwrap().rtt, Some(Duration::ZERO));
+    }
+
+    /// C_i ← g·level + (1 − g)·C_i with the configured gain (spec §2.10; the scenario key
+    /// `congestion_gain`): with g = 1/4 and levels 0, 2 and 4 (none, one, then two packets held
+    /// at r·RTT = 0.5), C is 0, 0.5, then 1.375. (With the default g = 1/2 the two weights
+    /// are equal, so only another gain tells them apart.)
+    #[test]
+    fn congestion_level_uses_the_configured_gain() {
+        let cfg = SinkConfig { congestion_gain: 0.25, ..config(Profile::Paper) };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        s.handle_datagram(ms(0), SRC, &syn(0.5, 1));
+        let _ = sent(&mut s);
+        let rate = Rate::from_pps(0.5);
+        let mut levels = Vec::new();
+        for (t, seq) in [(1_000, 1), (1_100, 3), (1_200, 4)] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+            levels.push(s.flow_info(SRC).unwrap().congestion);
+        }
+        assert_eq!(levels, vec![0.0, 0.5, 1.375]);
+    }
 }

@@ -1582,4 +1582,50 @@ mod tests {
         s.handle_datagram(ms(400), &fb(2, 100.0, 0, 1, &nacks));
         assert_eq!(s.stats().nacks_received, 15);
     }
+
+    // ------------------------------------------------- tests from the test-quality audit
+
+    /// [PAPER §3.7, D19] the paper's stall probe period is max(2/r, RTT): at 0.25 pkt/s, 2/r =
+    /// 8 s beats the 5-s RTT, so the probes of a full one-packet buffer leave 8 s apart.
+    #[test]
+    fn paper_probe_period_is_two_intervals_when_longer_than_the_rtt() {
+        let cfg = SourceConfig { buffer_packets: 1, ..SourceConfig::paper() };
+        let mut s = active(cfg, 0.25);
+        assert_eq!(s.rtt(), Duration::from_secs(5));
+        let out = run(&mut s, 0, 40_000);
+        let times: Vec<u64> = out.iter().map(|(t, _)| *t).collect();
+        assert!(out.iter().skip(1).all(|(_, d)| d.seq == 1 && d.retx), "probes of packet 1: {times:?}");
+        let gaps: Vec<u64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(gaps.len() >= 3 && gaps.iter().all(|&g| g == 8_000), "{times:?}");
+    }
+
+    /// [CODE] NACKed numbers fill the recovery list up to its capacity; the walk stops at the
+    /// first that does not fit: with room for 3, five NACKed packets give three retransmissions.
+    #[test]
+    fn recovery_list_holds_its_capacity_and_no_more() {
+        let mut s = active(SourceConfig { recovery_capacity: 3, ..SourceConfig::paper() }, 10.0);
+        run(&mut s, 0, 700); // 1..6
+        assert_eq!(s.last_sent(), 6);
+        s.handle_datagram(ms(750), &fb(2, 10.0, 800, 0, &[1, 2, 3, 4, 5]));
+        let resent: Vec<u16> = (0..10)
+            .flat_map(|k| drain(&mut s, ms(750 + 10 * k)))
+            .map(|b| parse_data(&b))
+            .filter(|d| d.retx)
+            .map(|d| d.seq)
+            .collect();
+        assert_eq!(resent, vec![1, 2, 3]);
+        assert_eq!(s.stats().retransmissions, 3);
+    }
+
+    /// [CODE] a feedback up to 9 ids older than the newest accepted is a duplicate; one 10
+    /// older is taken as new (the id has wrapped).
+    #[test]
+    fn feedback_id_window_is_the_newest_and_nine_older() {
+        let mut s = active(SourceConfig::paper(), 1.0);
+        s.handle_datagram(ms(10), &fb(30, 2.0, 100, 0, &[]));
+        s.handle_datagram(ms(20), &fb(21, 3.0, 100, 0, &[]));
+        assert_eq!((s.stats().feedback_stale, s.rate()), (1, 2.0), "9 older");
+        s.handle_datagram(ms(30), &fb(20, 3.0, 100, 0, &[]));
+        assert_eq!((s.stats().feedback_stale, s.rate()), (1, 3.0), "10 older");
+    }
 }

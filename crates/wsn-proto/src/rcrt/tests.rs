@@ -924,4 +924,28 @@ mod decrease_trigger_code {
         assert_eq!(fresh(&mut s, t1 + wait_ms + 1, 35).len(), 1, "no cut after the wait");
         assert_eq!(s.stats().decreases, 2);
     }
+
+    /// [CODE RCRT_Timer_fired, D5] the repair timer cuts R without a packet from the second
+    /// consecutive expiry on: after the first, every other condition holds (C_i ≥ U, a loss
+    /// pending, no earlier cut) and nothing is cut; the second cuts.
+    #[test]
+    fn the_timer_cuts_from_the_second_expiry_on() {
+        let mut s = open();
+        build_up(&mut s, 26);
+        let mut expiries = 0;
+        while expiries < 2 {
+            let at = s.poll_timeout().expect("the repair timer runs");
+            assert!(at < Instant::from_secs(200), "no expiry before 200 s");
+            s.handle_timeout(at);
+            while s.poll_transmit(at).is_some() {}
+            expiries = s.stats().feedback_triggers.timer;
+            if expiries == 1 {
+                let i = info(&s);
+                assert!(i.congestion >= U && i.missing == 1, "{i:?}");
+                attempt_would_cut(&s, 1.0);
+                assert_eq!(s.stats().decreases, 0, "the first expiry cut R");
+            }
+        }
+        assert_eq!((expiries, s.stats().decreases), (2, 1), "the second expiry cut nothing");
+    }
 }
