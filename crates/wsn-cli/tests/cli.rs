@@ -469,7 +469,7 @@ fn check_rcrt_numbers(n: &Numbers) {
         );
         // Demand-limited allocation (application 2 of the two-sink experiment) never gives B2
         // (demand 0.5) more than A2 (demand 1.0), and gives them the same rate while it is below
-        // 0.5: the same 1/256-pkt/s code, a ratio of exactly 1.
+        // 0.5: the same UF16 code, a ratio of exactly 1.
         if let Some(r) = n.get(&k("two_sinks_a2_over_b2")) {
             assert!(r >= 1.0, "{}: {r}", k("two_sinks_a2_over_b2"));
             if n.note(&k("two_sinks_a2_over_b2")).contains("equal while below 0.5") {

@@ -583,7 +583,7 @@ impl Scenario {
     ) -> Result<Scenario, ScenarioError> {
         let invalid = |message: String| ScenarioError::Invalid {
             origin: origin.into(),
-            message: short_long_numbers(&plain_types(message)),
+            message: short_long_numbers(&plain_types(message), text, overrides),
         };
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
         if doc.as_table().is_empty() {
@@ -920,7 +920,15 @@ impl Scenario {
     /// `message` about this scenario, prefixed with its origin and, when it starts with a key
     /// written in the file, followed by that key's line.
     pub fn locate(&self, message: String) -> String {
-        format!("{}: {}", self.origin, with_line(&self.source_text, &self.overrides, short_long_numbers(&message)))
+        format!(
+            "{}: {}",
+            self.origin,
+            with_line(
+                &self.source_text,
+                &self.overrides,
+                short_long_numbers(&message, &self.source_text, &self.overrides)
+            )
+        )
     }
 
     /// True when `key` (dotted, e.g. `radio.noise.trace`) or a table holding it was set with
@@ -1285,8 +1293,10 @@ fn wall_hint(s: f64) -> String {
 
 /// `message` with every number written out with more than 24 digits (a float such as 1e300 or
 /// 1e-300 as Rust and serde print it: 301 digits) written as [`short_num`] does (`1e300`).
-/// Shorter numbers, every integer a scenario can hold among them, stay as they are.
-fn short_long_numbers(message: &str) -> String {
+/// Shorter numbers, every integer a scenario can hold among them, stay as they are, and so does
+/// a number written as it stands in the scenario `text` or an `--set` override (the message
+/// quotes what the user wrote: the echoed `--set KEY=…`, the file's line under a parse error).
+fn short_long_numbers(message: &str, text: &str, overrides: &[String]) -> String {
     let mut out = String::with_capacity(message.len());
     let mut rest = message;
     while let Some(at) = rest.find(|c: char| c.is_ascii_digit()) {
@@ -1296,7 +1306,9 @@ fn short_long_numbers(message: &str) -> String {
         let frac = run[int..].strip_prefix('.').map_or(0, |f| f.find(|c: char| !c.is_ascii_digit()).unwrap_or(f.len()));
         let len = if frac > 0 { int + 1 + frac } else { int };
         match run[..len].parse::<f64>() {
-            Ok(x) if len > 24 => out.push_str(&short_num(x)),
+            Ok(x) if len > 24 && !text.contains(&run[..len]) && !overrides.iter().any(|o| o.contains(&run[..len])) => {
+                out.push_str(&short_num(x))
+            }
             _ => out.push_str(&run[..len]),
         }
         rest = &run[len..];
@@ -2234,9 +2246,16 @@ mod tests {
         let e = err(&["seed=18446744073709551615"]);
         assert!(e.contains("seed=18446744073709551615"), "{e}");
         for kept in ["9223372036854775807 and 0.30000000000000004.", "at most 10000.", "1.5e300", "v1.2.3"] {
-            assert_eq!(short_long_numbers(kept), kept);
+            assert_eq!(short_long_numbers(kept, "", &[]), kept);
         }
-        assert_eq!(short_long_numbers(&format!("x = {}, y = {}.", 1e300, -1e-300)), "x = 1e300, y = -1e-300.");
+        assert_eq!(short_long_numbers(&format!("x = {}, y = {}.", 1e300, -1e-300), "", &[]), "x = 1e300, y = -1e-300.");
+        // A long number the user wrote is quoted as written, from the command line or the file.
+        let typed = "123456789012345678901234567890";
+        let e = err(&[&format!("seed={typed}")]);
+        assert!(e.contains(&format!("seed={typed}")) && !e.contains("e29"), "{e}");
+        let text = format!("name = \"t\"\nduration_s = 10.0\nseed = {typed}\n[topology]\nlayout = {{ kind = \"grid\", nodes = 4, spacing_m = 5.0 }}\n");
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).err().expect("refused").to_string();
+        assert!(e.contains(typed) && !e.contains("e29"), "{e}");
     }
 
     /// A run whose flows offer more than 10^9 packets is warned about before it starts, with

@@ -276,7 +276,7 @@ pub enum SinkEvent {
     Allocated {
         /// The flow's source.
         source: NodeId,
-        /// New r_i, pkt/s, as encoded for the source ([`Rate`], steps of at most 2⁻¹² of it): the value in force
+        /// New r_i, pkt/s, as encoded for the source ([`Rate`]: within 2⁻¹³ of it from 1/16 pkt/s, 2⁻¹⁷ pkt/s below): the value in force
         /// until the next `Allocated` event of this flow.
         rate_pps: f64,
     },

@@ -932,20 +932,26 @@ mod decrease_trigger_code {
     fn the_timer_cuts_from_the_second_expiry_on() {
         let mut s = open();
         build_up(&mut s, 26);
-        let mut expiries = 0;
-        while expiries < 2 {
+        let (mut expiries, mut saw_first) = (0, false);
+        // Bounded: a timer that stopped advancing fails here instead of spinning.
+        for _ in 0..1_000 {
+            if expiries >= 2 {
+                break;
+            }
             let at = s.poll_timeout().expect("the repair timer runs");
             assert!(at < Instant::from_secs(200), "no expiry before 200 s");
             s.handle_timeout(at);
             while s.poll_transmit(at).is_some() {}
             expiries = s.stats().feedback_triggers.timer;
             if expiries == 1 {
+                saw_first = true;
                 let i = info(&s);
                 assert!(i.congestion >= U && i.missing == 1, "{i:?}");
                 attempt_would_cut(&s, 1.0);
                 assert_eq!(s.stats().decreases, 0, "the first expiry cut R");
             }
         }
+        assert!(saw_first, "the first expiry was never seen alone");
         assert_eq!((expiries, s.stats().decreases), (2, 1), "the second expiry cut nothing");
     }
 }
