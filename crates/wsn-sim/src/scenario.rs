@@ -2254,7 +2254,7 @@ mod tests {
         let e = err(&[&format!("seed={typed}")]);
         assert!(e.contains(&format!("seed={typed}")) && !e.contains("e29"), "{e}");
         let text = format!("name = \"t\"\nduration_s = 10.0\nseed = {typed}\n[topology]\nlayout = {{ kind = \"grid\", nodes = 4, spacing_m = 5.0 }}\n");
-        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).err().expect("refused").to_string();
+        let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).expect_err("refused").to_string();
         assert!(e.contains(typed) && !e.contains("e29"), "{e}");
     }
 
