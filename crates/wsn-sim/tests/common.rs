@@ -68,3 +68,41 @@ plots = false
     );
     go(&scenario(&text, extra))
 }
+
+/// What became of one generated case of a "never panics" property test.
+#[derive(Clone, Copy, Debug)]
+pub enum Outcome {
+    /// Refused when loaded (with a message).
+    Refused,
+    /// Loaded, refused when built or run.
+    RunError,
+    /// Ran to its end.
+    Ran,
+}
+
+/// Run `case` on `runner`'s cases of `strategy` (a case that returns `None` is not counted),
+/// panic with proptest's report on a failure, print the outcomes and, from 40 counted cases on,
+/// check that at least one in `floor` of them ran: the generator is not vacuous.
+pub fn run_counting<S: proptest::strategy::Strategy>(
+    runner: &mut proptest::test_runner::TestRunner,
+    strategy: &S,
+    floor: usize,
+    case: impl Fn(S::Value) -> Result<Option<Outcome>, proptest::test_runner::TestCaseError>,
+) {
+    let counts = std::cell::RefCell::new([0usize; 3]);
+    let result = runner.run(strategy, |v| {
+        if let Some(outcome) = case(v)? {
+            counts.borrow_mut()[outcome as usize] += 1;
+        }
+        Ok(())
+    });
+    if let Err(e) = result {
+        panic!("{e}");
+    }
+    let [refused, run_error, ran] = *counts.borrow();
+    let total = refused + run_error + ran;
+    eprintln!("{ran} of {total} cases ran ({refused} refused at load, {run_error} refused at run time)");
+    if total >= 40 {
+        assert!(ran * floor >= total, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
+    }
+}

@@ -117,14 +117,6 @@ fn overrides() -> impl Strategy<Value = Case> {
     )
 }
 
-/// How one case ended.
-#[derive(Debug, PartialEq)]
-enum Outcome {
-    Refused,
-    RunError,
-    Ran,
-}
-
 fn one_case((rcrt, protocol, picks): &Case) -> Result<Outcome, TestCaseError> {
     let base = if *rcrt { "rcrt/baseline.toml" } else { "office40.toml" };
     // Traffic from 5 s, so that the short runs below carry some; 20-byte payloads fit every
@@ -162,23 +154,9 @@ fn one_case((rcrt, protocol, picks): &Case) -> Result<Outcome, TestCaseError> {
 fn edge_values_give_errors_or_clean_runs_never_panics() {
     let cases = std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(48);
     let mut runner = TestRunner::new(ProptestConfig { cases, ..ProptestConfig::default() });
-    let counts = std::cell::RefCell::new([0usize; 3]);
-    let result = runner.run(&overrides(), |case| {
-        let outcome = one_case(&case)?;
-        counts.borrow_mut()[outcome as usize] += 1;
-        Ok(())
-    });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    let [refused, run_error, ran] = *counts.borrow();
-    let total = refused + run_error + ran;
-    eprintln!("{ran} of {total} cases ran ({refused} refused at load, {run_error} refused at run time)");
     // The floor is a statement about the generator, meaningful over enough cases: about half
     // of the cases run, so fewer than a fifth of 40 or more has a chance of about 10^-6.
-    if total >= 40 {
-        assert!(ran * 5 >= total, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
-    }
+    run_counting(&mut runner, &overrides(), 5, |case| one_case(&case).map(Some));
 }
 
 /// The radio's link parameters are checked when the scenario loads, and the error names the key.

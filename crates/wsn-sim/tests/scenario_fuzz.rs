@@ -16,6 +16,8 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 
+mod common;
+use common::{run_counting, Outcome};
 use proptest::prelude::*;
 use proptest::test_runner::{TestCaseError, TestRunner};
 use toml_edit::{DocumentMut, Item, Value};
@@ -287,14 +289,6 @@ fn mutate(text: &str, m: &Mutation) -> Option<(String, String)> {
     }
 }
 
-/// How one case ended.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum Outcome {
-    Refused,
-    RunError,
-    Ran,
-}
-
 /// Load `text` as the file at `path`; when it loads, shorten it to [`RUN_S`] seconds and run
 /// it. Errors must say something.
 fn load_and_run(path: &Path, text: &str) -> Result<Outcome, String> {
@@ -386,20 +380,5 @@ fn mutated_scenarios_are_refused_or_run_never_panic() {
         failure_persistence: None,
         ..ProptestConfig::default()
     });
-    let counts = std::cell::RefCell::new([0usize; 3]);
-    let result = runner.run(&(0..files.len(), mutation()), |(file, m)| {
-        if let Some(outcome) = one_case(&files, file, &m)? {
-            counts.borrow_mut()[outcome as usize] += 1;
-        }
-        Ok(())
-    });
-    if let Err(e) = result {
-        panic!("{e}");
-    }
-    let [refused, run_error, ran] = *counts.borrow();
-    let total = refused + run_error + ran;
-    eprintln!("{ran} of {total} mutated scenarios ran ({refused} refused at load, {run_error} at run time)");
-    if total >= 40 {
-        assert!(ran * 4 >= total, "only {ran} of {total} cases ran ({refused} refused, {run_error} run errors)");
-    }
+    run_counting(&mut runner, &(0..files.len(), mutation()), 4, |(file, m)| one_case(&files, file, &m));
 }
