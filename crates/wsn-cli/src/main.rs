@@ -326,20 +326,7 @@ fn run_cli(cli: Cli) -> Result<()> {
             if sc.output.trace || sc.output.pcap {
                 // office40's hour (40 nodes at 1 pkt/s) writes 66 MB of trace.csv and 83 MB of
                 // frames.pcap: about 0.5 kB per node and simulated second for each.
-                use wsn_sim::topology::Placement;
-                let nodes = match &sc.topology.layout {
-                    Placement::Grid { nodes, .. }
-                    | Placement::Uniform { nodes, .. }
-                    | Placement::Random { nodes, .. }
-                    | Placement::Chain { nodes, .. } => *nodes,
-                    // Rows of the positions file (the header line left out); 0 if unreadable,
-                    // which the run reports itself.
-                    Placement::File { path } => sc
-                        .resolve("topology.layout.path", path)
-                        .ok()
-                        .and_then(|p| std::fs::read_to_string(p).ok())
-                        .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count().saturating_sub(1)),
-                };
+                let nodes = sc.layout_nodes();
                 let node_s = nodes as f64 * sc.duration_s;
                 let files = usize::from(sc.output.trace) + usize::from(sc.output.pcap);
                 let gb = node_s * 500.0 * files as f64 / 1e9;

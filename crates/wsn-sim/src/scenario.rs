@@ -826,25 +826,30 @@ impl Scenario {
         Ok(sc)
     }
 
-    /// The packets the flows' applications generate over the run, as their rates, sources, start
-    /// and stop times and counts say (IFRC's flows, paced by the rate controller, left out). A
-    /// flow to `"all"` counts every node but the sinks, as many as the layout has (read from a
-    /// positions file; taken as 1 when the file cannot be read, which the run reports).
-    fn offered_packets(&self) -> f64 {
+    /// The number of nodes the layout places: its `nodes`, or the rows of its positions file
+    /// (the header line left out; 0 when the file cannot be read, which a run reports itself).
+    /// For estimates made before the topology is built.
+    pub fn layout_nodes(&self) -> usize {
         use crate::topology::Placement;
-        let nodes = match &self.topology.layout {
+        match &self.topology.layout {
             Placement::Grid { nodes, .. }
             | Placement::Uniform { nodes, .. }
             | Placement::Random { nodes, .. }
             | Placement::Chain { nodes, .. } => *nodes,
-            // Rows of the positions file, its header line left out.
             Placement::File { path } => self
                 .resolve("topology.layout.path", path)
                 .ok()
                 .and_then(|p| std::fs::read_to_string(p).ok())
                 .map_or(0, |t| t.lines().filter(|l| !l.trim().is_empty()).count().saturating_sub(1)),
-        };
-        let all = nodes.saturating_sub(self.topology.sinks.len()).max(1);
+        }
+    }
+
+    /// The packets the flows' applications generate over the run, as their rates, sources, start
+    /// and stop times and counts say (IFRC's flows, paced by the rate controller, left out). A
+    /// flow to `"all"` counts every node but the sinks, as many as the layout has (read from a
+    /// positions file; taken as 1 when the file cannot be read, which the run reports).
+    fn offered_packets(&self) -> f64 {
+        let all = self.layout_nodes().saturating_sub(self.topology.sinks.len()).max(1);
         let mut total = 0.0;
         for f in &self.flows {
             let Some(rate) = f.rate_pps.filter(|_| !matches!(self.protocol, ProtocolConfig::Ifrc(_))) else {
