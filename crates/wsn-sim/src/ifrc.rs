@@ -147,6 +147,9 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     if let Some(v) = c.rules_after_queue_check {
         cfg.rules_after_queue_check = v;
     }
+    if let Some(v) = c.start_with_traffic {
+        cfg.start_with_traffic = v;
+    }
     match c.queue_average.as_deref() {
         None => {}
         Some("float") => cfg.queue_average = QueueAverage::Float,
@@ -201,14 +204,18 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     Ok(cfg)
 }
 
-/// The agent factory of an IFRC run. `node_sink[i]` is the tree node `i` sends on.
+/// The agent factory of an IFRC run. `node_sink[i]` is the tree node `i` sends on;
+/// `traffic_start` is the first flow's start, where the agents' rate control begins when the
+/// profile starts it with the traffic ([`IfrcConfig::start_with_traffic`]; otherwise at 0).
 pub fn agent_factory(
     c: &IfrcScenario,
     mac: &MacConfig,
     node_sink: &[Option<NodeId>],
     sinks: &[NodeId],
+    traffic_start: Instant,
 ) -> Result<AgentFactory, RunError> {
     let cfg = config(c, mac)?;
+    let start = if cfg.start_with_traffic { traffic_start } else { Instant::ZERO };
     let n = node_sink.len();
     let mut weights = vec![1.0; n];
     let mut named: std::collections::BTreeMap<usize, &str> = std::collections::BTreeMap::new();
@@ -244,7 +251,7 @@ pub fn agent_factory(
         let role =
             if sinks.contains(&id) { Role::BaseStation } else { Role::Node { sink: node_sink[i].unwrap_or(sinks[0]) } };
         let fwd = ForwarderConfig { queue_capacity: cfg.queue_capacity, ..fwd.clone() };
-        let mut a = IfrcAgent::new(id, role, cfg.clone(), fwd, Instant::ZERO);
+        let mut a = IfrcAgent::new(id, role, cfg.clone(), fwd, start);
         a.set_weight(weights[i]);
         if node_sink[i].is_none() && sinks.len() > 1 {
             a.set_relay_sinks(sinks.clone());

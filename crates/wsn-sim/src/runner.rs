@@ -846,7 +846,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             for f in flows.iter().rev() {
                 node_sink[f.source.index()] = Some(f.sink);
             }
-            Some(crate::ifrc::agent_factory(c, &mac, &node_sink, &sinks)?)
+            // The first flow's start (0 without flows): where the reference-code profile's
+            // rate control begins.
+            let first = flows.iter().map(|f| f.start).min().unwrap_or(Instant::ZERO);
+            Some(crate::ifrc::agent_factory(c, &mac, &node_sink, &sinks, first)?)
         }
         _ => None,
     };

@@ -298,6 +298,10 @@ pub struct IfrcScenario {
     /// reference-code profile's: whole hundredths of a packet, truncated at every update; needs a
     /// `w_q` that is a whole number of hundredths).
     pub queue_average: Option<String>,
+    /// Start every node's rate controller and the base station's control packets at the first
+    /// flow's start instead of at boot (the authors' code; on in the reference-code profile, off
+    /// in the paper profile, whose silent nodes adapt from boot).
+    pub start_with_traffic: Option<bool>,
 }
 
 /// RCRT options.

@@ -209,6 +209,18 @@ pub struct IfrcConfig {
     /// [AMBIG-20 → chosen: motes boot at different times; CODE usc-ifrc: RateControlM.nc,
     /// random first period]
     pub random_start_phase: bool,
+    /// Rate control starts together with the traffic: every node's rate timer and the base
+    /// station's control packets begin at the first flow's start, not at boot. The driver reads
+    /// this and creates the agents at that instant. Under the paper profile (false) nodes adapt
+    /// from boot, silent or not [AMBIG-15 → chosen spec §9.3]. The authors' code starts its
+    /// SendTimer (and at the base station its BeaconTimer) only once routing has settled, and
+    /// from then every node sends on every tick, so its rate control never runs without traffic
+    /// [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired; ApplM.nc SendReady.sendReady].
+    /// With the code's no-growth-above-the-parent rule this matters: a controller running before
+    /// any data flows lets only the base station's children grow (they hear its control
+    /// packets; a deeper node hears its parent only in data), which put them about 600 s of slow
+    /// start ahead of the rest in a run whose traffic started at 600 s.
+    pub start_with_traffic: bool,
 }
 
 impl Default for IfrcConfig {
@@ -253,6 +265,7 @@ impl IfrcConfig {
             grow_only_below_parent: false,
             generation: Generation::SeparateTimer,
             random_start_phase: true,
+            start_with_traffic: false,
         };
         match profile {
             Profile::Paper => paper,
@@ -297,6 +310,9 @@ impl IfrcConfig {
                 grow_only_below_parent: true,
                 // [CODE usc-ifrc: RateControlM.nc SendTimer.fired] `weight` sends per tick.
                 generation: Generation::PerTick,
+                // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired starts SendTimer
+                // and BeaconTimer; ApplM.nc sends on every SendReady]
+                start_with_traffic: true,
                 ..paper
             },
         }

@@ -99,6 +99,9 @@
 //!   heard);
 //! - rate changes do not move the pending tick (one-shot timer re-armed at 1/r);
 //! - weighted fairness as w slots back to back on each rate tick;
+//! - rate control starts with the traffic (the driver creates the agents at the first flow's
+//!   start: the code's timers start once routing has settled, and every node then sends on every
+//!   tick; [`IfrcConfig::start_with_traffic`]); the paper profile adapts from boot (AMBIG-15);
 //! - base station: r_b starts and is capped at 60 pkt/s (BANDWIDTH), increases with slope 2δ,
 //!   sends its periodic control packet on a timer of 3 / r_maxchild (BEACONFACTOR; 10 s when
 //!   that rate is below 3·r_init; first one after 3 s), sends 4 immediate copies after a child
