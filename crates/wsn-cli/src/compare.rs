@@ -168,36 +168,53 @@ pub(crate) fn section(
 ) -> Result<()> {
     let get = |k: &str| runs.get(k).with_context(|| format!("run {k} missing"));
     writeln!(md, "## RCRT vs IFRC on the same 30 nodes (RCRT paper §4.2.5, Fig. 15)\n")?;
+    // The collection header, RCRT's data header, IFRC's header and the application's flow and
+    // sequence number under IFRC (the best-effort header).
+    let (coll, rh) = (wsn_wire::collection::HEADER_LEN, wsn_wire::rcrt::DATA_HEADER_LEN);
+    let (ih, app) = (wsn_wire::ifrc::HEADER_LEN, wsn_wire::besteffort::HEADER_LEN);
     writeln!(
         md,
         "Network: `data/topologies/office30.csv` (the first 30 nodes of the office floor) at −8 dBm. RCRT: fair policy, \
          dynamic MultiHopLQI, applications always have data. IFRC: MultiHopLQI frozen at 600 s (\"an empirically good \
          tree\"). Traffic from 600 s. (a) same MAC: both on `ifrc2006` (software ACKs, promiscuous; RCRT keeps its own frames: \
-         14 + 8 header bytes and its payload); (b) paper's setting: RCRT on `tinyos1_tenet` (hardware ACKs), IFRC on `ifrc2006`.\n"
+         {coll} + {rh} header bytes and its payload); (b) paper's setting: RCRT on `tinyos1_tenet` (hardware ACKs), IFRC on \
+         `ifrc2006`.\n"
     )?;
     {
         // What every run shares and where they differ, read from the runs themselves.
         let ifrc_run = get("cmp-ifrc/paper")?;
         let end = ifrc_run.summary.sim_seconds;
         let start = ifrc_run.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
-        let rcrt_payload = get("cmp-rcrt-hw/paper")?.network.flows().first().map_or(0, |f| f.payload_bytes);
+        let first_flow = |k: &str| -> Result<(usize, f64)> {
+            let f = get(k)?.network.flows().first().with_context(|| format!("run {k} has no flow"))?;
+            // The offered rate from the packet interval, to a thousandth of a packet per second.
+            Ok((f.payload_bytes, (1000.0 / f.interval.as_secs_f64()).round() / 1000.0))
+        };
+        let (rcrt_payload, offered) = first_flow("cmp-rcrt-hw/paper")?;
+        let (small_payload, _) = first_flow("cmp-rcrt-hw-small/paper")?;
+        let (ifrc_payload, _) = first_flow("cmp-ifrc/paper")?;
+        let ifrc_parts = if ifrc_payload > 0 {
+            format!("{coll} + {ih} + {app} + {ifrc_payload}")
+        } else {
+            format!("{coll} + {ih} + {app}")
+        };
         let queue = |preset: &str| wsn_sim::mac::MacConfig::preset(preset).map_or(0, |m| m.queue_capacity);
-        // The collection header and RCRT's data header (wsn-wire: collection::HEADER_LEN,
-        // rcrt::DATA_HEADER_LEN).
-        let (coll, rh) = (14, 8);
         writeln!(
             md,
             "Every run: the same 30 nodes, radio power, noise trace and run seed, {n} flows (every node but the sink \
              to the sink), traffic from {start:.0} s to {end:.0} s ({:.0} s); goodputs, rates and control over that \
              window, the \"second half\" from {:.0} s. Data packets: RCRT {} bytes ({coll} + {rh} + {rcrt_payload}; \
-             the 32-byte variant {coll} + {rh} + 10), IFRC 32 ({coll} + 12 + 6). Forwarding queues: {} packets on \
-             `tinyos1_tenet`, {} on `ifrc2006`. RCRT's applications always have data (4 pkt/s offered); IFRC's \
-             sources send at their rate r_i.\n",
+             the small-packet variant {} = {coll} + {rh} + {small_payload}), IFRC {} ({ifrc_parts}). Forwarding \
+             queues: {} packets on `tinyos1_tenet`, {} on `ifrc2006`. RCRT's applications always have data ({} pkt/s \
+             offered); IFRC's sources send at their rate r_i.\n",
             end - start,
             (start + end) / 2.0,
             coll + rh + rcrt_payload,
+            coll + rh + small_payload,
+            coll + ih + app + ifrc_payload,
             queue("tinyos1_tenet"),
             queue("ifrc2006"),
+            offered,
             n = ifrc_run.network.flows().len(),
         )?;
     }

@@ -149,6 +149,13 @@ fn check_compare_seed(dir: &Path) {
     let report = std::fs::read_to_string(dir.join("report.md")).unwrap();
     let table = compare_table(&report);
     assert_eq!(table.len(), 10, "{}: two profiles of five runs each", dir.display());
+    // The set-up paragraph describes the runs' own packets and offered load (scenarios/compare/).
+    for said in [
+        "Data packets: RCRT 86 bytes (14 + 8 + 64; the small-packet variant 32 = 14 + 8 + 10), IFRC 32 (14 + 12 + 6).",
+        "RCRT's applications always have data (4 pkt/s offered)",
+    ] {
+        assert!(report.contains(said), "{}: the report does not say `{said}`", dir.display());
+    }
     let run = |name: &str, mac: &str| -> ([f64; 3], u64) {
         let r = table.iter().find(|r| r.0 == name && r.1 == mac);
         let r = r.unwrap_or_else(|| panic!("{}: no row {name} on {mac}", dir.display()));
