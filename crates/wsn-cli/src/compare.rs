@@ -295,9 +295,9 @@ pub(crate) fn section(
     let (ifrc, ifrc_rate, ifrc_drops) = g("cmp-ifrc/paper");
     let (hw, hw_rate, _) = g("cmp-rcrt-hw/paper");
     let (sw, sw_rate, _) = g("cmp-rcrt-sw/paper");
-    let (hw_c, _, _) = g("cmp-rcrt-hw/reference_code");
-    let (sw_c, _, _) = g("cmp-rcrt-sw/reference_code");
-    let (ifrc_c, _, _) = g("cmp-ifrc/reference_code");
+    let (hw_c, hw_rate_c, _) = g("cmp-rcrt-hw/reference_code");
+    let (sw_c, sw_rate_c, _) = g("cmp-rcrt-sw/reference_code");
+    let (ifrc_c, ifrc_rate_c, _) = g("cmp-ifrc/reference_code");
     let (small, _, _) = g("cmp-rcrt-hw-small/paper");
     let (small_c, _, _) = g("cmp-rcrt-hw-small/reference_code");
     let ifrc_min = runs.get("cmp-ifrc/paper").map_or(f64::NAN, |r| r.summary.totals.min_goodput_pps);
@@ -306,7 +306,8 @@ pub(crate) fn section(
         "\nGoodput ratio RCRT / IFRC (paper profiles): (a) same MAC **{:.2}** (paper ≈ 1.7, a goodput ratio), (b) paper's \
          setting **{:.2}** (the paper gives no goodput ratio for this setting). Allocated-rate ratios (RCRT's allocated \
          rate over IFRC's r_i, paper profiles): (a) {:.2} (the paper gives none), (b) {:.2} (paper 2.8 = 0.824 / 0.293 \
-         pkt/s, its mean rates). Goodput ratios, reference-code profiles: (a) {:.2}, (b) {:.2}. Best fixed fair \
+         pkt/s, its mean rates). Goodput ratios, reference-code profiles: (a) {:.2}, (b) {:.2}; their allocated-rate \
+         ratios: (a) {:.2}, (b) {:.2}. Best fixed fair \
          best-effort rate on IFRC's tree: R = {best_s} (goodput {best_gp:.3}{}); IFRC's mean reaches {:.0} % of it, its slowest \
          node {:.0} %. With IFRC's 32-byte packets RCRT (hardware ACKs) gets {small:.3} pkt/s (ratio {:.2}; reference-code \
          profiles {:.2}).\n",
@@ -316,6 +317,8 @@ pub(crate) fn section(
         hw_rate / ifrc_rate,
         sw_c / ifrc_c,
         hw_c / ifrc_c,
+        sw_rate_c / ifrc_rate_c,
+        hw_rate_c / ifrc_rate_c,
         crate::reproduce::knee_note(&pts, best),
         100.0 * ifrc / best_gp,
         100.0 * ifrc_min / best_gp,
@@ -403,22 +406,21 @@ pub(crate) fn section(
         "RCRT (hardware ACKs) with IFRC's 32-byte packets / IFRC (with --rcrt-payload-bytes below 10 the other RCRT \
          runs' packets are the smaller ones)",
     );
-    rows.push(row(
+    both(
         "rcrt_over_ifrc_same_mac_rate",
         "—",
         sw_rate / ifrc_rate,
-        "ratio",
-        "mean allocated rate per node, both with software ACKs, paper profiles (the paper gives no rate ratio here: \
-         its 1.7 is a goodput ratio, compared in rcrt_over_ifrc_same_mac)",
-    ));
-    rows.push(row(
+        sw_rate_c / ifrc_rate_c,
+        "mean allocated rate per node, both with software ACKs (the paper gives no rate ratio here: its 1.7 is a \
+         goodput ratio, compared in rcrt_over_ifrc_same_mac)",
+    );
+    both(
         "rcrt_over_ifrc_paper_mac_rate",
-        2.8,
+        "2.8",
         hw_rate / ifrc_rate,
-        "ratio",
-        "mean allocated rate per node, RCRT hardware ACKs vs IFRC software ACKs, paper profiles (paper 0.824 / 0.293 \
-         pkt/s)",
-    ));
+        hw_rate_c / ifrc_rate_c,
+        "mean allocated rate per node, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293 pkt/s)",
+    );
     rows.push(row(
         "cmp_ifrc_mean_goodput_pps",
         "—",

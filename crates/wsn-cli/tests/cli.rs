@@ -173,16 +173,15 @@ fn check_compare_seed(dir: &Path) {
         let frozen = run(&format!("RCRT frozen tree ({p} profile)"), "tinyos1_tenet").0;
         let ifrc = run(&format!("IFRC ({p} profile)"), "ifrc2006").0;
         // (key, numerator, denominator, column: 0 mean goodput, 1 second half, 2 mean rate)
-        let mut derived = vec![
+        let derived = [
             ("rcrt_over_ifrc_same_mac", sw, 0),
             ("rcrt_over_ifrc_paper_mac", hw, 0),
             ("rcrt_over_ifrc_paper_mac_steady", hw, 1),
             ("rcrt_frozen_tree_over_ifrc", frozen, 0),
             ("rcrt_small_packets_over_ifrc", small, 0),
+            ("rcrt_over_ifrc_same_mac_rate", sw, 2),
+            ("rcrt_over_ifrc_paper_mac_rate", hw, 2),
         ];
-        if p == "paper" {
-            derived.extend([("rcrt_over_ifrc_same_mac_rate", sw, 2), ("rcrt_over_ifrc_paper_mac_rate", hw, 2)]);
-        }
         for (key, num, col) in derived {
             let key = format!("{key}{sfx}");
             match n.get(&key) {
