@@ -562,14 +562,15 @@ mod tests {
     use wsn_sim::runner::{run, RunOptions};
     use wsn_sim::scenario::{builtin_base, Scenario};
 
-    /// The sink's control rate counts the control packets sent while traffic flows only: the
-    /// reference-code base station sends on a timer from time 0, and the packets it sent before
-    /// the first flow started were once divided by the traffic time.
+    /// The sink's control rate counts the control packets sent while traffic flows only: a
+    /// reference-code base station whose rate control runs from boot (`start_with_traffic =
+    /// false`; the profile itself starts it with the traffic) sends on a timer from time 0, and
+    /// the packets it sent before the first flow started were once divided by the traffic time.
     #[test]
     fn sink_control_rate_leaves_out_packets_sent_before_the_traffic() {
         let text = "name = \"t\"\nduration_s = 600.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
                     [mac]\npreset = \"ifrc2006\"\n[protocol]\nkind = \"ifrc\"\nprofile = \"reference_code\"\n\
-                    [[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 300.0\n[output]\ntimeseries_bin_s = 10.0\n";
+                    start_with_traffic = false\n[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 300.0\n[output]\ntimeseries_bin_s = 10.0\n";
         let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
         let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
         let sent = r.summary.totals.protocol_counters.get("control_sent").copied().unwrap_or(0);
