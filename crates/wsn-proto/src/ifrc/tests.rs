@@ -1135,6 +1135,42 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
     assert!(!b.wants_to_send(), "no broadcast without a decrease of r_b");
 }
 
+/// [CODE usc-ifrc: RateControlM.nc bsIFRCRules, BeaconTimer.fired, incrementBSRLocal] the code's
+/// base station raises r_b only at its control packets: right after a cut by 2δ/r_b (one period
+/// at the lowered rate), so that the four copies carry r_child·(1 + 2ε) rather than r_child, and
+/// at each periodic packet by 2δ × the period that ended, at least by 0.001 pkt/s; it keeps no
+/// rate timer of its own.
+#[test]
+fn reference_code_base_station_raises_r_b_at_its_control_packets() {
+    let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+    let (mut b, mut c) = bs_with(0, cfg.clone());
+    let t = Instant::from_secs(5);
+    b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.5, 9.0)));
+    let rc = wire::quantize_rate(0.5);
+    let delta = cfg.epsilon * rc * rc;
+    let raised = rc + 2.0 * delta / rc;
+    assert!(close(b.rate_pps(), raised), "{} vs {raised}", b.rate_pps());
+    let mut copies = 0;
+    while let Some(f) = b.poll_frame(t, &mut c) {
+        assert_eq!(header_of(&f.payload).rate_pps, wire::quantize_rate(raised), "copies carry the raised r_b");
+        b.handle_send_done(t, &mut c, &done(f.dst));
+        copies += 1;
+    }
+    assert_eq!(copies, 4);
+    // No rate timer: the next expiry is the control packet 1/r_b later, and r_b holds until it.
+    let next = t + Duration::from_secs_f64(1.0 / raised);
+    assert_eq!(b.poll_timeout(), Some(next));
+    b.handle_timeout(next, &mut c);
+    let period = next.saturating_since(t).as_secs_f64();
+    assert!(close(b.rate_pps(), raised + 2.0 * delta * period), "{}", b.rate_pps());
+    assert_eq!(flush_control(&mut b, &mut c, next), 1);
+    assert_eq!(b.stats().ticks, 0);
+    // A cut to a low rate: 2δ/r = 2ε·r is below the code's smallest step.
+    let (mut b, mut c) = bs_with(0, cfg);
+    b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.03, 9.0)));
+    assert!(close(b.rate_pps(), wire::quantize_rate(0.03) + 0.001), "{}", b.rate_pps());
+}
+
 #[test]
 fn node_hears_base_station_control_as_parent() {
     let (mut a, mut c) = node(5, 0);
