@@ -384,6 +384,9 @@ impl IfrcAgent {
             _ => None,
         };
         let next_control = match (role, cfg.bs_trigger) {
+            // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] a beacon at once, and
+            // the timer from there.
+            (Role::BaseStation, BsTrigger::Timer) if cfg.bs_control_at_start => Some(now),
             // The first periodic control packet assumes a fastest child at 1 pkt/s.
             // [CODE usc-ifrc: RateControlM.nc setBS]
             (Role::BaseStation, BsTrigger::Timer) => Some(now + Duration::from_secs_f64(f64::from(cfg.bs_m))),

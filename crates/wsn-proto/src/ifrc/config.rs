@@ -194,6 +194,11 @@ pub struct IfrcConfig {
     /// only). [CODE usc-ifrc: RateControlM.nc incrementBSRLocal, "at least" RESOLUTION/1000 =
     /// 0.001 pkt/s; the paper names none: 0]
     pub bs_min_step_pps: f64,
+    /// The base station sends its first periodic control packet as soon as rate control starts,
+    /// then on its timer ([`BsTrigger::Timer`] only). [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired:
+    /// sendBeacon(1), then BeaconTimer.start; PAPER §4.1.4 (false): the first one after m
+    /// packets of the fastest child; with the timer, after its first period]
+    pub bs_control_at_start: bool,
     /// δ from ε. [AMBIG-7]
     pub delta_rule: DeltaRule,
     /// Slow-start exit on the parent's rate. [AMBIG-8]
@@ -272,6 +277,7 @@ impl IfrcConfig {
             multi_bs_fix: true,
             bs_increase_at_control: false,
             bs_min_step_pps: 0.0,
+            bs_control_at_start: false,
             delta_rule: DeltaRule::PerDecrease,
             slow_start_exit: SlowStartExit::Recommended,
             sharing: Sharing::Crossing,
@@ -320,6 +326,8 @@ impl IfrcConfig {
                 // and bsIFRCRules only] r_b rises at control packets, at least 0.001 pkt/s.
                 bs_increase_at_control: true,
                 bs_min_step_pps: 0.001,
+                // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
+                bs_control_at_start: true,
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

@@ -104,9 +104,10 @@
 //!   tick; [`IfrcConfig::start_with_traffic`]); the paper profile adapts from boot (AMBIG-15);
 //! - base station: r_b starts and is capped at 60 pkt/s (BANDWIDTH), increases with slope 2δ,
 //!   sends its periodic control packet on a timer of 3 / r_maxchild (BEACONFACTOR; 10 s when
-//!   that rate is below 3·r_init; first one after 3 s), sends 4 immediate copies after a child
-//!   crossing that lowers r_b and re-arms its timer at 1/r_b, and puts the real congested
-//!   child's rate, not r_b, in the child-rate field (no multi-BS fix);
+//!   that rate is below 3·r_init; one as soon as rate control starts and the next 3 s later:
+//!   RouteStabilizeTimer.fired, [`IfrcConfig::bs_control_at_start`]), sends 4 immediate copies
+//!   after a child crossing that lowers r_b and re-arms its timer at 1/r_b, and puts the real
+//!   congested child's rate, not r_b, in the child-rate field (no multi-BS fix);
 //! - base station: r_b rises only at its control packets, with no timer of its own: at each
 //!   periodic one by 2δ × the period that ended (at least 0.001 pkt/s), and right after a cut by
 //!   2δ/r_b, before the immediate copies, which carry the raised value

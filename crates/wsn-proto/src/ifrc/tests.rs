@@ -1113,8 +1113,14 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
     let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
     let (mut b, mut c) = bs_with(0, cfg);
     assert_eq!(b.rate_pps(), 60.0);
+    // A beacon as soon as rate control starts [CODE usc-ifrc: RateControlM.nc
+    // RouteStabilizeTimer.fired], the next one 3 / (1 pkt/s) later [setBS, BEACONFACTOR].
+    assert_eq!(b.poll_timeout(), Some(Instant::ZERO));
+    run_timers(&mut b, &mut c, Instant::ZERO);
+    assert_eq!(flush_control(&mut b, &mut c, Instant::ZERO), 1, "a beacon at the start");
+    assert_eq!(b.poll_timeout(), Some(Instant::from_secs(3)));
     run_timers(&mut b, &mut c, Instant::from_secs(3));
-    assert!(b.wants_to_send(), "first beacon after 3 / (1 pkt/s)");
+    assert!(b.wants_to_send(), "the second beacon after 3 / (1 pkt/s)");
     let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
     assert_eq!(header_of(&f.payload).child_rate_pps, 0.0, "no multi-BS fix");
     b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
