@@ -330,6 +330,8 @@ pub struct IfrcAgent {
     // Base station.
     pending_control: u8,
     next_control: Option<Instant>,
+    /// When r_b was last raised ([`IfrcConfig::bs_increase_at_control`]).
+    bs_last_raise: Instant,
     control_seq: u16,
     in_flight: InFlight,
     events: VecDeque<AgentEvent>,
@@ -368,14 +370,23 @@ impl IfrcAgent {
             Role::BaseStation => (cfg.bs_initial_rate_pps.min(cfg.max_rate_pps), Mode::Additive),
         };
         let p = period(rate);
-        let (next_tick, last_tick, phase_pending) =
-            if cfg.random_start_phase { (now, now, true) } else { (now + p, now, false) };
+        let (next_tick, last_tick, phase_pending) = if matches!(role, Role::BaseStation) && cfg.bs_increase_at_control {
+            // No rate timer: r_b rises at control packets only.
+            (Instant::MAX, now, false)
+        } else if cfg.random_start_phase {
+            (now, now, true)
+        } else {
+            (now + p, now, false)
+        };
         let is_node = matches!(role, Role::Node { .. });
         let next_slot = match (is_node, cfg.generation) {
             (true, Generation::SeparateTimer) => Some(next_tick),
             _ => None,
         };
         let next_control = match (role, cfg.bs_trigger) {
+            // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] a beacon at once, and
+            // the timer from there.
+            (Role::BaseStation, BsTrigger::Timer) if cfg.bs_control_at_start => Some(now),
             // The first periodic control packet assumes a fastest child at 1 pkt/s.
             // [CODE usc-ifrc: RateControlM.nc setBS]
             (Role::BaseStation, BsTrigger::Timer) => Some(now + Duration::from_secs_f64(f64::from(cfg.bs_m))),
@@ -411,6 +422,7 @@ impl IfrcAgent {
             last_now: now,
             pending_control: 0,
             next_control,
+            bs_last_raise: now,
             control_seq: 0,
             in_flight: InFlight::None,
             // The starting rate, so that a rate trace begins where the rate does (r_init, or
@@ -564,9 +576,12 @@ impl IfrcAgent {
         self.rate = rate;
         self.events.push_back(AgentEvent::RateChanged { rate_pps: rate, level: self.avg_q });
         if self.next_tick == Instant::MAX {
-            // A parked base station timer restarts now that r_b can grow again.
-            self.last_tick = now;
-            self.next_tick = now + period(rate);
+            // A parked base station timer restarts now that r_b can grow again (none when r_b
+            // rises at control packets only).
+            if !self.bs_raises_at_control() {
+                self.last_tick = now;
+                self.next_tick = now + period(rate);
+            }
             return;
         }
         // [AMBIG-9 → chosen: the pending tick moves to last_tick + 1/r_new]
@@ -748,8 +763,28 @@ impl IfrcAgent {
         best
     }
 
+    /// The base station raises r_b at its control packets instead of on a 1/r_b timer.
+    fn bs_raises_at_control(&self) -> bool {
+        self.role == Role::BaseStation && self.cfg.bs_increase_at_control
+    }
+
+    /// Raise r_b by slope·δ × `secs`, at least by `bs_min_step_pps`, up to the cap, and note
+    /// `now` as the last raise [CODE usc-ifrc: RateControlM.nc incrementBSRLocal].
+    fn bs_raise(&mut self, now: Instant, secs: f64) {
+        let step = (self.cfg.bs_slope_factor * self.delta * secs).max(self.cfg.bs_min_step_pps);
+        let r = self.rate + step;
+        self.set_rate(now, r);
+        self.bs_last_raise = now;
+    }
+
     /// The base station's periodic control timer [CODE usc-ifrc: RateControlM.nc].
     fn control_timer(&mut self, t: Instant) {
+        if self.bs_raises_at_control() {
+            // [CODE usc-ifrc: RateControlM.nc BeaconTimer.fired] incrementBSRLocal over the
+            // period that just ended, then the beacon.
+            let secs = t.saturating_since(self.bs_last_raise).as_secs_f64();
+            self.bs_raise(t, secs);
+        }
         self.pending_control = self.pending_control.max(1);
         let rmax = self.fastest_fresh_child(t, |_| true).map_or(1.0, |(_, r)| r);
         let m = f64::from(self.cfg.bs_m.max(1));
@@ -922,6 +957,13 @@ impl IfrcAgent {
         // [CODE usc-ifrc: RateControlM.nc bsIFRCRules, inside `neighRLocal < rLocal`].
         if !decreased {
             return;
+        }
+        if self.bs_raises_at_control() {
+            // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] incrementBSRLocal(calTimerVal(rLocal))
+            // at the lowered rate, before the copies are stamped (calTimerVal: 10 s below r_init).
+            let r = self.rate;
+            let secs = if r < self.cfg.initial_rate_pps { 10.0 } else { 1.0 / r };
+            self.bs_raise(now, secs);
         }
         self.pending_control = self.pending_control.max(self.cfg.bs_immediate_copies);
         match self.cfg.bs_trigger {

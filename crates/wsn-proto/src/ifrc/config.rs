@@ -180,6 +180,25 @@ pub struct IfrcConfig {
     /// [PAPER §4.2: on in all experiments; AMBIG-13; CODE usc-ifrc: off, RateControlM.nc
     /// UpdateHdr]
     pub multi_bs_fix: bool,
+    /// The base station raises r_b only when it sends a control packet, never on a timer of its
+    /// own: at each periodic control packet by `bs_slope_factor`·δ × the time since the last
+    /// raise, and right after a child's crossing lowered it by `bs_slope_factor`·δ / r_b (one
+    /// period at the lowered rate), before the immediate copies go out, so that they carry the
+    /// raised value. [CODE usc-ifrc: RateControlM.nc BeaconTimer.fired calls
+    /// incrementBSRLocal(lastBSBeaconPeriod) before sendBeacon(1); bsIFRCRules calls
+    /// incrementBSRLocal(calTimerVal(rLocal)) between its two sendBeacon(2), and the header is
+    /// written when each copy reaches the head of the queue (UpdateHdr). PAPER §4.1.4: r_b
+    /// "increases additively", here on its own 1/r_b timer (false)]
+    pub bs_increase_at_control: bool,
+    /// Smallest raise of r_b at a control packet, pkt/s ([`IfrcConfig::bs_increase_at_control`]
+    /// only). [CODE usc-ifrc: RateControlM.nc incrementBSRLocal, "at least" RESOLUTION/1000 =
+    /// 0.001 pkt/s; the paper names none: 0]
+    pub bs_min_step_pps: f64,
+    /// The base station sends its first periodic control packet as soon as rate control starts,
+    /// then on its timer ([`BsTrigger::Timer`] only). [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired:
+    /// sendBeacon(1), then BeaconTimer.start; PAPER §4.1.4 (false): the first one after m
+    /// packets of the fastest child; with the timer, after its first period]
+    pub bs_control_at_start: bool,
     /// δ from ε. [AMBIG-7]
     pub delta_rule: DeltaRule,
     /// Slow-start exit on the parent's rate. [AMBIG-8]
@@ -256,6 +275,9 @@ impl IfrcConfig {
             bs_immediate_copies: 2,
             bs_slope_factor: 1.0,
             multi_bs_fix: true,
+            bs_increase_at_control: false,
+            bs_min_step_pps: 0.0,
+            bs_control_at_start: false,
             delta_rule: DeltaRule::PerDecrease,
             slow_start_exit: SlowStartExit::Recommended,
             sharing: Sharing::Crossing,
@@ -300,6 +322,12 @@ impl IfrcConfig {
                 bs_slope_factor: 2.0,
                 // [CODE usc-ifrc: RateControlM.nc UpdateHdr] the real child's rate.
                 multi_bs_fix: false,
+                // [CODE usc-ifrc: RateControlM.nc incrementBSRLocal, called from BeaconTimer.fired
+                // and bsIFRCRules only] r_b rises at control packets, at least 0.001 pkt/s.
+                bs_increase_at_control: true,
+                bs_min_step_pps: 0.001,
+                // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
+                bs_control_at_start: true,
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

@@ -104,9 +104,15 @@
 //!   tick; [`IfrcConfig::start_with_traffic`]); the paper profile adapts from boot (AMBIG-15);
 //! - base station: r_b starts and is capped at 60 pkt/s (BANDWIDTH), increases with slope 2δ,
 //!   sends its periodic control packet on a timer of 3 / r_maxchild (BEACONFACTOR; 10 s when
-//!   that rate is below 3·r_init; first one after 3 s), sends 4 immediate copies after a child
-//!   crossing that lowers r_b and re-arms its timer at 1/r_b, and puts the real congested
-//!   child's rate, not r_b, in the child-rate field (no multi-BS fix).
+//!   that rate is below 3·r_init; one as soon as rate control starts and the next 3 s later:
+//!   RouteStabilizeTimer.fired, [`IfrcConfig::bs_control_at_start`]), sends 4 immediate copies
+//!   after a child crossing that lowers r_b and re-arms its timer at 1/r_b, and puts the real
+//!   congested child's rate, not r_b, in the child-rate field (no multi-BS fix);
+//! - base station: r_b rises only at its control packets, with no timer of its own: at each
+//!   periodic one by 2δ × the period that ended (at least 0.001 pkt/s), and right after a cut by
+//!   2δ/r_b, before the immediate copies, which carry the raised value
+//!   ([`IfrcConfig::bs_increase_at_control`]; RateControlM.nc incrementBSRLocal, called from
+//!   BeaconTimer.fired and bsIFRCRules only).
 //!
 //! Not reproduced, because the code's header carries fields the paper's does not (rThresh,
 //! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2
@@ -123,9 +129,8 @@
 //! decLastCycle, when it pulls back an increase that overshot the parent's rate, which this
 //! in-tick cap does not: one fewer skipped halving in E3 of a quick run, none in E1); the
 //! code's MAC beyond what the `ifrc2006` MAC preset models (its tripled backoffs, software ACKs
-//! and the base station's shorter backoffs are modelled there). The BS's 2δ increase runs on
-//! every 1/r_b tick rather than only at beacon times, and the first tick is a uniform phase
-//! within 1/r rather than 1/(r_init·U[1, 2]).
+//! and the base station's shorter backoffs are modelled there). The first tick is a uniform
+//! phase within 1/r rather than 1/(r_init·U[1, 2]).
 //!
 //! **Analysis helpers.** [`stability_bounds`] gives the paper's bounds (5) and (6) on ε and
 //! [`ewma_burst_tolerance`] the burst that lifts the EWMA above a threshold (spec §11).

@@ -1113,8 +1113,14 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
     let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
     let (mut b, mut c) = bs_with(0, cfg);
     assert_eq!(b.rate_pps(), 60.0);
+    // A beacon as soon as rate control starts [CODE usc-ifrc: RateControlM.nc
+    // RouteStabilizeTimer.fired], the next one 3 / (1 pkt/s) later [setBS, BEACONFACTOR].
+    assert_eq!(b.poll_timeout(), Some(Instant::ZERO));
+    run_timers(&mut b, &mut c, Instant::ZERO);
+    assert_eq!(flush_control(&mut b, &mut c, Instant::ZERO), 1, "a beacon at the start");
+    assert_eq!(b.poll_timeout(), Some(Instant::from_secs(3)));
     run_timers(&mut b, &mut c, Instant::from_secs(3));
-    assert!(b.wants_to_send(), "first beacon after 3 / (1 pkt/s)");
+    assert!(b.wants_to_send(), "the second beacon after 3 / (1 pkt/s)");
     let f = b.poll_frame(Instant::ZERO, &mut c).unwrap();
     assert_eq!(header_of(&f.payload).child_rate_pps, 0.0, "no multi-BS fix");
     b.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
@@ -1133,6 +1139,42 @@ fn reference_code_base_station_uses_a_timer_and_four_copies() {
     b.handle_frame(Instant::from_secs(3), &mut c, &rx(4, SINK), &frame(4, 0, &hdr(rb + 1.0, 17.0)));
     assert_eq!(b.rate_pps(), rb);
     assert!(!b.wants_to_send(), "no broadcast without a decrease of r_b");
+}
+
+/// [CODE usc-ifrc: RateControlM.nc bsIFRCRules, BeaconTimer.fired, incrementBSRLocal] the code's
+/// base station raises r_b only at its control packets: right after a cut by 2δ/r_b (one period
+/// at the lowered rate), so that the four copies carry r_child·(1 + 2ε) rather than r_child, and
+/// at each periodic packet by 2δ × the period that ended, at least by 0.001 pkt/s; it keeps no
+/// rate timer of its own.
+#[test]
+fn reference_code_base_station_raises_r_b_at_its_control_packets() {
+    let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+    let (mut b, mut c) = bs_with(0, cfg.clone());
+    let t = Instant::from_secs(5);
+    b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.5, 9.0)));
+    let rc = wire::quantize_rate(0.5);
+    let delta = cfg.epsilon * rc * rc;
+    let raised = rc + 2.0 * delta / rc;
+    assert!(close(b.rate_pps(), raised), "{} vs {raised}", b.rate_pps());
+    let mut copies = 0;
+    while let Some(f) = b.poll_frame(t, &mut c) {
+        assert_eq!(header_of(&f.payload).rate_pps, wire::quantize_rate(raised), "copies carry the raised r_b");
+        b.handle_send_done(t, &mut c, &done(f.dst));
+        copies += 1;
+    }
+    assert_eq!(copies, 4);
+    // No rate timer: the next expiry is the control packet 1/r_b later, and r_b holds until it.
+    let next = t + Duration::from_secs_f64(1.0 / raised);
+    assert_eq!(b.poll_timeout(), Some(next));
+    b.handle_timeout(next, &mut c);
+    let period = next.saturating_since(t).as_secs_f64();
+    assert!(close(b.rate_pps(), raised + 2.0 * delta * period), "{}", b.rate_pps());
+    assert_eq!(flush_control(&mut b, &mut c, next), 1);
+    assert_eq!(b.stats().ticks, 0);
+    // A cut to a low rate: 2δ/r = 2ε·r is below the code's smallest step.
+    let (mut b, mut c) = bs_with(0, cfg);
+    b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.03, 9.0)));
+    assert!(close(b.rate_pps(), wire::quantize_rate(0.03) + 0.001), "{}", b.rate_pps());
 }
 
 #[test]
