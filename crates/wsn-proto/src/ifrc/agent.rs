@@ -1207,17 +1207,34 @@ impl NodeAgent for IfrcAgent {
         self.last_now = now;
         self.refresh_parent(ctx);
         if self.phase_pending {
-            // Random phase within the first period [AMBIG-20].
             self.phase_pending = false;
-            let u = f64::from(ctx.random_u32()) / 4_294_967_296.0;
             let p = period(self.rate);
-            self.next_tick = now + Duration::from_secs_f64(u * p.as_secs_f64());
-            self.last_tick = earlier(self.next_tick, p);
-            if self.next_slot.is_some() {
-                let ps = period(self.weight * self.rate);
-                let t = now + Duration::from_secs_f64(u * ps.as_secs_f64());
-                self.next_slot = Some(t);
-                self.last_slot = earlier(t, ps);
+            if self.cfg.code_first_tick {
+                // The code's jittered first period [CODE usc-ifrc: RateControlM.nc
+                // RouteStabilizeTimer.fired, calTimerVal]: rates in units of 10⁻⁴ pkt/s
+                // (RESOLUTION), the jitter k·SSVALUE/15 and the period in whole ms, truncated.
+                let k = u64::from(ctx.random_u32() & 0xF);
+                // Rounded to the nearest unit (no_std: no f64::round; rates are positive).
+                let units = |r: f64| ((r * 1e4 + 0.5) as u64).max(1);
+                let rate = units(self.rate) + k * units(self.cfg.initial_rate_pps) / 15;
+                let first = Duration::from_millis(10_000_000 / rate);
+                self.next_tick = now + first;
+                self.last_tick = earlier(self.next_tick, p);
+                if self.next_slot.is_some() {
+                    self.next_slot = Some(self.next_tick);
+                    self.last_slot = earlier(self.next_tick, period(self.weight * self.rate));
+                }
+            } else {
+                // Random phase within the first period [AMBIG-20].
+                let u = f64::from(ctx.random_u32()) / 4_294_967_296.0;
+                self.next_tick = now + Duration::from_secs_f64(u * p.as_secs_f64());
+                self.last_tick = earlier(self.next_tick, p);
+                if self.next_slot.is_some() {
+                    let ps = period(self.weight * self.rate);
+                    let t = now + Duration::from_secs_f64(u * ps.as_secs_f64());
+                    self.next_slot = Some(t);
+                    self.last_slot = earlier(t, ps);
+                }
             }
         }
         for _ in 0..MAX_CATCH_UP {

@@ -228,6 +228,13 @@ pub struct IfrcConfig {
     /// [AMBIG-20 → chosen: motes boot at different times; CODE usc-ifrc: RateControlM.nc,
     /// random first period]
     pub random_start_phase: bool,
+    /// With `random_start_phase`: the first rate tick comes after 1/(r + jitter) with the
+    /// code's jitter k·r_init/15, k drawn uniformly from 0…15 (25–50 s at r_init = 0.02 pkt/s),
+    /// in the code's integer units (rates in 10⁻⁴ pkt/s, periods in whole ms), instead of at a
+    /// uniform phase within 1/r. [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired,
+    /// jitter = ((Random.rand() & 0xF)·SSVALUE)/0xF, SendTimer.start(calTimerVal(rLocal +
+    /// jitter)); AMBIG-20 → chosen for the paper profile: a uniform phase (false)]
+    pub code_first_tick: bool,
     /// Rate control starts together with the traffic: every node's rate timer and the base
     /// station's control packets begin at the first flow's start, not at boot. The driver reads
     /// this and creates the agents at that instant. Under the paper profile (false) nodes adapt
@@ -287,6 +294,7 @@ impl IfrcConfig {
             grow_only_below_parent: false,
             generation: Generation::SeparateTimer,
             random_start_phase: true,
+            code_first_tick: false,
             start_with_traffic: false,
         };
         match profile {
@@ -341,6 +349,9 @@ impl IfrcConfig {
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired starts SendTimer
                 // and BeaconTimer; ApplM.nc sends on every SendReady]
                 start_with_traffic: true,
+                // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] first period
+                // 1/(r_init·(1 + k/15)), k = rand & 0xF.
+                code_first_tick: true,
                 ..paper
             },
         }

@@ -102,6 +102,8 @@
 //! - rate control starts with the traffic (the driver creates the agents at the first flow's
 //!   start: the code's timers start once routing has settled, and every node then sends on every
 //!   tick; [`IfrcConfig::start_with_traffic`]); the paper profile adapts from boot (AMBIG-15);
+//! - the first rate tick after 1/(r_init·(1 + k/15)), k uniform in 0…15 (25–50 s), in the code's
+//!   whole-ms periods, instead of a uniform phase within 1/r ([`IfrcConfig::code_first_tick`]);
 //! - base station: r_b starts and is capped at 60 pkt/s (BANDWIDTH), increases with slope 2δ,
 //!   sends its periodic control packet on a timer of 3 / r_maxchild (BEACONFACTOR; 10 s when
 //!   that rate is below 3·r_init; one as soon as rate control starts and the next 3 s later:
@@ -129,8 +131,7 @@
 //! decLastCycle, when it pulls back an increase that overshot the parent's rate, which this
 //! in-tick cap does not: one fewer skipped halving in E3 of a quick run, none in E1); the
 //! code's MAC beyond what the `ifrc2006` MAC preset models (its tripled backoffs, software ACKs
-//! and the base station's shorter backoffs are modelled there). The first tick is a uniform
-//! phase within 1/r rather than 1/(r_init·U[1, 2]).
+//! and the base station's shorter backoffs are modelled there).
 //!
 //! **Analysis helpers.** [`stability_bounds`] gives the paper's bounds (5) and (6) on ε and
 //! [`ewma_burst_tolerance`] the burst that lifts the EWMA above a threshold (spec §11).

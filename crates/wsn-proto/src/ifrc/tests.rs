@@ -1711,3 +1711,32 @@ fn a_relay_follows_the_best_path_tree() {
     assert_eq!(a.stats().foreign_tree_forwards, 1);
     assert_eq!(a.queue_len(), 1);
 }
+
+/// The reference-code profile's first rate tick comes after the code's jittered period
+/// 1/(r_init·(1 + k/15)), k = 0…15, in whole ms: 25–50 s at r_init = 0.02 pkt/s, one of 16
+/// values; the paper profile's is a uniform phase within 1/r_init, so earlier than 25 s too.
+#[test]
+fn reference_code_first_tick_takes_the_codes_jitter() {
+    let first = |cfg: IfrcConfig, seed: u32| {
+        let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
+        let start = Instant::from_secs(600);
+        let mut a = IfrcAgent::new(NodeId(3), Role::Node { sink: SINK }, cfg, fwd, start);
+        let mut ctx = Ctx { me: NodeId(3), parent: Some(SINK), learned: Vec::new(), rng: seed };
+        assert_eq!(a.poll_timeout(), Some(start), "the phase is drawn at the start");
+        a.handle_timeout(start, &mut ctx);
+        a.poll_timeout().expect("a first tick") - start
+    };
+    let code = IfrcConfig::for_profile(Profile::ReferenceCode);
+    let want: BTreeSet<u64> = (0..16u64).map(|k| 10_000_000 / (200 + k * 200 / 15)).collect();
+    let mut seen = BTreeSet::new();
+    for seed in 0..400 {
+        let d = first(code.clone(), seed);
+        assert_eq!(d.as_nanos() % 1_000_000, 0, "whole ms: {d:?}");
+        let ms = d.as_nanos() / 1_000_000;
+        assert!(want.contains(&ms), "{ms} ms is not one of the code's periods {want:?}");
+        seen.insert(ms);
+    }
+    assert_eq!(seen.len(), 16, "every k drawn: {seen:?}");
+    let paper = (0..400).map(|seed| first(IfrcConfig::default(), seed)).min().unwrap();
+    assert!(paper < Duration::from_secs(25), "the paper profile's uniform phase: earliest {paper:?}");
+}
