@@ -182,8 +182,9 @@ impl Default for NoiseCache {
 /// The per-node state the channel touches for every frame on the air. It lives apart from the
 /// rest of the node ([`Node`]), in one dense array (`Network::radios`). The fields every arrival
 /// reads share the first cache line; the frame the radio is locked on follows (read only for
-/// that frame and by the coins drawn against it), and the noise process and the coins (read at
-/// most once per noise slot or per coin) come last. An arrival that cannot be decoded touches
+/// that frame and by the coins drawn against it) in the second line, together with the start of
+/// its unchecked chunk and the coins, and the noise process (read at most once per noise slot)
+/// comes last. An arrival that cannot be decoded touches
 /// the first line only: the radio counts the frames on the air and sums their powers but keeps
 /// no list of them (see [`LockedFrame`]).
 #[derive(Debug)]
@@ -206,17 +207,20 @@ struct Radio {
     n_active: u32,
     /// The locked frame's details (second cache line).
     lock: LockedFrame,
-    /// The node's noise process.
-    noise: NodeNoise,
-    /// The node's reception coins (PRR, LQI, false ACKs).
-    rng: SimRng,
     /// `ns3` reception: start of the locked frame's unchecked chunk (its first bit, then the
     /// last check).
     chunk_since: Instant,
+    /// The node's reception coins (PRR, LQI, false ACKs).
+    rng: SimRng,
+    /// The node's noise process.
+    noise: NodeNoise,
 }
 
-// Every field an arrival reads fits the first cache line; the locked frame starts the second.
+// Every field an arrival reads fits the first cache line; the locked frame starts the second,
+// and what a check of the locked frame needs besides (the start of its unchecked chunk, the
+// coins) fills the rest of that line.
 const _: () = assert!(std::mem::offset_of!(Radio, lock) == 64);
+const _: () = assert!(std::mem::offset_of!(Radio, rng) + std::mem::size_of::<SimRng>() <= 128);
 
 impl Radio {
     fn new(noise: NodeNoise, rng: SimRng) -> Radio {
@@ -229,9 +233,9 @@ impl Radio {
             transmitting: false,
             n_active: 0,
             lock: LockedFrame { p_dbm: 0.0, lost: true, len: 0, p_mw: 0.0, n0_mw: 0.0 },
-            noise,
-            rng,
             chunk_since: Instant::ZERO,
+            rng,
+            noise,
         }
     }
     /// Noise plus every arrival on the air at this radio at `now`, mW: the noise sample of
