@@ -44,12 +44,13 @@ pub struct ChannelOptions {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`.
-    Mac { node: u32, gen: u32 },
+    /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`. (A node
+    /// index fits 16 bits, `topology::MAX_NODES`, which keeps the event at 8 bytes.)
+    Mac { node: u16, gen: u32 },
     /// End of `node`'s transmission.
     TxEnd { node: u32 },
     /// ACK decision at `node`.
-    AckCheck { node: u32, gen: u32 },
+    AckCheck { node: u16, gen: u32 },
     /// Agent timer of `node`.
     Agent { node: u32 },
     /// Beacon tick of tree `tree` at `node`.
@@ -65,6 +66,10 @@ pub(crate) enum Ev {
     /// Allocation-policy change number `change`.
     Policy { change: u32 },
 }
+
+// Eight bytes: an event-queue entry is 24 (see `engine`).
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
+const _: () = assert!(crate::topology::MAX_NODES <= u16::MAX as usize + 1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -1428,7 +1433,7 @@ impl Network {
         let m = &mut self.nodes[i].mac;
         m.gen = m.gen.wrapping_add(1);
         let gen = m.gen;
-        self.q.push(at, Ev::Mac { node: i as u32, gen });
+        self.q.push(at, Ev::Mac { node: i as u16, gen });
     }
 
     /// The end of the outage node `i`'s radio is in at `now`, if any.
@@ -1783,7 +1788,7 @@ impl Network {
             let gen = n.mac.gen.wrapping_add(1);
             n.mac.gen = gen;
             let wait = if self.mac.ack_in_frame { Duration::ZERO } else { Duration(self.mac.ack_latency_ns) };
-            self.q.push(now + wait, Ev::AckCheck { node: i as u32, gen });
+            self.q.push(now + wait, Ev::AckCheck { node: i as u16, gen });
         } else if self.mac.ack_in_frame {
             // TOSSIM: a broadcast's sendDone too comes 11 symbols after its end.
             self.send_done_after_delay(i, false);
@@ -1879,7 +1884,7 @@ impl Network {
             let d = draw(self.mac.congestion_backoff_of(n.sink), &mut n.rng_mac) + Duration(self.mac.ack_protection_ns);
             n.mac.gen = n.mac.gen.wrapping_add(1);
             n.stats.backoff_restarts += 1;
-            self.q.push(now + d, Ev::Mac { node: r as u32, gen: n.mac.gen });
+            self.q.push(now + d, Ev::Mac { node: r as u16, gen: n.mac.gen });
         }
         if am != AM_BEACON {
             let st = &mut self.nodes[r].stats;
