@@ -29,9 +29,19 @@ use wsn_proto::time::Instant;
 /// Buckets 0..=128 (the bit length of a `u128`).
 const BUCKETS: usize = 129;
 
+/// A waiting event with its key split into two words (`time`, `sequence`): with an 8-byte event
+/// an entry takes 24 bytes, where a `u128` field would align it to 32.
 struct Entry<E> {
-    key: u128,
+    time: u64,
+    seq: u64,
     event: E,
+}
+
+impl<E> Entry<E> {
+    #[inline]
+    fn key(&self) -> u128 {
+        (u128::from(self.time) << 64) | u128::from(self.seq)
+    }
 }
 
 /// Bucket of a key relative to `last`: the bit length of `key ⊕ last`.
@@ -73,7 +83,7 @@ impl<E> EventQueue<E> {
 
     #[inline]
     fn put(&mut self, e: Entry<E>) {
-        let b = bucket(e.key, self.last);
+        let b = bucket(e.key(), self.last);
         if b > 0 {
             self.nonempty |= 1 << (b - 1);
         }
@@ -82,12 +92,13 @@ impl<E> EventQueue<E> {
 
     /// Schedule `event` at `time`.
     pub fn push(&mut self, time: Instant, event: E) {
-        let key = (u128::from(time.0) << 64) | u128::from(self.next_seq);
+        let e = Entry { time: time.0, seq: self.next_seq, event };
         self.next_seq += 1;
+        let key = e.key();
         if key < self.last {
             self.rebase(key);
         }
-        self.put(Entry { key, event });
+        self.put(e);
         self.len += 1;
     }
 
@@ -115,7 +126,7 @@ impl<E> EventQueue<E> {
         let b = self.nonempty.trailing_zeros() as usize + 1;
         self.nonempty &= !(1 << (b - 1));
         let mut from = std::mem::take(&mut self.buckets[b]);
-        let min = from.iter().map(|e| e.key).min().expect("bucket marked non-empty");
+        let min = from.iter().map(|e| e.key()).min().expect("bucket marked non-empty");
         self.last = min;
         // Every key of bucket b agrees with the old and the new `last` above bit b − 1 and, being
         // ≥ min, lands in a bucket below b.
@@ -135,7 +146,7 @@ impl<E> EventQueue<E> {
         let e = self.buckets[0].pop().expect("settled");
         self.len -= 1;
         self.popped += 1;
-        Some((Instant((e.key >> 64) as u64), e.event))
+        Some((Instant(e.time), e.event))
     }
 
     /// Time of the earliest event.
@@ -143,7 +154,7 @@ impl<E> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        Some(Instant((self.buckets[0][0].key >> 64) as u64))
+        Some(Instant(self.buckets[0][0].time))
     }
     /// Events waiting.
     pub fn len(&self) -> usize {

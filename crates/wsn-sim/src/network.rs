@@ -44,12 +44,13 @@ pub struct ChannelOptions {
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Ev {
-    /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`.
-    Mac { node: u32, gen: u32 },
+    /// A MAC timer (backoff, load, guard, turnaround, ACK timeout, retry gap) of `node`. (A node
+    /// index fits 16 bits, `topology::MAX_NODES`, which keeps the event at 8 bytes.)
+    Mac { node: u16, gen: u32 },
     /// End of `node`'s transmission.
     TxEnd { node: u32 },
     /// ACK decision at `node`.
-    AckCheck { node: u32, gen: u32 },
+    AckCheck { node: u16, gen: u32 },
     /// Agent timer of `node`.
     Agent { node: u32 },
     /// Beacon tick of tree `tree` at `node`.
@@ -65,6 +66,10 @@ pub(crate) enum Ev {
     /// Allocation-policy change number `change`.
     Policy { change: u32 },
 }
+
+// Eight bytes: an event-queue entry is 24 (see `engine`).
+const _: () = assert!(std::mem::size_of::<Ev>() == 8);
+const _: () = assert!(crate::topology::MAX_NODES <= u16::MAX as usize + 1);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Phase {
@@ -182,8 +187,9 @@ impl Default for NoiseCache {
 /// The per-node state the channel touches for every frame on the air. It lives apart from the
 /// rest of the node ([`Node`]), in one dense array (`Network::radios`). The fields every arrival
 /// reads share the first cache line; the frame the radio is locked on follows (read only for
-/// that frame and by the coins drawn against it), and the noise process and the coins (read at
-/// most once per noise slot or per coin) come last. An arrival that cannot be decoded touches
+/// that frame and by the coins drawn against it) in the second line, together with the start of
+/// its unchecked chunk and the coins, and the noise process (read at most once per noise slot)
+/// comes last. An arrival that cannot be decoded touches
 /// the first line only: the radio counts the frames on the air and sums their powers but keeps
 /// no list of them (see [`LockedFrame`]).
 #[derive(Debug)]
@@ -206,17 +212,20 @@ struct Radio {
     n_active: u32,
     /// The locked frame's details (second cache line).
     lock: LockedFrame,
-    /// The node's noise process.
-    noise: NodeNoise,
-    /// The node's reception coins (PRR, LQI, false ACKs).
-    rng: SimRng,
     /// `ns3` reception: start of the locked frame's unchecked chunk (its first bit, then the
     /// last check).
     chunk_since: Instant,
+    /// The node's reception coins (PRR, LQI, false ACKs).
+    rng: SimRng,
+    /// The node's noise process.
+    noise: NodeNoise,
 }
 
-// Every field an arrival reads fits the first cache line; the locked frame starts the second.
+// Every field an arrival reads fits the first cache line; the locked frame starts the second,
+// and what a check of the locked frame needs besides (the start of its unchecked chunk, the
+// coins) fills the rest of that line.
 const _: () = assert!(std::mem::offset_of!(Radio, lock) == 64);
+const _: () = assert!(std::mem::offset_of!(Radio, rng) + std::mem::size_of::<SimRng>() <= 128);
 
 impl Radio {
     fn new(noise: NodeNoise, rng: SimRng) -> Radio {
@@ -229,9 +238,9 @@ impl Radio {
             transmitting: false,
             n_active: 0,
             lock: LockedFrame { p_dbm: 0.0, lost: true, len: 0, p_mw: 0.0, n0_mw: 0.0 },
-            noise,
-            rng,
             chunk_since: Instant::ZERO,
+            rng,
+            noise,
         }
     }
     /// Noise plus every arrival on the air at this radio at `now`, mW: the noise sample of
@@ -1424,7 +1433,7 @@ impl Network {
         let m = &mut self.nodes[i].mac;
         m.gen = m.gen.wrapping_add(1);
         let gen = m.gen;
-        self.q.push(at, Ev::Mac { node: i as u32, gen });
+        self.q.push(at, Ev::Mac { node: i as u16, gen });
     }
 
     /// The end of the outage node `i`'s radio is in at `now`, if any.
@@ -1779,7 +1788,7 @@ impl Network {
             let gen = n.mac.gen.wrapping_add(1);
             n.mac.gen = gen;
             let wait = if self.mac.ack_in_frame { Duration::ZERO } else { Duration(self.mac.ack_latency_ns) };
-            self.q.push(now + wait, Ev::AckCheck { node: i as u32, gen });
+            self.q.push(now + wait, Ev::AckCheck { node: i as u16, gen });
         } else if self.mac.ack_in_frame {
             // TOSSIM: a broadcast's sendDone too comes 11 symbols after its end.
             self.send_done_after_delay(i, false);
@@ -1875,7 +1884,7 @@ impl Network {
             let d = draw(self.mac.congestion_backoff_of(n.sink), &mut n.rng_mac) + Duration(self.mac.ack_protection_ns);
             n.mac.gen = n.mac.gen.wrapping_add(1);
             n.stats.backoff_restarts += 1;
-            self.q.push(now + d, Ev::Mac { node: r as u32, gen: n.mac.gen });
+            self.q.push(now + d, Ev::Mac { node: r as u16, gen: n.mac.gen });
         }
         if am != AM_BEACON {
             let st = &mut self.nodes[r].stats;
