@@ -154,8 +154,13 @@ fn reference_code_rate_control_starts_with_the_traffic() {
     }
     let jain = goodput_jain(&with_traffic);
     assert!(jain > 0.95, "Jain's index {jain:.3} with rate control from the traffic start");
+    // The base station's control packets too (10-s bins): none before 600 s, one at 600 s.
+    let sink_bins = |r: &wsn_sim::runner::RunResult| r.network.sink_tx_bins(0)[..60].iter().sum::<u32>();
+    assert_eq!(sink_bins(&with_traffic), 0, "control packets before the traffic");
+    assert!(with_traffic.network.sink_tx_bins(0)[60] > 0, "no control packet at the traffic start");
     let from_boot = run("protocol.start_with_traffic=false");
     assert!(from_boot.network.rate_trace(1).iter().any(|&(t, _, _)| t > 0.0 && t < 600.0), "node 1 idle before 600 s");
+    assert!(sink_bins(&from_boot) > 0, "no control packet before 600 s with rate control from boot");
     let jain = goodput_jain(&from_boot);
     assert!(jain < 0.8, "Jain's index {jain:.3} with rate control from boot: the base station's children ran ahead");
 }

@@ -781,9 +781,13 @@ impl IfrcAgent {
     fn control_timer(&mut self, t: Instant) {
         if self.bs_raises_at_control() {
             // [CODE usc-ifrc: RateControlM.nc BeaconTimer.fired] incrementBSRLocal over the
-            // period that just ended, then the beacon.
+            // period that just ended, then the beacon. The start-up packet comes without a raise
+            // (RouteStabilizeTimer.fired calls sendBeacon(1) alone); it is the only one with no
+            // time elapsed since the last raise, the timer being re-armed after every cut.
             let secs = t.saturating_since(self.bs_last_raise).as_secs_f64();
-            self.bs_raise(t, secs);
+            if secs > 0.0 {
+                self.bs_raise(t, secs);
+            }
         }
         self.pending_control = self.pending_control.max(1);
         let rmax = self.fastest_fresh_child(t, |_| true).map_or(1.0, |(_, r)| r);
@@ -960,7 +964,10 @@ impl IfrcAgent {
         }
         if self.bs_raises_at_control() {
             // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] incrementBSRLocal(calTimerVal(rLocal))
-            // at the lowered rate, before the copies are stamped (calTimerVal: 10 s below r_init).
+            // at the lowered rate, before the copies are stamped. (Below r_init, where the code
+            // would be back in START and jump r_b to BANDWIDTH instead, this raises it over
+            // calTimerVal's 10 s; a cut that deep needs a child below r_init, which the code's
+            // floor does not allow.)
             let r = self.rate;
             let secs = if r < self.cfg.initial_rate_pps { 10.0 } else { 1.0 / r };
             self.bs_raise(now, secs);

@@ -189,6 +189,8 @@ pub struct IfrcConfig {
     /// incrementBSRLocal(calTimerVal(rLocal)) between its two sendBeacon(2), and the header is
     /// written when each copy reaches the head of the queue (UpdateHdr). PAPER §4.1.4: r_b
     /// "increases additively", here on its own 1/r_b timer (false)]
+    /// Meant for [`BsTrigger::Timer`] (the code's): with [`BsTrigger::OriginatedPackets`] there
+    /// is no periodic control timer, and r_b rises only right after cuts.
     pub bs_increase_at_control: bool,
     /// Smallest raise of r_b at a control packet, pkt/s ([`IfrcConfig::bs_increase_at_control`]
     /// only). [CODE usc-ifrc: RateControlM.nc incrementBSRLocal, "at least" RESOLUTION/1000 =
@@ -240,12 +242,17 @@ pub struct IfrcConfig {
     /// this and creates the agents at that instant. Under the paper profile (false) nodes adapt
     /// from boot, silent or not [AMBIG-15 → chosen spec §9.3]. The authors' code starts its
     /// SendTimer (and at the base station its BeaconTimer) only once routing has settled, and
-    /// from then every node sends on every tick, so its rate control never runs without traffic
-    /// [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired; ApplM.nc SendReady.sendReady].
-    /// With the code's no-growth-above-the-parent rule this matters: a controller running before
-    /// any data flows lets only the base station's children grow (they hear its control
-    /// packets; a deeper node hears its parent only in data), which put them about 600 s of slow
-    /// start ahead of the rest in a run whose traffic started at 600 s.
+    /// from then every node sends on every tick, so in its runs rate control and traffic begin
+    /// together [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired; ApplM.nc
+    /// SendReady.sendReady]. With the code's no-growth-above-the-parent rule this matters: a
+    /// controller running before any data flows lets only the base station's children grow
+    /// (they hear its control packets; a deeper node hears its parent only in data), which put
+    /// them about 600 s of slow start ahead of the rest in a run whose traffic started at 600 s.
+    /// One start for every node, the first flow's, as the code starts every node's timer when
+    /// routing settles: a node whose own flow starts later (E3's joiners) still adapts from then
+    /// on while silent, as under the paper profile (a silent forwarder held at r_init would pin
+    /// its active descendants there through Rule 1, spec §9.3). Rate traces still begin at 0
+    /// with the starting rate, which holds until the start.
     pub start_with_traffic: bool,
 }
 

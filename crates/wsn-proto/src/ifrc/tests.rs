@@ -1171,6 +1171,12 @@ fn reference_code_base_station_raises_r_b_at_its_control_packets() {
     assert!(close(b.rate_pps(), raised + 2.0 * delta * period), "{}", b.rate_pps());
     assert_eq!(flush_control(&mut b, &mut c, next), 1);
     assert_eq!(b.stats().ticks, 0);
+    // The start-up control packet goes out without a raise (r_b below the cap shows it).
+    let (mut b, mut c) = bs_with(0, IfrcConfig { bs_initial_rate_pps: 5.0, ..cfg.clone() });
+    assert_eq!(b.poll_timeout(), Some(Instant::ZERO));
+    b.handle_timeout(Instant::ZERO, &mut c);
+    assert_eq!(flush_control(&mut b, &mut c, Instant::ZERO), 1);
+    assert_eq!(b.rate_pps(), 5.0, "raised at the start-up packet");
     // A cut to a low rate: 2δ/r = 2ε·r is below the code's smallest step.
     let (mut b, mut c) = bs_with(0, cfg);
     b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.03, 9.0)));
