@@ -150,6 +150,30 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
     if let Some(v) = c.start_with_traffic {
         cfg.start_with_traffic = v;
     }
+    if let Some(v) = c.bs_increase_at_control {
+        cfg.bs_increase_at_control = v;
+    }
+    if let Some(v) = c.bs_control_at_start {
+        cfg.bs_control_at_start = v;
+    }
+    if let Some(v) = c.code_first_tick {
+        cfg.code_first_tick = v;
+    }
+    // Both belong to the code's timer-paced control packets: the paper profile's base station
+    // sends after m packets of its fastest child and has no control timer, so r_b would rise
+    // only after cuts, and there is no start-up packet to send.
+    if cfg.bs_trigger == wsn_proto::ifrc::BsTrigger::OriginatedPackets {
+        for (key, on) in
+            [("bs_increase_at_control", cfg.bs_increase_at_control), ("bs_control_at_start", cfg.bs_control_at_start)]
+        {
+            if on {
+                return Err(bad(format!(
+                    "protocol.{key} = true: needs the reference-code profile's timer-paced control packets (the paper \
+                     profile's base station sends after m packets of its fastest child)"
+                )));
+            }
+        }
+    }
     match c.queue_average.as_deref() {
         None => {}
         Some("float") => cfg.queue_average = QueueAverage::Float,

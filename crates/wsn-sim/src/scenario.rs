@@ -302,6 +302,16 @@ pub struct IfrcScenario {
     /// flow's start instead of at boot (the authors' code; on in the reference-code profile, off
     /// in the paper profile, whose silent nodes adapt from boot).
     pub start_with_traffic: Option<bool>,
+    /// The base station raises r_b only when it sends a control packet, by slope·δ × the period
+    /// that ended (the authors' code; on in the reference-code profile, off in the paper
+    /// profile, whose r_b grows on its own 1/r_b timer).
+    pub bs_increase_at_control: Option<bool>,
+    /// The base station's first control packet as soon as rate control starts (the authors'
+    /// code; on in the reference-code profile). Needs the code's timer-paced control packets.
+    pub bs_control_at_start: Option<bool>,
+    /// The first rate tick after the code's jittered period 1/(r_init·(1 + k/15)), k = 0…15,
+    /// instead of a uniform phase within 1/r_init (on in the reference-code profile).
+    pub code_first_tick: Option<bool>,
 }
 
 /// RCRT options.

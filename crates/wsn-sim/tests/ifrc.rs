@@ -178,6 +178,8 @@ fn bad_ifrc_settings_name_the_field() {
         ("protocol.r_init=500.0", "protocol.r_init = 500: outside"),
         ("protocol.u0=100.0", "protocol.u0 = 100: at or above the 64 packets"),
         ("protocol.weights={\"3\"=2.0, \"03\"=5.0}", "both name node 3"),
+        ("protocol.bs_increase_at_control=true", "protocol.bs_increase_at_control = true: needs"),
+        ("protocol.bs_control_at_start=true", "protocol.bs_control_at_start = true: needs"),
     ] {
         let sc = load("ifrc/e1-40node.toml", &[set, "duration_s=10"]);
         let e = wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir: None, progress: None })
