@@ -141,23 +141,18 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         Some("pinned") => cfg.sharing = Sharing::Pinned,
         Some(o) => return Err(bad(format!("protocol.sharing: unknown rule `{o}` (known: crossing, pinned)"))),
     }
-    if let Some(v) = c.skip_halving_after_sharing {
-        cfg.skip_halving_after_sharing = v;
-    }
-    if let Some(v) = c.rules_after_queue_check {
-        cfg.rules_after_queue_check = v;
-    }
-    if let Some(v) = c.start_with_traffic {
-        cfg.start_with_traffic = v;
-    }
-    if let Some(v) = c.bs_increase_at_control {
-        cfg.bs_increase_at_control = v;
-    }
-    if let Some(v) = c.bs_control_at_start {
-        cfg.bs_control_at_start = v;
-    }
-    if let Some(v) = c.code_first_tick {
-        cfg.code_first_tick = v;
+    // The switches between the profiles' rules, each overriding the profile's value when set.
+    for (set, rule) in [
+        (c.skip_halving_after_sharing, &mut cfg.skip_halving_after_sharing),
+        (c.rules_after_queue_check, &mut cfg.rules_after_queue_check),
+        (c.start_with_traffic, &mut cfg.start_with_traffic),
+        (c.bs_increase_at_control, &mut cfg.bs_increase_at_control),
+        (c.bs_control_at_start, &mut cfg.bs_control_at_start),
+        (c.code_first_tick, &mut cfg.code_first_tick),
+    ] {
+        if let Some(v) = set {
+            *rule = v;
+        }
     }
     // Both belong to the code's timer-paced control packets: the paper profile's base station
     // sends after m packets of its fastest child and has no control timer, so r_b would rise
