@@ -905,10 +905,14 @@ impl IfrcAgent {
     /// Apply Rules 1 and 2 (a node) or lower r_b (the base station) for a snooped header.
     fn apply_rules(&mut self, now: Instant, s: Snooped, h: &wire::Repr) {
         let Snooped { from: n, fire_a, fire_b, congested, is_child } = s;
+        // A sender, or its congested child, at or below r_init is back in slow start and
+        // signals no congestion ([`IfrcConfig::slow_start_not_congested`]).
+        let quiet = |r: f64| self.cfg.slow_start_not_congested && self.at_or_below_initial(r);
+        let (sender_quiet, child_quiet) = (quiet(h.rate_pps), quiet(h.child_rate_pps));
         match self.role {
             Role::BaseStation => {
                 // Only the base station's own children lower r_b [PAPER §4.1.4].
-                if is_child && fire_a {
+                if is_child && fire_a && !sender_quiet {
                     self.bs_child_crossing(now, h.rate_pps);
                 }
             }
@@ -934,6 +938,7 @@ impl IfrcAgent {
                     Sharing::Crossing => (fire_a, fire_b),
                     Sharing::Pinned => (congested, h.child_congested),
                 };
+                let (a, b) = (a && !sender_quiet, b && !child_quiet);
                 // Rule 2(a) and 2(b) [PAPER §4.1.2].
                 if a {
                     self.stats.rule2_signals += 1;
