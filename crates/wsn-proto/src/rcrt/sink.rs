@@ -2652,6 +2652,28 @@ mod tests {
         assert!(crate::rcrt::abs(s.total_rate() - 0.25) < 1e-9);
     }
 
+    /// [CODE should_decrease] a cut also needs the flow's level above C_last, the level of the
+    /// trigger at the last cut: with the same losses as `multiplicative_decrease_code` (a cut at
+    /// packet 5, C = 2.5 ≥ U = 2), a C_last of exactly 2.5 holds the cut, one just below lets it
+    /// through, and the cut records its own level as the new C_last.
+    #[test]
+    fn code_cut_needs_a_level_above_the_last_cuts() {
+        for (c_last, cuts) in [(2.5, 0), (2.4, 1), (0.0, 1)] {
+            let (mut s, rate) = open(Profile::ReferenceCode, 0.5);
+            s.c_last = c_last;
+            let mut t = 31_000;
+            for seq in [1, 3, 4, 5] {
+                s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+                t += 100;
+            }
+            let info = s.flow_info(SRC).unwrap();
+            assert!(crate::rcrt::abs(info.congestion - 2.5) < 1e-9 && info.missing == 1, "{info:?}");
+            assert_eq!(s.stats().decreases, cuts, "C_last = {c_last}");
+            let want = if cuts == 1 { 2.5 } else { c_last };
+            assert!(crate::rcrt::abs(s.c_last - want) < 1e-9, "C_last after: {}", s.c_last);
+        }
+    }
+
     /// [CODE rcrtransport.c] the sink's clock starts at the first connection, with the last
     /// decrease at time 0 of that clock: the same losses 11 s after the first join come within
     /// the adaptation wait (2·RTO + 3/r + 3·RTO + 2/r with a loss pending, 10 s of packet times
