@@ -716,9 +716,15 @@ impl PartialCsv {
 
     fn write(&mut self, r: Vec<String>) {
         // A failed write is reported once, at the end; the runs go on (sweep.csv is written
-        // from memory, not from this file).
+        // from memory, not from this file). Each row is synced to the disk, so that the rows of
+        // the finished runs survive a crash of the machine too, not only of the process.
         if self.failed.is_none() {
-            match self.w.write_record(&r).and_then(|()| self.w.flush().map_err(csv::Error::from)) {
+            let done = self
+                .w
+                .write_record(&r)
+                .and_then(|()| self.w.flush().map_err(csv::Error::from))
+                .and_then(|()| self.w.get_ref().sync_data().map_err(csv::Error::from));
+            match done {
                 Ok(()) => self.written += 1,
                 Err(e) => self.failed = Some(e.to_string()),
             }
