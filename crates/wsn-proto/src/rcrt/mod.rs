@@ -19,7 +19,7 @@
 //! Two behaviour profiles (spec §6): [`Profile::Paper`] (the default) follows the paper and
 //! fills its gaps with the reference code's rules; [`Profile::ReferenceCode`] switches on the
 //! differences D1–D28 the spec lists for the authors' TinyOS-1 code (all but two code options,
-//! D24's shared R and D28's liveness timer; see the scope below). The wire format
+//! D24's shared R and D28's liveness timer as an idle timeout; see the scope below). The wire format
 //! ([`wsn_wire::rcrt`]) is this project's modern framing in both profiles.
 //!
 //! Provenance tags in the docs follow the spec (`docs/specs/rcrt.md`): `[PAPER §x]`,
@@ -27,8 +27,10 @@
 //! `[AMBIG-n → chosen …]`.
 //!
 //! **Scope and limitations.** Implemented: everything of spec §2 and §3 for both profiles,
-//! except the application-requested flow deletion with its 60 s × 5 liveness timer (§2.18.4;
-//! the paper profile has an idle timeout instead, whose expired flows come back with their
+//! including the application-requested flow deletion with its 60 s × 5 liveness timer (§2.18.4,
+//! [`Sink::close_flow`], [`Sink::close_all`]; the simulator's scenarios never close an
+//! application), except the liveness timer as an idle timeout for flows nobody closed (the
+//! paper profile has its own idle timeout instead, whose expired flows come back with their
 //! sequence state when their source is heard again, [`SinkConfig::revive_expired`]), one R shared
 //! by several applications of one sink process (D24: one [`Sink`] is one application), the shared recovery list of several
 //! connections on one mote (one [`Source`] is one connection), and flash latency (retransmissions

@@ -37,6 +37,14 @@ use crate::NodeId;
 /// `now + 0` sent feedback without end at one instant (a review's test: 1,001 in one instant)]
 pub const RTO_FLOOR: Duration = Duration::from_millis(2);
 
+/// Period of a closed flow's liveness timer ([`Sink::close_flow`]). [CODE rcrtransport.c
+/// RCRT_CONNECTION_TIMEOUT = 60 s; spec §2.18.4]
+pub const CLOSE_TIMER: Duration = Duration::from_secs(60);
+
+/// Expiries in a row, with no new unique DATA between them, after which a closed flow is
+/// deleted. [CODE rcrtransport.c RCRT_MAX_ALIVE_TIMEOUT = 5; spec §2.18.2, §2.18.4]
+pub const CLOSE_EXPIRIES: u32 = 5;
+
 /// Every constant of the sink (spec §5), with defaults per profile.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SinkConfig {
@@ -298,6 +306,12 @@ pub enum SinkEvent {
         /// The flow's source.
         source: NodeId,
     },
+    /// A flow the application closed ([`Sink::close_flow`]) was deleted: at once if it had
+    /// received no DATA, otherwise after 5 feedback-timer expiries in a row with no new packet.
+    FlowDeleted {
+        /// The flow's source.
+        source: NodeId,
+    },
     /// A released flow's source was heard again: the flow re-joined with its sequence state
     /// ([`SinkConfig::revive_expired`]).
     FlowRevived {
@@ -420,6 +434,8 @@ pub struct SinkStats {
     pub flows_closed: u64,
     /// Flows released by the idle timeout.
     pub flows_expired: u64,
+    /// Flows deleted after the application closed them ([`Sink::close_flow`]).
+    pub flows_deleted: u64,
     /// Flows abandoned because their source opened a new incarnation (a SYN with a new nonce,
     /// AMBIG-21).
     pub flows_replaced: u64,
@@ -542,6 +558,7 @@ enum Leave {
     Completed,
     Expired,
     Replaced,
+    Deleted,
 }
 
 /// Per-flow state (spec §2.2).
@@ -595,6 +612,8 @@ struct Flow {
     slowdowns_unheard: u32,
     last_slowdown: Option<Instant>,
     fin_last: Option<u16>,
+    /// The application asked to close the flow (the code's `deletePending`, spec §2.18.4).
+    delete_pending: bool,
 }
 
 impl Flow {
@@ -822,6 +841,41 @@ impl Sink {
         self.events.pop_front()
     }
 
+    /// The application closes the flow from `source` (the code's `rcrtransport_delete_tid`,
+    /// for one flow; spec §2.18.4). A flow that has received no DATA is deleted at once; any
+    /// other is marked, its timer armed for 60 s unless it is running, and it is deleted after
+    /// [`CLOSE_EXPIRIES`] timer expiries in a row with no new unique DATA between them (a live
+    /// source keeps it; its packets are still delivered). A marked flow sends no more feedback
+    /// at its timer expiries, so its repair stops; it still answers DATA and a FIN as before.
+    /// A flow released by the idle timeout and kept for revival is forgotten. Returns whether
+    /// the source had a flow. Both profiles: the paper has no such rule, and the code's is
+    /// the one a daemon needs to end an application.
+    pub fn close_flow(&mut self, now: Instant, source: NodeId) -> bool {
+        let now = self.tick(now);
+        let dormant = self.dormant.remove(&source).is_some();
+        let Some(flow) = self.flows.get_mut(&source) else {
+            return dormant;
+        };
+        if flow.first_at.is_none() {
+            self.leave(now, source, Leave::Deleted);
+        } else if !flow.delete_pending {
+            flow.delete_pending = true;
+            if flow.timer.is_none() {
+                flow.timer = Some(now + CLOSE_TIMER);
+            }
+        }
+        true
+    }
+
+    /// [`Sink::close_flow`] for every flow: the application ends (the code's
+    /// `rcrtransport_delete_tid`). New SYNs are still answered.
+    pub fn close_all(&mut self, now: Instant) {
+        let sources: Vec<NodeId> = self.flows.keys().chain(self.dormant.keys()).copied().collect();
+        for source in sources {
+            self.close_flow(now, source);
+        }
+    }
+
     /// Replace the allocation policy at run time and re-allocate at once; sources learn their
     /// new rates through the usual feedback. [PAPER §3.6: no change at the sources]
     pub fn set_policy(&mut self, policy: Box<dyn Policy>) {
@@ -1023,6 +1077,7 @@ impl Sink {
             slowdowns_unheard: 0,
             last_slowdown: None,
             fin_last: None,
+            delete_pending: false,
         };
         let flow = match old {
             Some(old) => {
@@ -1074,6 +1129,8 @@ impl Sink {
         let Some(flow) = self.flows.remove(&source) else {
             return;
         };
+        // A flow the application closed is not kept for revival when it also falls silent.
+        let why = if flow.delete_pending && why == Leave::Expired { Leave::Deleted } else { why };
         // Datagrams still to be built for this flow go with it: a new incarnation of the source
         // must not get its predecessor's FEEDBACK (built from the new flow's state, ahead of its
         // SYN-ACK; a review). Datagrams already built (a FIN-ACK) stay.
@@ -1116,6 +1173,10 @@ impl Sink {
             Leave::Replaced => {
                 self.stats.flows_replaced += 1;
                 self.events.push_back(SinkEvent::FlowAborted { source });
+            }
+            Leave::Deleted => {
+                self.stats.flows_deleted += 1;
+                self.events.push_back(SinkEvent::FlowDeleted { source });
             }
         }
         if self.total != old_total {
@@ -1381,6 +1442,18 @@ impl Sink {
         let Some(flow) = self.flows.get_mut(&source) else {
             return;
         };
+        if flow.delete_pending {
+            // [CODE RCRT_Timer_fired, spec §2.18.2 step 2 and the ACTIVE case] a closed flow
+            // counts the expiry and is deleted at the fifth in a row (or at once if it never
+            // received DATA); otherwise the timer re-arms for 60 s. No feedback: its repair stops.
+            flow.timeouts += 1;
+            if flow.timeouts >= CLOSE_EXPIRIES || flow.first_at.is_none() {
+                self.leave(now, source, Leave::Deleted);
+            } else {
+                flow.timer = Some(now + CLOSE_TIMER);
+            }
+            return;
+        }
         match flow.state {
             // [CODE] ACTIVE: nothing to repair, the timer stays off.
             FlowState::Active => return,
@@ -3001,6 +3074,92 @@ mod tests {
         assert_eq!(s.stats().flows_expired, 1);
         let (s, _) = open(Profile::ReferenceCode, 1.0);
         assert_eq!(s.poll_timeout(), None, "the code has no idle timeout");
+    }
+
+    /// Run the sink's timers up to `until`; returns the datagrams it sent meanwhile.
+    fn run_to(s: &mut Sink, until: u64) -> Vec<(NodeId, std::vec::Vec<u8>)> {
+        let mut out = Vec::new();
+        while let Some(at) = s.poll_timeout().filter(|&at| at <= ms(until)) {
+            s.handle_timeout(at);
+            out.extend(sent_at(s, at));
+        }
+        out
+    }
+
+    fn deleted(s: &mut Sink) -> bool {
+        core::iter::from_fn(|| s.poll_event()).any(|e| e == SinkEvent::FlowDeleted { source: SRC })
+    }
+
+    /// [CODE rcrtransport_delete_tid; spec §2.18.4] closing a flow that has received no DATA
+    /// deletes it at once; closing an unknown source reports false.
+    #[test]
+    fn closing_a_flow_without_data_deletes_it_at_once() {
+        for profile in [Profile::Paper, Profile::ReferenceCode] {
+            let (mut s, _) = open(profile, 0.5);
+            let _ = core::iter::from_fn(|| s.poll_event()).count();
+            assert!(!s.close_flow(ms(1_000), NodeId(99)));
+            assert!(s.close_flow(ms(1_000), SRC));
+            assert!(deleted(&mut s), "{profile:?}");
+            assert_eq!((s.flow_count(), s.stats().flows_deleted), (0, 1));
+            assert_eq!(s.total_rate(), 0.0);
+        }
+    }
+
+    /// [CODE RCRT_Timer_fired; spec §2.18.2, §2.18.4] a closed flow that has received DATA is
+    /// deleted at the fifth 60-s expiry in a row; a new unique packet restarts the count; the
+    /// expiries send nothing.
+    #[test]
+    fn a_closed_flow_is_deleted_after_five_silent_minutes() {
+        for (profile, late_packet) in
+            [(Profile::ReferenceCode, false), (Profile::ReferenceCode, true), (Profile::Paper, false)]
+        {
+            let (mut s, rate) = open(profile, 0.5);
+            s.handle_datagram(ms(2_000), SRC, &data(1, rate, 1, 1_000, false));
+            let _ = run_to(&mut s, 10_000);
+            let _ = core::iter::from_fn(|| s.poll_event()).count();
+            assert!(s.close_flow(ms(10_000), SRC));
+            assert_eq!(s.poll_timeout(), Some(ms(70_000)), "{profile:?}: the 60-s timer");
+            let mut out = run_to(&mut s, 130_000);
+            assert!(!deleted(&mut s) && s.flow_count() == 1, "{profile:?}: deleted after two expiries");
+            let mut end = 310_000;
+            if late_packet {
+                // A new unique packet at 150 s: the count starts again.
+                s.handle_datagram(ms(150_000), SRC, &data(2, rate, 1, 149_000, false));
+                let _ = sent_at(&mut s, ms(150_000));
+                end = 430_000;
+                out.extend(run_to(&mut s, 310_000));
+                assert!(!deleted(&mut s), "deleted on the old schedule despite the packet at 150 s");
+            }
+            out.extend(run_to(&mut s, end));
+            assert!(out.is_empty(), "{profile:?}: the timer sent {out:?}");
+            assert!(deleted(&mut s), "{profile:?}: not deleted by {end} ms");
+            assert_eq!((s.flow_count(), s.stats().flows_deleted, s.stats().flows_expired), (0, 1, 0));
+        }
+    }
+
+    /// A closed flow with repair pending stops re-sending its NACKs (spec §2.18.2 step 2 stops
+    /// before the feedback), and falls silent into deletion.
+    #[test]
+    fn a_closed_flow_stops_its_repair() {
+        let (mut s, rate) = open(Profile::ReferenceCode, 0.5);
+        for (seq, t) in [(1u16, 31_000u64), (3, 31_100)] {
+            s.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+        }
+        let _ = sent_at(&mut s, ms(31_100));
+        assert_eq!(s.flow_info(SRC).unwrap().missing, 1);
+        // Open: the timer re-sends the NACK.
+        let mut open_copy = {
+            let (mut c, rate) = open(Profile::ReferenceCode, 0.5);
+            for (seq, t) in [(1u16, 31_000u64), (3, 31_100)] {
+                c.handle_datagram(ms(t), SRC, &data(seq, rate, 1, t - 1_000, false));
+            }
+            let _ = sent_at(&mut c, ms(31_100));
+            c
+        };
+        assert!(!run_to(&mut open_copy, 100_000).is_empty(), "an open flow re-sends its NACKs");
+        s.close_flow(ms(31_200), SRC);
+        assert!(run_to(&mut s, 400_000).is_empty(), "a closed flow re-sent its NACKs");
+        assert!(deleted(&mut s));
     }
 
     /// A slow source that keeps being slowed down is silent for longer than ten intervals: each
