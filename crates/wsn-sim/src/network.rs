@@ -178,6 +178,16 @@ struct NoiseCache {
     back_dbm: f64,
 }
 
+impl NoiseCache {
+    /// The cache of a sample that is not a whole dBm value (out of line: only noise offsets
+    /// and the Gaussian model make such samples).
+    #[cold]
+    #[inline(never)]
+    fn fractional(dbm: f64) -> NoiseCache {
+        NoiseCache { dbm, mw: dbm_to_mw(dbm), back_dbm: f64::NAN }
+    }
+}
+
 impl Default for NoiseCache {
     fn default() -> Self {
         NoiseCache { dbm: f64::NAN, mw: 0.0, back_dbm: f64::NAN }
@@ -255,12 +265,16 @@ impl Radio {
     }
     #[inline(never)]
     fn new_noise_sample(&mut self, model: &NoiseModel, now: Instant) {
-        let dbm = self.noise.sample(model, now);
-        self.noise_valid_until_ns = self.noise.same_until_ns(model);
-        if self.noise_cache.dbm != dbm {
-            // Whole-dBm samples (trace values) come from a table, bit-equal to the functions.
-            let (mw, back_dbm) = whole_dbm(dbm).unwrap_or((dbm_to_mw(dbm), f64::NAN));
+        let (dbm, until) = self.noise.sample_and_until(model, now);
+        self.noise_valid_until_ns = until;
+        // Whole-dBm samples (trace values) come from a table, bit-equal to the functions, and
+        // are read whether or not the value changed (no branch on the alternating values of a
+        // replayed trace; the table holds what the lazy conversion would compute); any other
+        // sample is converted only when it changed.
+        if let Some((mw, back_dbm)) = whole_dbm(dbm) {
             self.noise_cache = NoiseCache { dbm, mw, back_dbm };
+        } else if self.noise_cache.dbm != dbm {
+            self.noise_cache = NoiseCache::fractional(dbm);
         }
     }
     /// `mw_to_dbm(e)` for `e`, the value the last [`Radio::energy_mw`] call returned. With
