@@ -178,6 +178,16 @@ struct NoiseCache {
     back_dbm: f64,
 }
 
+impl NoiseCache {
+    /// The cache of a sample that is not a whole dBm value (out of line: only noise offsets
+    /// and the Gaussian model make such samples).
+    #[cold]
+    #[inline(never)]
+    fn fractional(dbm: f64) -> NoiseCache {
+        NoiseCache { dbm, mw: dbm_to_mw(dbm), back_dbm: f64::NAN }
+    }
+}
+
 impl Default for NoiseCache {
     fn default() -> Self {
         NoiseCache { dbm: f64::NAN, mw: 0.0, back_dbm: f64::NAN }
@@ -255,12 +265,16 @@ impl Radio {
     }
     #[inline(never)]
     fn new_noise_sample(&mut self, model: &NoiseModel, now: Instant) {
-        let dbm = self.noise.sample(model, now);
-        self.noise_valid_until_ns = self.noise.same_until_ns(model);
-        if self.noise_cache.dbm != dbm {
-            // Whole-dBm samples (trace values) come from a table, bit-equal to the functions.
-            let (mw, back_dbm) = whole_dbm(dbm).unwrap_or((dbm_to_mw(dbm), f64::NAN));
+        let (dbm, until) = self.noise.sample_and_until(model, now);
+        self.noise_valid_until_ns = until;
+        // Whole-dBm samples (trace values) come from a table, bit-equal to the functions, and
+        // are read whether or not the value changed (no branch on the alternating values of a
+        // replayed trace; the table holds what the lazy conversion would compute); any other
+        // sample is converted only when it changed.
+        if let Some((mw, back_dbm)) = whole_dbm(dbm) {
             self.noise_cache = NoiseCache { dbm, mw, back_dbm };
+        } else if self.noise_cache.dbm != dbm {
+            self.noise_cache = NoiseCache::fractional(dbm);
         }
     }
     /// `mw_to_dbm(e)` for `e`, the value the last [`Radio::energy_mw`] call returned. With
@@ -519,6 +533,13 @@ pub struct Network {
     pub(crate) acks_on_air: u64,
     /// Per sender, its links of `links.out` (same order) with their received powers.
     rx_links: Vec<Vec<RxLink>>,
+    /// Per sender, the indices of its `rx_links` in the order a frame's start visits them:
+    /// links that can be decoded first, by decreasing margin over the receiver's lowest noise,
+    /// then the hopeless ones. Each arrival start touches only its own receiver's radio, so the
+    /// order changes no result; grouping like outcomes lets the branch predictor follow them
+    /// (the links' outcomes alternated in their `links.out` order). The end of a frame, whose
+    /// receivers' agents schedule events, keeps the `rx_links` order.
+    start_order: Vec<Vec<u32>>,
     /// Parallel to `rx_links`: the power at the sender of the reverse link (the ACK's path),
     /// `tx_power_dbm[to] + gain(to → sender)`, NaN when there is none.
     rev_p_dbm: Vec<Vec<f64>>,
@@ -821,6 +842,7 @@ impl Network {
             frames_on_air: 0,
             acks_on_air: 0,
             rx_links: Vec::new(),
+            start_order: Vec::new(),
             rev_p_dbm: Vec::new(),
             sinr_floor: SINR_FLOOR_LINEAR,
             sure_ratio: f64::INFINITY,
@@ -874,6 +896,23 @@ impl Network {
                         }
                     })
                     .collect()
+            })
+            .collect();
+        net.start_order = net
+            .rx_links
+            .iter()
+            .map(|links| {
+                let margin = |k: u32| {
+                    let l = &links[k as usize];
+                    l.p_dbm - min_noise[l.to as usize]
+                };
+                let mut order: Vec<u32> = (0..links.len() as u32).collect();
+                // A stable sort: equal keys keep their `rx_links` order.
+                order.sort_by(|&a, &b| {
+                    let hopeless = |k: u32| links[k as usize].hopeless;
+                    hopeless(a).cmp(&hopeless(b)).then(margin(b).total_cmp(&margin(a)))
+                });
+                order
             })
             .collect();
         net.rev_p_dbm = (0..n)
@@ -1717,7 +1756,9 @@ impl Network {
             ns3: self.chan.reception == crate::scenario::Reception::Ns3,
         };
         self.receptions += self.rx_links[i].len() as u64;
-        for l in &self.rx_links[i] {
+        let links = &self.rx_links[i];
+        for &k in &self.start_order[i] {
+            let l = &links[k as usize];
             if self.any_outage && off_until(&self.outages[l.to as usize], now).is_some() {
                 // A radio that is off decodes nothing (and cannot send a false ACK for it), but
                 // the frame's power is on the air when it comes back: kept as interference only.
@@ -2080,28 +2121,28 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
         false
     } else {
         n0_mw = rd.energy_mw(env.noise, now);
-        if p_mw < n0_mw * env.sinr_floor {
-            false
-        } else if p_mw >= n0_mw * env.sure_ratio {
-            // PRR exactly 1: the dB computation would pass it without drawing a coin.
-            true
+        // Below the floor: lost; at `sure_ratio` and above: PRR exactly 1, so the dB computation
+        // would pass it without drawing a coin. The two tests are combined without branching on
+        // each (their outcomes vary from receiver to receiver; only the coin case branches).
+        let below = p_mw < n0_mw * env.sinr_floor;
+        let sure = p_mw >= n0_mw * env.sure_ratio;
+        if below | sure {
+            sure & !below
         } else {
             let p = frame_prr(env.chan, env.overhead, p_dbm - rd.energy_dbm(n0_mw), len);
             p >= 1.0 || (p > 0.0 && rd.rng.gen::<f64>() < p)
         }
     };
-    let lost = rd.transmitting || !pass || rd.locked.is_some() || now < rd.rx_busy_until;
+    let lost = rd.transmitting | !pass | rd.locked.is_some() | (now < rd.rx_busy_until);
     // A newcomer destroys the frame the radio is locked on unless that one is clearly stronger
-    // (pairwise SIR coin). Every other frame on the air is lost already.
-    if rd.locked.is_some() && !rd.lock.lost {
-        let b = rd.lock;
-        let sir = b.p_dbm as f64 - p_dbm;
-        // At `sure_db` and above the curve is exactly 1: it survives without a coin.
-        if sir < env.sure_db {
-            let p = frame_prr(env.chan, env.overhead, sir, b.len as usize);
-            if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
-                rd.lock.lost = true;
-            }
+    // (pairwise SIR coin). Every other frame on the air is lost already. At `sure_db` and above
+    // the curve is exactly 1: it survives without a coin. (The SIR is computed whether or not
+    // the radio is locked, `lock` always holding a value, so that one branch decides.)
+    let sir = rd.lock.p_dbm as f64 - p_dbm;
+    if rd.locked.is_some() & !rd.lock.lost & (sir < env.sure_db) {
+        let p = frame_prr(env.chan, env.overhead, sir, rd.lock.len as usize);
+        if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
+            rd.lock.lost = true;
         }
     }
     if !lost {

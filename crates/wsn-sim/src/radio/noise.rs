@@ -790,6 +790,39 @@ impl NodeNoise {
         (self.last_ms + run) * NS_PER_MS + NS_PER_MS / 2
     }
 
+    /// [`NodeNoise::sample`] at `t`, then [`NodeNoise::same_until_ns`]: the same value, the same
+    /// state and the same time, in one call. Replay noise queried at a later slot (within one
+    /// trace length of the last one, the channel's common case) takes a path of its own that
+    /// reads the trace entry once, without the general model dispatch.
+    #[inline]
+    pub fn sample_and_until(&mut self, model: &NoiseModel, t: Instant) -> (f64, u64) {
+        if let (Kind::Replay { trace, min }, NodeState::Replay { pos, .. }) = (&model.kind, &mut self.state) {
+            let m = slot_ms(t);
+            let len = trace.len() as u64;
+            if self.last_ms != NONE_MS && m > self.last_ms && m - self.last_ms < len {
+                // As in `sample_new`: advance the last index with at most one wrap.
+                let p = *pos as u64 + (m - self.last_ms);
+                let p = if p >= len { p - len } else { p };
+                *pos = p as u32;
+                let e = trace[p as usize];
+                let v = (*min + i16::from(e.above_min)) as f64;
+                self.last_ms = m;
+                self.last = v;
+                return (v + self.offset, (m + u64::from(e.same_after)) * NS_PER_MS + NS_PER_MS / 2);
+            }
+        }
+        self.sample_and_until_general(model, t)
+    }
+
+    /// [`NodeNoise::sample_and_until`] for every other case (kept out of line, so that the
+    /// replay path needs no stack frame).
+    #[cold]
+    #[inline(never)]
+    fn sample_and_until_general(&mut self, model: &NoiseModel, t: Instant) -> (f64, u64) {
+        let v = self.sample(model, t);
+        (v, self.same_until_ns(model))
+    }
+
     /// The node's noise-floor offset δ_i in dB.
     pub fn offset_db(&self) -> f64 {
         self.offset
@@ -1148,6 +1181,42 @@ mod tests {
         assert_eq!(n.same_until_ns(&c), 0, "nothing is valid before the first sample");
         n.sample(&c, ms(5));
         assert_eq!(n.same_until_ns(&c), u64::MAX);
+    }
+
+    #[test]
+    fn sample_and_until_is_sample_then_same_until() {
+        // Every model, with an offset, and gaps from within a slot to past the trace's length
+        // (replay's fast path and its fallbacks, the wrap-around included): the fused call gives
+        // the same value, the same validity and leaves the same state as the two calls.
+        let trace: Vec<i16> = vec![-90, -90, -91, -95, -95, -95, -88, -90, -97, -97, -99];
+        let len_ns = trace.len() as u64 * NS_PER_MS;
+        let models = [
+            NoiseModel::from_trace(&NoiseConfig::Replay { trace: "x".into() }, trace.clone()).unwrap(),
+            NoiseModel::from_trace(&cpm(3, None), trace.clone()).unwrap(),
+            NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, vec![]).unwrap(),
+            NoiseModel::from_trace(&NoiseConfig::Gaussian { floor_dbm: -100.0, sigma_db: 3.0 }, vec![]).unwrap(),
+        ];
+        let gaps = [0, 1, 400_000, 600_000, NS_PER_MS, 3 * NS_PER_MS, len_ns - NS_PER_MS, len_ns, 5 * len_ns + 3];
+        for (mi, m) in models.iter().enumerate() {
+            for (node, offset) in [(0u32, 0.0), (1, -1.5), (2, 2.25)] {
+                let mut fused = m.node(offset, stream(9, 0, node, Purpose::Noise));
+                let mut two = fused.clone();
+                let mut t = 0u64;
+                for k in 0..600usize {
+                    t += gaps[(k * 7 + node as usize) % gaps.len()];
+                    let at = Instant(t);
+                    let (v, until) = fused.sample_and_until(m, at);
+                    let w = two.sample(m, at);
+                    assert_eq!(v.to_bits(), w.to_bits(), "model {mi}, node {node}, t = {t} ns");
+                    assert_eq!(until, two.same_until_ns(m), "model {mi}, node {node}, t = {t} ns");
+                    assert_eq!(fused.last_ms, two.last_ms);
+                    match (&fused.state, &two.state) {
+                        (NodeState::Replay { pos: a, .. }, NodeState::Replay { pos: b, .. }) => assert_eq!(a, b),
+                        _ => assert_eq!(fused.rng.gen::<u64>(), two.rng.gen::<u64>()),
+                    }
+                }
+            }
+        }
     }
 
     #[test]
