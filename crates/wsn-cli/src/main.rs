@@ -34,7 +34,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Cmd {
     /// Run one scenario (a TOML file or a built-in name; default: rcrt-baseline, the RCRT
-    /// paper's baseline on office40).
+    /// paper's baseline on office40), print a summary and write summary.json, CSV files and plots
+    /// to out/<name>.
     Run {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         #[arg(default_value = "rcrt-baseline")]
@@ -47,7 +48,8 @@ enum Cmd {
         #[arg(long)]
         out: Option<PathBuf>,
         /// Override any scenario field, e.g. --set duration_s=600 --set flows.0.rate_pps=2
-        /// (flows[0].rate_pps also works)
+        /// (flows[0].rate_pps also works); repeatable. VALUE is read as TOML, else taken as a plain
+        /// string (quote a string that reads as a number: --set 'name="123"')
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write the full event trace, trace.csv (large: 66 MB for office40's hour); the same as
@@ -72,7 +74,7 @@ enum Cmd {
         /// KEY=v1,v2,... or KEY=start:stop:step (at most 10,000 values, and 100,000 runs
         /// with --seeds), e.g.
         /// flows.0.rate_pps=0.25:2.0:0.25; KEY=seed sweeps the run seed itself (each value is
-        /// a run's first seed).
+        /// a run's first seed; not together with --seed).
         #[arg(long)]
         param: String,
         /// Override the scenario's seed (default: its `seed` field, 1 when it has none): 0 to
@@ -82,7 +84,7 @@ enum Cmd {
         /// Output directory (default: out/<name>-sweep, from the scenario's `name` field).
         #[arg(long)]
         out: Option<PathBuf>,
-        /// Override any other scenario field (not the swept one).
+        /// Override any other scenario field (not the swept one), as for `wsn run`; repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Parallel runs (default: available cores; at most one per run).
@@ -94,7 +96,9 @@ enum Cmd {
     },
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
     /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes); every case runs
-    /// --repeat times and the medians are reported (peak memory: the largest of the runs).
+    /// --repeat times, each in its own process, and the medians are reported (peak memory: the
+    /// largest of the runs); it compares lrwpan40 with its ns-3 reference and prints the speed
+    /// goals as met or not.
     Bench {
         /// A smaller scaling curve (to 2,000 nodes instead of 10,000).
         #[arg(long)]
@@ -122,9 +126,10 @@ enum Cmd {
         /// RCRT-vs-IFRC comparison of `wsn compare`).
         #[arg(value_parser = ["rcrt", "ifrc"])]
         paper: String,
-        /// Shorter runs and fewer sweep points (on an idle 2-core machine, rcrt: about 6 seconds
-        /// instead of 25 or more per seed; ifrc: shorter sweeps and comparison runs), for a look at
-        /// the report's shape, not for its numbers.
+        /// Shorter runs and fewer sweep points (rcrt: about 16 s of CPU instead of 80 per seed,
+        /// shared over the cores; ifrc: shorter sweeps and comparison runs, half the CPU
+        /// time but about the same wall time, a minute, as its longest experiments keep their
+        /// length), for a look at the report's shape, not for its numbers.
         #[arg(long)]
         quick: bool,
         /// Output directory (default: out/reproduce-<paper>).
@@ -181,7 +186,7 @@ enum Cmd {
         /// warns that the power counts twice.
         #[arg(long)]
         fold_tx_power: bool,
-        /// Override any scenario field, as for `wsn run`.
+        /// Override any scenario field, as for `wsn run`; repeatable.
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
     },
