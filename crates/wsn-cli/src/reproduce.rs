@@ -1130,8 +1130,26 @@ fn report(
     }
     writeln!(md, "![Fig. 13](fig13-two-sinks-rates.png)\n![Fig. 14](fig14-two-sinks-goodput.png)\n")?;
 
-    rows.extend(extra);
+    // The other variants' rows repeat the paper profile's notes: say whose figure each is.
+    rows.extend(extra.into_iter().map(|mut r| {
+        if let Some(v) = variant_name(&r.key) {
+            r.note = format!("{v}: {}", r.note);
+        }
+        r
+    }));
     write_numbers(dir, md, &rows)
+}
+
+/// The variant a `numbers.csv` key of another variant than the paper profile belongs to (see
+/// [`pkey`]).
+fn variant_name(key: &str) -> Option<&'static str> {
+    if key.ends_with("_paper_code_level") {
+        Some("paper profile with the reference code's congestion level")
+    } else if key.ends_with("_reference_code") {
+        Some("reference-code profile")
+    } else {
+        None
+    }
 }
 
 /// The `numbers.csv` key of `base` for profile `p`: the paper profile (the default) keeps the
@@ -1263,6 +1281,12 @@ mod tests {
         assert_eq!(pkey("paper", "feedback_ratio"), "feedback_ratio");
         assert_eq!(pkey("reference_code", "feedback_ratio"), "feedback_ratio_reference_code");
         assert_eq!(pkey("paper+code_level", "feedback_ratio"), "feedback_ratio_paper_code_level");
+        assert_eq!(
+            super::variant_name(&pkey("paper+code_level", "x")),
+            Some("paper profile with the reference code's congestion level")
+        );
+        assert_eq!(super::variant_name(&pkey("reference_code", "x")), Some("reference-code profile"));
+        assert_eq!(super::variant_name(&pkey("paper", "x")), None);
     }
 
     #[test]
