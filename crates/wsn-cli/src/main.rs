@@ -542,7 +542,7 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
     let vals: Vec<f64> = if list.contains(':') {
         let p: Vec<f64> = list
             .split(':')
-            .map(|v| v.trim().parse::<f64>())
+            .map(|v| v.trim().parse::<f64>().with_context(|| format!("`{}` is not a number", v.trim())))
             .collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: bad range"))?;
         anyhow::ensure!(p.len() == 3, "--param {spec}: expected start:stop:step");
@@ -573,7 +573,7 @@ fn parse_values(spec: &str) -> Result<(String, Vec<f64>)> {
         (0..=n as usize).map(|i| round(p[0] + i as f64 * p[2])).collect()
     } else {
         list.split(',')
-            .map(|v| v.trim().parse::<f64>())
+            .map(|v| v.trim().parse::<f64>().with_context(|| format!("`{}` is not a number", v.trim())))
             .collect::<Result<_, _>>()
             .with_context(|| format!("--param {spec}: values must be numbers"))?
     };
@@ -1392,5 +1392,15 @@ mod tests {
         assert!(e.contains(": 1e300 values, more than the"), "{e}");
         let e = parse_values("x=0:20000:1").unwrap_err().to_string();
         assert!(e.contains(": 20001 values"), "{e}");
+    }
+
+    /// A value that is not a number is named in the error (a review: "invalid float literal"
+    /// did not say which of the values it was).
+    #[test]
+    fn a_bad_sweep_value_is_named() {
+        for (spec, bad) in [("x=1,abc,3", "`abc` is not a number"), ("x=0:1:zz", "`zz` is not a number")] {
+            let e = super::error_report(&parse_values(spec).unwrap_err());
+            assert!(e.contains(bad) && e.contains(spec), "{e}");
+        }
     }
 }
