@@ -272,5 +272,42 @@ mod tests {
             }
             prop_assert_eq!(got, reference(&ops));
         }
+
+        // As above with peeks between the pushes: a peek moves `last` up to the earliest waiting
+        // time, so a later push between the current time and that one re-buckets the queue
+        // (`rebase`); equal times must still pop in the order they were scheduled.
+        #[test]
+        fn pushes_below_a_peek_match_binary_heap(
+            ops in proptest::collection::vec((0u8..3, prop_oneof![0u64..4, 0u64..64]), 0..400)
+        ) {
+            let mut q = EventQueue::new();
+            let mut heap = std::collections::BinaryHeap::new();
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut now = 0;
+            for (i, &(op, dt)) in ops.iter().enumerate() {
+                match op {
+                    0 => {
+                        q.push(Instant(now + dt), i);
+                        heap.push(std::cmp::Reverse((now + dt, i)));
+                    }
+                    1 => {
+                        if let Some((t, e)) = q.pop() {
+                            now = t.0;
+                            got.push((t.0, e));
+                        }
+                        if let Some(std::cmp::Reverse(x)) = heap.pop() {
+                            want.push(x);
+                        }
+                    }
+                    _ => {
+                        let peeked = q.peek_time().map(|t| t.0);
+                        prop_assert_eq!(peeked, heap.peek().map(|std::cmp::Reverse((t, _))| *t));
+                    }
+                }
+            }
+            got.extend(std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))));
+            want.extend(std::iter::from_fn(|| heap.pop().map(|std::cmp::Reverse(x)| x)));
+            prop_assert_eq!(got, want);
+        }
     }
 }
