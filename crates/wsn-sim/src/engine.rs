@@ -5,60 +5,59 @@
 //! a run a pure function of its scenario and seed. Timers are cancelled lazily: the owner keeps a
 //! generation counter and ignores a popped event whose generation is stale.
 //!
-//! # Implementation: a radix heap
+//! # Implementation: a radix heap on the time
 //!
-//! Every event gets the key `time · 2⁶⁴ + sequence` (a `u128`), unique and, in a simulation,
-//! never below the key of the event popped last (`last`): new events are scheduled at or after
-//! the current time, and carry a larger sequence number than anything popped. A radix heap
-//! exploits that monotonicity. An event with key `k` sits in bucket `b(k ⊕ last)`, the bit length
-//! of `k ⊕ last` (0 for `k = last`, else 1..=128): bucket `b` holds keys that agree with `last`
-//! above bit `b − 1` and differ at it, so every key in a lower bucket is smaller than every key in
-//! a higher one. To pop, the lowest non-empty bucket is scanned for its minimum, which becomes
-//! `last`, and the bucket's events are redistributed into strictly lower buckets; the minimum
-//! itself lands in bucket 0. An event therefore moves down at most 128 times over its life and
-//! in practice a handful of times, against the log₂(n) sift of a binary heap on every pop; the
-//! buckets are plain vectors, which also keeps the memory traffic sequential.
+//! The key is the event's time alone (a `u64`), which in a simulation is never below the time of
+//! the event popped last (`last`): new events are scheduled at or after the current time. A radix
+//! heap exploits that monotonicity. An event at time `t` sits in bucket `b(t ⊕ last)`, the bit
+//! length of `t ⊕ last` (0 for `t = last`, else 1..=64): bucket `b` holds times that agree with
+//! `last` above bit `b − 1` and differ at it, so every time in a lower bucket is smaller than
+//! every time in a higher one. To pop, when bucket 0 is empty, the lowest non-empty bucket is
+//! scanned for its minimum time, which becomes `last`, and the bucket's events are redistributed
+//! into strictly lower buckets; those at the minimum land in bucket 0. An event therefore moves
+//! down at most 64 times over its life and in practice a handful of times, against the log₂(n)
+//! sift of a binary heap on every pop; the buckets are plain vectors, which also keeps the memory
+//! traffic sequential.
 //!
-//! The order is exactly the binary heap's (the keys are unique, so the minimum is well defined);
-//! a shadow-model property test checks it against a stable sort. Pushing an event below `last`
-//! (earlier than an event already peeked; the simulator never does) is still handled correctly
-//! by re-bucketing everything around the new minimum.
+//! The FIFO tie-break needs no sequence number: events of equal time always share a bucket (the
+//! bucket is a function of the time), a push appends the newest event at its bucket's end, and a
+//! redistribution walks its bucket in order and appends to the lower ones, so within every bucket
+//! the events of one time stay in the order they were scheduled. Bucket 0 holds exactly the
+//! events at `last` and is popped from its front. The order is therefore exactly that of a binary
+//! heap on `(time, sequence)`; shadow-model property tests check it against a stable sort and a
+//! binary heap. Pushing an event below `last` (earlier than an event already peeked; the
+//! simulator never does) is still handled correctly by re-bucketing everything around the new
+//! minimum.
 
+use std::collections::VecDeque;
 use wsn_proto::time::Instant;
 
-/// Buckets 0..=128 (the bit length of a `u128`).
-const BUCKETS: usize = 129;
+/// Buckets 1..=64 (the bit length of a non-zero `u64`); bucket 0 is [`EventQueue::now`].
+const BUCKETS: usize = 65;
 
-/// A waiting event with its key split into two words (`time`, `sequence`): with an 8-byte event
-/// an entry takes 24 bytes, where a `u128` field would align it to 32.
+/// A waiting event and its time: 16 bytes with an 8-byte event.
 struct Entry<E> {
     time: u64,
-    seq: u64,
     event: E,
 }
 
-impl<E> Entry<E> {
-    #[inline]
-    fn key(&self) -> u128 {
-        (u128::from(self.time) << 64) | u128::from(self.seq)
-    }
-}
-
-/// Bucket of a key relative to `last`: the bit length of `key ⊕ last`.
+/// Bucket of a time relative to `last`: the bit length of `time ⊕ last`.
 #[inline]
-fn bucket(key: u128, last: u128) -> usize {
-    (128 - (key ^ last).leading_zeros()) as usize
+fn bucket(time: u64, last: u64) -> usize {
+    (64 - (time ^ last).leading_zeros()) as usize
 }
 
 /// A deterministic future-event list.
 pub struct EventQueue<E> {
-    buckets: Vec<Vec<Entry<E>>>,
-    /// Bit `b − 1` set ⇔ bucket `b` (1..=128) is non-empty.
-    nonempty: u128,
-    /// Key of the last event popped (or peeked): no waiting key is smaller.
-    last: u128,
+    /// Events at time `last`, in the order they were scheduled (bucket 0).
+    now: VecDeque<Entry<E>>,
+    /// Buckets 1..=64 (index 0 unused).
+    buckets: [Vec<Entry<E>>; BUCKETS],
+    /// Bit `b − 1` set ⇔ bucket `b` (1..=64) is non-empty.
+    nonempty: u64,
+    /// Time of the last event popped (or peeked): no waiting event is earlier.
+    last: u64,
     len: usize,
-    next_seq: u64,
     popped: u64,
 }
 
@@ -72,70 +71,78 @@ impl<E> EventQueue<E> {
     /// An empty queue.
     pub fn new() -> Self {
         EventQueue {
-            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            now: VecDeque::new(),
+            buckets: std::array::from_fn(|_| Vec::new()),
             nonempty: 0,
             last: 0,
             len: 0,
-            next_seq: 0,
             popped: 0,
         }
     }
 
     #[inline]
     fn put(&mut self, e: Entry<E>) {
-        let b = bucket(e.key(), self.last);
-        if b > 0 {
+        let b = bucket(e.time, self.last);
+        if b == 0 {
+            self.now.push_back(e);
+        } else {
             self.nonempty |= 1 << (b - 1);
+            self.buckets[b].push(e);
         }
-        self.buckets[b].push(e);
     }
 
     /// Schedule `event` at `time`.
     pub fn push(&mut self, time: Instant, event: E) {
-        let e = Entry { time: time.0, seq: self.next_seq, event };
-        self.next_seq += 1;
-        let key = e.key();
-        if key < self.last {
-            self.rebase(key);
+        if time.0 < self.last {
+            self.rebase(time.0);
         }
-        self.put(e);
+        self.put(Entry { time: time.0, event });
         self.len += 1;
     }
 
-    /// Make `key` (below every waiting key) the new `last` and re-bucket every waiting event.
+    /// Make `time` (below every waiting time) the new `last` and re-bucket every waiting event
+    /// (bucket by bucket, each in its order, which keeps equal times in the order scheduled).
     #[cold]
-    fn rebase(&mut self, key: u128) {
-        let all: Vec<Entry<E>> = self.buckets.iter_mut().flat_map(|b| b.drain(..)).collect();
+    fn rebase(&mut self, time: u64) {
+        let mut all: Vec<Entry<E>> = self.now.drain(..).collect();
+        for b in &mut self.buckets {
+            all.append(b);
+        }
         self.nonempty = 0;
-        self.last = key;
+        self.last = time;
         for e in all {
             self.put(e);
         }
     }
 
-    /// Move the earliest event into bucket 0 (where it is alone, the keys being unique).
+    /// Move the earliest events (all of the earliest time) into bucket 0.
     /// Returns false if the queue is empty.
     #[inline]
     fn settle(&mut self) -> bool {
-        if !self.buckets[0].is_empty() {
+        if !self.now.is_empty() {
             return true;
         }
         if self.nonempty == 0 {
             return false;
         }
+        self.redistribute();
+        true
+    }
+
+    /// Empty the lowest non-empty bucket into lower ones around its minimum time.
+    fn redistribute(&mut self) {
         let b = self.nonempty.trailing_zeros() as usize + 1;
         self.nonempty &= !(1 << (b - 1));
         let mut from = std::mem::take(&mut self.buckets[b]);
-        let min = from.iter().map(|e| e.key()).min().expect("bucket marked non-empty");
+        let min = from.iter().map(|e| e.time).min().expect("bucket marked non-empty");
         self.last = min;
-        // Every key of bucket b agrees with the old and the new `last` above bit b − 1 and, being
+        // Every time of bucket b agrees with the old and the new `last` above bit b − 1 and, being
         // ≥ min, lands in a bucket below b.
         for e in from.drain(..) {
             self.put(e);
         }
         // Keep the allocation for the next time this bucket fills.
         self.buckets[b] = from;
-        true
     }
 
     /// Remove and return the earliest event.
@@ -143,7 +150,7 @@ impl<E> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        let e = self.buckets[0].pop().expect("settled");
+        let e = self.now.pop_front().expect("settled");
         self.len -= 1;
         self.popped += 1;
         Some((Instant(e.time), e.event))
@@ -154,7 +161,7 @@ impl<E> EventQueue<E> {
         if !self.settle() {
             return None;
         }
-        Some(Instant(self.buckets[0][0].time))
+        Some(Instant(self.last))
     }
     /// Events waiting.
     pub fn len(&self) -> usize {
@@ -264,6 +271,43 @@ mod tests {
                 got.push((t.0, e));
             }
             prop_assert_eq!(got, reference(&ops));
+        }
+
+        // As above with peeks between the pushes: a peek moves `last` up to the earliest waiting
+        // time, so a later push between the current time and that one re-buckets the queue
+        // (`rebase`); equal times must still pop in the order they were scheduled.
+        #[test]
+        fn pushes_below_a_peek_match_binary_heap(
+            ops in proptest::collection::vec((0u8..3, prop_oneof![0u64..4, 0u64..64]), 0..400)
+        ) {
+            let mut q = EventQueue::new();
+            let mut heap = std::collections::BinaryHeap::new();
+            let (mut got, mut want) = (Vec::new(), Vec::new());
+            let mut now = 0;
+            for (i, &(op, dt)) in ops.iter().enumerate() {
+                match op {
+                    0 => {
+                        q.push(Instant(now + dt), i);
+                        heap.push(std::cmp::Reverse((now + dt, i)));
+                    }
+                    1 => {
+                        if let Some((t, e)) = q.pop() {
+                            now = t.0;
+                            got.push((t.0, e));
+                        }
+                        if let Some(std::cmp::Reverse(x)) = heap.pop() {
+                            want.push(x);
+                        }
+                    }
+                    _ => {
+                        let peeked = q.peek_time().map(|t| t.0);
+                        prop_assert_eq!(peeked, heap.peek().map(|std::cmp::Reverse((t, _))| *t));
+                    }
+                }
+            }
+            got.extend(std::iter::from_fn(|| q.pop().map(|(t, e)| (t.0, e))));
+            want.extend(std::iter::from_fn(|| heap.pop().map(|std::cmp::Reverse(x)| x)));
+            prop_assert_eq!(got, want);
         }
     }
 }

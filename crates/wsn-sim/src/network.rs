@@ -67,7 +67,7 @@ pub(crate) enum Ev {
     Policy { change: u32 },
 }
 
-// Eight bytes: an event-queue entry is 24 (see `engine`).
+// Eight bytes: an event-queue entry is 16 (see `engine`).
 const _: () = assert!(std::mem::size_of::<Ev>() == 8);
 const _: () = assert!(crate::topology::MAX_NODES <= u16::MAX as usize + 1);
 
