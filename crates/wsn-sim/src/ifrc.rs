@@ -149,7 +149,6 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         (c.bs_increase_at_control, &mut cfg.bs_increase_at_control),
         (c.bs_control_at_start, &mut cfg.bs_control_at_start),
         (c.code_first_tick, &mut cfg.code_first_tick),
-        (c.slow_start_not_congested, &mut cfg.slow_start_not_congested),
     ] {
         if let Some(v) = set {
             *rule = v;

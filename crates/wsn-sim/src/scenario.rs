@@ -309,10 +309,6 @@ pub struct IfrcScenario {
     /// The base station's first control packet as soon as rate control starts (the authors'
     /// code; on in the reference-code profile). Needs the code's timer-paced control packets.
     pub bs_control_at_start: Option<bool>,
-    /// A crossing reported at a rate at or below r_init (a node back in slow start) lowers
-    /// neither r_b nor, by Rule 2, a neighbour's rate (the authors' code; on in the
-    /// reference-code profile, off in the paper profile).
-    pub slow_start_not_congested: Option<bool>,
     /// The first rate tick after the code's jittered period 1/(r_init·(1 + k/15)), k = 0…15,
     /// instead of a uniform phase within 1/r_init (on in the reference-code profile).
     pub code_first_tick: Option<bool>,

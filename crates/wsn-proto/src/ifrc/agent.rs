@@ -905,14 +905,10 @@ impl IfrcAgent {
     /// Apply Rules 1 and 2 (a node) or lower r_b (the base station) for a snooped header.
     fn apply_rules(&mut self, now: Instant, s: Snooped, h: &wire::Repr) {
         let Snooped { from: n, fire_a, fire_b, congested, is_child } = s;
-        // A sender, or its congested child, at or below r_init is back in slow start and
-        // signals no congestion ([`IfrcConfig::slow_start_not_congested`]).
-        let quiet = |r: f64| self.cfg.slow_start_not_congested && self.at_or_below_initial(r);
-        let (sender_quiet, child_quiet) = (quiet(h.rate_pps), quiet(h.child_rate_pps));
         match self.role {
             Role::BaseStation => {
                 // Only the base station's own children lower r_b [PAPER §4.1.4].
-                if is_child && fire_a && !sender_quiet {
+                if is_child && fire_a {
                     self.bs_child_crossing(now, h.rate_pps);
                 }
             }
@@ -938,7 +934,6 @@ impl IfrcAgent {
                     Sharing::Crossing => (fire_a, fire_b),
                     Sharing::Pinned => (congested, h.child_congested),
                 };
-                let (a, b) = (a && !sender_quiet, b && !child_quiet);
                 // Rule 2(a) and 2(b) [PAPER §4.1.2].
                 if a {
                     self.stats.rule2_signals += 1;
@@ -969,10 +964,11 @@ impl IfrcAgent {
         }
         if self.bs_raises_at_control() {
             // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] incrementBSRLocal(calTimerVal(rLocal))
-            // at the lowered rate, before the copies are stamped. (Below r_init, where the code
-            // would be back in START and jump r_b to BANDWIDTH instead, this raises it over
-            // calTimerVal's 10 s; a cut that deep needs a child below r_init, which the code's
-            // floor does not allow.)
+            // at the lowered rate, before the copies are stamped. (At or below r_init the code
+            // would be back in START and jump r_b to BANDWIDTH instead; it never gets there, as
+            // a child at or below SSVALUE is in START, which its base station does not act on,
+            // while here a child's collapse to r_init does lower r_b, and this raises it over
+            // calTimerVal's 10 s below r_init: see docs/ifrc.md, session 26.)
             let r = self.rate;
             let secs = if r < self.cfg.initial_rate_pps { 10.0 } else { 1.0 / r };
             self.bs_raise(now, secs);

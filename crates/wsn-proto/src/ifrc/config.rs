@@ -201,15 +201,6 @@ pub struct IfrcConfig {
     /// sendBeacon(1), then BeaconTimer.start; PAPER §4.1.4 (false): the first one after m
     /// packets of the fastest child; with the timer, after its first period]
     pub bs_control_at_start: bool,
-    /// A crossing reported with a rate at or below r_init is no congestion signal: a node that
-    /// far down is back in slow start, and neither the base station (which lowers r_b only for
-    /// a congested child) nor Rule 2 acts on a node or a congested child in slow start. Rule 1
-    /// (the parent's rate caps) still applies. [CODE usc-ifrc: RateControlM.nc calcParameters
-    /// takes a neighbour, or a neighbour's congested child, as congested only in modes HALF
-    /// and above, never START or AI; checkQueue and IFRCRules end with `rLocal <= SSVALUE` ⇒
-    /// mode START; the collapse at the top threshold (EIGHTH → START) lowers the mode, which is
-    /// no transition for bsIFRCRules. PAPER §4.1.2/§4.1.4 (false): any crossing counts]
-    pub slow_start_not_congested: bool,
     /// δ from ε. [AMBIG-7]
     pub delta_rule: DeltaRule,
     /// Slow-start exit on the parent's rate. [AMBIG-8]
@@ -301,7 +292,6 @@ impl IfrcConfig {
             bs_increase_at_control: false,
             bs_min_step_pps: 0.0,
             bs_control_at_start: false,
-            slow_start_not_congested: false,
             delta_rule: DeltaRule::PerDecrease,
             slow_start_exit: SlowStartExit::Recommended,
             sharing: Sharing::Crossing,
@@ -353,9 +343,6 @@ impl IfrcConfig {
                 bs_min_step_pps: 0.001,
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
                 bs_control_at_start: true,
-                // [CODE usc-ifrc: RateControlM.nc calcParameters, checkQueue] a node at or
-                // below SSVALUE is in START, never a congested neighbour or child.
-                slow_start_not_congested: true,
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

@@ -115,12 +115,6 @@
 //!   2δ/r_b, before the immediate copies, which carry the raised value
 //!   ([`IfrcConfig::bs_increase_at_control`]; RateControlM.nc incrementBSRLocal, called from
 //!   BeaconTimer.fired and bsIFRCRules only).
-//! - a crossing reported at a rate at or below r_init (a node back in slow start, as after the
-//!   collapse at the top threshold) lowers neither r_b nor, by Rule 2, a neighbour's rate
-//!   ([`IfrcConfig::slow_start_not_congested`]; calcParameters counts only neighbours and
-//!   congested children in modes HALF and above as congested, a node at or below SSVALUE is
-//!   always in START, and the collapse lowers the mode, which bsIFRCRules does not take as a
-//!   transition); Rule 1 still caps at a parent at r_init.
 //!
 //! Not reproduced, because the code's header carries fields the paper's does not (rThresh,
 //! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2

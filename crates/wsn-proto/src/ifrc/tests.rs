@@ -254,7 +254,6 @@ fn reference_code_profile_differs_where_the_code_does() {
     assert_eq!((p.bs_m, c.bs_m), (5, 3));
     assert_eq!((p.bs_immediate_copies, c.bs_immediate_copies), (2, 4));
     assert!(p.multi_bs_fix && !c.multi_bs_fix);
-    assert!(!p.slow_start_not_congested && c.slow_start_not_congested);
     // Shared values.
     assert_eq!((c.initial_rate_pps, c.slow_start_increment_pps), (0.02, 0.0025));
     assert_eq!((c.lower_threshold, c.upper_threshold, c.threshold_increment), (4.0, 8.0, 8.0));
@@ -1012,44 +1011,6 @@ fn base_station_ignores_a_child_crossing_at_its_own_rate() {
     assert_eq!(b.stats().rule2_signals, 1, "the child's crossing was seen");
     assert_eq!((b.rate_pps(), b.stats().rule2_constraints), (85.0, 0));
     assert!(!b.wants_to_send(), "a broadcast for a rate that did not fall");
-}
-
-/// [CODE usc-ifrc: RateControlM.nc calcParameters, checkQueue, bsIFRCRules] with
-/// `slow_start_not_congested` (the reference-code profile's), a crossing reported at r_init,
-/// by a node that went back to slow start, lowers neither r_b nor a neighbour's rate by
-/// Rule 2 (a) or (b); a crossing above r_init still does, and Rule 1 still caps at a parent
-/// at r_init. Without the switch (the paper's rule) the same crossings do lower both.
-#[test]
-fn crossings_at_r_init_signal_no_congestion_under_the_code_rule() {
-    for quiet in [true, false] {
-        let c0 = IfrcConfig { slow_start_not_congested: quiet, ..cfg() };
-        let r_init = c0.initial_rate_pps;
-        // The base station and a child that collapsed to r_init while crossing.
-        let (mut b, mut c) = bs_with(0, c0.clone());
-        b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(r_init, 22.5)));
-        assert_eq!(b.rate_pps() == 85.0, quiet, "r_b after a crossing at r_init (quiet = {quiet})");
-        assert_eq!(b.wants_to_send(), !quiet);
-        // Another child crossing above r_init lowers r_b either way.
-        b.handle_frame(Instant::ZERO, &mut c, &rx(4, SINK), &frame(4, 0, &hdr(0.2, 9.0)));
-        if quiet {
-            assert_eq!(b.rate_pps(), wire::quantize_rate(0.2));
-        }
-        // A node: a neighbour crossing at r_init (2a), a neighbour reporting a child at r_init
-        // (2b).
-        let (mut a, mut c) = node_with(5, 2, c0.clone());
-        tick_to(&mut a, &mut c, 0.5);
-        let r = a.rate_pps();
-        a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(r_init, 22.5)));
-        a.handle_overheard(Instant::ZERO, &mut c, &rx(8, NodeId(3)), &frame(8, 0, &hdr_child(0.6, 1.0, r_init, 9.0)));
-        assert_eq!(a.stats().rule2_signals, if quiet { 0 } else { 2 });
-        assert_eq!(a.rate_pps() == r, quiet, "rate after the crossings at r_init (quiet = {quiet})");
-        // A crossing above r_init constrains either way; the parent at r_init caps (Rule 1).
-        a.handle_overheard(Instant::ZERO, &mut c, &rx(9, NodeId(3)), &frame(9, 0, &hdr(0.3, 9.0)));
-        assert!(a.rate_pps() <= wire::quantize_rate(0.3));
-        a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(r_init, 1.0)));
-        assert!(close(a.rate_pps(), wire::quantize_rate(r_init)));
-        assert!(a.in_slow_start());
-    }
 }
 
 #[test]
