@@ -691,6 +691,8 @@ struct PartialCsv {
     waiting: std::collections::BTreeMap<usize, Vec<String>>,
     written: usize,
     failed: Option<String>,
+    /// When the file was last synced to the disk (wall time; the runs' results do not depend on it).
+    synced: std::time::Instant,
 }
 
 impl PartialCsv {
@@ -699,7 +701,15 @@ impl PartialCsv {
         w.write_record(SWEEP_COLUMNS)
             .and_then(|()| w.flush().map_err(csv::Error::from))
             .with_context(|| format!("writing {}", path.display()))?;
-        Ok(PartialCsv { path, w, next: 0, waiting: Default::default(), written: 0, failed: None })
+        Ok(PartialCsv {
+            path,
+            w,
+            next: 0,
+            waiting: Default::default(),
+            written: 0,
+            failed: None,
+            synced: std::time::Instant::now(),
+        })
     }
 
     /// Run `i`'s row; writes it and the waiting rows after it once the runs before it have theirs.
@@ -721,14 +731,16 @@ impl PartialCsv {
 
     fn write(&mut self, r: Vec<String>) {
         // A failed write is reported once, at the end; the runs go on (sweep.csv is written
-        // from memory, not from this file). Each row is synced to the disk, so that the rows of
-        // the finished runs survive a crash of the machine too, not only of the process.
+        // from memory, not from this file). Each row is flushed, and the file synced to the disk
+        // at most once a second, so that the rows of the finished runs survive a crash of the
+        // machine too (all but the last second's), without an fsync per row of a sweep of many
+        // short runs.
         if self.failed.is_none() {
-            let done = self
-                .w
-                .write_record(&r)
-                .and_then(|()| self.w.flush().map_err(csv::Error::from))
-                .and_then(|()| self.w.get_ref().sync_data().map_err(csv::Error::from));
+            let mut done = self.w.write_record(&r).and_then(|()| self.w.flush().map_err(csv::Error::from));
+            if done.is_ok() && self.synced.elapsed() >= std::time::Duration::from_secs(1) {
+                done = self.w.get_ref().sync_data().map_err(csv::Error::from);
+                self.synced = std::time::Instant::now();
+            }
             match done {
                 Ok(()) => self.written += 1,
                 Err(e) => self.failed = Some(e.to_string()),

@@ -843,9 +843,11 @@ impl Sink {
 
     /// The application closes the flow from `source` (the code's `rcrtransport_delete_tid`,
     /// for one flow; spec §2.18.4). A flow that has received no DATA is deleted at once; any
-    /// other is marked, its timer armed for 60 s unless it is running, and it is deleted after
-    /// [`CLOSE_EXPIRIES`] timer expiries in a row with no new unique DATA between them (a live
-    /// source keeps it; its packets are still delivered). A marked flow sends no more feedback
+    /// other is marked, its timer armed for 60 s unless it is running, and it is deleted when
+    /// its timer has expired [`CLOSE_EXPIRIES`] times with no new unique DATA between them,
+    /// expiries of a failing repair before the close included (the code's counter); after the
+    /// close each expiry re-arms the timer for 60 s (a live source keeps the flow; its packets
+    /// are still delivered). A marked flow sends no more feedback
     /// at its timer expiries, so its repair stops; it still answers DATA and a FIN as before.
     /// A flow released by the idle timeout and kept for revival is forgotten. Returns whether
     /// the source had a flow. Both profiles: the paper has no such rule, and the code's is
@@ -3110,10 +3112,17 @@ mod tests {
     /// expiries send nothing.
     #[test]
     fn a_closed_flow_is_deleted_after_five_silent_minutes() {
-        for (profile, late_packet) in
-            [(Profile::ReferenceCode, false), (Profile::ReferenceCode, true), (Profile::Paper, false)]
-        {
+        // (profile, a new packet at 150 s, the paper profile's idle timeout on)
+        for (profile, late_packet, idle) in [
+            (Profile::ReferenceCode, false, false),
+            (Profile::ReferenceCode, true, false),
+            (Profile::Paper, false, false),
+            (Profile::Paper, false, true),
+        ] {
             let (mut s, rate) = open(profile, 0.5);
+            if !idle {
+                s.cfg.idle_timeout = None;
+            }
             s.handle_datagram(ms(2_000), SRC, &data(1, rate, 1, 1_000, false));
             let _ = run_to(&mut s, 10_000);
             let _ = core::iter::from_fn(|| s.poll_event()).count();
@@ -3121,7 +3130,9 @@ mod tests {
             assert_eq!(s.poll_timeout(), Some(ms(70_000)), "{profile:?}: the 60-s timer");
             let mut out = run_to(&mut s, 130_000);
             assert!(!deleted(&mut s) && s.flow_count() == 1, "{profile:?}: deleted after two expiries");
-            let mut end = 310_000;
+            // The fifth expiry at 310 s; with the paper's idle timeout on, that comes first
+            // (300 s after the last DATA) and counts as a deletion too.
+            let mut end = if idle { 302_000 } else { 310_000 };
             if late_packet {
                 // A new unique packet at 150 s: the count starts again.
                 s.handle_datagram(ms(150_000), SRC, &data(2, rate, 1, 149_000, false));
@@ -3129,11 +3140,17 @@ mod tests {
                 end = 430_000;
                 out.extend(run_to(&mut s, 310_000));
                 assert!(!deleted(&mut s), "deleted on the old schedule despite the packet at 150 s");
+            } else {
+                out.extend(run_to(&mut s, end - 1_000));
+                assert!(!deleted(&mut s), "{profile:?}: deleted before {end} ms");
             }
             out.extend(run_to(&mut s, end));
             assert!(out.is_empty(), "{profile:?}: the timer sent {out:?}");
             assert!(deleted(&mut s), "{profile:?}: not deleted by {end} ms");
             assert_eq!((s.flow_count(), s.stats().flows_deleted, s.stats().flows_expired), (0, 1, 0));
+            // Gone for good: not kept for revival (`revive_expired`).
+            s.handle_datagram(ms(end + 1_000), SRC, &data(3, rate, 1, 1_000, false));
+            assert_eq!((s.flow_count(), s.stats().flows_revived), (0, 0), "{profile:?}");
         }
     }
 
