@@ -696,6 +696,13 @@ pub(crate) fn box_muller(u1: f64, u2: f64) -> (f64, f64) {
     (r * a.cos(), r * a.sin())
 }
 
+/// The end (ns, exclusive) of the validity of a sample taken in slot `ms` whose value holds for
+/// `run` more slots: the query times that map to those slots.
+#[inline]
+fn slot_end_ns(ms: u64, run: u64) -> u64 {
+    (ms + run) * NS_PER_MS + NS_PER_MS / 2
+}
+
 impl NodeNoise {
     /// Noise at the node at time `t`, in dBm (including the node's offset). The same value is
     /// returned for every query inside the same 1-ms slot ([`slot_ms`]). A query for an earlier
@@ -769,7 +776,7 @@ impl NodeNoise {
         if self.last_ms == NONE_MS {
             0
         } else {
-            self.last_ms * NS_PER_MS + NS_PER_MS / 2
+            slot_end_ns(self.last_ms, 0)
         }
     }
 
@@ -787,7 +794,7 @@ impl NodeNoise {
             (Kind::Constant { .. }, NodeState::Constant) => return u64::MAX,
             _ => 0,
         };
-        (self.last_ms + run) * NS_PER_MS + NS_PER_MS / 2
+        slot_end_ns(self.last_ms, run)
     }
 
     /// [`NodeNoise::sample`] at `t`, then [`NodeNoise::same_until_ns`]: the same value, the same
@@ -808,7 +815,7 @@ impl NodeNoise {
                 let v = (*min + i16::from(e.above_min)) as f64;
                 self.last_ms = m;
                 self.last = v;
-                return (v + self.offset, (m + u64::from(e.same_after)) * NS_PER_MS + NS_PER_MS / 2);
+                return (v + self.offset, slot_end_ns(m, u64::from(e.same_after)));
             }
         }
         self.sample_and_until_general(model, t)
