@@ -2168,13 +2168,32 @@ fn ns3_chunk_bits(since: Instant, now: Instant) -> u32 {
 /// Whether a chunk of `bits` bits of a frame received at `p_mw` over `n_mw` (noise and
 /// interference) survives: one coin at `(1 − BER)^bits`, none when that is exactly 1 (the linear
 /// ratio is then at least `sure_ratio`, so no logarithm is taken either).
+///
+/// The chance is the exact chain's (`oqpsk_chunk_success_db` of the ratio in dB), but most coins
+/// are decided against a cheap estimate of it whose error is bounded
+/// ([`prr::oqpsk_chunk_estimate`]): a coin farther from the estimate than the bound falls on the
+/// same side of the exact chance, and only a coin inside the bound (a few in 10⁴) or an input the
+/// estimate does not cover takes the exact chain. Outcomes and coins drawn are those of the exact
+/// chain alone.
 #[inline]
 fn ns3_chunk_passes(rng: &mut SimRng, p_mw: f64, n_mw: f64, bits: u32, sure_ratio: f64) -> bool {
     debug_assert!(n_mw > 0.0, "noise and interference must be positive");
     if p_mw >= n_mw * sure_ratio {
         return true;
     }
-    let p = prr::oqpsk_chunk_success_db(mw_to_dbm(p_mw / n_mw), bits);
+    let ratio = p_mw / n_mw;
+    if let Some((p, err)) = prr::oqpsk_chunk_estimate(ratio, bits) {
+        // The exact chance is below 1, so the exact chain draws this coin too.
+        let u = rng.gen::<f64>();
+        if u < p - err {
+            return true;
+        }
+        if u > p + err {
+            return false;
+        }
+        return u < prr::oqpsk_chunk_success_db(mw_to_dbm(ratio), bits);
+    }
+    let p = prr::oqpsk_chunk_success_db(mw_to_dbm(ratio), bits);
     p >= 1.0 || rng.gen::<f64>() < p
 }
 
@@ -2748,6 +2767,52 @@ mod tests {
         assert!(!deliver(1), "the refused number");
         assert!(deliver(2));
         assert_eq!(net.flows[0].phantom_deliveries, 1);
+    }
+
+    /// The `ns3` chunk decision exactly as it was before the bounded estimate: the exact chain,
+    /// one coin unless the chance is exactly 1.
+    fn chunk_passes_exact(rng: &mut SimRng, p_mw: f64, n_mw: f64, bits: u32, sure_ratio: f64) -> bool {
+        use rand::Rng; // (proptest's prelude exports another `Rng`)
+        if p_mw >= n_mw * sure_ratio {
+            return true;
+        }
+        let p = prr::oqpsk_chunk_success_db(mw_to_dbm(p_mw / n_mw), bits);
+        p >= 1.0 || rng.gen::<f64>() < p
+    }
+
+    #[test]
+    fn chunk_decisions_match_the_exact_chain_coin_for_coin() {
+        use rand::Rng;
+        // 400,000 chunks at SINRs from −12 to +8 dB over −98 dBm, 1 to 1,100 bits, each decided
+        // by both with one coin stream each: the same outcome, and the same coins drawn (the
+        // streams stay in step).
+        let sure_ratio = dbm_to_mw(prr::prr_oqpsk_one_from_db() + SURE_MARGIN_DB);
+        let mut pick = crate::rng::stream(7, 0, 0, crate::rng::Purpose::Reception);
+        let (mut fast, mut exact) = (
+            crate::rng::stream(7, 0, 1, crate::rng::Purpose::Reception),
+            crate::rng::stream(7, 0, 1, crate::rng::Purpose::Reception),
+        );
+        let (mut passed, mut fallbacks) = (0u32, 0u32);
+        let n_mw = dbm_to_mw(-98.0);
+        for i in 0..400_000 {
+            let sinr_db = -12.0 + 20.0 * pick.gen::<f64>();
+            let p_mw = dbm_to_mw(-98.0 + sinr_db);
+            let bits = pick.gen_range(1..=1100u32);
+            if let Some((p, err)) = prr::oqpsk_chunk_estimate(p_mw / n_mw, bits) {
+                // The coin this chunk will draw falls within the estimate's error: the exact
+                // chain decides.
+                fallbacks += (p - err..=p + err).contains(&fast.clone().gen::<f64>()) as u32;
+            }
+            let a = ns3_chunk_passes(&mut fast, p_mw, n_mw, bits, sure_ratio);
+            let b = chunk_passes_exact(&mut exact, p_mw, n_mw, bits, sure_ratio);
+            assert_eq!(a, b, "chunk {i}: {sinr_db} dB, {bits} bits");
+            assert_eq!(fast.clone().gen::<u64>(), exact.clone().gen::<u64>(), "chunk {i}: coins out of step");
+            passed += a as u32;
+        }
+        // Both outcomes occur in bulk, and the exact fallback is taken now and then.
+        assert!((100_000..300_000).contains(&passed), "{passed}");
+        assert!(fallbacks > 0, "no coin fell within the error");
+        eprintln!("{passed} of 400000 chunks passed; {fallbacks} decided by the exact chain");
     }
 
     proptest! {
