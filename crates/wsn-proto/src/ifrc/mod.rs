@@ -120,7 +120,9 @@
 //! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2
 //! (δ = ε·r² at the constraining rate is used instead — equal at the moment of the crossing);
 //! the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or sharing while in slow
-//! start, climb back to ssThresh); crossing detection from the advertised mode and child id; the
+//! start, climb back to ssThresh; its node-local part is [`SlowStartRule::SsThresh`], an option
+//! off in both profiles because its neighbours' side needs rThresh and ssThresh: docs/ifrc.md,
+//! session 27); crossing detection from the advertised mode and child id; the
 //! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
 //! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
 //! congested-child summary, the base station's pacing and, since session 21, the Rule 2
