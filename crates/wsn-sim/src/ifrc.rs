@@ -8,7 +8,8 @@
 
 use wsn_proto::forwarder::ForwarderConfig;
 use wsn_proto::ifrc::{
-    DeltaRule, IfrcAgent, IfrcConfig, Profile, QueueAverage, Role, Sharing, SlowStartExit, FIXED_POINT_SCALE,
+    DeltaRule, IfrcAgent, IfrcConfig, Profile, QueueAverage, Role, Sharing, SlowStartExit, SlowStartRule,
+    FIXED_POINT_SCALE,
 };
 use wsn_proto::time::Instant;
 use wsn_wire::NodeId;
@@ -134,6 +135,12 @@ pub fn config(c: &IfrcScenario, mac: &MacConfig) -> Result<IfrcConfig, RunError>
         Some(o) => {
             return Err(bad(format!("protocol.slow_start_exit: unknown rule `{o}` (known: recommended, literal)")))
         }
+    }
+    match c.slow_start_rule.as_deref() {
+        None => {}
+        Some("paper") => cfg.slow_start_rule = SlowStartRule::Paper,
+        Some("ss_thresh") => cfg.slow_start_rule = SlowStartRule::SsThresh,
+        Some(o) => return Err(bad(format!("protocol.slow_start_rule: unknown rule `{o}` (known: paper, ss_thresh)"))),
     }
     match c.sharing.as_deref() {
         None => {}

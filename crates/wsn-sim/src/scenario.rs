@@ -284,6 +284,9 @@ pub struct IfrcScenario {
     pub global_r_min: Option<f64>,
     /// Slow-start exit: `recommended` (default; the spec's AMBIG-8 deviation) or `literal`.
     pub slow_start_exit: Option<String>,
+    /// Slow start: `paper` (default in both profiles) or `ss_thresh` (the authors' code's
+    /// ssThresh slow start and START → HALF step, node-local only; docs/ifrc.md, session 27).
+    pub slow_start_rule: Option<String>,
     /// Congestion sharing: `crossing` (default; rule 2 fires on threshold crossings) or
     /// `pinned` (any heard congested node with a lower rate constrains).
     pub sharing: Option<String>,

@@ -8,8 +8,8 @@ use wsn_wire::collection::{self, Direction};
 use wsn_wire::ifrc as wire;
 
 use super::config::{
-    BsTrigger, Generation, IfrcConfig, QueueAverage, Sharing, SlowStartExit, ThresholdTest, TopThreshold,
-    FIXED_POINT_SCALE, MAX_THRESHOLDS,
+    BsTrigger, Generation, IfrcConfig, QueueAverage, Sharing, SlowStartExit, SlowStartRule, ThresholdTest,
+    TopThreshold, CODE_HALF_STEP_PPS, FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
@@ -47,6 +47,9 @@ pub struct IfrcStats {
     pub halvings: u64,
     /// Collapses to r_init at the top threshold ([`TopThreshold::Collapse`] only).
     pub collapses: u64,
+    /// Slow-starting nodes' crossings of U(0) that set the rate to r_init + 0.0011 pkt/s
+    /// (the code's START → HALF step, [`SlowStartRule::SsThresh`] only).
+    pub start_half_steps: u64,
     /// Own threshold crossings that did not halve ([`IfrcConfig::skip_halving_after_sharing`]).
     pub skipped_halvings: u64,
     /// Congestion epochs entered.
@@ -230,6 +233,26 @@ impl Epoch {
         }
         (old, self.maxlvl, started)
     }
+
+    /// As [`Epoch::update`], but one threshold at a time: an epoch starts at level 0 and each
+    /// update climbs at most one level [CODE usc-ifrc: RateControlM.nc checkQueue, one `switch`
+    /// case per call]; an epoch does not end in the update that starts it.
+    pub(super) fn update_stepwise(&mut self, ladder: &Ladder, avg: f64) -> (i8, i8, bool) {
+        let old = self.maxlvl;
+        if !self.congested {
+            if ladder.enters(avg) {
+                *self = Epoch { congested: true, maxlvl: 0 };
+                return (-1, 0, true);
+            }
+            return (old, old, false);
+        }
+        if ladder.leaves(avg) {
+            *self = Epoch::IDLE;
+        } else if ladder.level(avg) > self.maxlvl {
+            self.maxlvl += 1;
+        }
+        (old, self.maxlvl, false)
+    }
 }
 
 /// One entry of the neighbour table [PAPER §4.1.2: "state proportional to the number of
@@ -306,6 +329,11 @@ pub struct IfrcAgent {
     last_tick: Instant,
     next_tick: Instant,
     shared_since_tick: bool,
+    /// ssThresh, None while unknown (the code's BANDWIDTH) [`SlowStartRule::SsThresh`].
+    ss_thresh: Option<f64>,
+    /// The current epoch began in slow start: slow start resumes when it ends (the code's
+    /// revertmode = START).
+    revert_slow_start: bool,
     /// The tick ran: `shared_since_tick` is cleared at the next entry into the agent, after the
     /// tick's own packets were checked under it ([`IfrcConfig::skip_halving_after_sharing`]).
     guard_clear_pending: bool,
@@ -405,6 +433,8 @@ impl IfrcAgent {
             last_tick,
             next_tick,
             shared_since_tick: false,
+            ss_thresh: None,
+            revert_slow_start: false,
             guard_clear_pending: false,
             relay_sinks: alloc::vec::Vec::new(),
             ewma: QueueEwma::new(&cfg),
@@ -460,6 +490,10 @@ impl IfrcAgent {
     /// Additive-increase constant δ, pkt/s².
     pub fn delta(&self) -> f64 {
         self.delta
+    }
+    /// ssThresh, pkt/s: None while unknown (always under [`SlowStartRule::Paper`]).
+    pub fn ss_thresh(&self) -> Option<f64> {
+        self.ss_thresh
     }
     /// The parent's last heard rate (None before the first packet from the current parent).
     pub fn parent_rate(&self) -> Option<f64> {
@@ -606,13 +640,51 @@ impl IfrcAgent {
     /// Enter slow start when r ≤ r_init, otherwise additive increase with a fresh δ.
     fn after_decrease(&mut self) {
         self.delta = self.cfg.delta_for(self.rate);
-        self.mode = if self.at_or_below_initial(self.rate) { Mode::SlowStart } else { Mode::Additive };
+        let floor = self.at_or_below_initial(self.rate);
+        if floor && self.code_ss() && self.mode != Mode::SlowStart {
+            self.floor_reset();
+            return;
+        }
+        self.mode = if floor { Mode::SlowStart } else { Mode::Additive };
+    }
+
+    /// The code's ssThresh slow start is in use.
+    fn code_ss(&self) -> bool {
+        self.cfg.slow_start_rule == SlowStartRule::SsThresh && self.role != Role::BaseStation
+    }
+
+    /// A decrease to r_init or below outside slow start: slow start with ssThresh unknown and
+    /// the ladder back at the bottom (the code's mode START). [CODE usc-ifrc: RateControlM.nc
+    /// checkQueue and IFRCRules, last lines: rLocal ≤ SSVALUE and mode ≠ START → rLocal =
+    /// SSVALUE, mode = START, ssThresh = BANDWIDTH]
+    fn floor_reset(&mut self) {
+        self.mode = Mode::SlowStart;
+        self.ss_thresh = None;
+        self.revert_slow_start = false;
+        self.own = Epoch::IDLE;
     }
 
     /// An own threshold U(k) was newly crossed [PAPER §4.1.1].
     fn own_crossing(&mut self, now: Instant, k: i8) {
         if self.role == Role::BaseStation {
             return; // the base station never halves [PAPER §4.1.4]
+        }
+        if self.code_ss() && self.mode == Mode::SlowStart {
+            // START → HALF [CODE usc-ifrc: RateControlM.nc checkQueue, case START]: no halving
+            // and no decLastCycle guard; ssThresh = rThresh = half the rate if ssThresh was
+            // unknown (else both kept), the rate r_init + 0.0011, additive increase with
+            // δ = ε·rThresh² through the epoch, slow start again when it ends (revertmode).
+            if self.ss_thresh.is_none() {
+                let half = self.rate / 2.0;
+                self.ss_thresh = Some(half);
+                self.delta = self.cfg.delta_for(half);
+            }
+            self.stats.start_half_steps += 1;
+            let r = self.cfg.initial_rate_pps + CODE_HALF_STEP_PPS;
+            self.set_rate(now, r);
+            self.mode = Mode::Additive;
+            self.revert_slow_start = true;
+            return;
         }
         let top = k as usize + 1 == self.ladder.n;
         if top && self.cfg.top_threshold_action == TopThreshold::Collapse {
@@ -621,7 +693,16 @@ impl IfrcAgent {
             self.set_rate(now, r);
             self.delta = self.cfg.delta_for(self.rate);
             self.mode = Mode::SlowStart;
+            if self.code_ss() {
+                // [CODE usc-ifrc: RateControlM.nc checkQueue, case EIGHTH] mode START with
+                // ssThresh = BANDWIDTH: the ladder starts again from the bottom.
+                self.floor_reset();
+            }
             return;
+        }
+        if self.code_ss() && k == 0 {
+            // [CODE usc-ifrc: RateControlM.nc checkQueue, case AI] revertmode = AI.
+            self.revert_slow_start = false;
         }
         if self.cfg.skip_halving_after_sharing && self.shared_since_tick {
             self.stats.skipped_halvings += 1;
@@ -633,6 +714,10 @@ impl IfrcAgent {
             self.stats.halvings += 1;
         }
         self.after_decrease();
+        if self.code_ss() && self.mode == Mode::Additive {
+            // [CODE usc-ifrc: RateControlM.nc checkQueue] rThresh = ssThresh = the halved rate.
+            self.ss_thresh = Some(self.rate);
+        }
     }
 
     /// Rule 1 or Rule 2 lowers the rate to `x` if it is lower [PAPER §4.1.2; AMBIG-22].
@@ -707,7 +792,19 @@ impl IfrcAgent {
             }
         }
         r = r.max(self.cfg.min_rate_pps).min(self.cfg.max_rate_pps);
+        if self.code_ss() && self.mode == Mode::SlowStart {
+            // [CODE usc-ifrc: RateControlM.nc updateRLocal] START ends at ssThresh, into AI
+            // with rThresh = ssThresh.
+            if let Some(s) = self.ss_thresh.filter(|&s| r >= s) {
+                self.mode = Mode::Additive;
+                self.revert_slow_start = false;
+                self.delta = self.cfg.delta_for(s);
+            }
+        }
         if self.role != Role::BaseStation && self.at_or_below_initial(r) {
+            if self.code_ss() && self.mode != Mode::SlowStart {
+                self.floor_reset();
+            }
             self.mode = Mode::SlowStart; // re-entry [PAPER §4.1.3]
         }
         if self.cfg.skip_halving_after_sharing {
@@ -815,13 +912,24 @@ impl IfrcAgent {
         // (rounding each update would stall it when w·|q − avg| < 1/512). A fixed-point average
         // in hundredths is at least 1/100 from the next whole packet below it or equal to one,
         // so that rounding keeps its whole part: ⌊avg⌋ is the code's getOccupancy exactly.
-        let (old, new, started) = self.own.update(&self.ladder, wire::quantize_queue(self.avg_q));
+        let q = wire::quantize_queue(self.avg_q);
+        let was_congested = self.own.congested;
+        let (old, new, started) =
+            if self.code_ss() { self.own.update_stepwise(&self.ladder, q) } else { self.own.update(&self.ladder, q) };
         if started {
             self.stats.epochs += 1;
+        }
+        if self.code_ss() && was_congested && !self.own.congested && self.revert_slow_start {
+            // [CODE usc-ifrc: RateControlM.nc checkQueue] ⌊avg⌋ < L: mode = revertmode (START).
+            self.revert_slow_start = false;
+            self.mode = Mode::SlowStart;
         }
         // One decrease per newly crossed threshold [AMBIG-1].
         for k in (old + 1)..=new {
             self.own_crossing(now, k);
+            if !self.own.congested {
+                break; // a collapse or the floor put the ladder back at the bottom
+            }
         }
     }
 

@@ -92,6 +92,35 @@ pub enum TopThreshold {
     Collapse,
 }
 
+/// What slow start is and what congestion does to a slow-starting node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SlowStartRule {
+    /// Slow start (+φ per tick) runs while r ≤ r_init and ends on a decrease or through the
+    /// parent's rate (AMBIG-8); a slow-starting node that crosses a threshold halves like any
+    /// other. [PAPER §4.1.3]
+    Paper,
+    /// The code's TCP-like slow start with a threshold ssThresh (unknown at first, BANDWIDTH in
+    /// the code): slow start ends when the rate reaches ssThresh, into additive increase with
+    /// δ = ε·ssThresh² (rThresh = ssThresh); a slow-starting node whose queue crosses U(0) goes
+    /// to r_init + [`CODE_HALF_STEP_PPS`] in the congested mode HALF, sets ssThresh = rThresh =
+    /// half its rate if ssThresh was unknown, increases additively with δ = ε·rThresh² during
+    /// the epoch and goes back to slow start when it ends; a halving in additive increase sets
+    /// ssThresh to the halved rate; a collapse at the top threshold or any decrease to r_init
+    /// or below outside slow start puts the node in slow start with ssThresh unknown and its
+    /// threshold ladder back at the bottom, so that the next check with ⌊avg⌋ ≥ U(0) is a new
+    /// crossing of U(0) (the START → HALF step); and the ladder climbs at most one threshold
+    /// per queue update. [CODE usc-ifrc: RateControlM.nc updateRLocal (START: rLocal ≥ ssThresh
+    /// → AI, rThresh = ssThresh), checkQueue (the START case; AI/HALF/FOURTH: rThresh =
+    /// ssThresh = the halved rate; EIGHTH → START with ssThresh = BANDWIDTH; the closing floor
+    /// rLocal ≤ SSVALUE → START, ssThresh = BANDWIDTH; one switch case per call)]
+    SsThresh,
+}
+
+/// The rate a slow-starting node takes when its queue crosses U(0), above r_init, pkt/s.
+/// [CODE usc-ifrc: RateControlM.nc checkQueue, rLocal = SSVALUE + 11 in units of
+/// 1/RESOLUTION = 10⁻⁴ pkt/s (Makefile RESOLUTION = 10000, SSVALUE = 200)]
+pub const CODE_HALF_STEP_PPS: f64 = 0.0011;
+
 /// What makes the base station broadcast its periodic control packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum BsTrigger {
@@ -205,6 +234,10 @@ pub struct IfrcConfig {
     pub delta_rule: DeltaRule,
     /// Slow-start exit on the parent's rate. [AMBIG-8]
     pub slow_start_exit: SlowStartExit,
+    /// Slow start and congestion in slow start: the paper's or the code's ssThresh rules.
+    /// [PAPER §4.1.3: `Paper`, in both profiles; CODE usc-ifrc: RateControlM.nc updateRLocal,
+    /// checkQueue: `SsThresh`, an option, node-local only: see docs/ifrc.md, session 27]
+    pub slow_start_rule: SlowStartRule,
     /// Rule 2 variant.
     pub sharing: Sharing,
     /// An own threshold crossing does not halve when Rule 1 or 2 lowered the rate since the
@@ -294,6 +327,7 @@ impl IfrcConfig {
             bs_control_at_start: false,
             delta_rule: DeltaRule::PerDecrease,
             slow_start_exit: SlowStartExit::Recommended,
+            slow_start_rule: SlowStartRule::Paper,
             sharing: Sharing::Crossing,
             skip_halving_after_sharing: false,
             rules_after_queue_check: false,
@@ -343,6 +377,10 @@ impl IfrcConfig {
                 bs_min_step_pps: 0.001,
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
                 bs_control_at_start: true,
+                // slow_start_rule stays `Paper` [AMBIG → chosen]: the code's `SsThresh` needs the
+                // rThresh and ssThresh of its header for the neighbours' and base station's
+                // reaction to a START → HALF step, which the paper's header lacks; without them
+                // every node cut to r_init + 0.0011 crawls (docs/ifrc.md, session 27).
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

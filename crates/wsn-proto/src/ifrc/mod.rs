@@ -120,7 +120,9 @@
 //! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2
 //! (δ = ε·r² at the constraining rate is used instead — equal at the moment of the crossing);
 //! the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or sharing while in slow
-//! start, climb back to ssThresh); crossing detection from the advertised mode and child id; the
+//! start, climb back to ssThresh; its node-local part is [`SlowStartRule::SsThresh`], an option
+//! off in both profiles because its neighbours' side needs rThresh and ssThresh: docs/ifrc.md,
+//! session 27); crossing detection from the advertised mode and child id; the
 //! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
 //! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
 //! congested-child summary, the base station's pacing and, since session 21, the Rule 2
@@ -152,7 +154,8 @@ mod tests;
 pub use agent::{IfrcAgent, IfrcStats, Mode, Role};
 pub use config::{
     ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, QueueAverage,
-    Sharing, SlowStartExit, ThresholdTest, TopThreshold, FIXED_POINT_SCALE, MAX_THRESHOLDS,
+    Sharing, SlowStartExit, SlowStartRule, ThresholdTest, TopThreshold, CODE_HALF_STEP_PPS, FIXED_POINT_SCALE,
+    MAX_THRESHOLDS,
 };
 
 /// Collection-header protocol number of IFRC data and control packets (the IFRC header follows

@@ -1308,6 +1308,149 @@ fn reference_code_collapses_at_top_threshold_and_floors_at_r_init() {
     assert!(a.in_slow_start());
 }
 
+/// The code's ssThresh rules ([`SlowStartRule::SsThresh`]) on a reference-code node with w_q = 1
+/// (the average is the queue), no parent gate and no random phase.
+fn code_ss_node() -> (IfrcAgent, Ctx) {
+    let cfg = IfrcConfig {
+        ewma_weight: 1.0,
+        grow_only_below_parent: false,
+        random_start_phase: false,
+        slow_start_rule: SlowStartRule::SsThresh,
+        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+    };
+    node_with(5, 2, cfg)
+}
+
+/// Queue `n` own packets at `now`.
+fn fill(a: &mut IfrcAgent, c: &mut Ctx, now: Instant, n: usize) {
+    for _ in 0..n {
+        a.send(now, c, SINK, SINK, APP, b"x").unwrap();
+    }
+}
+
+/// Send every queued packet and queue one more, so that the average (w_q = 1) drops to 1.
+fn drain_queue(a: &mut IfrcAgent, c: &mut Ctx, now: Instant) {
+    while let Some(f) = a.poll_frame(now, c) {
+        a.handle_send_done(now, c, &done(f.dst));
+    }
+    fill(a, c, now, 1);
+}
+
+/// A slow-starting node whose queue crosses U(0) goes to r_init + 0.0011 with ssThresh =
+/// half its rate, increases additively through the epoch, slow-starts again when the epoch
+/// ends, and leaves slow start for additive increase with δ = ε·ssThresh² on reaching ssThresh
+/// [CODE usc-ifrc: RateControlM.nc checkQueue case START, updateRLocal].
+#[test]
+fn code_slow_start_meets_u0_with_start_half_and_climbs_back_to_ss_thresh() {
+    let (mut a, mut c) = code_ss_node();
+    let now = tick_to(&mut a, &mut c, 1.0);
+    let r = a.rate_pps();
+    assert!(a.in_slow_start() && a.ss_thresh().is_none());
+    fill(&mut a, &mut c, now, 8);
+    assert_eq!(a.congestion_level(), 0, "U(0) crossed");
+    assert!(close(a.rate_pps(), 0.02 + CODE_HALF_STEP_PPS), "START → HALF at SSVALUE + 11: {}", a.rate_pps());
+    assert_eq!((a.stats().halvings, a.stats().start_half_steps), (0, 1));
+    assert_eq!(a.ss_thresh(), Some(r / 2.0));
+    assert_eq!(a.mode(), Mode::Additive, "HALF increases additively");
+    assert!(close(a.delta(), a.config().epsilon * (r / 2.0) * (r / 2.0)), "δ = ε·rThresh²");
+    // The epoch ends: back to slow start (revertmode = START), +φ per tick up to ssThresh.
+    drain_queue(&mut a, &mut c, now);
+    assert!(!a.is_congested() && a.in_slow_start());
+    let mut t = now;
+    let mut steps = 0;
+    while a.in_slow_start() {
+        let before = a.rate_pps();
+        t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+        if a.in_slow_start() {
+            assert!(close(a.rate_pps() - before, a.config().slow_start_increment_pps), "+φ per tick");
+        }
+        steps += 1;
+        assert!(steps < 10_000);
+    }
+    assert!(a.rate_pps() >= r / 2.0 && a.rate_pps() < r / 2.0 + a.config().slow_start_increment_pps);
+    assert!(close(a.delta(), a.config().epsilon * (r / 2.0) * (r / 2.0)), "AI with δ = ε·ssThresh²");
+    // Then additive: the next tick adds δ/r.
+    let before = a.rate_pps();
+    let t2 = a.poll_timeout().unwrap();
+    assert!(t2 > t);
+    a.handle_timeout(t2, &mut c);
+    assert!(close(a.rate_pps() - before, a.delta() / before));
+}
+
+/// A collapse at the top threshold puts the node in slow start with ssThresh unknown and its
+/// ladder at the bottom; the next queue update with ⌊avg⌋ ≥ U(0) is the START → HALF step, to
+/// r_init + 0.0011 with ssThresh = r_init / 2 (0.01 pkt/s) [CODE usc-ifrc: RateControlM.nc
+/// checkQueue cases EIGHTH and START].
+#[test]
+fn code_collapse_is_followed_by_start_to_half_while_the_average_stays_above_u0() {
+    let (mut a, mut c) = code_ss_node();
+    let now = tick_to(&mut a, &mut c, 1.0);
+    fill(&mut a, &mut c, now, 8); // START → HALF, ssThresh 0.5
+    drain_queue(&mut a, &mut c, now);
+    let mut t = now;
+    for _ in 0..10_000 {
+        if !a.in_slow_start() {
+            break;
+        }
+        t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+    }
+    assert_eq!(a.mode(), Mode::Additive, "slow start ends at ssThresh");
+    let r = a.rate_pps();
+    // One threshold per update: 8, 16 and 20 halve, 22 collapses.
+    fill(&mut a, &mut c, t, 7); // queue 8
+    assert_eq!((a.stats().halvings, a.congestion_level()), (1, 0));
+    assert_eq!(a.ss_thresh(), Some(r / 2.0), "rThresh = ssThresh = the halved rate");
+    fill(&mut a, &mut c, t, 14); // queue 22: levels 1, 2, 3 on three successive updates
+    assert_eq!((a.stats().halvings, a.stats().collapses), (3, 1));
+    assert_eq!(a.rate_pps(), 0.02);
+    assert!(a.in_slow_start() && !a.is_congested() && a.ss_thresh().is_none(), "mode START, BANDWIDTH");
+    let steps = a.stats().start_half_steps;
+    fill(&mut a, &mut c, t, 1); // ⌊avg⌋ = 23 ≥ U(0)
+    assert_eq!(a.stats().start_half_steps, steps + 1);
+    assert!(close(a.rate_pps(), 0.0211));
+    assert_eq!((a.congestion_level(), a.ss_thresh()), (0, Some(0.01)));
+    // Still at ⌊avg⌋ ≥ U(1): HALF → FOURTH halves to 0.01055 ≤ r_init, the floor puts it back in
+    // START, and the next update steps to HALF again.
+    fill(&mut a, &mut c, t, 1);
+    assert_eq!(a.rate_pps(), 0.02);
+    assert!(a.in_slow_start() && !a.is_congested());
+    fill(&mut a, &mut c, t, 1);
+    assert!(close(a.rate_pps(), 0.0211));
+    assert_eq!(a.stats().start_half_steps, steps + 2);
+}
+
+/// What a neighbour hears of a START → HALF step: a new epoch of the sender at r_init + 0.0011,
+/// which Rule 2 passes on (the code's neighbours are cut to the same rate; they also take its
+/// rThresh and ssThresh, which the paper's header does not carry).
+#[test]
+fn a_neighbour_is_cut_to_the_start_half_rate() {
+    let (mut a, mut c) = code_ss_node();
+    let now = tick_to(&mut a, &mut c, 1.0);
+    fill(&mut a, &mut c, now, 8);
+    let h = header_of(&a.poll_frame(now, &mut c).unwrap().payload);
+    assert!(close(h.rate_pps, wire::quantize_rate(0.0211)));
+    let cfg = IfrcConfig {
+        random_start_phase: false,
+        grow_only_below_parent: false,
+        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+    };
+    let (mut n, mut cn) = node_with(7, 3, cfg);
+    tick_to(&mut n, &mut cn, 0.5);
+    n.handle_overheard(now, &mut cn, &rx(3, NodeId(1)), &frame(3, 0, &hdr(0.8, 0.0)));
+    n.handle_overheard(now, &mut cn, &rx(5, NodeId(2)), &frame(5, 0, &hdr(0.9, 1.0)));
+    n.handle_overheard(now, &mut cn, &rx(5, NodeId(2)), &frame(5, 1, &h));
+    assert_eq!(n.stats().rule2_constraints, 1);
+    assert!(close(n.rate_pps(), h.rate_pps));
+    // A base station whose child steps sets r_b to the same rate.
+    let (mut b, mut cb) = bs_with(0, IfrcConfig::for_profile(Profile::ReferenceCode));
+    b.handle_frame(now, &mut cb, &rx(5, NodeId(0)), &frame(5, 0, &hdr(0.9, 1.0)));
+    b.handle_frame(now, &mut cb, &rx(5, NodeId(0)), &frame(5, 1, &h));
+    assert_eq!(b.stats().rule2_constraints, 1);
+    assert!(b.rate_pps() < 0.0211 + 0.002, "r_b {}", b.rate_pps());
+}
+
 #[test]
 fn reference_code_grows_only_below_the_parent() {
     let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
