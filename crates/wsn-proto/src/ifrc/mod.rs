@@ -154,8 +154,8 @@ mod tests;
 pub use agent::{IfrcAgent, IfrcStats, Mode, Role};
 pub use config::{
     ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, QueueAverage,
-    Sharing, SlowStartExit, SlowStartRule, ThresholdTest, TopThreshold, CODE_HALF_STEP_PPS, FIXED_POINT_SCALE,
-    MAX_THRESHOLDS,
+    Sharing, SlowStartExit, SlowStartRule, ThresholdTest, TopThreshold, CODE_CHILD_SHARE_STEP_PPS, CODE_HALF_STEP_PPS,
+    CODE_MIN_AI_STEP_PPS, CODE_PARENT_STEP_PPS, CODE_SHARE_STEP_PPS, FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 
 /// Collection-header protocol number of IFRC data and control packets (the IFRC header follows

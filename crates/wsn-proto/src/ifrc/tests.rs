@@ -70,6 +70,7 @@ fn hdr(rate: f64, avg_q: f64) -> wire::Repr {
         child_rate_pps: 0.0,
         child_avg_q: 0.0,
         protocol: APP,
+        code: None,
     }
 }
 
@@ -85,7 +86,7 @@ fn frame(origin: u16, seqno: u16, h: &wire::Repr) -> Vec<u8> {
 
 /// [`frame`] up the tree of `sink`.
 fn frame_to(origin: u16, seqno: u16, h: &wire::Repr, sink: NodeId) -> Vec<u8> {
-    let mut b = vec![0u8; collection::HEADER_LEN + wire::HEADER_LEN + 3];
+    let mut b = vec![0u8; collection::HEADER_LEN + h.buffer_len() + 3];
     let mut p = collection::Packet::new_unchecked(&mut b[..]);
     collection::Repr {
         direction: Direction::Up,
