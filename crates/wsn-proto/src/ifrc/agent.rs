@@ -1194,8 +1194,9 @@ impl IfrcAgent {
     /// calcParameters; its "RULE 1" is this project's Rule 2 and its "RULE 2" Rule 1]:
     /// 1. a neighbour's rise into HALF or above (or its congested child's) at a rate below
     ///    this node's: the node takes that rate and rThresh (δ = ε·rThresh²) and the sharing
-    ///    guard; in START it takes the neighbour's ssThresh and r_init + 0.0012 (a child's:
-    ///    + 0.0013) instead of the rate and stays in START. When both fire, the lower rate
+    ///    guard; in START it takes the neighbour's ssThresh and r_init + 0.0012 (for a child's
+    ///    transition r_init + 0.0013) instead of the rate and stays in START. When both fire,
+    ///    the lower rate
     ///    (calcParameters keeps one candidate, the child when its rate is lower);
     /// 2. the parent not in START, below this node: its rate and rThresh, the guard; in START
     ///    its ssThresh and r_init + 0.0014 (slow start to that ssThresh);

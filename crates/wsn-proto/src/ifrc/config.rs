@@ -269,7 +269,9 @@ pub struct IfrcConfig {
     pub slow_start_exit: SlowStartExit,
     /// Slow start and congestion in slow start: the paper's or the code's ssThresh rules.
     /// [PAPER §4.1.3: `Paper`, in both profiles; CODE usc-ifrc: RateControlM.nc updateRLocal,
-    /// checkQueue: `SsThresh`, an option, node-local only: see docs/ifrc.md, session 27]
+    /// checkQueue: `SsThresh`, an option; with the reference-code profile it also brings the
+    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, sessions
+    /// 27–28]
     pub slow_start_rule: SlowStartRule,
     /// Rule 2 variant.
     pub sharing: Sharing,
@@ -410,10 +412,10 @@ impl IfrcConfig {
                 bs_min_step_pps: 0.001,
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
                 bs_control_at_start: true,
-                // slow_start_rule stays `Paper` [AMBIG → chosen]: the code's `SsThresh` needs the
-                // rThresh and ssThresh of its header for the neighbours' and base station's
-                // reaction to a START → HALF step, which the paper's header lacks; without them
-                // every node cut to r_init + 0.0011 crawls (docs/ifrc.md, session 27).
+                // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
+                // and rules (session 28) still differs from the code (per-sender Rule 2 candidate,
+                // no child id, 10 more bytes on the air) and its E1 is unfair, unexplained
+                // (docs/ifrc.md, sessions 27–28).
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]
