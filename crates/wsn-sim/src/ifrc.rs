@@ -276,7 +276,16 @@ pub fn agent_factory(
         // the best-path sink's, with several).
         let role =
             if sinks.contains(&id) { Role::BaseStation } else { Role::Node { sink: node_sink[i].unwrap_or(sinks[0]) } };
-        let fwd = ForwarderConfig { queue_capacity: cfg.queue_capacity, ..fwd.clone() };
+        // The code extension of the header ([`IfrcConfig::code_header`]) comes on top of the
+        // frame bound the flows were checked against (the 12-byte header's): its 10 bytes go on
+        // the air too [AMBIG → chosen; the code's own header holds these fields within its
+        // 48-byte frame].
+        let ext = if cfg.code_header() { wsn_wire::ifrc::EXT_LEN } else { 0 };
+        let fwd = ForwarderConfig {
+            queue_capacity: cfg.queue_capacity,
+            max_frame_payload: fwd.max_frame_payload + ext,
+            ..fwd.clone()
+        };
         let mut a = IfrcAgent::new(id, role, cfg.clone(), fwd, start);
         a.set_weight(weights[i]);
         if node_sink[i].is_none() && sinks.len() > 1 {

@@ -35,6 +35,24 @@
 //!   parses; reserved bits must be zero, the sender's rate must not be zero, nor a congested
 //!   child's (all rejected as [`Error::Malformed`]).
 //! - The paper's 1-bit child flag and this project's control flag share the flags byte.
+//! - **Code extension** (flag bit 5, [`FLAG_CODE_EXT`]): [`EXT_LEN`] more bytes right after the
+//!   12, before the payload, with the authors' code's header fields that the paper's header
+//!   lacks ([`CodeExt`]): the sender's rThresh and ssThresh, its mode, and the congested
+//!   child's rThresh and mode [CODE usc-ifrc: RateControlM.nc UpdateHdr, lhRThresh, lhSSThresh,
+//!   lhMode, lhCongChildRThresh, lhCongChildMode]. Only the reference-code profile with the
+//!   code's ssThresh slow start sets it; the paper profile never does, so its headers keep the
+//!   12 bytes above. A header with the bit set but fewer than 22 bytes is [`Error::Truncated`].
+//!
+//! ```text
+//!  12..15      15..18        18                       19..22
+//! +----------+-------------+------------------------+----------------+
+//! | rThresh  | ssThresh    | mode << 4 | child mode | child rThresh  |
+//! +----------+-------------+------------------------+----------------+
+//! ```
+//!
+//!   rThresh and ssThresh are rates as above; ssThresh 0 means unknown (the code's BANDWIDTH);
+//!   modes are 0 START, 1 AI, 2 HALF, 3 FOURTH, 4 EIGHTH (RateControl.h), larger values are
+//!   [`Error::Malformed`]. Without a congested child its two fields are zero.
 //!
 //! Encoding rounds to the nearest step and **saturates**: negative, NaN or too large inputs
 //! never panic (NaN and negatives give 0, large values the maximum), and a positive rate never
@@ -58,8 +76,15 @@ pub const FLAG_CHILD_CONGESTED: u8 = 0x01;
 /// caller's).
 pub const FLAG_CONTROL: u8 = 0x02;
 
+/// Flags bit: the [`CodeExt`] extension follows the 12-byte header. [AMBIG-17 → chosen: bit 5,
+/// one of the reserved bits; bits 4–2 stay reserved]
+pub const FLAG_CODE_EXT: u8 = 0x20;
+
+/// Length of the [`CodeExt`] extension in bytes. [DERIVED: 3 + 3 + 1 + 3]
+pub const EXT_LEN: usize = 10;
+
 const VERSION_SHIFT: u32 = 6;
-const RESERVED_MASK: u8 = 0x3c;
+const RESERVED_MASK: u8 = 0x1c;
 
 /// Steps per packet/s of the rate fields (2¹⁶).
 pub const RATE_SCALE: f64 = 65_536.0;
@@ -71,14 +96,17 @@ pub const RATE_RAW_MAX: u32 = 0x00ff_ffff;
 pub const QUEUE_SCALE: f64 = 256.0;
 
 mod field {
-    use core::ops::{Range, RangeFrom};
+    use core::ops::Range;
     pub const FLAGS: usize = 0;
     pub const RATE: Range<usize> = 1..4;
     pub const AVG_Q: Range<usize> = 4..6;
     pub const CHILD_RATE: Range<usize> = 6..9;
     pub const CHILD_AVG_Q: Range<usize> = 9..11;
     pub const PROTOCOL: usize = 11;
-    pub const PAYLOAD: RangeFrom<usize> = 12..;
+    pub const R_THRESH: Range<usize> = 12..15;
+    pub const SS_THRESH: Range<usize> = 15..18;
+    pub const MODES: usize = 18;
+    pub const CHILD_R_THRESH: Range<usize> = 19..22;
 }
 
 /// Quantise a rate in pkt/s to the raw 24-bit field value (nearest step, saturating; a
@@ -150,13 +178,42 @@ impl<T: AsRef<[u8]>> Packet<T> {
         p.check_len()?;
         Ok(p)
     }
-    /// Ensure that no accessor will panic.
+    /// Ensure that no accessor will panic: the 12 bytes, and the extension's when its flag is
+    /// set.
     pub fn check_len(&self) -> Result<()> {
-        if self.buffer.as_ref().len() < HEADER_LEN {
+        if self.buffer.as_ref().len() < HEADER_LEN || self.buffer.as_ref().len() < self.header_len() {
             Err(Error::Truncated)
         } else {
             Ok(())
         }
+    }
+    /// Length of the header: [`HEADER_LEN`], plus [`EXT_LEN`] when the extension flag is set
+    /// (an empty buffer reads as [`HEADER_LEN`]).
+    pub fn header_len(&self) -> usize {
+        match self.buffer.as_ref().first() {
+            Some(f) if f & FLAG_CODE_EXT != 0 => HEADER_LEN + EXT_LEN,
+            _ => HEADER_LEN,
+        }
+    }
+    /// The code extension follows the header.
+    pub fn has_code_ext(&self) -> bool {
+        self.flags() & FLAG_CODE_EXT != 0
+    }
+    /// Extension, raw: the sender's rThresh in 2⁻¹⁶ pkt/s.
+    pub fn r_thresh_raw(&self) -> u32 {
+        read_u24(self.buffer.as_ref(), field::R_THRESH)
+    }
+    /// Extension, raw: the sender's ssThresh in 2⁻¹⁶ pkt/s (0: unknown).
+    pub fn ss_thresh_raw(&self) -> u32 {
+        read_u24(self.buffer.as_ref(), field::SS_THRESH)
+    }
+    /// Extension, raw: the sender's mode (high nibble) and its congested child's (low nibble).
+    pub fn modes_raw(&self) -> u8 {
+        self.buffer.as_ref()[field::MODES]
+    }
+    /// Extension, raw: the congested child's rThresh in 2⁻¹⁶ pkt/s.
+    pub fn child_r_thresh_raw(&self) -> u32 {
+        read_u24(self.buffer.as_ref(), field::CHILD_R_THRESH)
     }
     /// Return the underlying buffer.
     pub fn into_inner(self) -> T {
@@ -201,9 +258,9 @@ impl<T: AsRef<[u8]>> Packet<T> {
 }
 
 impl<'a, T: AsRef<[u8]> + ?Sized> Packet<&'a T> {
-    /// The bytes after the header (the application payload).
+    /// The bytes after the header and its extension, if any (the application payload).
     pub fn payload(&self) -> &'a [u8] {
-        &self.buffer.as_ref()[field::PAYLOAD]
+        &self.buffer.as_ref()[self.header_len()..]
     }
 }
 
@@ -239,9 +296,92 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Packet<T> {
     pub fn set_protocol(&mut self, v: u8) {
         self.buffer.as_mut()[field::PROTOCOL] = v;
     }
-    /// Mutable bytes after the header.
+    /// Set the extension's rThresh, raw (values above 2²⁴ − 1 saturate).
+    pub fn set_r_thresh_raw(&mut self, v: u32) {
+        self.write_u24(field::R_THRESH, v)
+    }
+    /// Set the extension's ssThresh, raw (0: unknown).
+    pub fn set_ss_thresh_raw(&mut self, v: u32) {
+        self.write_u24(field::SS_THRESH, v)
+    }
+    /// Set the extension's modes byte, raw.
+    pub fn set_modes_raw(&mut self, v: u8) {
+        self.buffer.as_mut()[field::MODES] = v;
+    }
+    /// Set the extension's child rThresh, raw (values above 2²⁴ − 1 saturate).
+    pub fn set_child_r_thresh_raw(&mut self, v: u32) {
+        self.write_u24(field::CHILD_R_THRESH, v)
+    }
+    /// Mutable bytes after the header and its extension, if any (set the flags first).
     pub fn payload_mut(&mut self) -> &mut [u8] {
-        &mut self.buffer.as_mut()[field::PAYLOAD]
+        let start = self.header_len();
+        &mut self.buffer.as_mut()[start..]
+    }
+}
+
+/// The authors' code's mode, both its increase rule and its congestion level [CODE usc-ifrc:
+/// RateControl.h]. Ordered: a rise into [`CodeMode::Half`] or above is a congestion transition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CodeMode {
+    /// Slow start (0).
+    Start,
+    /// Additive increase, not congested (1).
+    Ai,
+    /// Congested, one threshold crossed (2).
+    Half,
+    /// Congested, two thresholds (3).
+    Fourth,
+    /// Congested, three thresholds (4).
+    Eighth,
+}
+
+impl CodeMode {
+    /// The wire value.
+    pub const fn raw(self) -> u8 {
+        self as u8
+    }
+    /// The mode of a wire value (None above 4).
+    pub const fn from_raw(v: u8) -> Option<CodeMode> {
+        Some(match v {
+            0 => CodeMode::Start,
+            1 => CodeMode::Ai,
+            2 => CodeMode::Half,
+            3 => CodeMode::Fourth,
+            4 => CodeMode::Eighth,
+            _ => return None,
+        })
+    }
+    /// HALF or above: the code's "congested" [CODE usc-ifrc: RateControlM.nc calcParameters].
+    pub const fn congested(self) -> bool {
+        self as u8 >= CodeMode::Half as u8
+    }
+}
+
+/// The code's header fields that the paper's header lacks (the extension, [`FLAG_CODE_EXT`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CodeExt {
+    /// The sender's rThresh (δ = ε·rThresh²), pkt/s.
+    pub r_thresh_pps: f64,
+    /// The sender's ssThresh, pkt/s; None while unknown (the code's BANDWIDTH).
+    pub ss_thresh_pps: Option<f64>,
+    /// The sender's mode.
+    pub mode: CodeMode,
+    /// The congested child's rThresh, pkt/s (0 without one).
+    pub child_r_thresh_pps: f64,
+    /// The congested child's mode ([`CodeMode::Start`] without one).
+    pub child_mode: CodeMode,
+}
+
+impl CodeExt {
+    /// As it reads back after a round trip (rates quantised; a positive ssThresh never reads as
+    /// unknown, as a positive rate never encodes as 0).
+    pub fn quantized(&self) -> CodeExt {
+        CodeExt {
+            r_thresh_pps: quantize_rate(self.r_thresh_pps),
+            ss_thresh_pps: self.ss_thresh_pps.map(quantize_rate).filter(|&s| s > 0.0),
+            child_r_thresh_pps: quantize_rate(self.child_r_thresh_pps),
+            ..*self
+        }
     }
 }
 
@@ -263,6 +403,8 @@ pub struct Repr {
     pub child_avg_q: f64,
     /// Protocol number of the bytes after the header.
     pub protocol: u8,
+    /// The code extension ([`FLAG_CODE_EXT`]), None in the paper's 12-byte header.
+    pub code: Option<CodeExt>,
 }
 
 impl Repr {
@@ -270,7 +412,8 @@ impl Repr {
     /// [`Error::Malformed`] for another version, a set reserved bit, a zero sender rate (no
     /// sender emits one: a positive rate never encodes as 0, and IFRC rates have a positive
     /// floor; read as a rate it would pull every child that hears it down to the floor), or a
-    /// congested child with a zero rate.
+    /// congested child with a zero rate; with the extension flag, [`Error::Truncated`] when
+    /// shorter than [`HEADER_LEN`] + [`EXT_LEN`] and [`Error::Malformed`] for a mode above 4.
     pub fn parse<T: AsRef<[u8]> + ?Sized>(packet: &Packet<&T>) -> Result<Repr> {
         packet.check_len()?;
         if packet.version() != VERSION || packet.flags() & RESERVED_MASK != 0 {
@@ -279,7 +422,24 @@ impl Repr {
         if packet.rate_raw() == 0 || (packet.child_congested() && packet.child_rate_raw() == 0) {
             return Err(Error::Malformed);
         }
+        let code = if packet.has_code_ext() {
+            let m = packet.modes_raw();
+            let (Some(mode), Some(child_mode)) = (CodeMode::from_raw(m >> 4), CodeMode::from_raw(m & 0x0f)) else {
+                return Err(Error::Malformed);
+            };
+            let ss = packet.ss_thresh_raw();
+            Some(CodeExt {
+                r_thresh_pps: rate_from_raw(packet.r_thresh_raw()),
+                ss_thresh_pps: (ss != 0).then(|| rate_from_raw(ss)),
+                mode,
+                child_r_thresh_pps: rate_from_raw(packet.child_r_thresh_raw()),
+                child_mode,
+            })
+        } else {
+            None
+        };
         Ok(Repr {
+            code,
             child_congested: packet.child_congested(),
             control: packet.control(),
             rate_pps: rate_from_raw(packet.rate_raw()),
@@ -290,16 +450,20 @@ impl Repr {
         })
     }
 
-    /// Length of the emitted header.
+    /// Length of the emitted header: [`HEADER_LEN`], plus [`EXT_LEN`] with the extension.
     pub const fn buffer_len(&self) -> usize {
-        HEADER_LEN
+        if self.code.is_some() {
+            HEADER_LEN + EXT_LEN
+        } else {
+            HEADER_LEN
+        }
     }
 
-    /// Write the header into the first [`HEADER_LEN`] bytes of `packet` (the caller sizes the
-    /// buffer; values are quantised and saturate, see the module docs).
+    /// Write the header into the first [`Repr::buffer_len`] bytes of `packet` (the caller sizes
+    /// the buffer; values are quantised and saturate, see the module docs).
     ///
     /// # Panics
-    /// If `packet` is shorter than [`HEADER_LEN`] bytes.
+    /// If `packet` is shorter than [`Repr::buffer_len`] bytes.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, packet: &mut Packet<T>) {
         let mut flags = VERSION << VERSION_SHIFT;
         if self.child_congested {
@@ -307,6 +471,14 @@ impl Repr {
         }
         if self.control {
             flags |= FLAG_CONTROL;
+        }
+        if let Some(x) = self.code {
+            flags |= FLAG_CODE_EXT;
+            packet.set_flags(flags);
+            packet.set_r_thresh_raw(rate_to_raw(x.r_thresh_pps));
+            packet.set_ss_thresh_raw(x.ss_thresh_pps.map_or(0, rate_to_raw));
+            packet.set_modes_raw(x.mode.raw() << 4 | x.child_mode.raw());
+            packet.set_child_r_thresh_raw(rate_to_raw(x.child_r_thresh_pps));
         }
         packet.set_flags(flags);
         packet.set_rate_raw(rate_to_raw(self.rate_pps));
@@ -323,6 +495,7 @@ impl Repr {
             avg_q: quantize_queue(self.avg_q),
             child_rate_pps: quantize_rate(self.child_rate_pps),
             child_avg_q: quantize_queue(self.child_avg_q),
+            code: self.code.map(|x| x.quantized()),
             ..*self
         }
     }
@@ -339,6 +512,16 @@ impl core::fmt::Display for Repr {
         )?;
         if self.child_congested {
             write!(f, " cc rate={:.5} avg_q={:.3}", self.child_rate_pps, self.child_avg_q)?;
+        }
+        if let Some(x) = self.code {
+            write!(f, " mode={:?} rthresh={:.5}", x.mode, x.r_thresh_pps)?;
+            match x.ss_thresh_pps {
+                Some(s) => write!(f, " ssthresh={s:.5}")?,
+                None => write!(f, " ssthresh=unknown")?,
+            }
+            if self.child_congested {
+                write!(f, " cc mode={:?} rthresh={:.5}", x.child_mode, x.child_r_thresh_pps)?;
+            }
         }
         write!(f, " proto={:#04x}", self.protocol)
     }
@@ -358,6 +541,10 @@ mod tests {
     const CONTROL: &str = include_str!("../../../testdata/vectors/ifrc/control.hex");
     const BAD_VERSION: &str = include_str!("../../../testdata/vectors/ifrc/bad_version.hex");
     const BAD_RESERVED: &str = include_str!("../../../testdata/vectors/ifrc/bad_reserved.hex");
+    const CODE_EXT: &str = include_str!("../../../testdata/vectors/ifrc/code_ext.hex");
+    const CODE_EXT_START: &str = include_str!("../../../testdata/vectors/ifrc/code_ext_start.hex");
+    const CODE_EXT_TRUNCATED: &str = include_str!("../../../testdata/vectors/ifrc/code_ext_truncated.hex");
+    const CODE_EXT_BAD_MODE: &str = include_str!("../../../testdata/vectors/ifrc/code_ext_bad_mode.hex");
 
     /// Every valid vector with the Repr it encodes and its payload.
     fn cases() -> Vec<(&'static str, Repr, &'static [u8])> {
@@ -372,6 +559,7 @@ mod tests {
                     child_rate_pps: 0.0,
                     child_avg_q: 0.0,
                     protocol: 0x01,
+                    code: None,
                 },
                 b"hi",
             ),
@@ -385,6 +573,7 @@ mod tests {
                     child_rate_pps: 0.0625,
                     child_avg_q: 16.5,
                     protocol: 0x01,
+                    code: None,
                 },
                 b"",
             ),
@@ -398,7 +587,50 @@ mod tests {
                     child_rate_pps: 85.0,
                     child_avg_q: 9.0,
                     protocol: 0x00,
+                    code: None,
                 },
+                b"",
+            ),
+            (
+                CODE_EXT,
+                Repr {
+                    child_congested: true,
+                    control: false,
+                    rate_pps: 0.0211,
+                    avg_q: 8.0,
+                    child_rate_pps: 0.25,
+                    child_avg_q: 16.0,
+                    protocol: 0x01,
+                    code: Some(CodeExt {
+                        r_thresh_pps: 0.5,
+                        ss_thresh_pps: Some(0.5),
+                        mode: CodeMode::Half,
+                        child_r_thresh_pps: 0.25,
+                        child_mode: CodeMode::Fourth,
+                    }),
+                }
+                .quantized(),
+                b"hi",
+            ),
+            (
+                CODE_EXT_START,
+                Repr {
+                    child_congested: false,
+                    control: false,
+                    rate_pps: 0.02,
+                    avg_q: 0.0,
+                    child_rate_pps: 0.0,
+                    child_avg_q: 0.0,
+                    protocol: 0x01,
+                    code: Some(CodeExt {
+                        r_thresh_pps: 0.02,
+                        ss_thresh_pps: None,
+                        mode: CodeMode::Start,
+                        child_r_thresh_pps: 0.0,
+                        child_mode: CodeMode::Start,
+                    }),
+                }
+                .quantized(),
                 b"",
             ),
         ]
@@ -411,7 +643,7 @@ mod tests {
             let p = Packet::new_checked(&bytes[..]).unwrap();
             assert_eq!(Repr::parse(&p).unwrap(), repr, "{text}");
             assert_eq!(p.payload(), payload);
-            let mut out = vec![0xa5u8; HEADER_LEN + payload.len()];
+            let mut out = vec![0xa5u8; repr.buffer_len() + payload.len()];
             let mut q = Packet::new_unchecked(&mut out[..]);
             repr.emit(&mut q);
             q.payload_mut().copy_from_slice(payload);
@@ -431,6 +663,7 @@ mod tests {
             child_rate_pps: 0.25,
             child_avg_q: 9.0,
             protocol: 7,
+            code: None,
         };
         for (repr, good) in [
             (ok, true),
@@ -452,6 +685,32 @@ mod tests {
         }
         let zero = [0u8; HEADER_LEN];
         assert_eq!(Repr::parse(&Packet::new_unchecked(&zero[..])), Err(Error::Malformed));
+    }
+
+    /// A header announcing the extension but cut short anywhere in it is truncated, never a
+    /// panic; a mode above EIGHTH is malformed; the bit that `bad_reserved` sets stays reserved.
+    #[test]
+    fn truncated_or_bad_extension_is_rejected() {
+        let bytes = vector(CODE_EXT);
+        for len in HEADER_LEN..HEADER_LEN + EXT_LEN {
+            assert_eq!(Packet::new_checked(&bytes[..len]).unwrap_err(), Error::Truncated, "{len}");
+            assert_eq!(Repr::parse(&Packet::new_unchecked(&bytes[..len])), Err(Error::Truncated), "{len}");
+        }
+        assert!(Repr::parse(&Packet::new_unchecked(&bytes[..HEADER_LEN + EXT_LEN])).is_ok());
+        let t = vector(CODE_EXT_TRUNCATED);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&t[..])), Err(Error::Truncated));
+        let m = vector(CODE_EXT_BAD_MODE);
+        assert_eq!(Repr::parse(&Packet::new_unchecked(&m[..])), Err(Error::Malformed));
+        assert_eq!(vector(BAD_RESERVED)[0] & FLAG_CODE_EXT, 0, "bad_reserved does not use the extension bit");
+        // Every mode value: 0–4 parse, 5–15 are refused, in either nibble.
+        for v in 0..=15u8 {
+            for (hi, lo) in [(v, 0), (0, v)] {
+                let mut b = bytes.clone();
+                b[18] = hi << 4 | lo;
+                let r = Repr::parse(&Packet::new_unchecked(&b[..]));
+                assert_eq!(r.is_ok(), v <= 4, "{hi} {lo}");
+            }
+        }
     }
 
     #[test]
@@ -495,13 +754,28 @@ mod tests {
         fn round_trip(cc: bool, ctl: bool,
                       r in prop_oneof![8 => 1e-5f64..256.0, 1 => any::<f64>()],
                       aq in prop_oneof![8 => 0.0f64..256.0, 1 => any::<f64>()],
-                      cr in 0.0f64..300.0, cq in -1.0f64..300.0, proto: u8) {
+                      cr in 0.0f64..300.0, cq in -1.0f64..300.0, proto: u8,
+                      ext in proptest::option::of((0.0f64..300.0, proptest::option::of(1e-5f64..300.0),
+                                                   0u8..5, 0.0f64..300.0, 0u8..5))) {
+            let code = ext.map(|(rt, ss, m, crt, cm)| CodeExt {
+                r_thresh_pps: rt,
+                ss_thresh_pps: ss,
+                mode: CodeMode::from_raw(m).unwrap(),
+                child_r_thresh_pps: crt,
+                child_mode: CodeMode::from_raw(cm).unwrap(),
+            });
             let repr = Repr { child_congested: cc, control: ctl, rate_pps: r, avg_q: aq,
-                              child_rate_pps: cr, child_avg_q: cq, protocol: proto };
-            let mut buf = [0u8; HEADER_LEN];
+                              child_rate_pps: cr, child_avg_q: cq, protocol: proto, code };
+            let mut buf = [0u8; HEADER_LEN + EXT_LEN];
+            let buf = &mut buf[..repr.buffer_len()];
             repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
             let parsed = Repr::parse(&Packet::new_unchecked(&buf[..]));
             let q = repr.quantized();
+            if let (Some(x), Some(s)) = (code, ext.and_then(|e| e.1)) {
+                // A positive ssThresh survives as a positive rate (never "unknown").
+                prop_assert!(q.code.unwrap().ss_thresh_pps.is_some(), "{}", s);
+                prop_assert!((x.r_thresh_pps.min(rate_from_raw(RATE_RAW_MAX)) - q.code.unwrap().r_thresh_pps).abs() <= 0.5 / RATE_SCALE);
+            }
             // A zero rate (from NaN or a rate ≤ 0), or a congested child's, is refused.
             if q.rate_pps == 0.0 || (cc && q.child_rate_pps == 0.0) {
                 prop_assert_eq!(parsed, Err(Error::Malformed));
@@ -517,9 +791,10 @@ mod tests {
                 prop_assert!((back.avg_q - aq).abs() <= 0.5 / 256.0, "{} → {}", aq, back.avg_q);
             }
             // Parsing is idempotent on the grid.
-            let mut buf2 = [0u8; HEADER_LEN];
+            let mut buf2 = [0u8; HEADER_LEN + EXT_LEN];
+            let buf2 = &mut buf2[..back.buffer_len()];
             back.emit(&mut Packet::new_unchecked(&mut buf2[..]));
-            prop_assert_eq!(buf, buf2);
+            prop_assert_eq!(&buf[..], &buf2[..]);
         }
 
         /// Arbitrary bytes never panic.

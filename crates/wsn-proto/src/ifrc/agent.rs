@@ -9,7 +9,8 @@ use wsn_wire::ifrc as wire;
 
 use super::config::{
     BsTrigger, Generation, IfrcConfig, QueueAverage, Sharing, SlowStartExit, SlowStartRule, ThresholdTest,
-    TopThreshold, CODE_HALF_STEP_PPS, FIXED_POINT_SCALE, MAX_THRESHOLDS,
+    TopThreshold, CODE_CHILD_SHARE_STEP_PPS, CODE_HALF_STEP_PPS, CODE_MIN_AI_STEP_PPS, CODE_PARENT_STEP_PPS,
+    CODE_SHARE_STEP_PPS, FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 use super::PROTO_IFRC;
 use crate::agent::{AgentEvent, DropReason, Frame, LinkCtx, NodeAgent, RxInfo, SendDone, SendError};
@@ -63,6 +64,10 @@ pub struct IfrcStats {
     pub rule2_signals: u64,
     /// Rule 2 signals that lowered the rate.
     pub rule2_constraints: u64,
+    /// The code's "parent in START" rule: the rate was lowered to a slow-starting parent's, the
+    /// node put in slow start with its ssThresh and the tick restarted
+    /// ([`IfrcConfig::code_header`] only).
+    pub parent_start_resets: u64,
     /// Control packets handed to the MAC (base station).
     pub control_sent: u64,
     /// Control packets received or overheard.
@@ -266,6 +271,15 @@ struct Neighbour {
     child_rate: f64,
     child_avg_q: f64,
     child_maxlvl: i8,
+    /// The advertised mode (the code extension; None: not heard since the entry was created or
+    /// aged out, or heard without the extension).
+    code_mode: Option<wire::CodeMode>,
+    /// The advertised mode of the reported congested child (None: no congested child reported).
+    child_code_mode: Option<wire::CodeMode>,
+    /// Advertised rThresh, ssThresh and the congested child's rThresh (the code extension).
+    r_thresh: f64,
+    ss_thresh: Option<f64>,
+    child_r_thresh: f64,
     is_child: bool,
     last_heard: Instant,
     /// Packets this neighbour originated that reached this base station since the last
@@ -288,6 +302,11 @@ impl Neighbour {
             child_rate: 0.0,
             child_avg_q: 0.0,
             child_maxlvl: -1,
+            code_mode: None,
+            child_code_mode: None,
+            r_thresh: 0.0,
+            ss_thresh: None,
+            child_r_thresh: 0.0,
             is_child: false,
             last_heard: now,
             originated: 0,
@@ -331,6 +350,11 @@ pub struct IfrcAgent {
     shared_since_tick: bool,
     /// ssThresh, None while unknown (the code's BANDWIDTH) [`SlowStartRule::SsThresh`].
     ss_thresh: Option<f64>,
+    /// The code's rThresh, with δ = ε·rThresh² ([`IfrcConfig::code_header`] only).
+    r_thresh: f64,
+    /// The base station is in the code's mode START (r_b raised to the cap at every raise)
+    /// ([`IfrcConfig::code_header`] only).
+    bs_start: bool,
     /// The current epoch began in slow start: slow start resumes when it ends (the code's
     /// revertmode = START).
     revert_slow_start: bool,
@@ -346,6 +370,8 @@ pub struct IfrcAgent {
     // Parent (Rule 1).
     parent: Option<NodeId>,
     parent_rate: Option<f64>,
+    /// The parent's last heard code extension ([`IfrcConfig::code_header`]).
+    parent_code: Option<wire::CodeExt>,
     parent_decreased: bool,
     neighbours: BTreeMap<NodeId, Neighbour>,
     // Application slots.
@@ -434,6 +460,10 @@ impl IfrcAgent {
             next_tick,
             shared_since_tick: false,
             ss_thresh: None,
+            // [CODE usc-ifrc: RateControlM.nc StdControl.init] rThresh = rLocal = SSVALUE, also at
+            // the base station (setBS raises rLocal only); its mode START.
+            r_thresh: cfg.initial_rate_pps,
+            bs_start: true,
             revert_slow_start: false,
             guard_clear_pending: false,
             relay_sinks: alloc::vec::Vec::new(),
@@ -442,6 +472,7 @@ impl IfrcAgent {
             own: Epoch::IDLE,
             parent: None,
             parent_rate: None,
+            parent_code: None,
             parent_decreased: false,
             neighbours: BTreeMap::new(),
             weight: 1.0,
@@ -494,6 +525,31 @@ impl IfrcAgent {
     /// ssThresh, pkt/s: None while unknown (always under [`SlowStartRule::Paper`]).
     pub fn ss_thresh(&self) -> Option<f64> {
         self.ss_thresh
+    }
+    /// The code's rThresh, pkt/s ([`IfrcConfig::code_header`]; r_init otherwise).
+    pub fn r_thresh(&self) -> f64 {
+        self.r_thresh
+    }
+    /// The code's mode as this node advertises it in the code extension: a base station START
+    /// or AI; a node HALF, FOURTH or EIGHTH in a congested epoch (one per threshold crossed),
+    /// else START in slow start and AI in additive increase. [CODE usc-ifrc: RateControl.h]
+    pub fn code_mode(&self) -> wire::CodeMode {
+        use wire::CodeMode as M;
+        if self.role == Role::BaseStation {
+            return if self.bs_start { M::Start } else { M::Ai };
+        }
+        if self.own.congested {
+            return match self.own.maxlvl {
+                i8::MIN..=0 => M::Half,
+                1 => M::Fourth,
+                _ => M::Eighth,
+            };
+        }
+        if self.mode == Mode::SlowStart {
+            M::Start
+        } else {
+            M::Ai
+        }
     }
     /// The parent's last heard rate (None before the first packet from the current parent).
     pub fn parent_rate(&self) -> Option<f64> {
@@ -552,20 +608,29 @@ impl IfrcAgent {
     /// The congested child with the smallest rate, as (rate, avg_q), if any fresh one
     /// [PAPER §4.1.2 fields 3–5; AMBIG-5; AMBIG-6 expiry].
     pub fn congested_child(&self, now: Instant) -> Option<(f64, f64)> {
-        let mut best: Option<(f64, f64)> = None;
+        self.slowest_congested_child(now).map(|n| (n.rate, n.avg_q))
+    }
+
+    fn slowest_congested_child(&self, now: Instant) -> Option<&Neighbour> {
+        let mut best: Option<&Neighbour> = None;
         for n in self.fresh_congested_children(now) {
-            if best.is_none_or(|(r, _)| n.rate < r) {
-                best = Some((n.rate, n.avg_q));
+            if best.is_none_or(|b| n.rate < b.rate) {
+                best = Some(n);
             }
         }
         best
     }
 
-    /// The children in a congested epoch whose mark has not expired (AMBIG-6).
+    /// The children in a congested epoch whose mark has not expired (AMBIG-6). With the code's
+    /// header a child is congested while it advertises HALF or above [CODE usc-ifrc:
+    /// RateControlM.nc calcParameters], else while its advertised average keeps it in an epoch.
     fn fresh_congested_children(&self, now: Instant) -> impl Iterator<Item = &Neighbour> + '_ {
+        let by_mode = self.cfg.code_header();
         self.neighbours.values().filter(move |n| {
             let silent = now.saturating_since(n.last_heard).as_secs_f64();
-            n.is_child && n.epoch.congested && n.rate > 0.0 && silent * n.rate <= self.cfg.child_expiry_intervals
+            let congested =
+                if by_mode { n.code_mode.is_some_and(wire::CodeMode::congested) } else { n.epoch.congested };
+            n.is_child && congested && n.rate > 0.0 && silent * n.rate <= self.cfg.child_expiry_intervals
         })
     }
 
@@ -578,7 +643,20 @@ impl IfrcAgent {
     fn build_header(&self, now: Instant, protocol: u8, control: bool) -> wire::Repr {
         let child = self.congested_child(now);
         let bs = self.role == Role::BaseStation;
+        // [CODE usc-ifrc: RateControlM.nc UpdateHdr] lhRThresh, lhMode, lhSSThresh and the
+        // congested child's lhCongChildRThresh, lhCongChildMode.
+        let code = self.cfg.code_header().then(|| {
+            let c = self.slowest_congested_child(now);
+            wire::CodeExt {
+                r_thresh_pps: self.r_thresh,
+                ss_thresh_pps: self.ss_thresh,
+                mode: self.code_mode(),
+                child_r_thresh_pps: c.map_or(0.0, |n| n.r_thresh),
+                child_mode: c.and_then(|n| n.code_mode).unwrap_or(wire::CodeMode::Start),
+            }
+        });
         wire::Repr {
+            code,
             child_congested: child.is_some(),
             control,
             rate_pps: self.rate,
@@ -677,6 +755,7 @@ impl IfrcAgent {
             if self.ss_thresh.is_none() {
                 let half = self.rate / 2.0;
                 self.ss_thresh = Some(half);
+                self.r_thresh = half;
                 self.delta = self.cfg.delta_for(half);
             }
             self.stats.start_half_steps += 1;
@@ -689,6 +768,11 @@ impl IfrcAgent {
         let top = k as usize + 1 == self.ladder.n;
         if top && self.cfg.top_threshold_action == TopThreshold::Collapse {
             self.stats.collapses += 1;
+            if self.cfg.code_header() {
+                // [CODE usc-ifrc: RateControlM.nc checkQueue, case EIGHTH] rThresh = rLocal / 2
+                // (advertised; START does not use it).
+                self.r_thresh = self.rate / 2.0;
+            }
             let r = self.cfg.initial_rate_pps;
             self.set_rate(now, r);
             self.delta = self.cfg.delta_for(self.rate);
@@ -712,6 +796,10 @@ impl IfrcAgent {
         self.set_rate(now, r);
         if self.rate < before {
             self.stats.halvings += 1;
+        }
+        if self.cfg.code_header() {
+            // [CODE usc-ifrc: RateControlM.nc checkQueue] rThresh = the halved rate (δ below).
+            self.r_thresh = self.rate;
         }
         self.after_decrease();
         if self.code_ss() && self.mode == Mode::Additive {
@@ -763,15 +851,21 @@ impl IfrcAgent {
             Role::BaseStation => r += self.cfg.bs_slope_factor * self.delta / r,
             Role::Node { .. } => {
                 let may_grow = !self.cfg.grow_only_below_parent || self.parent_rate.is_some_and(|p| r < p);
+                let code = self.cfg.code_header();
                 if may_grow {
                     r += match self.mode {
                         Mode::SlowStart => self.cfg.slow_start_increment_pps,
+                        // [CODE usc-ifrc: RateControlM.nc updateRLocal] at least one unit.
+                        Mode::Additive if code => (self.delta / r).max(CODE_MIN_AI_STEP_PPS),
                         Mode::Additive => self.delta / r,
                     };
                 }
                 // Rule 1 after an own increase, with the last known parent rate [AMBIG-10]:
-                // the cap only cancels the increase, so δ stays (spec §7.2 (a)).
-                if let Some(p) = self.parent_rate {
+                // the cap only cancels the increase, so δ stays (spec §7.2 (a)). The code has
+                // neither the cap nor this slow-start exit: its updateRLocal may pass the
+                // parent by one step, which the parent rules of the next received packet
+                // answer ([`IfrcAgent::code_rules`]).
+                if let Some(p) = self.parent_rate.filter(|_| !code) {
                     let reached = r >= p;
                     if r > p {
                         self.stats.rule1_caps += 1;
@@ -798,6 +892,7 @@ impl IfrcAgent {
             if let Some(s) = self.ss_thresh.filter(|&s| r >= s) {
                 self.mode = Mode::Additive;
                 self.revert_slow_start = false;
+                self.r_thresh = s;
                 self.delta = self.cfg.delta_for(s);
             }
         }
@@ -868,8 +963,13 @@ impl IfrcAgent {
     /// Raise r_b by slope·δ × `secs`, at least by `bs_min_step_pps`, up to the cap, and note
     /// `now` as the last raise [CODE usc-ifrc: RateControlM.nc incrementBSRLocal].
     fn bs_raise(&mut self, now: Instant, secs: f64) {
-        let step = (self.cfg.bs_slope_factor * self.delta * secs).max(self.cfg.bs_min_step_pps);
-        let r = self.rate + step;
+        let r = if self.cfg.code_header() && self.bs_start {
+            // [CODE usc-ifrc: RateControlM.nc incrementBSRLocal] mode START: rLocal = BANDWIDTH.
+            self.cfg.max_rate_pps
+        } else {
+            let step = (self.cfg.bs_slope_factor * self.delta * secs).max(self.cfg.bs_min_step_pps);
+            self.rate + step
+        };
         self.set_rate(now, r);
         self.bs_last_raise = now;
     }
@@ -956,6 +1056,7 @@ impl IfrcAgent {
                 // [AMBIG-21 → chosen: forget the old parent's rate]
                 self.parent = p;
                 self.parent_rate = None;
+                self.parent_code = None;
                 self.parent_decreased = false;
             }
         }
@@ -979,6 +1080,9 @@ impl IfrcAgent {
         if e.rate > 0.0 && now.saturating_since(e.last_heard).as_secs_f64() * e.rate > expiry {
             e.epoch = Epoch::IDLE;
             e.child_maxlvl = -1;
+            // The code's neighbour entry is new again: its first mode is no transition.
+            e.code_mode = None;
+            e.child_code_mode = None;
         }
         e.rate = h.rate_pps;
         e.avg_q = h.avg_q;
@@ -1007,19 +1111,49 @@ impl IfrcAgent {
         e.child_congested = h.child_congested;
         e.child_rate = h.child_rate_pps;
         e.child_avg_q = h.child_avg_q;
+        if self.cfg.code_header() {
+            // Crossings from the advertised modes [CODE usc-ifrc: RateControlM.nc
+            // ReceiveMsg.receive: neighTransition when the stored mode is below the new one,
+            // neighCongChildTransition when a congested child is reported and its id changed
+            // or its mode rose, neither for a new entry; calcParameters: only HALF and up
+            // count]. The header names no child: a report after none counts as a new child. A
+            // collapse (EIGHTH → START) or an epoch's end is no rise, so it signals nothing.
+            let (fire_a, fire_b, congested) = match h.code {
+                Some(x) => {
+                    let known = e.code_mode.is_some();
+                    let fire_a = x.mode.congested() && e.code_mode.is_some_and(|m| x.mode > m);
+                    let child = h.child_congested.then_some(x.child_mode);
+                    let fire_b =
+                        known && child.is_some_and(|m| m.congested() && e.child_code_mode.is_none_or(|old| m > old));
+                    e.code_mode = Some(x.mode);
+                    e.child_code_mode = child;
+                    e.r_thresh = x.r_thresh_pps;
+                    e.ss_thresh = x.ss_thresh_pps;
+                    e.child_r_thresh = x.child_r_thresh_pps;
+                    (fire_a, fire_b, x.mode.congested())
+                }
+                None => {
+                    e.code_mode = None;
+                    e.child_code_mode = None;
+                    (false, false, false)
+                }
+            };
+            return Some(Snooped { from: n, fire_a, fire_b, congested, is_child: e.is_child });
+        }
         Some(Snooped { from: n, fire_a, fire_b, congested: e.epoch.congested, is_child: e.is_child })
     }
 
     /// Apply Rules 1 and 2 (a node) or lower r_b (the base station) for a snooped header.
-    fn apply_rules(&mut self, now: Instant, s: Snooped, h: &wire::Repr) {
+    fn apply_rules(&mut self, now: Instant, ctx: &mut dyn LinkCtx, s: Snooped, h: &wire::Repr) {
         let Snooped { from: n, fire_a, fire_b, congested, is_child } = s;
         match self.role {
             Role::BaseStation => {
                 // Only the base station's own children lower r_b [PAPER §4.1.4].
                 if is_child && fire_a {
-                    self.bs_child_crossing(now, h.rate_pps);
+                    self.bs_child_crossing(now, h.rate_pps, h.code.map(|x| x.r_thresh_pps));
                 }
             }
+            Role::Node { .. } if self.cfg.code_header() => self.code_rules(now, ctx, s, h),
             Role::Node { .. } => {
                 if Some(n) == self.parent {
                     // Rule 1 [PAPER §4.1.2; AMBIG-10: on every packet heard from the parent].
@@ -1055,14 +1189,110 @@ impl IfrcAgent {
         }
     }
 
-    /// A child of the base station crossed a new threshold [PAPER §4.1.4].
-    fn bs_child_crossing(&mut self, now: Instant, r_child: f64) {
+    /// The code's sharing and parent rules for one received header, on a node
+    /// ([`IfrcConfig::code_header`]) [CODE usc-ifrc: RateControlM.nc IFRCRules, after
+    /// calcParameters; its "RULE 1" is this project's Rule 2 and its "RULE 2" Rule 1]:
+    /// 1. a neighbour's rise into HALF or above (or its congested child's) at a rate below
+    ///    this node's: the node takes that rate and rThresh (δ = ε·rThresh²) and the sharing
+    ///    guard; in START it takes the neighbour's ssThresh and r_init + 0.0012 (for a child's
+    ///    transition r_init + 0.0013) instead of the rate and stays in START. When both fire,
+    ///    the lower rate
+    ///    (calcParameters keeps one candidate, the child when its rate is lower);
+    /// 2. the parent not in START, below this node: its rate and rThresh, the guard; in START
+    ///    its ssThresh and r_init + 0.0014 (slow start to that ssThresh);
+    /// 3. the parent in START, below this node: its rate, START with its ssThresh, and the tick
+    ///    restarted after 1/(r + jitter), jitter ((rand & 0xA)·r_init/10);
+    /// 4. r ≤ r_init outside START: r_init, START, ssThresh unknown.
+    ///
+    /// Rules 2 and 3 use the parent's last heard values on every received packet, as the code
+    /// does. The code keeps a single candidate for rule 1 (the congested neighbour with the
+    /// lowest rate, never cleared); here each sender's own transition counts (see the module
+    /// docs, "Not reproduced").
+    fn code_rules(&mut self, now: Instant, ctx: &mut dyn LinkCtx, s: Snooped, h: &wire::Repr) {
+        let Snooped { from: n, fire_a, fire_b, .. } = s;
+        if Some(n) == self.parent {
+            self.parent_rate = Some(h.rate_pps);
+            self.parent_code = h.code;
+        }
+        let r_init = self.cfg.initial_rate_pps;
+        if let Some(x) = h.code {
+            self.stats.rule2_signals += u64::from(fire_a) + u64::from(fire_b);
+            let child = fire_b && (!fire_a || h.child_rate_pps < h.rate_pps);
+            let (rate, r_thresh, step) = if child {
+                (h.child_rate_pps, x.child_r_thresh_pps, CODE_CHILD_SHARE_STEP_PPS)
+            } else {
+                (h.rate_pps, x.r_thresh_pps, CODE_SHARE_STEP_PPS)
+            };
+            if (fire_a || fire_b) && rate < self.rate {
+                self.stats.rule2_constraints += 1;
+                // The neighbour's ssThresh in both cases (the child's is not in the header).
+                self.code_cut(now, rate, r_thresh, x.ss_thresh_pps, r_init + step);
+            }
+        }
+        if let (Some(p), Some(pc)) = (self.parent_rate, self.parent_code) {
+            if self.rate > p {
+                self.stats.rule1_clamps += 1;
+                if pc.mode != wire::CodeMode::Start {
+                    self.code_cut(now, p, pc.r_thresh_pps, pc.ss_thresh_pps, r_init + CODE_PARENT_STEP_PPS);
+                } else {
+                    self.stats.parent_start_resets += 1;
+                    self.set_rate(now, p);
+                    self.floor_reset();
+                    self.ss_thresh = pc.ss_thresh_pps;
+                    // [CODE usc-ifrc: RateControlM.nc IFRCRules] SendTimer restarted at
+                    // calTimerVal(rLocal + jitter), jitter = ((rand & 0xA)·SSVALUE)/10, in the
+                    // code's units (10⁻⁴ pkt/s, whole ms; 10 s below SSVALUE).
+                    let k = u64::from(ctx.random_u32() & 0xA);
+                    let units = |r: f64| ((r * 1e4 + 0.5) as u64).max(1);
+                    let rate = units(self.rate) + k * units(r_init) / 10;
+                    let ms = if rate < units(r_init) { 10_000 } else { 10_000_000 / rate };
+                    self.last_tick = now;
+                    self.next_tick = now + Duration::from_millis(ms);
+                }
+            }
+        }
+        if self.at_or_below_initial(self.rate) && self.mode != Mode::SlowStart {
+            self.set_rate(now, r_init);
+            self.floor_reset();
+        }
+    }
+
+    /// A cut by the code's rules 1 or 2 ([`IfrcAgent::code_rules`]): outside START the rate and
+    /// rThresh of the constraining node; in START its rThresh and ssThresh and the rate
+    /// `start_rate`, staying in START. Sets the sharing guard (decLastCycle).
+    fn code_cut(&mut self, now: Instant, rate: f64, r_thresh: f64, ss_thresh: Option<f64>, start_rate: f64) {
+        self.shared_since_tick = true;
+        self.r_thresh = r_thresh;
+        self.delta = self.cfg.delta_for(r_thresh);
+        if self.mode == Mode::SlowStart && !self.own.congested {
+            self.ss_thresh = ss_thresh;
+            self.set_rate(now, start_rate);
+        } else {
+            self.set_rate(now, rate);
+        }
+    }
+
+    /// A child of the base station crossed a new threshold [PAPER §4.1.4]; `r_thresh` is its
+    /// advertised rThresh when the code's header is in use.
+    fn bs_child_crossing(&mut self, now: Instant, r_child: f64, r_thresh: Option<f64>) {
         self.stats.rule2_signals += 1;
         let decreased = r_child < self.rate;
         if decreased {
             self.stats.rule2_constraints += 1;
             self.set_rate(now, r_child);
-            self.delta = self.cfg.delta_for(self.rate);
+            match r_thresh.filter(|_| self.cfg.code_header()) {
+                Some(t) => {
+                    // [CODE usc-ifrc: RateControlM.nc bsIFRCRules] rThresh = the child's; mode
+                    // START when rLocal ≤ SSVALUE, else AI with ssThresh = rLocal.
+                    self.r_thresh = t;
+                    self.delta = self.cfg.delta_for(t);
+                    self.bs_start = self.at_or_below_initial(self.rate);
+                    if !self.bs_start {
+                        self.ss_thresh = Some(self.rate);
+                    }
+                }
+                None => self.delta = self.cfg.delta_for(self.rate),
+            }
         }
         // "When r_b is decreased because a child is congested", broadcast at once, back to back
         // [PAPER §4.1.4; AMBIG-25]; the code too broadcasts only when r_b falls
@@ -1099,7 +1329,7 @@ impl IfrcAgent {
                             origin,
                             protocol: h.protocol,
                             hops,
-                            payload: payload[wire::HEADER_LEN..].to_vec(),
+                            payload: payload[h.buffer_len()..].to_vec(),
                         },
                         _ => {
                             self.stats.malformed += 1;
@@ -1225,7 +1455,7 @@ impl IfrcAgent {
         if h.control {
             // Control packets never enter the queue and are never forwarded [AMBIG-27].
             if let Some(s) = snooped {
-                self.apply_rules(now, s, &h);
+                self.apply_rules(now, ctx, s, &h);
             }
             self.stats.control_received += 1;
             return;
@@ -1239,12 +1469,12 @@ impl IfrcAgent {
                 self.stats.foreign_tree_forwards += 1;
             }
             if let Some(s) = snooped {
-                self.apply_rules(now, s, &h);
+                self.apply_rules(now, ctx, s, &h);
             }
             return;
         }
         if let Some(s) = snooped {
-            self.apply_rules(now, s, &h);
+            self.apply_rules(now, ctx, s, &h);
         }
         if addressed && self.forward_in(now, ctx, rx, payload, Some(c.origin)) && foreign {
             self.stats.foreign_tree_forwards += 1;
@@ -1260,7 +1490,8 @@ impl IfrcAgent {
     }
 
     fn control_frame(&mut self, now: Instant) -> Frame {
-        let mut bytes = vec![0u8; collection::HEADER_LEN + wire::HEADER_LEN];
+        let h = self.build_header(now, 0, true);
+        let mut bytes = vec![0u8; collection::HEADER_LEN + h.buffer_len()];
         let mut p = collection::Packet::new_unchecked(&mut bytes[..]);
         collection::Repr {
             direction: Direction::Down,
@@ -1275,7 +1506,6 @@ impl IfrcAgent {
         }
         .emit(&mut p);
         self.control_seq = self.control_seq.wrapping_add(1);
-        let h = self.build_header(now, 0, true);
         h.emit(&mut wire::Packet::new_unchecked(p.payload_mut()));
         Frame { dst: NodeId::BROADCAST, ack_request: false, payload: bytes }
     }
@@ -1291,7 +1521,17 @@ impl IfrcAgent {
             return;
         }
         let proto = w.protocol();
-        self.header(now, proto).emit(&mut w);
+        let mut h = self.header(now, proto);
+        // A frame keeps the layout it was queued with (every node of a run uses the same one):
+        // without room for the code extension the 12-byte header is written alone, and a frame
+        // that carries one this node does not write is left as it is.
+        if w.has_code_ext() != h.code.is_some() {
+            if w.has_code_ext() {
+                return;
+            }
+            h.code = None;
+        }
+        h.emit(&mut w);
     }
 }
 
@@ -1466,9 +1706,10 @@ impl NodeAgent for IfrcAgent {
     ) -> Result<(), SendError> {
         self.last_now = now;
         self.refresh_parent(ctx);
-        let mut bytes = vec![0u8; wire::HEADER_LEN + payload.len()];
+        let h = self.header(now, protocol);
+        let mut bytes = vec![0u8; h.buffer_len() + payload.len()];
         let mut p = wire::Packet::new_unchecked(&mut bytes[..]);
-        self.header(now, protocol).emit(&mut p);
+        h.emit(&mut p);
         p.payload_mut().copy_from_slice(payload);
         let before = *self.fwd.stats();
         let result = self.fwd.send(now, ctx, sink, dst, PROTO_IFRC, &bytes);

@@ -113,6 +113,22 @@ pub enum SlowStartRule {
     /// → AI, rThresh = ssThresh), checkQueue (the START case; AI/HALF/FOURTH: rThresh =
     /// ssThresh = the halved rate; EIGHTH → START with ssThresh = BANDWIDTH; the closing floor
     /// rLocal ≤ SSVALUE → START, ssThresh = BANDWIDTH; one switch case per call)]
+    ///
+    /// Under [`Profile::ReferenceCode`] it also implies the code's header and the rules that
+    /// read it ([`IfrcConfig::code_header`]): every header carries the code extension of
+    /// [`wsn_wire::ifrc`] (rThresh, ssThresh, mode, the congested child's rThresh and mode);
+    /// δ = ε·rThresh² with rThresh inherited along every cut (a neighbour's, its congested
+    /// child's, the parent's), in START the neighbour's or parent's ssThresh and the rates
+    /// r_init + 0.0012 / 0.0013 / 0.0014; the parent rules on every received packet ("parent
+    /// not in START": its rate and rThresh; "parent in START": its rate, START, its ssThresh,
+    /// the tick restarted with the code's jitter), no cap or slow-start exit at the tick;
+    /// additive steps of at least 10⁻⁴ pkt/s; congestion of neighbours and children read from
+    /// their advertised mode (HALF and up) and Rule 2 fired by a rise of it, not by the
+    /// advertised average; the base station taking the child's rThresh, mode START (r_b ≤
+    /// r_init: raised to the cap) or AI with ssThresh = r_b. [CODE usc-ifrc: RateControlM.nc
+    /// UpdateHdr, ReceiveMsg.receive, calcParameters, IFRCRules, bsIFRCRules,
+    /// incrementBSRLocal; docs/ifrc.md, session 28] Under [`Profile::Paper`] the header stays
+    /// the paper's and only the node-local part above applies.
     SsThresh,
 }
 
@@ -120,6 +136,23 @@ pub enum SlowStartRule {
 /// [CODE usc-ifrc: RateControlM.nc checkQueue, rLocal = SSVALUE + 11 in units of
 /// 1/RESOLUTION = 10⁻⁴ pkt/s (Makefile RESOLUTION = 10000, SSVALUE = 200)]
 pub const CODE_HALF_STEP_PPS: f64 = 0.0011;
+
+/// The rate a node in slow start takes from a congested neighbour's transition, above r_init,
+/// pkt/s ([`IfrcConfig::code_header`] only). [CODE usc-ifrc: RateControlM.nc IFRCRules,
+/// SSVALUE + 12]
+pub const CODE_SHARE_STEP_PPS: f64 = 0.0012;
+
+/// As [`CODE_SHARE_STEP_PPS`] for a neighbour's congested child's transition. [CODE usc-ifrc:
+/// RateControlM.nc IFRCRules, SSVALUE + 13]
+pub const CODE_CHILD_SHARE_STEP_PPS: f64 = 0.0013;
+
+/// As [`CODE_SHARE_STEP_PPS`] for a parent not in START with a lower rate. [CODE usc-ifrc:
+/// RateControlM.nc IFRCRules, SSVALUE + 14]
+pub const CODE_PARENT_STEP_PPS: f64 = 0.0014;
+
+/// Smallest additive step per tick, pkt/s ([`IfrcConfig::code_header`] only). [CODE usc-ifrc:
+/// RateControlM.nc updateRLocal, "increment < 1 → 1" in units of 10⁻⁴ pkt/s]
+pub const CODE_MIN_AI_STEP_PPS: f64 = 1e-4;
 
 /// What makes the base station broadcast its periodic control packet.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -236,7 +269,9 @@ pub struct IfrcConfig {
     pub slow_start_exit: SlowStartExit,
     /// Slow start and congestion in slow start: the paper's or the code's ssThresh rules.
     /// [PAPER §4.1.3: `Paper`, in both profiles; CODE usc-ifrc: RateControlM.nc updateRLocal,
-    /// checkQueue: `SsThresh`, an option, node-local only: see docs/ifrc.md, session 27]
+    /// checkQueue: `SsThresh`, an option; with the reference-code profile it also brings the
+    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, sessions
+    /// 27–28]
     pub slow_start_rule: SlowStartRule,
     /// Rule 2 variant.
     pub sharing: Sharing,
@@ -377,10 +412,10 @@ impl IfrcConfig {
                 bs_min_step_pps: 0.001,
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
                 bs_control_at_start: true,
-                // slow_start_rule stays `Paper` [AMBIG → chosen]: the code's `SsThresh` needs the
-                // rThresh and ssThresh of its header for the neighbours' and base station's
-                // reaction to a START → HALF step, which the paper's header lacks; without them
-                // every node cut to r_init + 0.0011 crawls (docs/ifrc.md, session 27).
+                // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
+                // and rules (session 28) still differs from the code (per-sender Rule 2 candidate,
+                // no child id, 10 more bytes on the air) and its E1 is unfair, unexplained
+                // (docs/ifrc.md, sessions 27–28).
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]
@@ -421,6 +456,13 @@ impl IfrcConfig {
     /// The ladder U(0) … U(K).
     pub fn thresholds(&self) -> alloc::vec::Vec<f64> {
         (0..self.threshold_count()).map(|k| self.threshold(k)).collect()
+    }
+
+    /// The code's header extension and the rules that read it are in use:
+    /// [`SlowStartRule::SsThresh`] under [`Profile::ReferenceCode`] (see there). The paper
+    /// profile never sends the extension.
+    pub fn code_header(&self) -> bool {
+        self.slow_start_rule == SlowStartRule::SsThresh && self.profile == Profile::ReferenceCode
     }
 
     /// δ right after the rate was lowered to `rate`, pkt/s² [AMBIG-7].

@@ -116,14 +116,18 @@
 //!   ([`IfrcConfig::bs_increase_at_control`]; RateControlM.nc incrementBSRLocal, called from
 //!   BeaconTimer.fired and bsIFRCRules only).
 //!
-//! Not reproduced, because the code's header carries fields the paper's does not (rThresh,
-//! ssThresh, mode, the congested child's id): δ inherited through rThresh along Rule 1/2
-//! (δ = ε·r² at the constraining rate is used instead — equal at the moment of the crossing);
-//! the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or sharing while in slow
-//! start, climb back to ssThresh; its node-local part is [`SlowStartRule::SsThresh`], an option
-//! off in both profiles because its neighbours' side needs rThresh and ssThresh: docs/ifrc.md,
-//! session 27); crossing detection from the advertised mode and child id; the
-//! "parent in START" branch of Rule 1; the single sticky Rule 2 candidate (a probable bug);
+//! Not reproduced by the profile as it stands, because the code's header carries fields the
+//! paper's does not (rThresh, ssThresh, mode, the congested child's id): δ inherited through
+//! rThresh along Rule 1/2 (δ = ε·r² at the constraining rate is used instead — equal at the
+//! moment of the crossing); the TCP-like ssThresh slow start (reset to ≈ r_init on congestion or
+//! sharing while in slow start, climb back to ssThresh); crossing detection from the advertised
+//! mode; the "parent in START" branch of Rule 1; the base station's use of the child's rThresh.
+//! All of these are modelled behind [`SlowStartRule::SsThresh`], which under the reference-code
+//! profile also sends the code's header extension ([`IfrcConfig::code_header`],
+//! [`wsn_wire::ifrc::CodeExt`]); it is off in both profiles (docs/ifrc.md, sessions 27–28: its
+//! E1 is unfair and its frames 10 bytes longer than the code's). Not reproduced even there: the
+//! congested child's id (a change of the reported child counts only when a report follows
+//! none); the single sticky Rule 2 candidate (a probable bug; each sender's transition counts);
 //! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
 //! congested-child summary, the base station's pacing and, since session 21, the Rule 2
 //! crossing state of a neighbour, its epoch and its child's highest level, which start afresh
@@ -154,8 +158,8 @@ mod tests;
 pub use agent::{IfrcAgent, IfrcStats, Mode, Role};
 pub use config::{
     ewma_burst_tolerance, stability_bounds, BsTrigger, DeltaRule, Generation, IfrcConfig, Profile, QueueAverage,
-    Sharing, SlowStartExit, SlowStartRule, ThresholdTest, TopThreshold, CODE_HALF_STEP_PPS, FIXED_POINT_SCALE,
-    MAX_THRESHOLDS,
+    Sharing, SlowStartExit, SlowStartRule, ThresholdTest, TopThreshold, CODE_CHILD_SHARE_STEP_PPS, CODE_HALF_STEP_PPS,
+    CODE_MIN_AI_STEP_PPS, CODE_PARENT_STEP_PPS, CODE_SHARE_STEP_PPS, FIXED_POINT_SCALE, MAX_THRESHOLDS,
 };
 
 /// Collection-header protocol number of IFRC data and control packets (the IFRC header follows

@@ -70,6 +70,7 @@ fn hdr(rate: f64, avg_q: f64) -> wire::Repr {
         child_rate_pps: 0.0,
         child_avg_q: 0.0,
         protocol: APP,
+        code: None,
     }
 }
 
@@ -85,7 +86,7 @@ fn frame(origin: u16, seqno: u16, h: &wire::Repr) -> Vec<u8> {
 
 /// [`frame`] up the tree of `sink`.
 fn frame_to(origin: u16, seqno: u16, h: &wire::Repr, sink: NodeId) -> Vec<u8> {
-    let mut b = vec![0u8; collection::HEADER_LEN + wire::HEADER_LEN + 3];
+    let mut b = vec![0u8; collection::HEADER_LEN + h.buffer_len() + 3];
     let mut p = collection::Packet::new_unchecked(&mut b[..]);
     collection::Repr {
         direction: Direction::Up,
@@ -1449,6 +1450,217 @@ fn a_neighbour_is_cut_to_the_start_half_rate() {
     b.handle_frame(now, &mut cb, &rx(5, NodeId(0)), &frame(5, 1, &h));
     assert_eq!(b.stats().rule2_constraints, 1);
     assert!(b.rate_pps() < 0.0211 + 0.002, "r_b {}", b.rate_pps());
+}
+
+// ----- the code's header and the rules that read it (reference code + ss_thresh) -----
+
+/// A header with the code extension: the sender's mode, rThresh and ssThresh.
+fn code_hdr(rate: f64, mode: wire::CodeMode, r_thresh: f64, ss: Option<f64>) -> wire::Repr {
+    wire::Repr {
+        code: Some(wire::CodeExt {
+            r_thresh_pps: r_thresh,
+            ss_thresh_pps: ss,
+            mode,
+            child_r_thresh_pps: 0.0,
+            child_mode: wire::CodeMode::Start,
+        }),
+        ..hdr(rate, 0.0)
+    }
+}
+
+/// [`code_hdr`] reporting a congested child with its rate, mode and rThresh.
+fn code_hdr_child(parent: wire::Repr, child_rate: f64, child_mode: wire::CodeMode, child_r_thresh: f64) -> wire::Repr {
+    let mut h = wire::Repr { child_congested: true, child_rate_pps: child_rate, ..parent };
+    if let Some(x) = h.code.as_mut() {
+        x.child_mode = child_mode;
+        x.child_r_thresh_pps = child_r_thresh;
+    }
+    h
+}
+
+/// A [`code_ss_node`] brought into additive increase (AI) at ssThresh ≈ 0.5 pkt/s with rThresh
+/// 0.5, through a START → HALF step at 1 pkt/s and slow start back up; returns the time.
+fn code_ai_node() -> (IfrcAgent, Ctx, Instant) {
+    let (mut a, mut c) = code_ss_node();
+    let now = tick_to(&mut a, &mut c, 1.0);
+    fill(&mut a, &mut c, now, 8);
+    drain_queue(&mut a, &mut c, now);
+    let mut t = now;
+    while a.in_slow_start() {
+        t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+    }
+    assert_eq!(a.code_mode(), wire::CodeMode::Ai);
+    assert!((a.r_thresh() - 0.5).abs() < 0.01 && a.rate_pps() >= 0.5, "{} {}", a.r_thresh(), a.rate_pps());
+    (a, c, t)
+}
+
+/// The node advertises the code's fields: START with ssThresh unknown at first, HALF with
+/// ssThresh = rThresh = half its rate after a START → HALF step.
+#[test]
+fn code_header_carries_mode_r_thresh_and_ss_thresh() {
+    let (mut a, mut c) = code_ss_node();
+    let now = tick_to(&mut a, &mut c, 1.0);
+    let x = a.header(now, APP).code.unwrap();
+    assert_eq!((x.mode, x.ss_thresh_pps), (wire::CodeMode::Start, None));
+    let r = a.rate_pps();
+    fill(&mut a, &mut c, now, 8);
+    let f = a.poll_frame(now, &mut c).unwrap();
+    let h = header_of(&f.payload);
+    let x = h.code.expect("the extension is on the air");
+    assert_eq!(x.mode, wire::CodeMode::Half);
+    assert_eq!(x.ss_thresh_pps, Some(wire::quantize_rate(r / 2.0)));
+    assert_eq!(x.r_thresh_pps, wire::quantize_rate(r / 2.0));
+    // The paper profile with the same option sends the paper's 12 bytes.
+    let cfg = IfrcConfig { slow_start_rule: SlowStartRule::SsThresh, ..cfg() };
+    let (p, _) = node_with(6, 2, cfg);
+    assert!(p.header(now, APP).code.is_none());
+}
+
+/// Rule 2 from a neighbour's mode: its rise into HALF at a lower rate gives its rate and
+/// rThresh (δ = ε·rThresh²) to a node in AI, which stays in AI; the same mode heard again,
+/// or a neighbour first heard already in HALF, signals nothing [CODE usc-ifrc: RateControlM.nc
+/// ReceiveMsg.receive neighTransition, IFRCRules].
+#[test]
+fn code_neighbour_transition_gives_its_rate_and_r_thresh() {
+    let (mut a, mut c, t) = code_ai_node();
+    let ss = a.ss_thresh();
+    let from = rx(7, NodeId(9));
+    // New entry in HALF: no transition.
+    a.handle_overheard(t, &mut c, &from, &frame(7, 0, &code_hdr(0.3, wire::CodeMode::Half, 0.15, Some(0.15))));
+    assert!(a.rate_pps() >= 0.5);
+    // Known in AI, then a rise into HALF.
+    a.handle_overheard(t, &mut c, &from, &frame(7, 1, &code_hdr(0.3, wire::CodeMode::Ai, 0.3, Some(0.3))));
+    assert!(a.rate_pps() >= 0.5, "AI is no congestion");
+    a.handle_overheard(t, &mut c, &from, &frame(7, 2, &code_hdr(0.3, wire::CodeMode::Half, 0.15, Some(0.15))));
+    assert_eq!(a.stats().rule2_constraints, 1);
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.3));
+    assert_eq!(a.r_thresh(), wire::quantize_rate(0.15));
+    assert!(close(a.delta(), a.config().epsilon * a.r_thresh() * a.r_thresh()), "δ = ε·rThresh²");
+    assert_eq!(a.code_mode(), wire::CodeMode::Ai, "the mode stays");
+    assert_eq!(a.ss_thresh(), ss, "outside START the ssThresh stays");
+    // HALF again (no rise), at a lower rate: nothing.
+    a.handle_overheard(t, &mut c, &from, &frame(7, 3, &code_hdr(0.1, wire::CodeMode::Half, 0.05, Some(0.05))));
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.3));
+}
+
+/// In START the neighbour's transition gives r_init + 0.0012 and its ssThresh and rThresh, and
+/// the node stays in START (slow start up to that ssThresh).
+#[test]
+fn code_neighbour_transition_in_start_gives_its_ss_thresh() {
+    let (mut a, mut c) = code_ss_node();
+    let t = tick_to(&mut a, &mut c, 0.3);
+    let from = rx(7, NodeId(9));
+    a.handle_overheard(t, &mut c, &from, &frame(7, 0, &code_hdr(1.0, wire::CodeMode::Start, 0.02, None)));
+    a.handle_overheard(t, &mut c, &from, &frame(7, 1, &code_hdr(0.0211, wire::CodeMode::Half, 0.1, Some(0.1))));
+    assert!(close(a.rate_pps(), 0.02 + CODE_SHARE_STEP_PPS), "{}", a.rate_pps());
+    assert_eq!(a.ss_thresh(), Some(wire::quantize_rate(0.1)));
+    assert_eq!(a.r_thresh(), wire::quantize_rate(0.1));
+    assert_eq!(a.code_mode(), wire::CodeMode::Start);
+}
+
+/// A neighbour's congested child: its rise (a report after none, or a higher mode) at a lower
+/// rate gives the child's rate and rThresh; in START r_init + 0.0013 and the neighbour's
+/// ssThresh (the child's is not in the header).
+#[test]
+fn code_neighbours_child_transition_gives_the_childs_r_thresh() {
+    let (mut a, mut c, t) = code_ai_node();
+    let from = rx(7, NodeId(9));
+    let base = code_hdr(0.8, wire::CodeMode::Ai, 0.4, Some(0.4));
+    a.handle_overheard(t, &mut c, &from, &frame(7, 0, &base));
+    a.handle_overheard(t, &mut c, &from, &frame(7, 1, &code_hdr_child(base, 0.25, wire::CodeMode::Half, 0.125)));
+    assert_eq!(a.stats().rule2_constraints, 1);
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.25));
+    assert_eq!(a.r_thresh(), wire::quantize_rate(0.125));
+    // The same child reported in HALF again: no rise, nothing; FOURTH: a rise.
+    a.handle_overheard(t, &mut c, &from, &frame(7, 2, &code_hdr_child(base, 0.2, wire::CodeMode::Half, 0.1)));
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.25));
+    a.handle_overheard(t, &mut c, &from, &frame(7, 3, &code_hdr_child(base, 0.2, wire::CodeMode::Fourth, 0.1)));
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.2));
+    // In START.
+    let (mut b, mut cb) = code_ss_node();
+    let t = tick_to(&mut b, &mut cb, 0.3);
+    b.handle_overheard(t, &mut cb, &from, &frame(7, 0, &base));
+    b.handle_overheard(t, &mut cb, &from, &frame(7, 1, &code_hdr_child(base, 0.05, wire::CodeMode::Half, 0.04)));
+    assert!(close(b.rate_pps(), 0.02 + CODE_CHILD_SHARE_STEP_PPS), "{}", b.rate_pps());
+    assert_eq!(b.ss_thresh(), Some(wire::quantize_rate(0.4)), "the neighbour's ssThresh");
+    assert_eq!(b.r_thresh(), wire::quantize_rate(0.04));
+    assert_eq!(b.code_mode(), wire::CodeMode::Start);
+}
+
+/// A parent not in START below the node: its rate and rThresh in AI; in START r_init + 0.0014
+/// and its ssThresh. The tick does not cap at the parent; the next received packet, from any
+/// neighbour, pulls the rate back [CODE usc-ifrc: RateControlM.nc updateRLocal, IFRCRules].
+#[test]
+fn code_parent_not_in_start_gives_its_rate_and_r_thresh() {
+    let (mut a, mut c, t) = code_ai_node();
+    let parent = rx(2, NodeId(9));
+    a.handle_overheard(t, &mut c, &parent, &frame(2, 0, &code_hdr(0.4, wire::CodeMode::Ai, 0.3, Some(0.3))));
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.4));
+    assert_eq!(a.r_thresh(), wire::quantize_rate(0.3));
+    assert!(close(a.delta(), a.config().epsilon * a.r_thresh() * a.r_thresh()));
+    // A tick passes the parent (no cap), a packet from another node pulls it back.
+    let t2 = a.poll_timeout().unwrap();
+    a.handle_timeout(t2, &mut c);
+    assert!(a.rate_pps() > wire::quantize_rate(0.4), "no cap at the tick");
+    a.handle_overheard(t2, &mut c, &rx(7, NodeId(9)), &frame(7, 0, &code_hdr(1.0, wire::CodeMode::Ai, 1.0, None)));
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.4));
+    // In START.
+    let (mut b, mut cb) = code_ss_node();
+    let t = tick_to(&mut b, &mut cb, 0.3);
+    b.handle_overheard(t, &mut cb, &parent, &frame(2, 0, &code_hdr(0.2, wire::CodeMode::Ai, 0.2, Some(0.15))));
+    assert!(close(b.rate_pps(), 0.02 + CODE_PARENT_STEP_PPS), "{}", b.rate_pps());
+    assert_eq!(b.ss_thresh(), Some(wire::quantize_rate(0.15)));
+    assert_eq!(b.r_thresh(), wire::quantize_rate(0.2));
+    assert_eq!(b.code_mode(), wire::CodeMode::Start);
+}
+
+/// A parent in START below the node: its rate, START with its ssThresh (here unknown), the
+/// epoch left, and the tick restarted after 1/(r + jitter) with the code's jitter.
+#[test]
+fn code_parent_in_start_resets_to_its_rate_and_restarts_the_tick() {
+    let (mut a, mut c, t) = code_ai_node();
+    fill(&mut a, &mut c, t, 7); // queue 8: AI → HALF
+    assert_eq!(a.code_mode(), wire::CodeMode::Half);
+    let parent = rx(2, NodeId(9));
+    a.handle_overheard(t, &mut c, &parent, &frame(2, 0, &code_hdr(0.1, wire::CodeMode::Start, 0.02, None)));
+    assert_eq!(a.stats().parent_start_resets, 1);
+    assert_eq!(a.rate_pps(), wire::quantize_rate(0.1));
+    assert_eq!((a.code_mode(), a.ss_thresh()), (wire::CodeMode::Start, None));
+    assert!(!a.is_congested());
+    // jitter ∈ {0, 2, 8, 10}·r_init/10 pkt/s, periods in whole ms.
+    let next = a.poll_timeout().unwrap();
+    let ok = [0u64, 40, 160, 200].iter().any(|j| next == t + Duration::from_millis(10_000_000 / (1000 + j)));
+    assert!(ok, "next tick after {:?}", next.saturating_since(t));
+}
+
+/// The base station takes a congested child's rThresh: r_b = the child's rate, mode AI with
+/// ssThresh = r_b, then the raise before the copies, 2·ε·rThresh² × 1/r_b [CODE usc-ifrc:
+/// RateControlM.nc bsIFRCRules, incrementBSRLocal]; at or below r_init it goes to START and
+/// the raise takes r_b to the cap.
+#[test]
+fn code_base_station_takes_the_childs_r_thresh() {
+    let cfg =
+        IfrcConfig { slow_start_rule: SlowStartRule::SsThresh, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+    let (mut b, mut cb) = bs_with(0, cfg.clone());
+    assert_eq!(b.code_mode(), wire::CodeMode::Start);
+    let child = rx(5, NodeId(0));
+    let now = Instant::from_secs(100);
+    b.handle_frame(now, &mut cb, &child, &frame(5, 0, &code_hdr(1.13, wire::CodeMode::Start, 0.02, None)));
+    assert_eq!(b.rate_pps(), 60.0);
+    b.handle_frame(now, &mut cb, &child, &frame(5, 1, &code_hdr(0.0211, wire::CodeMode::Half, 0.565, Some(0.565))));
+    let (rc, rt) = (wire::quantize_rate(0.0211), wire::quantize_rate(0.565));
+    let want = rc + 2.0 * cfg.epsilon * rt * rt / rc;
+    assert!(close(b.rate_pps(), want), "r_b {} want {want}", b.rate_pps());
+    assert!(b.rate_pps() > 0.39, "the child's rThresh, not r_b's");
+    assert_eq!((b.code_mode(), b.ss_thresh(), b.r_thresh()), (wire::CodeMode::Ai, Some(rc), rt));
+    // A second base station whose child is cut to r_init: START, and the raise goes to the cap.
+    let (mut b2, mut cb2) = bs_with(0, cfg);
+    b2.handle_frame(now, &mut cb2, &child, &frame(5, 0, &code_hdr(1.0, wire::CodeMode::Ai, 1.0, Some(1.0))));
+    b2.handle_frame(now, &mut cb2, &child, &frame(5, 1, &code_hdr(0.5, wire::CodeMode::Half, 0.5, Some(0.5))));
+    assert_eq!(b2.code_mode(), wire::CodeMode::Ai);
+    b2.handle_frame(now, &mut cb2, &child, &frame(5, 2, &code_hdr(0.02, wire::CodeMode::Fourth, 0.01, Some(0.01))));
+    assert_eq!((b2.code_mode(), b2.rate_pps()), (wire::CodeMode::Start, 60.0));
 }
 
 #[test]
