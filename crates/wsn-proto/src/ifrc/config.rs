@@ -127,7 +127,7 @@ pub enum SlowStartRule {
     /// advertised average; the base station taking the child's rThresh, mode START (r_b ≤
     /// r_init: raised to the cap) or AI with ssThresh = r_b. [CODE usc-ifrc: RateControlM.nc
     /// UpdateHdr, ReceiveMsg.receive, calcParameters, IFRCRules, bsIFRCRules,
-    /// incrementBSRLocal; docs/ifrc.md, session 28] Under [`Profile::Paper`] the header stays
+    /// incrementBSRLocal; docs/ifrc.md, session 27 (2)] Under [`Profile::Paper`] the header stays
     /// the paper's and only the node-local part above applies.
     SsThresh,
 }
@@ -413,9 +413,9 @@ impl IfrcConfig {
                 // [CODE usc-ifrc: RateControlM.nc RouteStabilizeTimer.fired] sendBeacon(1) at once.
                 bs_control_at_start: true,
                 // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
-                // and rules (session 28) still differs from the code (per-sender Rule 2 candidate,
-                // no child id, 10 more bytes on the air) and its E1 is unfair, unexplained
-                // (docs/ifrc.md, sessions 27–28).
+                // and rules still differs from the code (per-sender Rule 2 candidate, no child id,
+                // 10 more bytes on the air, floating-point instead of integer steps); see
+                // docs/ifrc.md, "Session 27" and "Session 27 (2)".
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]
