@@ -210,3 +210,34 @@ fn bad_ifrc_settings_name_the_field() {
     assert!(sc.warnings.iter().any(|w| w.contains("thresholds 16, 20, 22, 23 lie at or above the 12-packet queue")));
     assert!(sc.warnings.iter().any(|w| w.contains("global_r_min is used only with")), "{:?}", sc.warnings);
 }
+
+/// With the reference code's header extension (`slow_start_rule = "ss_thresh"` under the
+/// reference-code profile) every IFRC frame is 10 bytes longer, beyond the preset's bound but
+/// never beyond an 802.15.4 frame: a payload that fits the preset with the 12-byte header but not
+/// an 802.15.4 frame with the extension is refused with the field's name (it used to pass and
+/// then overflow the frame, which panicked the pcap writer), and a run with the extension writes
+/// its pcap.
+#[test]
+fn code_header_extension_counts_in_the_frame_bound() {
+    let run = |set: &[&str], out_dir: Option<std::path::PathBuf>| {
+        let sc = load("ifrc/e1-40node.toml", set);
+        wsn_sim::runner::run(&sc, wsn_sim::runner::RunOptions { seed: None, out_dir, progress: None })
+    };
+    let (code, ss) = ("protocol.profile=\"reference_code\"", "protocol.slow_start_rule=\"ss_thresh\"");
+    // A preset with 114-byte frame payloads (tossim): 14 + 12 + 6 + 82 = 114 fits without the
+    // extension; with it 124 bytes, above the 115 of an 802.15.4 frame.
+    let short = ["duration_s=5", "output.plots=false", "mac.preset=\"tossim\"", "flows.0.payload_bytes=82"];
+    assert!(run(&[&short[..], &[code]].concat(), None).is_ok(), "82 bytes without the extension");
+    let e = run(&[&short[..], &[code, ss]].concat(), None).err().expect("82 bytes with the extension accepted");
+    let msg = e.to_string();
+    assert!(msg.contains("flows[0].payload_bytes = 82") && msg.contains("10-byte IFRC header extension"), "{msg}");
+    // The IFRC paper's 32-byte packets with the extension: 42 bytes, and every frame in the pcap.
+    let dir = std::env::temp_dir().join(format!("wsn-ifrc-code-ext-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let set = ["duration_s=400", "output.plots=false", "output.pcap=true", code, ss];
+    let r = run(&set, Some(dir.clone())).expect("the extension with 32-byte packets");
+    assert!(r.summary.totals.delivered > 0, "nothing delivered");
+    let pcap: Vec<_> = r.trace_files.iter().filter(|f| f.name == "frames.pcap").map(|f| f.written.clone()).collect();
+    assert!(pcap.iter().any(|p| std::fs::metadata(p).is_ok_and(|m| m.len() > 10_000)), "{pcap:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}

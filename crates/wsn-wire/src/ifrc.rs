@@ -16,8 +16,8 @@
 //! | flags | rate u24  | avg_q  | child_rate  | child_avg_q  | protocol |
 //! +-------+-----------+--------+-------------+--------------+----------+
 //!
-//! flags:  7 6 | 5 4 3 2  | 1       | 0
-//!         ver | reserved | control | child_congested       ver = 1, reserved = 0
+//! flags:  7 6 | 5        | 4 3 2    | 1       | 0
+//!         ver | code_ext | reserved | control | child_congested   ver = 1, reserved = 0
 //! ```
 //!
 //! - **Rates** are unsigned 24-bit big-endian in units of 2⁻¹⁶ pkt/s (UQ8.16): 0 … 255.99998

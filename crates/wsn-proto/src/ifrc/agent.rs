@@ -526,7 +526,8 @@ impl IfrcAgent {
     pub fn ss_thresh(&self) -> Option<f64> {
         self.ss_thresh
     }
-    /// The code's rThresh, pkt/s ([`IfrcConfig::code_header`]; r_init otherwise).
+    /// The code's rThresh, pkt/s, kept under [`SlowStartRule::SsThresh`] (r_init while that
+    /// option is off).
     pub fn r_thresh(&self) -> f64 {
         self.r_thresh
     }

@@ -270,8 +270,8 @@ pub struct IfrcConfig {
     /// Slow start and congestion in slow start: the paper's or the code's ssThresh rules.
     /// [PAPER §4.1.3: `Paper`, in both profiles; CODE usc-ifrc: RateControlM.nc updateRLocal,
     /// checkQueue: `SsThresh`, an option; with the reference-code profile it also brings the
-    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, sessions
-    /// 27–28]
+    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, "Session
+    /// 27" and "Session 27 (2)"]
     pub slow_start_rule: SlowStartRule,
     /// Rule 2 variant.
     pub sharing: Sharing,

@@ -1423,8 +1423,8 @@ fn code_collapse_is_followed_by_start_to_half_while_the_average_stays_above_u0()
 }
 
 /// What a neighbour hears of a START → HALF step: a new epoch of the sender at r_init + 0.0011,
-/// which Rule 2 passes on (the code's neighbours are cut to the same rate; they also take its
-/// rThresh and ssThresh, which the paper's header does not carry).
+/// which Rule 2 passes on (the code's neighbours are cut to the same rate and, with the header
+/// extension, also take its rThresh and ssThresh: the `code_*` tests below).
 #[test]
 fn a_neighbour_is_cut_to_the_start_half_rate() {
     let (mut a, mut c) = code_ss_node();
