@@ -1312,12 +1312,16 @@ fn reference_code_collapses_at_top_threshold_and_floors_at_r_init() {
 /// The code's ssThresh rules ([`SlowStartRule::SsThresh`]) on a reference-code node with w_q = 1
 /// (the average is the queue), no parent gate and no random phase.
 fn code_ss_node() -> (IfrcAgent, Ctx) {
+    code_ss_node_with(Profile::ReferenceCode)
+}
+
+fn code_ss_node_with(profile: Profile) -> (IfrcAgent, Ctx) {
     let cfg = IfrcConfig {
         ewma_weight: 1.0,
         grow_only_below_parent: false,
         random_start_phase: false,
         slow_start_rule: SlowStartRule::SsThresh,
-        ..IfrcConfig::for_profile(Profile::ReferenceCode)
+        ..IfrcConfig::for_profile(profile)
     };
     node_with(5, 2, cfg)
 }
@@ -1343,11 +1347,20 @@ fn drain_queue(a: &mut IfrcAgent, c: &mut Ctx, now: Instant) {
 /// [CODE usc-ifrc: RateControlM.nc checkQueue case START, updateRLocal].
 #[test]
 fn code_slow_start_meets_u0_with_start_half_and_climbs_back_to_ss_thresh() {
-    let (mut a, mut c) = code_ss_node();
+    // Under the reference-code profile (with the code's header) and under the paper profile,
+    // where the option is node-local only.
+    for profile in [Profile::ReferenceCode, Profile::Paper] {
+        start_half_and_climb_back(profile);
+    }
+}
+
+fn start_half_and_climb_back(profile: Profile) {
+    let (mut a, mut c) = code_ss_node_with(profile);
     let now = tick_to(&mut a, &mut c, 1.0);
     let r = a.rate_pps();
     assert!(a.in_slow_start() && a.ss_thresh().is_none());
-    fill(&mut a, &mut c, now, 8);
+    // U(0) = 8: the code's test is ⌊avg⌋ ≥ U, the paper's avg > U.
+    fill(&mut a, &mut c, now, if profile == Profile::Paper { 9 } else { 8 });
     assert_eq!(a.congestion_level(), 0, "U(0) crossed");
     assert!(close(a.rate_pps(), 0.02 + CODE_HALF_STEP_PPS), "START → HALF at SSVALUE + 11: {}", a.rate_pps());
     assert_eq!((a.stats().halvings, a.stats().start_half_steps), (0, 1));
