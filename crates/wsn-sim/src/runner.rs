@@ -723,6 +723,13 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     let mut flows = Vec::new();
     // The `[[flows]]` entry of each flow (an entry with several sources gives several flows).
     let mut flow_entry = Vec::new();
+    // The reference code's header extension (`protocol.slow_start_rule = "ss_thresh"` under the
+    // reference-code profile) goes on the air beyond the preset's bound (see `crate::ifrc`), but
+    // every frame must still fit an 802.15.4 frame.
+    let code_ext = match &sc.protocol {
+        ProtocolConfig::Ifrc(c) => crate::ifrc::config(c, &mac)?.code_header(),
+        _ => false,
+    };
     for (k, f) in sc.flows.iter().enumerate() {
         let sink = NodeId(f.sink.unwrap_or(sc.topology.sinks[0]));
         let sources: Vec<u16> = match &f.sources {
@@ -749,20 +756,16 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
         }
-        // The reference code's header extension (`protocol.slow_start_rule = "ss_thresh"` under
-        // the reference-code profile) goes on the air beyond the preset's bound (see
-        // `crate::ifrc`), but the frame must still fit an 802.15.4 frame.
-        if let ProtocolConfig::Ifrc(c) = &sc.protocol {
-            if crate::ifrc::config(c, &mac)?.code_header() {
-                let with_ext = frame + wsn_wire::ifrc::EXT_LEN;
-                let most = wsn_wire::ieee802154::MAX_PAYLOAD_LEN.min(133 - mac.overhead_bytes as usize);
-                if with_ext > most {
-                    return Err(RunError::Config(format!(
-                        "flows[{k}].payload_bytes = {}: with the reference code's 10-byte IFRC header extension                          (protocol.slow_start_rule = \"ss_thresh\") the frame payload is {with_ext} bytes, above \
-                         the {most} an 802.15.4 frame carries with preset {}",
-                        f.payload_bytes, mac.preset
-                    )));
-                }
+        if code_ext {
+            let with_ext = frame + wsn_wire::ifrc::EXT_LEN;
+            let most = wsn_wire::ieee802154::MAX_PAYLOAD_LEN.min(133 - mac.overhead_bytes as usize);
+            if with_ext > most {
+                return Err(RunError::Config(format!(
+                    "flows[{k}].payload_bytes = {}: with the reference code's 10-byte IFRC header extension \
+                     (protocol.slow_start_rule = \"ss_thresh\") the frame payload is {with_ext} bytes, above \
+                     the {most} an 802.15.4 frame carries with preset {}",
+                    f.payload_bytes, mac.preset
+                )));
             }
         }
         if matches!(sc.protocol, ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_))
