@@ -199,21 +199,30 @@ impl<T: AsRef<[u8]>> Packet<T> {
     pub fn has_code_ext(&self) -> bool {
         self.flags() & FLAG_CODE_EXT != 0
     }
-    /// Extension, raw: the sender's rThresh in 2⁻¹⁶ pkt/s.
-    pub fn r_thresh_raw(&self) -> u32 {
-        read_u24(self.buffer.as_ref(), field::R_THRESH)
+    /// The extension's bytes, when its flag is set and they are all there (`None` otherwise,
+    /// so the extension getters never panic, even on an unchecked 12-byte buffer).
+    fn ext_bytes(&self) -> Option<&[u8]> {
+        let b = self.buffer.as_ref();
+        (b.len() >= HEADER_LEN + EXT_LEN && b[field::FLAGS] & FLAG_CODE_EXT != 0).then_some(b)
     }
-    /// Extension, raw: the sender's ssThresh in 2⁻¹⁶ pkt/s (0: unknown).
-    pub fn ss_thresh_raw(&self) -> u32 {
-        read_u24(self.buffer.as_ref(), field::SS_THRESH)
+    /// Extension, raw: the sender's rThresh in 2⁻¹⁶ pkt/s (`None` without the extension).
+    pub fn r_thresh_raw(&self) -> Option<u32> {
+        self.ext_bytes().map(|b| read_u24(b, field::R_THRESH))
     }
-    /// Extension, raw: the sender's mode (high nibble) and its congested child's (low nibble).
-    pub fn modes_raw(&self) -> u8 {
-        self.buffer.as_ref()[field::MODES]
+    /// Extension, raw: the sender's ssThresh in 2⁻¹⁶ pkt/s (0: unknown; `None` without the
+    /// extension).
+    pub fn ss_thresh_raw(&self) -> Option<u32> {
+        self.ext_bytes().map(|b| read_u24(b, field::SS_THRESH))
     }
-    /// Extension, raw: the congested child's rThresh in 2⁻¹⁶ pkt/s.
-    pub fn child_r_thresh_raw(&self) -> u32 {
-        read_u24(self.buffer.as_ref(), field::CHILD_R_THRESH)
+    /// Extension, raw: the sender's mode (high nibble) and its congested child's (low nibble)
+    /// (`None` without the extension).
+    pub fn modes_raw(&self) -> Option<u8> {
+        self.ext_bytes().map(|b| b[field::MODES])
+    }
+    /// Extension, raw: the congested child's rThresh in 2⁻¹⁶ pkt/s (`None` without the
+    /// extension).
+    pub fn child_r_thresh_raw(&self) -> Option<u32> {
+        self.ext_bytes().map(|b| read_u24(b, field::CHILD_R_THRESH))
     }
     /// Return the underlying buffer.
     pub fn into_inner(self) -> T {
@@ -422,22 +431,24 @@ impl Repr {
         if packet.rate_raw() == 0 || (packet.child_congested() && packet.child_rate_raw() == 0) {
             return Err(Error::Malformed);
         }
-        let code = if packet.has_code_ext() {
-            let m = packet.modes_raw();
-            let (Some(mode), Some(child_mode)) = (CodeMode::from_raw(m >> 4), CodeMode::from_raw(m & 0x0f)) else {
-                return Err(Error::Malformed);
+        // `check_len` passed, so with the flag set every extension getter answers.
+        let code =
+            match (packet.modes_raw(), packet.r_thresh_raw(), packet.ss_thresh_raw(), packet.child_r_thresh_raw()) {
+                (Some(m), Some(r_thresh), Some(ss), Some(child_r_thresh)) => {
+                    let (Some(mode), Some(child_mode)) = (CodeMode::from_raw(m >> 4), CodeMode::from_raw(m & 0x0f))
+                    else {
+                        return Err(Error::Malformed);
+                    };
+                    Some(CodeExt {
+                        r_thresh_pps: rate_from_raw(r_thresh),
+                        ss_thresh_pps: (ss != 0).then(|| rate_from_raw(ss)),
+                        mode,
+                        child_r_thresh_pps: rate_from_raw(child_r_thresh),
+                        child_mode,
+                    })
+                }
+                _ => None,
             };
-            let ss = packet.ss_thresh_raw();
-            Some(CodeExt {
-                r_thresh_pps: rate_from_raw(packet.r_thresh_raw()),
-                ss_thresh_pps: (ss != 0).then(|| rate_from_raw(ss)),
-                mode,
-                child_r_thresh_pps: rate_from_raw(packet.child_r_thresh_raw()),
-                child_mode,
-            })
-        } else {
-            None
-        };
         Ok(Repr {
             code,
             child_congested: packet.child_congested(),
@@ -711,6 +722,31 @@ mod tests {
                 assert_eq!(r.is_ok(), v <= 4, "{hi} {lo}");
             }
         }
+    }
+
+    /// The extension getters answer `None`, never panic, on a buffer without the flag (even a
+    /// bare 12-byte one) or one cut short inside the extension, and the values otherwise.
+    #[test]
+    fn extension_getters_never_panic() {
+        let plain = vector(DATA);
+        let p = Packet::new_unchecked(&plain[..HEADER_LEN]);
+        assert!(!p.has_code_ext());
+        assert_eq!(
+            (p.r_thresh_raw(), p.ss_thresh_raw(), p.modes_raw(), p.child_r_thresh_raw()),
+            (None, None, None, None)
+        );
+        let ext = vector(CODE_EXT);
+        for len in 1..HEADER_LEN + EXT_LEN {
+            let p = Packet::new_unchecked(&ext[..len]);
+            assert_eq!((p.r_thresh_raw(), p.modes_raw(), p.child_r_thresh_raw()), (None, None, None), "{len}");
+        }
+        let p = Packet::new_unchecked(&ext[..]);
+        assert_eq!(p.modes_raw(), Some(ext[18]));
+        assert_eq!(p.r_thresh_raw(), Some(u32::from_be_bytes([0, ext[12], ext[13], ext[14]])));
+        // A flagless header followed by bytes that would read as an extension still has none.
+        let mut long = plain.clone();
+        long.resize(HEADER_LEN + EXT_LEN, 0x11);
+        assert_eq!(Packet::new_unchecked(&long[..]).ss_thresh_raw(), None);
     }
 
     #[test]
