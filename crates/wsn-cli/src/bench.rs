@@ -43,6 +43,39 @@ struct CaseResult {
     receptions: u64,
     delivery: f64,
     peak_rss_mb: f64,
+    /// Share of one core the case's process got while it ran: processor seconds (user and
+    /// system, `getrusage`) over wall seconds, both over the whole run including its set-up; in
+    /// the summary the median of the runs. Well below 1 means the machine was busy and the wall
+    /// times are inflated; NaN where it cannot be measured.
+    #[serde(default = "nan")]
+    cpu_share: f64,
+    /// Every run's CPU share, in run order (summary only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    cpu_share_runs: Vec<f64>,
+}
+
+fn nan() -> f64 {
+    f64::NAN
+}
+
+/// Processor seconds (user and system) this process has used so far.
+#[cfg(unix)]
+fn cpu_seconds() -> f64 {
+    let mut ru = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes one `rusage` into the buffer it is given, which is large enough.
+    let rc = unsafe { libc::getrusage(libc::RUSAGE_SELF, ru.as_mut_ptr()) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    // SAFETY: the call succeeded, so the struct is initialised (and it was zeroed before).
+    let ru = unsafe { ru.assume_init() };
+    let secs = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 * 1e-6;
+    secs(ru.ru_utime) + secs(ru.ru_stime)
+}
+
+#[cfg(not(unix))]
+fn cpu_seconds() -> f64 {
+    f64::NAN
 }
 
 /// Area side (m) for `n` nodes at the lrwpan40 density (40 nodes in 35 m × 35 m).
@@ -199,7 +232,9 @@ pub fn one(name: &str) -> Result<()> {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
     }
     let sc = case_scenario(name)?;
+    let (cpu0, wall0) = (cpu_seconds(), std::time::Instant::now());
     let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None })?;
+    let cpu_share = (cpu_seconds() - cpu0) / wall0.elapsed().as_secs_f64().max(1e-9);
     let (frames, _) = r.network.frames_on_air();
     let receptions = r.network.receptions();
     let res = CaseResult {
@@ -213,6 +248,8 @@ pub fn one(name: &str) -> Result<()> {
         receptions,
         delivery: r.summary.totals.delivery_ratio,
         peak_rss_mb: peak_rss_mb(),
+        cpu_share,
+        cpu_share_runs: Vec::new(),
     };
     println!("{}", serde_json::to_string(&res)?);
     Ok(())
@@ -283,6 +320,9 @@ fn combine(runs: &[CaseResult]) -> Result<CaseResult> {
     row.wall_s = median(&walls);
     row.wall_s_runs = walls;
     row.peak_rss_mb = runs.iter().map(|r| r.peak_rss_mb).fold(f64::NAN, f64::max);
+    let shares: Vec<f64> = runs.iter().map(|r| r.cpu_share).collect();
+    row.cpu_share = median(&shares);
+    row.cpu_share_runs = shares;
     Ok(row)
 }
 
@@ -327,16 +367,18 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         eprintln!("\r{:<48}", "");
     }
     println!(
-        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json; peak MB: the largest \
-         of the runs)",
+        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json; CPU%: the median \
+         share of one core the case's process got, below about 90 on a busy machine, whose wall times are then \
+         inflated; peak MB: the largest of the runs)",
         if repeat == 1 { "" } else { "s" }
     );
     println!(
-        "{:<24} {:>6} {:>6} {:>7} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
+        "{:<24} {:>6} {:>6} {:>7} {:>5} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
         "case",
         "nodes",
         "sim s",
         "wall s",
+        "CPU%",
         "events/s",
         "frames",
         "µs/frame",
@@ -349,11 +391,12 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     for case_runs in &runs {
         let r = combine(case_runs)?;
         println!(
-            "{:<24} {:>6} {:>6.0} {:>7.2} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
+            "{:<24} {:>6} {:>6.0} {:>7.2} {:>5.0} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
             r.case,
             r.nodes,
             r.sim_s,
             r.wall_s,
+            100.0 * r.cpu_share,
             r.events as f64 / r.wall_s.max(1e-9),
             r.frames,
             r.wall_s * 1e6 / r.frames.max(1) as f64,
@@ -469,6 +512,30 @@ fn print_goals(rows: &[CaseResult], repeat: u32) {
             println!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
         }
     }
+    if let Some(note) = busy_note(rows) {
+        println!("  {note}");
+    }
+}
+
+/// Share of one core below which a case's process counts as starved by other work.
+const BUSY_CPU_SHARE: f64 = 0.9;
+
+/// A warning naming the cases whose median run got less than [`BUSY_CPU_SHARE`] of a core: their
+/// wall times, and the verdicts read from them, are inflated by other work on the machine.
+fn busy_note(rows: &[CaseResult]) -> Option<String> {
+    let busy: Vec<String> = rows
+        .iter()
+        .filter(|r| r.cpu_share < BUSY_CPU_SHARE)
+        .map(|r| format!("{} ({:.0} %)", r.case, 100.0 * r.cpu_share))
+        .collect();
+    (!busy.is_empty()).then(|| {
+        format!(
+            "note: the machine was busy: {} got less than {:.0} % of a core (median run), so their wall times \
+             and the verdicts above are inflated; rerun on a quiet machine",
+            busy.join(", "),
+            100.0 * BUSY_CPU_SHARE
+        )
+    })
 }
 
 /// The goal line for the tiled curve's cost per frame, from its first and last case: the ratio of
@@ -510,7 +577,38 @@ mod tests {
             receptions: 5000,
             delivery: 0.9,
             peak_rss_mb: wall_s * 10.0,
+            cpu_share: 1.0,
+            cpu_share_runs: Vec::new(),
         }
+    }
+
+    /// The CPU share of a row is the median of its runs'; a case whose median run got less than
+    /// 90 % of a core is named in the busy-machine note, and only then is there a note.
+    #[test]
+    fn cpu_share_combines_to_the_median_and_flags_a_busy_machine() {
+        let with = |case: &str, share: f64| CaseResult { case: case.into(), cpu_share: share, ..result(1.0, 7) };
+        let row = combine(&[with("a", 0.5), with("a", 0.99), with("a", 0.95)]).unwrap();
+        assert_eq!(row.cpu_share, 0.95);
+        assert_eq!(row.cpu_share_runs, vec![0.5, 0.99, 0.95]);
+        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)]), None);
+        let note = busy_note(&[row, with("b", 0.6), with("c", 0.89)]).expect("two starved cases");
+        assert!(note.contains("b (60 %), c (89 %)") && !note.contains("a ("), "{note}");
+    }
+
+    /// The process's processor time is finite and grows with work done (other tests run on
+    /// other threads of the process meanwhile, so only growth is checked, not a bound).
+    #[cfg(unix)]
+    #[test]
+    fn cpu_seconds_count_this_processs_work() {
+        let (c0, w0) = (cpu_seconds(), std::time::Instant::now());
+        assert!(c0.is_finite() && c0 >= 0.0, "{c0}");
+        let mut x = 1u64;
+        while cpu_seconds() - c0 < 0.05 && w0.elapsed().as_secs_f64() < 30.0 {
+            for _ in 0..100_000 {
+                x = std::hint::black_box(x.wrapping_mul(6364136223846793005).wrapping_add(1));
+            }
+        }
+        assert!(cpu_seconds() - c0 >= 0.05, "no processor time counted in 30 s of busy work");
     }
 
     /// The flatness goal is judged only on a curve that reaches 10,000 nodes, against ±20 %.
