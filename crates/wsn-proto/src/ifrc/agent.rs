@@ -758,6 +758,12 @@ impl IfrcAgent {
                 self.ss_thresh = Some(half);
                 self.r_thresh = half;
                 self.delta = self.cfg.delta_for(half);
+            } else if self.cfg.code_header() {
+                // ssThresh known: rThresh is kept (a "parent in START" after a collapse leaves
+                // it at half the collapsed rate), and the epoch's additive increase uses it.
+                // [CODE usc-ifrc: RateControlM.nc checkQueue case START leaves rThresh;
+                // updateRLocal: increment from rThresh/EPSILON in every mode but START]
+                self.delta = self.cfg.delta_for(self.r_thresh);
             }
             self.stats.start_half_steps += 1;
             let r = self.cfg.initial_rate_pps + CODE_HALF_STEP_PPS;

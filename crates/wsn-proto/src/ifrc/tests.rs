@@ -1647,6 +1647,45 @@ fn code_parent_in_start_resets_to_its_rate_and_restarts_the_tick() {
     assert!(ok, "next tick after {:?}", next.saturating_since(t));
 }
 
+/// START → HALF with ssThresh already known keeps rThresh, and the epoch's additive increase
+/// uses it (δ = rThresh²/EPSILON), not the δ left from the last decrease: after a collapse
+/// (rThresh = half the collapsed rate, δ from r_init) and a "parent in START" (ssThresh known,
+/// rThresh untouched) the step after START → HALF is large [CODE usc-ifrc: RateControlM.nc
+/// checkQueue case START, updateRLocal].
+#[test]
+fn code_start_half_with_known_ss_thresh_grows_with_r_thresh() {
+    let (mut a, mut c, t) = code_ai_node();
+    // Additive increase up to 2 pkt/s, then 8, 16, 20 halve (1, 0.5, 0.25) and 22 collapses.
+    let mut t = t;
+    while a.rate_pps() < 2.0 {
+        t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+    }
+    fill(&mut a, &mut c, t, 21);
+    assert_eq!(a.stats().collapses, 1);
+    let r_thresh = a.r_thresh();
+    assert!(r_thresh > 0.1 && a.in_slow_start() && a.ss_thresh().is_none(), "{r_thresh}");
+    drain_queue(&mut a, &mut c, t);
+    // Slow start a little, then a parent in START below the node gives its ssThresh.
+    for _ in 0..4 {
+        t = a.poll_timeout().unwrap();
+        a.handle_timeout(t, &mut c);
+    }
+    let parent = rx(2, NodeId(9));
+    a.handle_overheard(t, &mut c, &parent, &frame(2, 0, &code_hdr(0.025, wire::CodeMode::Start, 0.02, Some(0.4))));
+    assert_eq!(a.stats().parent_start_resets, 1);
+    assert_eq!((a.ss_thresh(), a.r_thresh()), (Some(wire::quantize_rate(0.4)), r_thresh), "rThresh untouched");
+    fill(&mut a, &mut c, t, 7); // queue 8: START → HALF
+    assert_eq!(a.code_mode(), wire::CodeMode::Half);
+    assert!(close(a.rate_pps(), 0.0211));
+    assert!(close(a.delta(), a.config().epsilon * r_thresh * r_thresh), "δ from rThresh: {}", a.delta());
+    let before = a.rate_pps();
+    let t2 = a.poll_timeout().unwrap();
+    a.handle_timeout(t2, &mut c);
+    // rThresh ≈ 0.125: a step of about ε·rThresh²/r ≈ 0.009 (δ from r_init would give 0.0002).
+    assert!(a.rate_pps() - before > 0.005, "step {}", a.rate_pps() - before);
+}
+
 /// The base station takes a congested child's rThresh: r_b = the child's rate, mode AI with
 /// ssThresh = r_b, then the raise before the copies, 2·ε·rThresh² × 1/r_b [CODE usc-ifrc:
 /// RateControlM.nc bsIFRCRules, incrementBSRLocal]; at or below r_init it goes to START and
