@@ -400,6 +400,30 @@ fn period(rate: f64) -> Duration {
     Duration::from_secs_f64(1.0 / r).max(Duration(1))
 }
 
+/// Rates of the code are whole numbers of 1/RESOLUTION pkt/s. [CODE usc-ifrc: Makefile
+/// RESOLUTION = 10000]
+const CODE_RESOLUTION: f64 = 10_000.0;
+
+/// A rate in the code's whole units of 10⁻⁴ pkt/s, to the nearest unit: a rate read from a
+/// header is within half a wire step (7.6·10⁻⁶ pkt/s) of the sender's whole number of units.
+fn code_units(r: f64) -> u64 {
+    if r.is_finite() && r > 0.0 {
+        (r * CODE_RESOLUTION + 0.5) as u64
+    } else {
+        0
+    }
+}
+
+/// A whole number of the code's rate units as pkt/s.
+fn from_code_units(u: u64) -> f64 {
+    u as f64 / CODE_RESOLUTION
+}
+
+/// A rate moved onto the code's grid of whole units.
+fn code_grid(r: f64) -> f64 {
+    from_code_units(code_units(r))
+}
+
 fn at_least(t: Instant, floor: Instant) -> Instant {
     if t < floor {
         floor
@@ -682,7 +706,11 @@ impl IfrcAgent {
     // ----- rate controller -----
 
     fn set_rate(&mut self, now: Instant, rate: f64) {
-        let rate = rate.max(self.cfg.min_rate_pps).min(self.cfg.max_rate_pps);
+        let mut rate = rate.max(self.cfg.min_rate_pps).min(self.cfg.max_rate_pps);
+        if self.cfg.code_header() {
+            // [CODE usc-ifrc: RateControlM.nc] rLocal is a whole number of 10⁻⁴ pkt/s.
+            rate = code_grid(rate);
+        }
         if rate == self.rate {
             return;
         }
@@ -727,6 +755,31 @@ impl IfrcAgent {
         self.mode = if floor { Mode::SlowStart } else { Mode::Additive };
     }
 
+    /// Half a rate: under the code's header in whole units, truncated (the code's
+    /// `(int)((float)rLocal * MDFACTOR)` and `rLocal/2`, MDFACTOR = 0.5). [CODE usc-ifrc:
+    /// RateControlM.nc checkQueue; RateControl.h MDFACTOR]
+    fn half(&self, r: f64) -> f64 {
+        if self.cfg.code_header() {
+            from_code_units(code_units(r) / 2)
+        } else {
+            r / 2.0
+        }
+    }
+
+    /// The code's additive step in units of 10⁻⁴ pkt/s from rLocal = `u` units: with
+    /// inc = ⌊rThresh/EPSILON⌋, inc·⌊rThresh/rLocal⌋ when rThresh > rLocal, else
+    /// ⌊inc·rThresh/rLocal⌋; at least one unit. Between rThresh/2 and rThresh that is only
+    /// ⌊rThresh/EPSILON⌋ per tick. [CODE usc-ifrc: RateControlM.nc updateRLocal; Makefile
+    /// EPSILON = 80]
+    fn code_ai_step(&self, u: u64) -> u64 {
+        let t = code_units(self.r_thresh);
+        let epsilon = ((1.0 / self.cfg.epsilon + 0.5) as u64).max(1);
+        let u = u.max(1);
+        let inc = t / epsilon;
+        let inc = if t > u { inc * (t / u) } else { inc * t / u };
+        inc.max(code_units(CODE_MIN_AI_STEP_PPS))
+    }
+
     /// The code's ssThresh slow start is in use.
     fn code_ss(&self) -> bool {
         self.cfg.slow_start_rule == SlowStartRule::SsThresh && self.role != Role::BaseStation
@@ -754,10 +807,16 @@ impl IfrcAgent {
             // unknown (else both kept), the rate r_init + 0.0011, additive increase with
             // δ = ε·rThresh² through the epoch, slow start again when it ends (revertmode).
             if self.ss_thresh.is_none() {
-                let half = self.rate / 2.0;
+                let half = self.half(self.rate);
                 self.ss_thresh = Some(half);
                 self.r_thresh = half;
                 self.delta = self.cfg.delta_for(half);
+            } else if self.cfg.code_header() {
+                // ssThresh known: rThresh is kept (a "parent in START" after a collapse leaves
+                // it at half the collapsed rate), and the epoch's additive increase uses it.
+                // [CODE usc-ifrc: RateControlM.nc checkQueue case START leaves rThresh;
+                // updateRLocal: increment from rThresh/EPSILON in every mode but START]
+                self.delta = self.cfg.delta_for(self.r_thresh);
             }
             self.stats.start_half_steps += 1;
             let r = self.cfg.initial_rate_pps + CODE_HALF_STEP_PPS;
@@ -772,7 +831,7 @@ impl IfrcAgent {
             if self.cfg.code_header() {
                 // [CODE usc-ifrc: RateControlM.nc checkQueue, case EIGHTH] rThresh = rLocal / 2
                 // (advertised; START does not use it).
-                self.r_thresh = self.rate / 2.0;
+                self.r_thresh = self.half(self.rate);
             }
             let r = self.cfg.initial_rate_pps;
             self.set_rate(now, r);
@@ -793,7 +852,7 @@ impl IfrcAgent {
             self.stats.skipped_halvings += 1;
             return;
         }
-        let (before, r) = (self.rate, self.rate / 2.0);
+        let (before, r) = (self.rate, self.half(self.rate));
         self.set_rate(now, r);
         if self.rate < before {
             self.stats.halvings += 1;
@@ -850,23 +909,32 @@ impl IfrcAgent {
         let mut r = self.rate;
         match self.role {
             Role::BaseStation => r += self.cfg.bs_slope_factor * self.delta / r,
+            Role::Node { .. } if self.cfg.code_header() => {
+                // [CODE usc-ifrc: RateControlM.nc updateRLocal] in whole units of 10⁻⁴ pkt/s,
+                // only below the parent: +PHI in START, else the integer additive step from
+                // rThresh. No cap at the parent and no slow-start exit through it: updateRLocal
+                // may pass the parent by one step, which the parent rules of the next received
+                // packet answer ([`IfrcAgent::code_rules`]).
+                let (mut u, parent) = (code_units(r), self.parent_rate.map(code_units));
+                if !self.cfg.grow_only_below_parent || parent.is_some_and(|p| u < p) {
+                    u += match self.mode {
+                        Mode::SlowStart => code_units(self.cfg.slow_start_increment_pps),
+                        Mode::Additive => self.code_ai_step(u),
+                    };
+                }
+                r = from_code_units(u);
+            }
             Role::Node { .. } => {
                 let may_grow = !self.cfg.grow_only_below_parent || self.parent_rate.is_some_and(|p| r < p);
-                let code = self.cfg.code_header();
                 if may_grow {
                     r += match self.mode {
                         Mode::SlowStart => self.cfg.slow_start_increment_pps,
-                        // [CODE usc-ifrc: RateControlM.nc updateRLocal] at least one unit.
-                        Mode::Additive if code => (self.delta / r).max(CODE_MIN_AI_STEP_PPS),
                         Mode::Additive => self.delta / r,
                     };
                 }
                 // Rule 1 after an own increase, with the last known parent rate [AMBIG-10]:
-                // the cap only cancels the increase, so δ stays (spec §7.2 (a)). The code has
-                // neither the cap nor this slow-start exit: its updateRLocal may pass the
-                // parent by one step, which the parent rules of the next received packet
-                // answer ([`IfrcAgent::code_rules`]).
-                if let Some(p) = self.parent_rate.filter(|_| !code) {
+                // the cap only cancels the increase, so δ stays (spec §7.2 (a)).
+                if let Some(p) = self.parent_rate {
                     let reached = r >= p;
                     if r > p {
                         self.stats.rule1_caps += 1;
@@ -967,6 +1035,20 @@ impl IfrcAgent {
         let r = if self.cfg.code_header() && self.bs_start {
             // [CODE usc-ifrc: RateControlM.nc incrementBSRLocal] mode START: rLocal = BANDWIDTH.
             self.cfg.max_rate_pps
+        } else if self.cfg.code_header() {
+            // [CODE usc-ifrc: RateControlM.nc incrementBSRLocal, mode AI] in whole units with
+            // the period in whole ms: inc = 2·rThresh·⌊rThresh/EPSILON⌋, then above RESOLUTION
+            // ⌊⌊inc/RESOLUTION⌋·ms/1000⌋, else ⌊⌊inc·ms/RESOLUTION⌋/1000⌋; at least
+            // RESOLUTION/1000. (The code's 32 bits overflow for rThresh above 41 pkt/s; not
+            // modelled, 64 bits here.)
+            let t = code_units(self.r_thresh);
+            let epsilon = ((1.0 / self.cfg.epsilon + 0.5) as u64).max(1);
+            let slope = (self.cfg.bs_slope_factor + 0.5) as u64;
+            let ms = (secs * 1000.0 + 1e-6) as u64;
+            let res = CODE_RESOLUTION as u64;
+            let inc = slope * t * (t / epsilon);
+            let inc = if inc > res { inc / res * ms / 1000 } else { inc * ms / res / 1000 };
+            from_code_units(code_units(self.rate) + inc.max(code_units(self.cfg.bs_min_step_pps)))
         } else {
             let step = (self.cfg.bs_slope_factor * self.delta * secs).max(self.cfg.bs_min_step_pps);
             self.rate + step
@@ -1147,6 +1229,23 @@ impl IfrcAgent {
     /// Apply Rules 1 and 2 (a node) or lower r_b (the base station) for a snooped header.
     fn apply_rules(&mut self, now: Instant, ctx: &mut dyn LinkCtx, s: Snooped, h: &wire::Repr) {
         let Snooped { from: n, fire_a, fire_b, congested, is_child } = s;
+        // The code's rules read the sender's whole units of 10⁻⁴ pkt/s, which the header's
+        // rate encoding carries to within half a wire step: back on the grid, so that equal
+        // rates compare equal as in the code (a node at 0.0211 pkt/s and its parent at 0.0211
+        // read as 0.021103 would grow past it; a node at 0.0214 would be above its parent's
+        // 0.0214 read as 0.021393). [CODE usc-ifrc: RateControlM.nc, rates uint32_t]
+        let gridded = self.cfg.code_header().then(|| wire::Repr {
+            rate_pps: code_grid(h.rate_pps),
+            child_rate_pps: code_grid(h.child_rate_pps),
+            code: h.code.map(|x| wire::CodeExt {
+                r_thresh_pps: code_grid(x.r_thresh_pps),
+                ss_thresh_pps: x.ss_thresh_pps.map(code_grid),
+                child_r_thresh_pps: code_grid(x.child_r_thresh_pps),
+                ..x
+            }),
+            ..*h
+        });
+        let h = gridded.as_ref().unwrap_or(h);
         match self.role {
             Role::BaseStation => {
                 // Only the base station's own children lower r_b [PAPER §4.1.4].

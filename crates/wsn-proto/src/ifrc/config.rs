@@ -125,7 +125,10 @@ pub enum SlowStartRule {
     /// additive steps of at least 10⁻⁴ pkt/s; congestion of neighbours and children read from
     /// their advertised mode (HALF and up) and Rule 2 fired by a rise of it, not by the
     /// advertised average; the base station taking the child's rThresh, mode START (r_b ≤
-    /// r_init: raised to the cap) or AI with ssThresh = r_b. [CODE usc-ifrc: RateControlM.nc
+    /// r_init: raised to the cap) or AI with ssThresh = r_b; rates in the code's whole units
+    /// of 10⁻⁴ pkt/s with its integer steps (`updateRLocal`, `incrementBSRLocal`, halvings
+    /// truncated) and, at START → HALF with ssThresh known, the kept rThresh for the epoch's
+    /// δ. [CODE usc-ifrc: RateControlM.nc
     /// UpdateHdr, ReceiveMsg.receive, calcParameters, IFRCRules, bsIFRCRules,
     /// incrementBSRLocal; docs/ifrc.md, session 27 (2)] Under [`Profile::Paper`] the header stays
     /// the paper's and only the node-local part above applies.
@@ -414,8 +417,8 @@ impl IfrcConfig {
                 bs_control_at_start: true,
                 // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
                 // and rules still differs from the code (per-sender Rule 2 candidate, no child id,
-                // 10 more bytes on the air, floating-point instead of integer steps); see
-                // docs/ifrc.md, "Session 27" and "Session 27 (2)".
+                // 10 more bytes on the air); see docs/ifrc.md, "Session 27", "Session 27 (2)"
+                // and "Session 28".
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

@@ -124,13 +124,17 @@
 //! mode; the "parent in START" branch of Rule 1; the base station's use of the child's rThresh.
 //! All of these are modelled behind [`SlowStartRule::SsThresh`], which under the reference-code
 //! profile also sends the code's header extension ([`IfrcConfig::code_header`],
-//! [`wsn_wire::ifrc::CodeExt`]); it is off in both profiles (docs/ifrc.md, "Session 27" and "Session 27 (2)": its
-//! E1 is unfair and its frames 10 bytes longer than the code's). Not reproduced even there: the
-//! congested child's id (a change of the reported child counts only when a report follows
-//! none); the single sticky Rule 2 candidate (a probable bug; each sender's transition counts),
-//! `calcParameters`' choice of one kind of candidate (child or neighbour) and its cut on any
-//! mode rise of the kept candidate; the integer steps of `updateRLocal` and `incrementBSRLocal`;
-//! neighbour ageing by packet count (a time-based expiry is used instead: for the header's
+//! [`wsn_wire::ifrc::CodeExt`]); there rates, rThresh and ssThresh are whole units of 10⁻⁴
+//! pkt/s as in the code (received ones put back on that grid, so equal rates compare equal),
+//! with the integer steps of `updateRLocal` and `incrementBSRLocal` and truncated halvings
+//! (session 28). It is off in both profiles (docs/ifrc.md, "Session 27", "Session 27 (2)" and
+//! "Session 28": its E1 is unfair and its frames 10 bytes longer than the code's). Not
+//! reproduced even there: the congested child's id (a change of the reported child counts only
+//! when a report follows none); the single sticky Rule 2 candidate (a probable bug; each
+//! sender's transition counts), `calcParameters`' choice of one kind of candidate (child or
+//! neighbour) and its cut on any mode rise of the kept candidate; `checkQueue` on every
+//! received packet (here on queue updates only); the code's whole-ms timer periods after the
+//! first tick; neighbour ageing by packet count (a time-based expiry is used instead: for the header's
 //! congested-child summary, the base station's pacing and, since session 21, the Rule 2
 //! crossing state of a neighbour, its epoch and its child's highest level, which start afresh
 //! after 10 of its inter-packet times of silence: see docs/ifrc.md, "Known gaps"); Rule 1
