@@ -350,6 +350,9 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     for n in sizes.iter().filter(|&&n| n >= 400) {
         cases.push(format!("tiled-{n}-0.2-60"));
     }
+    // Other work on the machine slows the cases even when they get a whole core (shared caches,
+    // memory and, on a virtual machine, the host's cores), which their CPU share cannot show.
+    let load_before = load_average();
     let mut runs: Vec<Vec<CaseResult>> = vec![Vec::new(); cases.len()];
     // On a terminal one line rewritten in place; in a log one line per case.
     let terminal = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -439,7 +442,10 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
             NS3_400_WALL_S / u.wall_s.max(1e-9)
         );
     }
-    print_goals(&rows, repeat);
+    if let Some(l) = load_before {
+        println!("load     1-minute load average when the bench started: {l:.2}");
+    }
+    print_goals(&rows, repeat, load_before);
     let dir = dir_buf.as_path();
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
         .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
@@ -480,7 +486,7 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
 
 /// The speed goals of the simulator (docs/simulator.md, "Speed"), checked against the medians of
 /// this bench. Wall times depend on the machine and its load.
-fn print_goals(rows: &[CaseResult], repeat: u32) {
+fn print_goals(rows: &[CaseResult], repeat: u32, load_before: Option<f64>) {
     let find = |c: &str| rows.iter().find(|r| r.case == c);
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     println!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
@@ -512,28 +518,43 @@ fn print_goals(rows: &[CaseResult], repeat: u32) {
             println!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
         }
     }
-    if let Some(note) = busy_note(rows) {
+    if let Some(note) = busy_note(rows, load_before) {
         println!("  {note}");
     }
+}
+
+/// 1-minute load average at or above which the machine counts as busy before the bench starts.
+const BUSY_LOAD: f64 = 1.0;
+
+/// The 1-minute load average (`/proc/loadavg`), where there is one.
+fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg").ok()?.split_whitespace().next()?.parse().ok()
 }
 
 /// Share of one core below which a case's process counts as starved by other work.
 const BUSY_CPU_SHARE: f64 = 0.9;
 
-/// A warning naming the cases whose median run got less than [`BUSY_CPU_SHARE`] of a core: their
-/// wall times, and the verdicts read from them, are inflated by other work on the machine.
-fn busy_note(rows: &[CaseResult]) -> Option<String> {
+/// A warning when the timings are suspect: the cases whose median run got less than
+/// [`BUSY_CPU_SHARE`] of a core, and a load average of [`BUSY_LOAD`] or more before the bench
+/// started (other work slows a case even when it gets its whole core). Wall times, and the
+/// verdicts read from them, are then inflated.
+fn busy_note(rows: &[CaseResult], load_before: Option<f64>) -> Option<String> {
     let busy: Vec<String> = rows
         .iter()
         .filter(|r| r.cpu_share < BUSY_CPU_SHARE)
         .map(|r| format!("{} ({:.0} %)", r.case, 100.0 * r.cpu_share))
         .collect();
-    (!busy.is_empty()).then(|| {
+    let mut why = Vec::new();
+    if !busy.is_empty() {
+        why.push(format!("{} got less than {:.0} % of a core (median run)", busy.join(", "), 100.0 * BUSY_CPU_SHARE));
+    }
+    if let Some(l) = load_before.filter(|&l| l >= BUSY_LOAD) {
+        why.push(format!("the load average was {l:.2} before the bench started"));
+    }
+    (!why.is_empty()).then(|| {
         format!(
-            "note: the machine was busy: {} got less than {:.0} % of a core (median run), so their wall times \
-             and the verdicts above are inflated; rerun on a quiet machine",
-            busy.join(", "),
-            100.0 * BUSY_CPU_SHARE
+            "note: the machine was busy ({}): wall times and the verdicts above are inflated; rerun on a quiet machine",
+            why.join("; ")
         )
     })
 }
@@ -583,16 +604,21 @@ mod tests {
     }
 
     /// The CPU share of a row is the median of its runs'; a case whose median run got less than
-    /// 90 % of a core is named in the busy-machine note, and only then is there a note.
+    /// 90 % of a core, or a load average of 1 or more before the bench, gives the busy-machine
+    /// note, and only then is there one.
     #[test]
     fn cpu_share_combines_to_the_median_and_flags_a_busy_machine() {
         let with = |case: &str, share: f64| CaseResult { case: case.into(), cpu_share: share, ..result(1.0, 7) };
         let row = combine(&[with("a", 0.5), with("a", 0.99), with("a", 0.95)]).unwrap();
         assert_eq!(row.cpu_share, 0.95);
         assert_eq!(row.cpu_share_runs, vec![0.5, 0.99, 0.95]);
-        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)]), None);
-        let note = busy_note(&[row, with("b", 0.6), with("c", 0.89)]).expect("two starved cases");
-        assert!(note.contains("b (60 %), c (89 %)") && !note.contains("a ("), "{note}");
+        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)], Some(0.4)), None);
+        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)], None), None);
+        let note = busy_note(&[row.clone(), with("b", 0.6), with("c", 0.89)], Some(0.2)).expect("two starved cases");
+        assert!(note.contains("b (60 %), c (89 %)") && !note.contains("a (") && !note.contains("load"), "{note}");
+        // A loaded machine is named even when every case got its core.
+        let note = busy_note(&[row], Some(2.13)).expect("a busy machine");
+        assert!(note.contains("load average was 2.13") && !note.contains("of a core"), "{note}");
     }
 
     /// The process's processor time is finite and grows with work done (other tests run on

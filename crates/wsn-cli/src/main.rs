@@ -97,8 +97,9 @@ enum Cmd {
     /// Measure simulator speed and memory on fixed scenarios (events/s, wall seconds per
     /// simulated hour, peak memory, cost per frame from 40 to 10,000 nodes); every case runs
     /// --repeat times, each in its own process, and the medians are reported (peak memory: the
-    /// largest of the runs); it compares lrwpan40 with its ns-3 reference and prints the speed
-    /// goals as met or not.
+    /// largest of the runs), with each case's share of one core and the load average at the
+    /// start, which tell a busy machine; it compares lrwpan40 with its ns-3 reference and prints
+    /// the speed goals as met or not.
     Bench {
         /// A smaller scaling curve (to 2,000 nodes instead of 10,000).
         #[arg(long)]
