@@ -205,7 +205,8 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
     anyhow::ensure!(
         !name.is_empty() && name != "." && !name.contains("..") && name.chars().all(plain),
-        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.` (or pass --out)"
+        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.`, not \
+         `.` alone and no `..` (or pass --out)"
     );
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }

@@ -780,6 +780,17 @@ fn scenario_name_cannot_escape_out() {
         assert!(!o.status.success() && err.contains("cannot name the output folder"), "{name}: {err}");
     }
     assert!(!dir.join("escaped").exists());
+    // Names made only of the allowed characters that are still refused say why.
+    for name in ["\".\"", "\"a..b\""] {
+        let o = wsn()
+            .current_dir(&dir)
+            .args(["run", f.to_str().unwrap(), "-q", "--set"])
+            .arg(format!("name={name}"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("not `.` alone and no `..`"), "{name}: {err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
