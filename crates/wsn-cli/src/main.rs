@@ -272,6 +272,17 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
+    // println! panic: say so as an error, without a panic message or backtrace. Other panics
+    // keep the default report.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| match info.payload_as_str() {
+        Some(msg) if msg.starts_with("failed printing to stdout") => {
+            eprintln!("Error: cannot write to standard output: {}", msg.trim_start_matches("failed printing to stdout: "));
+            std::process::exit(1);
+        }
+        _ => default_hook(info),
+    }));
     let cli = Cli::parse();
     match run_cli(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,
