@@ -276,12 +276,20 @@ fn main() -> std::process::ExitCode {
     // println! panic: say so as an error, without a panic message or backtrace. Other panics
     // keep the default report.
     let default_hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(move |info| match info.payload_as_str() {
-        Some(msg) if msg.starts_with("failed printing to stdout") => {
-            eprintln!("Error: cannot write to standard output: {}", msg.trim_start_matches("failed printing to stdout: "));
-            std::process::exit(1);
+    std::panic::set_hook(Box::new(move |info| {
+        // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).
+        let payload = info.payload();
+        let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
+        match msg {
+            Some(msg) if msg.starts_with("failed printing to stdout") => {
+                eprintln!(
+                    "Error: cannot write to standard output: {}",
+                    msg.trim_start_matches("failed printing to stdout: ")
+                );
+                std::process::exit(1);
+            }
+            _ => default_hook(info),
         }
-        _ => default_hook(info),
     }));
     let cli = Cli::parse();
     match run_cli(cli) {
