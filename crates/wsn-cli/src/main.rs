@@ -206,7 +206,8 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     let plain = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.');
     anyhow::ensure!(
         !name.is_empty() && name != "." && !name.contains("..") && name.chars().all(plain),
-        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.` (or pass --out)"
+        "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.`, not \
+         `.` alone and no `..` (or pass --out)"
     );
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
@@ -272,6 +273,25 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
+    // println! panic: say so as an error, without a panic message or backtrace. Other panics
+    // keep the default report.
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).
+        let payload = info.payload();
+        let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
+        match msg {
+            Some(msg) if msg.starts_with("failed printing to stdout") => {
+                eprintln!(
+                    "Error: cannot write to standard output: {}",
+                    msg.trim_start_matches("failed printing to stdout: ")
+                );
+                std::process::exit(1);
+            }
+            _ => default_hook(info),
+        }
+    }));
     let cli = Cli::parse();
     match run_cli(cli) {
         Ok(()) => std::process::ExitCode::SUCCESS,

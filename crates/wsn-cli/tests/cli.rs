@@ -780,6 +780,17 @@ fn scenario_name_cannot_escape_out() {
         assert!(!o.status.success() && err.contains("cannot name the output folder"), "{name}: {err}");
     }
     assert!(!dir.join("escaped").exists());
+    // Names made only of the allowed characters that are still refused say why.
+    for name in ["\".\"", "\"a..b\""] {
+        let o = wsn()
+            .current_dir(&dir)
+            .args(["run", f.to_str().unwrap(), "-q", "--set"])
+            .arg(format!("name={name}"))
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains("not `.` alone and no `..`"), "{name}: {err}");
+    }
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -1271,5 +1282,26 @@ fn errors_name_the_key_and_where_it_came_from() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(!o.status.success() && err.contains(says) && !err.contains("panicked"), "{set}: {err}");
     }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Standard output that cannot be written (here /dev/full) is an error that says so, not a
+/// panic from println! with its backtrace.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stdout_is_an_error_not_a_panic() {
+    let (dir, f) = tiny_scenario("stdout-full");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let o = wsn()
+        .current_dir(&dir)
+        .env("RUST_BACKTRACE", "1")
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false"])
+        .stdout(full)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("Error: cannot write to standard output"), "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
