@@ -98,7 +98,7 @@ impl SeedArgs {
             }
             let committed = crate::staging::create(dir, "report").and_then(|staging| {
                 let written = one(staging.to_path_buf(), self.seed);
-                let left = format!("the results in {} were left as they were", dir.display());
+                let left = left_note(dir);
                 crate::staging::commit(&staging, dir, written, &left)
                 // The staging folder's lock file goes here, before `tidy` looks for an empty
                 // folder.
@@ -190,12 +190,11 @@ pub(crate) fn over_seeds(
         let finished = entries(&staging).map_or(0, |v| v.iter().filter(|p| is_seed_folder(p)).count());
         if finished == 0 {
             let _ = std::fs::remove_dir_all(&staging);
-            return e.context(format!("the results in {} were left as they were", dir.display()));
+            return e.context(left_note(dir));
         }
         e.context(format!(
-            "the results in {} were left as they were; the seeds that finished ({finished}) are in {} (until the \
-             next run into that folder)",
-            dir.display(),
+            "{}; the seeds that finished ({finished}) are in {} (until the next run into that folder)",
+            left_note(dir),
             staging.display()
         ))
     };
@@ -764,6 +763,20 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
     Ok(md)
 }
 
+/// What a failed run left in `dir`: the earlier results as they were, or, where there were none
+/// (nothing but hidden staging and lock files), nothing ("left as they were" suggested results
+/// that never existed).
+fn left_note(dir: &Path) -> String {
+    let earlier = std::fs::read_dir(dir)
+        .map(|rd| rd.flatten().any(|e| !e.file_name().to_string_lossy().starts_with('.')))
+        .unwrap_or(false);
+    if earlier {
+        format!("the results in {} were left as they were", dir.display())
+    } else {
+        format!("no result was written into {}", dir.display())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -908,6 +921,27 @@ mod tests {
         check_owner(&dir, "# RCRT vs IFRC").unwrap();
         assert!(check_owner(&dir, "# RCRT").is_err(), "a prefix of another title is not the same title");
         assert!(check_owner(&dir, "# IFRC reproduction").is_err());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A run that fails into a folder without earlier results says that nothing was written,
+    /// not that earlier results were kept; with earlier results, that they were kept.
+    #[test]
+    fn a_failed_first_run_says_nothing_was_written() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-first-fail-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let one = SeedArgs { seed: None, seeds: 1 };
+        let e = format!("{:#}", one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "1.0", true)).unwrap_err());
+        assert!(e.contains("no result was written into") && !e.contains("left as they were"), "{e}");
+        let two = SeedArgs { seed: None, seeds: 2 };
+        let e = format!(
+            "{:#}",
+            two.run(&dir, false, &test_cmd(), |_, _| -> Result<()> { anyhow::bail!("bad argument") }).unwrap_err()
+        );
+        assert!(e.contains("no result was written into") && e.contains("bad argument"), "{e}");
+        one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "1.0", false)).unwrap();
+        let e = format!("{:#}", one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "2.0", true)).unwrap_err());
+        assert!(e.contains("left as they were"), "{e}");
         std::fs::remove_dir_all(&dir).ok();
     }
 
