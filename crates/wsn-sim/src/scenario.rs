@@ -1491,6 +1491,22 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
 fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
     use toml_edit::{Item, TableLike};
     let plain = e.to_string();
+    // A field missing from the top level: the parser points at the document's start, which it
+    // shows as the file's first line, a line that has nothing to do with the field. (A table
+    // written first, at the same offset, is the one at fault when the file opens with its header.)
+    if let Some(field) = e.message().strip_prefix("missing field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) {
+        let opens_with_table = text
+            .lines()
+            .map(str::trim)
+            .find(|l| !l.is_empty() && !l.starts_with('#'))
+            .is_some_and(|l| l.starts_with('['));
+        if e.span().is_some_and(|s| s.start == 0) && !opens_with_table {
+            return format!(
+                "missing field `{field}`: the scenario needs it at its top level (`{field} = …` above the first \
+                 [table])"
+            );
+        }
+    }
     let Some(name) = e.message().strip_prefix("unknown field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) else {
         return plain;
     };
@@ -1970,6 +1986,18 @@ mod tests {
         let n = bad.lines().position(|l| l.contains("demand_limted")).unwrap() + 1;
         assert!(e.contains(&format!("protocol.sink_policies.{sink}: unknown policy `demand_limted`")), "{e}");
         assert!(e.contains(&format!("(line {n})")), "{e}");
+        // A field missing from the top level is named as such, not at the file's first line; one
+        // missing from a table still points at that table.
+        let office = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
+        let no_duration = office.replacen("duration_s = 3600.0\n", "", 1);
+        assert_ne!(no_duration, office);
+        let e = Scenario::from_toml(&no_duration, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        assert!(e.contains("missing field `duration_s`: the scenario needs it at its top level"), "{e}");
+        assert!(!e.contains("line 1"), "{e}");
+        let layout = office.lines().find(|l| l.starts_with("layout = ")).unwrap();
+        let no_layout = office.replacen(&format!("{layout}\n"), "", 1);
+        let e = Scenario::from_toml(&no_layout, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        assert!(e.contains("missing field `layout`") && e.contains("[topology]") && !e.contains("top level"), "{e}");
         // An unknown key inside a tagged table.
         let office = BUILTIN.iter().find(|b| b.0 == "office40").unwrap().1;
         let noisy = office.replacen("[radio.noise]\n", "[radio.noise]\nbogus = 3\n", 1);
