@@ -1484,6 +1484,9 @@ fn explain(text: &str, doc: &toml_edit::DocumentMut, overrides: &[String], e: &t
     format!("{e}(line numbers count in the scenario with the --set overrides applied)")
 }
 
+/// The fields a scenario must give at its top level (those of [`Scenario`] without a default).
+const TOP_LEVEL_REQUIRED: [&str; 3] = ["name", "duration_s", "topology"];
+
 /// `e` said, plus the line of the unknown key it names when the parser pointed at the key's
 /// table instead (a tagged table such as `[radio.noise]`, whose fields serde checks as a whole):
 /// found from the spans the TOML parser keeps, as [`key_line`] does, in the table whose span
@@ -1492,15 +1495,11 @@ fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
     use toml_edit::{Item, TableLike};
     let plain = e.to_string();
     // A field missing from the top level: the parser points at the document's start, which it
-    // shows as the file's first line, a line that has nothing to do with the field. (A table
-    // written first, at the same offset, is the one at fault when the file opens with its header.)
+    // shows as the file's first line (a comment, a table header), a line that has nothing to do
+    // with the field. Told apart from a table's missing field by the name: the scenario's own
+    // required fields, which no table shares.
     if let Some(field) = e.message().strip_prefix("missing field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) {
-        let opens_with_table = text
-            .lines()
-            .map(str::trim)
-            .find(|l| !l.is_empty() && !l.starts_with('#'))
-            .is_some_and(|l| l.starts_with('['));
-        if e.span().is_some_and(|s| s.start == 0) && !opens_with_table {
+        if e.span().is_some_and(|s| s.start == 0) && TOP_LEVEL_REQUIRED.contains(&field) {
             return format!(
                 "missing field `{field}`: the scenario needs it at its top level (`{field} = …` above the first \
                  [table])"
@@ -1994,6 +1993,12 @@ mod tests {
         let e = Scenario::from_toml(&no_duration, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         assert!(e.contains("missing field `duration_s`: the scenario needs it at its top level"), "{e}");
         assert!(!e.contains("line 1"), "{e}");
+        // Also when the file opens with a comment and a table, as the built-ins do, or with a table.
+        for head in ["# a comment\n[topology]\n", "[topology]\n"] {
+            let text = format!("{head}layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5 }}\n");
+            let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+            assert!(e.contains("missing field `name`: the scenario needs it at its top level"), "{head}: {e}");
+        }
         let layout = office.lines().find(|l| l.starts_with("layout = ")).unwrap();
         let no_layout = office.replacen(&format!("{layout}\n"), "", 1);
         let e = Scenario::from_toml(&no_layout, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
