@@ -813,7 +813,9 @@ impl IfrcAgent {
                 self.delta = self.cfg.delta_for(half);
             } else if self.cfg.code_header() {
                 // ssThresh known: rThresh is kept (a "parent in START" after a collapse leaves
-                // it at half the collapsed rate), and the epoch's additive increase uses it.
+                // it at half the collapsed rate), and the epoch's additive increase uses it:
+                // the code's integer step reads rThresh itself (`code_ai_step`); δ is set from
+                // it too only so that `delta()` reports what the steps follow.
                 // [CODE usc-ifrc: RateControlM.nc checkQueue case START leaves rThresh;
                 // updateRLocal: increment from rThresh/EPSILON in every mode but START]
                 self.delta = self.cfg.delta_for(self.r_thresh);

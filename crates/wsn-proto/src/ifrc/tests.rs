@@ -1690,7 +1690,10 @@ fn code_start_half_with_known_ss_thresh_grows_with_r_thresh() {
     let before = a.rate_pps();
     let t2 = a.poll_timeout().unwrap();
     a.handle_timeout(t2, &mut c);
-    // rThresh ≈ 0.125: a step of about ε·rThresh²/r ≈ 0.009 (δ from r_init would give 0.0002).
+    // The step is the code's integer step from the kept rThresh ≈ 0.125 pkt/s (1,250 units):
+    // ⌊1250/80⌋·⌊1250/211⌋ = 75 units = 0.0075 pkt/s; an rThresh reset near r_init would give
+    // the one-unit minimum, 0.0001. (δ itself no longer sets the step under the code's header;
+    // the branch keeps `delta()` consistent with rThresh.)
     assert!(a.rate_pps() - before > 0.005, "step {}", a.rate_pps() - before);
 }
 
