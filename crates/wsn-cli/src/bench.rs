@@ -42,12 +42,14 @@ struct CaseResult {
     #[serde(default)]
     receptions: u64,
     delivery: f64,
+    /// NaN where it cannot be measured (written as `null` in JSON).
+    #[serde(deserialize_with = "nan_if_null")]
     peak_rss_mb: f64,
     /// Share of one core the case's process got while it ran: processor seconds (user and
     /// system, `getrusage`) over wall seconds, both over the whole run including its set-up; in
     /// the summary the median of the runs. Well below 1 means the machine was busy and the wall
-    /// times are inflated; NaN where it cannot be measured.
-    #[serde(default = "nan")]
+    /// times are inflated; NaN where it cannot be measured (written as `null` in JSON).
+    #[serde(default = "nan", deserialize_with = "nan_if_null")]
     cpu_share: f64,
     /// Every run's CPU share, in run order (summary only).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -56,6 +58,12 @@ struct CaseResult {
 
 fn nan() -> f64 {
     f64::NAN
+}
+
+/// A number that JSON may hold as `null`: serde_json writes NaN so, and the case's result must
+/// read back (a platform without `getrusage` or `/proc` measures NaN).
+fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
 }
 
 /// Processor seconds (user and system) this process has used so far.
@@ -523,8 +531,16 @@ fn print_goals(rows: &[CaseResult], repeat: u32, load_before: Option<f64>) {
     }
 }
 
-/// 1-minute load average at or above which the machine counts as busy before the bench starts.
-const BUSY_LOAD: f64 = 1.0;
+/// 1-minute load average, per core, at or above which the machine counts as busy before the
+/// bench starts (half the cores kept busy; a build that ended less than a minute before still
+/// counts).
+const BUSY_LOAD_PER_CORE: f64 = 0.5;
+
+/// The load average at or above which the machine counts as busy: [`BUSY_LOAD_PER_CORE`] times
+/// the cores available.
+fn busy_load() -> f64 {
+    BUSY_LOAD_PER_CORE * std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
+}
 
 /// The 1-minute load average (`/proc/loadavg`), where there is one.
 fn load_average() -> Option<f64> {
@@ -535,7 +551,7 @@ fn load_average() -> Option<f64> {
 const BUSY_CPU_SHARE: f64 = 0.9;
 
 /// A warning when the timings are suspect: the cases whose median run got less than
-/// [`BUSY_CPU_SHARE`] of a core, and a load average of [`BUSY_LOAD`] or more before the bench
+/// [`BUSY_CPU_SHARE`] of a core, and a load average of [`busy_load`] or more before the bench
 /// started (other work slows a case even when it gets its whole core). Wall times, and the
 /// verdicts read from them, are then inflated.
 fn busy_note(rows: &[CaseResult], load_before: Option<f64>) -> Option<String> {
@@ -548,8 +564,12 @@ fn busy_note(rows: &[CaseResult], load_before: Option<f64>) -> Option<String> {
     if !busy.is_empty() {
         why.push(format!("{} got less than {:.0} % of a core (median run)", busy.join(", "), 100.0 * BUSY_CPU_SHARE));
     }
-    if let Some(l) = load_before.filter(|&l| l >= BUSY_LOAD) {
-        why.push(format!("the load average was {l:.2} before the bench started"));
+    if let Some(l) = load_before.filter(|&l| l >= busy_load()) {
+        why.push(format!(
+            "the load average was {l:.2} before the bench started, on {} core(s): other work, or a build that ended \
+             less than a minute before",
+            (busy_load() / BUSY_LOAD_PER_CORE).round()
+        ));
     }
     (!why.is_empty()).then(|| {
         format!(
@@ -612,13 +632,28 @@ mod tests {
         let row = combine(&[with("a", 0.5), with("a", 0.99), with("a", 0.95)]).unwrap();
         assert_eq!(row.cpu_share, 0.95);
         assert_eq!(row.cpu_share_runs, vec![0.5, 0.99, 0.95]);
-        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)], Some(0.4)), None);
+        assert_eq!(busy_note(&[row.clone(), with("b", 0.97)], Some(0.2)), None);
         assert_eq!(busy_note(&[row.clone(), with("b", 0.97)], None), None);
         let note = busy_note(&[row.clone(), with("b", 0.6), with("c", 0.89)], Some(0.2)).expect("two starved cases");
         assert!(note.contains("b (60 %), c (89 %)") && !note.contains("a (") && !note.contains("load"), "{note}");
         // A loaded machine is named even when every case got its core.
-        let note = busy_note(&[row], Some(2.13)).expect("a busy machine");
-        assert!(note.contains("load average was 2.13") && !note.contains("of a core"), "{note}");
+        let note = busy_note(&[row.clone()], Some(1000.0)).expect("a busy machine");
+        assert!(note.contains("load average was 1000.00") && !note.contains("of a core"), "{note}");
+        // The threshold scales with the cores: half of them busy.
+        assert_eq!(busy_note(&[row.clone()], Some(busy_load() * 0.99)), None);
+        assert!(busy_note(&[row], Some(busy_load())).is_some());
+        assert!(busy_load() >= BUSY_LOAD_PER_CORE);
+    }
+
+    /// A result with measurements it could not make (NaN, which JSON holds as `null`) reads back.
+    #[test]
+    fn unmeasured_values_survive_the_json_between_processes() {
+        let r = CaseResult { cpu_share: f64::NAN, peak_rss_mb: f64::NAN, ..result(1.0, 7) };
+        let line = serde_json::to_string(&r).unwrap();
+        assert!(line.contains("\"cpu_share\":null") && line.contains("\"peak_rss_mb\":null"), "{line}");
+        let back: CaseResult = serde_json::from_str(&line).unwrap();
+        assert!(back.cpu_share.is_nan() && back.peak_rss_mb.is_nan());
+        assert_eq!(back.frames, 7);
     }
 
     /// The process's processor time is finite and grows with work done (other tests run on
