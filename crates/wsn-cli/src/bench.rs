@@ -637,10 +637,10 @@ mod tests {
         let note = busy_note(&[row.clone(), with("b", 0.6), with("c", 0.89)], Some(0.2)).expect("two starved cases");
         assert!(note.contains("b (60 %), c (89 %)") && !note.contains("a (") && !note.contains("load"), "{note}");
         // A loaded machine is named even when every case got its core.
-        let note = busy_note(&[row.clone()], Some(1000.0)).expect("a busy machine");
+        let note = busy_note(std::slice::from_ref(&row), Some(1000.0)).expect("a busy machine");
         assert!(note.contains("load average was 1000.00") && !note.contains("of a core"), "{note}");
         // The threshold scales with the cores: half of them busy.
-        assert_eq!(busy_note(&[row.clone()], Some(busy_load() * 0.99)), None);
+        assert_eq!(busy_note(std::slice::from_ref(&row), Some(busy_load() * 0.99)), None);
         assert!(busy_note(&[row], Some(busy_load())).is_some());
         assert!(busy_load() >= BUSY_LOAD_PER_CORE);
     }
