@@ -207,7 +207,7 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
     anyhow::ensure!(
         !name.is_empty() && name != "." && !name.contains("..") && name.chars().all(plain),
         "scenario `name` = {name:?} cannot name the output folder out/<name>: use letters, digits, `-`, `_` or `.`, not \
-         `.` alone and no `..` (or pass --out)"
+         empty, not `.` alone and no `..` (or pass --out)"
     );
     Ok(PathBuf::from("out").join(format!("{name}{suffix}")))
 }
@@ -275,7 +275,9 @@ fn main() -> std::process::ExitCode {
     }
     // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
     // println! panic: say so as an error, without a panic message or backtrace. Other panics
-    // keep the default report.
+    // keep the default report. Limits: the exit skips destructors, so a run's lock file
+    // (`.wsn-run.lock`) stays in its output folder until the next run there removes it (the
+    // results were written before the summary is printed); clap's `--help` ignores the error.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).

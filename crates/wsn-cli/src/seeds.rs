@@ -194,7 +194,7 @@ pub(crate) fn over_seeds(
         }
         e.context(format!(
             "{}; the seeds that finished ({finished}) are in {} (until the next run into that folder)",
-            left_note(dir),
+            left_note(dir).replace("no result was written into", "nothing was moved into"),
             staging.display()
         ))
     };
@@ -939,6 +939,19 @@ mod tests {
             two.run(&dir, false, &test_cmd(), |_, _| -> Result<()> { anyhow::bail!("bad argument") }).unwrap_err()
         );
         assert!(e.contains("no result was written into") && e.contains("bad argument"), "{e}");
+        // A later seed's failure keeps the finished ones in the staging folder: nothing was moved
+        // into the (empty) folder, but results were written.
+        let e = format!(
+            "{:#}",
+            two.run(&dir, false, &test_cmd(), |sub, s| if s == Some(2) {
+                anyhow::bail!("boom")
+            } else {
+                single(&sub, "1.0", false)
+            })
+            .unwrap_err()
+        );
+        assert!(e.contains("nothing was moved into") && e.contains("the seeds that finished (1)"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
         one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "1.0", false)).unwrap();
         let e = format!("{:#}", one.run(&dir, false, &test_cmd(), |sub, _| single(&sub, "2.0", true)).unwrap_err());
         assert!(e.contains("left as they were"), "{e}");

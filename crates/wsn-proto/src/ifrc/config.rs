@@ -417,8 +417,9 @@ impl IfrcConfig {
                 bs_control_at_start: true,
                 // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
                 // and rules still differs from the code (per-sender Rule 2 candidate, no child id,
-                // 10 more bytes on the air); see docs/ifrc.md, "Session 27", "Session 27 (2)"
-                // and "Session 28".
+                // 10 more bytes on the air, checkQueue on queue updates only, timers at 1/r
+                // rather than whole ms); see docs/ifrc.md, "Session 27", "Session 27 (2)" and
+                // "Session 28".
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

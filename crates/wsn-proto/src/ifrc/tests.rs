@@ -1732,7 +1732,8 @@ fn code_additive_steps_are_the_codes_integer_steps() {
         }
     }
     assert!(seen.0 && seen.1);
-    // The smallest step is one unit: rThresh 0.01 pkt/s (100 units), ⌊100/80⌋·⌊100/205⌋ = 0.
+    // The smallest step is one unit: rThresh 0.01 pkt/s (100 units) below the rate (205 units),
+    // inc = ⌊100/80⌋ = 1 and ⌊1·100/205⌋ = 0.
     let (mut b, mut cb) = code_ss_node();
     let t = tick_to(&mut b, &mut cb, 1.0);
     fill(&mut b, &mut cb, t, 8); // START → HALF: ssThresh = rThresh = 0.5, rate 0.0211
