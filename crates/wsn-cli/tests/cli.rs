@@ -769,27 +769,25 @@ fn rcrt_sweep_reports_feedback_and_repairs() {
 #[test]
 fn scenario_name_cannot_escape_out() {
     let (dir, f) = tiny_scenario("name");
-    for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\"", "\"nl\\nx\"", "\"a b\""] {
+    // A run with that name: whether it failed, and its error output.
+    let run = |name: &str| {
         let o = wsn()
             .current_dir(&dir)
             .args(["run", f.to_str().unwrap(), "-q", "--set"])
             .arg(format!("name={name}"))
             .output()
             .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && err.contains("cannot name the output folder"), "{name}: {err}");
+        (!o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    for name in ["\"../escaped\"", "\"\"", "\"/tmp/abs\"", "\"nl\\nx\"", "\"a b\""] {
+        let (failed, err) = run(name);
+        assert!(failed && err.contains("cannot name the output folder"), "{name}: {err}");
     }
     assert!(!dir.join("escaped").exists());
     // Names made only of the allowed characters that are still refused say why.
     for name in ["\".\"", "\"a..b\""] {
-        let o = wsn()
-            .current_dir(&dir)
-            .args(["run", f.to_str().unwrap(), "-q", "--set"])
-            .arg(format!("name={name}"))
-            .output()
-            .unwrap();
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert!(!o.status.success() && err.contains("not `.` alone and no `..`"), "{name}: {err}");
+        let (failed, err) = run(name);
+        assert!(failed && err.contains("not `.` alone and no `..`"), "{name}: {err}");
     }
     std::fs::remove_dir_all(&dir).ok();
 }
