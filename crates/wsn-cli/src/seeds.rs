@@ -98,7 +98,7 @@ impl SeedArgs {
             }
             let committed = crate::staging::create(dir, "report").and_then(|staging| {
                 let written = one(staging.to_path_buf(), self.seed);
-                let left = left_note(dir);
+                let left = left_note(dir, false);
                 crate::staging::commit(&staging, dir, written, &left)
                 // The staging folder's lock file goes here, before `tidy` looks for an empty
                 // folder.
@@ -190,11 +190,11 @@ pub(crate) fn over_seeds(
         let finished = entries(&staging).map_or(0, |v| v.iter().filter(|p| is_seed_folder(p)).count());
         if finished == 0 {
             let _ = std::fs::remove_dir_all(&staging);
-            return e.context(left_note(dir));
+            return e.context(left_note(dir, false));
         }
         e.context(format!(
             "{}; the seeds that finished ({finished}) are in {} (until the next run into that folder)",
-            left_note(dir).replace("no result was written into", "nothing was moved into"),
+            left_note(dir, true),
             staging.display()
         ))
     };
@@ -765,15 +765,15 @@ fn write(dir: &Path, seeds: &[u64], rows: &[Merged], command: &str) -> Result<St
 
 /// What a failed run left in `dir`: the earlier results as they were, or, where there were none
 /// (nothing but hidden staging and lock files), nothing ("left as they were" suggested results
-/// that never existed).
-fn left_note(dir: &Path) -> String {
+/// that never existed); `kept_aside`: some results were written, but kept out of `dir`.
+fn left_note(dir: &Path, kept_aside: bool) -> String {
     let earlier = std::fs::read_dir(dir)
         .map(|rd| rd.flatten().any(|e| !e.file_name().to_string_lossy().starts_with('.')))
         .unwrap_or(false);
-    if earlier {
-        format!("the results in {} were left as they were", dir.display())
-    } else {
-        format!("no result was written into {}", dir.display())
+    match (earlier, kept_aside) {
+        (true, _) => format!("the results in {} were left as they were", dir.display()),
+        (false, false) => format!("no result was written into {}", dir.display()),
+        (false, true) => format!("nothing was moved into {}", dir.display()),
     }
 }
 
