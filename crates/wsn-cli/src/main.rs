@@ -274,33 +274,87 @@ fn main() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
-    // println! panic: say so as an error, without a panic message or backtrace. Other panics
-    // keep the default report. Limits: the exit skips destructors, so a run's lock file
-    // (`.wsn-run.lock`) stays in its output folder until the next run there removes it (the
-    // results were written before the summary is printed); clap's `--help` ignores the error.
+    // println! panic: the hook leaves out the panic report for that panic, which unwinds
+    // normally (destructors run: a run's lock file `.wsn-run.lock` is removed, and its results
+    // were written before the summary is printed), and `main` turns it into an error and exit
+    // code 1. Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
+    // even a panic: eprintln!'s panic is left unreported in the same way and ends with exit
+    // code 1, and the error reports here ignore a failed write (exit code 1, or clap's 2 for a
+    // usage error). Other panics keep the default report and exit code.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
-        // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).
-        let payload = info.payload();
-        let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied());
-        match msg {
-            Some(msg) if msg.starts_with("failed printing to stdout") => {
-                eprintln!(
-                    "Error: cannot write to standard output: {}",
-                    msg.trim_start_matches("failed printing to stdout: ")
-                );
-                std::process::exit(1);
-            }
-            _ => default_hook(info),
+        if output_failure(info.payload()).is_none() {
+            default_hook(info);
         }
     }));
-    let cli = Cli::parse();
-    match run_cli(cli) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{}", error_report(&e));
+    // clap's own exit ignores a failure to write its help or error text.
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return clap_exit(&e),
+    };
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cli(cli))) {
+        Ok(Ok(())) => match std::io::Write::flush(&mut std::io::stdout()) {
+            // print! without a newline leaves text in the buffer, whose failure the exit ignores.
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(e) => {
+                report_error(&format!("Error: cannot write to standard output: {e}"));
+                std::process::ExitCode::FAILURE
+            }
+        },
+        Ok(Err(e)) => {
+            report_error(&error_report(&e));
             std::process::ExitCode::FAILURE
         }
+        Err(payload) => match output_failure(&*payload) {
+            Some(OutputFailure::Stdout(why)) => {
+                report_error(&format!("Error: cannot write to standard output: {why}"));
+                std::process::ExitCode::FAILURE
+            }
+            Some(OutputFailure::Stderr) => std::process::ExitCode::FAILURE,
+            None => std::panic::resume_unwind(payload),
+        },
+    }
+}
+
+/// A panic of print!/println! (or eprint!/eprintln!) that could not write standard output
+/// (or standard error), told by its message.
+enum OutputFailure<'a> {
+    /// Standard output, with the cause (e.g. `No space left on device (os error 28)`).
+    Stdout(&'a str),
+    Stderr,
+}
+
+fn output_failure(payload: &(dyn std::any::Any + Send)) -> Option<OutputFailure<'_>> {
+    // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).
+    let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied())?;
+    if let Some(why) = msg.strip_prefix("failed printing to stdout") {
+        Some(OutputFailure::Stdout(why.trim_start_matches(": ")))
+    } else if msg.starts_with("failed printing to stderr") {
+        Some(OutputFailure::Stderr)
+    } else {
+        None
+    }
+}
+
+/// Writes an error report to standard error; where standard error cannot be written, there is
+/// nowhere left to report to, and the exit code alone tells of the failure.
+fn report_error(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{text}");
+}
+
+/// Prints clap's help, version or usage error and gives its exit code (0 for help and version,
+/// 2 for a usage error); help or version text that cannot be written to standard output is an
+/// error (exit code 1).
+fn clap_exit(e: &clap::Error) -> std::process::ExitCode {
+    let printed = e.print().and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
+    match printed {
+        Err(why) if !e.use_stderr() => {
+            report_error(&format!("Error: cannot write to standard output: {why}"));
+            std::process::ExitCode::FAILURE
+        }
+        // A usage error that standard error cannot take keeps its exit code.
+        _ => std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
     }
 }
 

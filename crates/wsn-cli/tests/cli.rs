@@ -1283,23 +1283,69 @@ fn errors_name_the_key_and_where_it_came_from() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+#[cfg(target_os = "linux")]
+fn dev_full() -> std::fs::File {
+    std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap()
+}
+
 /// Standard output that cannot be written (here /dev/full) is an error that says so, not a
-/// panic from println! with its backtrace.
+/// panic from println! with its backtrace; the run unwinds, so its lock file is removed, and
+/// its results (written before the summary is printed) are there.
 #[cfg(target_os = "linux")]
 #[test]
 fn unwritable_stdout_is_an_error_not_a_panic() {
     let (dir, f) = tiny_scenario("stdout-full");
-    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
     let o = wsn()
         .current_dir(&dir)
         .env("RUST_BACKTRACE", "1")
         .args(["run", f.to_str().unwrap(), "-q", "--set", "output.plots=false"])
-        .stdout(full)
+        .stdout(dev_full())
         .output()
         .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("Error: cannot write to standard output"), "{err}");
     assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    let out = dir.join("out/tiny");
+    assert!(out.join("summary.json").is_file(), "the results were not written");
+    assert!(!out.join(".wsn-run.lock").exists(), "the run's lock file stayed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Help and version text that cannot be written to standard output is an error (exit code 1),
+/// not a silent success; help that can be written still exits 0, a usage error 2.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_help_and_version_are_errors() {
+    for args in [&["--help"][..], &["run", "--help"], &["--version"]] {
+        let o = wsn().args(args).stdout(dev_full()).output().unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("Error: cannot write to standard output") && !err.contains("panicked"), "{args:?}: {err}");
+    }
+    let o = wsn().args(["run", "--help"]).output().unwrap();
+    assert_eq!(o.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("Usage: wsn run"));
+    let o = wsn().arg("--no-such-option").output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("unexpected argument"));
+}
+
+/// Standard error that cannot be written cannot report anything: the command ends with the
+/// exit code of the failure it tried to report (1 for an error, 2 for a usage error), without
+/// a panic (101) or an abort; a warning that cannot be printed stops the command (exit code 1).
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stderr_keeps_the_exit_code() {
+    let (dir, f) = tiny_scenario("stderr-full");
+    let o = wsn().current_dir(&dir).args(["run", "no-such-file.toml"]).stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
+    let o = wsn().arg("--no-such-option").stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{:?}", o.status);
+    // A flow that starts after the end: a warning on standard error before the run.
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "o", "--set", "output.plots=false"];
+    let o =
+        wsn().current_dir(&dir).args(args).args(["--set", "flows.0.start_s=100"]).stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
     std::fs::remove_dir_all(&dir).ok();
 }
