@@ -18,7 +18,7 @@ use wsn_wire::NodeId;
 use crate::engine::EventQueue;
 use crate::mac::{AckMode, Backoff, MacConfig};
 use crate::radio::noise::{NodeNoise, NoiseModel};
-use crate::radio::{dbm_bounds, dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr, whole_dbm};
+use crate::radio::{dbm_to_mw, lqi::sample_lqi, mw_to_dbm, prr, whole_dbm};
 use crate::rng::{stream, Purpose, SimRng};
 use crate::routing::mhlqi::{MhlqiConfig, MhlqiNode, RouteChange};
 use crate::routing::reverse::{LearnOutcome, ReverseConfig, ReverseTable};
@@ -364,8 +364,6 @@ struct RxEnv<'a> {
     sure_db: f64,
     /// The `ns3` reception model is in use.
     ns3: bool,
-    /// Reception coins read [`prr::prr`]'s table (`Network::table_prr`).
-    table_prr: bool,
 }
 
 pub(crate) struct TreeState {
@@ -553,9 +551,6 @@ pub struct Network {
     /// SINR (dB) from which [`frame_prr`] returns exactly 1 for every frame length: a pairwise
     /// SIR at or above it is decided without evaluating the curve (no coin either way).
     sure_db: f64,
-    /// [`frame_prr`] is [`prr::prr`] (TOSSIM's curve, fixed exponent): its coins are decided
-    /// through [`prr::prr_bounds`] first ([`table_coin`]).
-    table_prr: bool,
     /// Frame arrivals processed (one per receiver in range of each frame on the air).
     pub(crate) receptions: u64,
     pending_agent: VecDeque<u32>,
@@ -740,52 +735,6 @@ fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> 
     }
 }
 
-/// The reception rule of a coin against [`prr::prr`] at an SINR `s` known to lie in
-/// `[s_lo, s_hi]` (dB), `exact(rd)` giving `prr(s)`: received when the curve is 1, or above 0
-/// and a coin drawn from `rd`'s stream falls below it. Bit for bit that rule, with the same
-/// coins: when [`prr::prr_bounds`] answers, the curve is strictly between 0 and 1 (the rule
-/// draws its coin), and a coin below the lower bound or at or above the upper one is decided
-/// without `exact`, which a coin between them calls (it reads the 64 KB table, and the caller's
-/// SINR may need a logarithm). Otherwise the rule runs as written.
-#[inline]
-fn table_coin(rd: &mut Radio, s_lo: f64, s_hi: f64, exact: impl FnOnce(&mut Radio) -> f64) -> bool {
-    match prr::prr_bounds(s_lo, s_hi) {
-        Some((lo, hi)) => {
-            let c: f64 = rd.rng.gen();
-            c < lo || (c < hi && c < exact(rd))
-        }
-        None => {
-            let p = exact(rd);
-            p >= 1.0 || (p > 0.0 && rd.rng.gen::<f64>() < p)
-        }
-    }
-}
-
-/// Bounds of the SINR `p_dbm − energy_dbm(e_mw)` (dB) at receiver `rd` for a frame of power
-/// `p_dbm` over the energy `e_mw` (the last [`Radio::energy_mw`] value): exact (both ends equal)
-/// with nothing else on the air, where the noise's dBm value is cached; otherwise from
-/// [`dbm_bounds`], at most 0.017 dB apart, without the logarithm (NaN for an energy it cannot
-/// bound).
-#[inline]
-fn sinr_db_bounds(rd: &mut Radio, p_dbm: f64, e_mw: f64) -> (f64, f64) {
-    if rd.active_mw == 0.0 {
-        let s = p_dbm - rd.energy_dbm(e_mw);
-        (s, s)
-    } else if let Some((lo, hi)) = dbm_bounds(e_mw) {
-        (p_dbm - hi, p_dbm - lo)
-    } else {
-        (f64::NAN, f64::NAN)
-    }
-}
-
-/// [`table_coin`] for a frame of power `p_dbm` over the energy `e_mw` at `rd`: the logarithm
-/// of the SINR is taken only for a coin that [`sinr_db_bounds`] leave open.
-#[inline]
-fn table_coin_at_energy(rd: &mut Radio, p_dbm: f64, e_mw: f64) -> bool {
-    let (s_lo, s_hi) = sinr_db_bounds(rd, p_dbm, e_mw);
-    table_coin(rd, s_lo, s_hi, |rd| prr::prr(p_dbm - rd.energy_dbm(e_mw)))
-}
-
 /// An IEEE 802.15.4 ACK frame on the air: SHR 5, length 1, FCF 2, DSN 1, FCS 2 bytes [LIT].
 const ACK_FRAME_BYTES: u32 = 11;
 
@@ -898,7 +847,6 @@ impl Network {
             sinr_floor: SINR_FLOOR_LINEAR,
             sure_ratio: f64::INFINITY,
             sure_db: f64::INFINITY,
-            table_prr: false,
             receptions: 0,
             pending_agent: VecDeque::new(),
             unattributed_phantoms: 0,
@@ -933,7 +881,6 @@ impl Network {
         };
         net.sure_ratio = dbm_to_mw(one_db + SURE_MARGIN_DB);
         net.sure_db = one_db;
-        net.table_prr = net.chan.curve == crate::scenario::PrrCurve::Cc2420 && !net.chan.prr_length_scaling;
         net.rx_links = (0..n)
             .map(|i| {
                 let tx = net.links.tx_power_dbm[i];
@@ -1807,7 +1754,6 @@ impl Network {
             sure_ratio: self.sure_ratio,
             sure_db: self.sure_db,
             ns3: self.chan.reception == crate::scenario::Reception::Ns3,
-            table_prr: self.table_prr,
         };
         self.receptions += self.rx_links[i].len() as u64;
         let links = &self.rx_links[i];
@@ -1950,13 +1896,9 @@ impl Network {
             } else if a.p_mw < n1_mw * self.sure_ratio {
                 let x = a.p_dbm as f64 - rd.energy_dbm(n1_mw);
                 sinr = Some(x);
-                if self.table_prr {
-                    lost = !table_coin(rd, x, x, |_| prr::prr(x));
-                } else {
-                    let p = frame_prr(&self.chan, self.mac.overhead_bytes, x, payload.len());
-                    if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
-                        lost = true;
-                    }
+                let p = frame_prr(&self.chan, self.mac.overhead_bytes, x, payload.len());
+                if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
+                    lost = true;
                 }
             }
             // Else PRR is exactly 1: received without a coin.
@@ -2186,8 +2128,6 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
         let sure = p_mw >= n0_mw * env.sure_ratio;
         if below | sure {
             sure & !below
-        } else if env.table_prr {
-            table_coin_at_energy(rd, p_dbm, n0_mw)
         } else {
             let p = frame_prr(env.chan, env.overhead, p_dbm - rd.energy_dbm(n0_mw), len);
             p >= 1.0 || (p > 0.0 && rd.rng.gen::<f64>() < p)
@@ -2200,15 +2140,9 @@ fn arrival_start(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usize, 
     // the radio is locked, `lock` always holding a value, so that one branch decides.)
     let sir = rd.lock.p_dbm as f64 - p_dbm;
     if rd.locked.is_some() & !rd.lock.lost & (sir < env.sure_db) {
-        if env.table_prr {
-            if !table_coin(rd, sir, sir, |_| prr::prr(sir)) {
-                rd.lock.lost = true;
-            }
-        } else {
-            let p = frame_prr(env.chan, env.overhead, sir, rd.lock.len as usize);
-            if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
-                rd.lock.lost = true;
-            }
+        let p = frame_prr(env.chan, env.overhead, sir, rd.lock.len as usize);
+        if p < 1.0 && (p <= 0.0 || rd.rng.gen::<f64>() >= p) {
+            rd.lock.lost = true;
         }
     }
     if !lost {
@@ -2355,61 +2289,6 @@ mod tests {
     fn radio() -> Radio {
         let model = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, Vec::new()).unwrap();
         Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception))
-    }
-
-    /// The table coins through `prr_bounds` ([`table_coin`], [`table_coin_at_energy`]) decide
-    /// exactly as the rule they replace, `prr(s) ≥ 1 || (prr(s) > 0 && coin < prr(s))`, and
-    /// leave the reception stream where it leaves it: frames over the noise alone and over
-    /// interference (SINR bounded without the logarithm), across the whole curve.
-    #[test]
-    fn table_coins_decide_as_the_exact_rule() {
-        use rand::Rng;
-        let model = NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: -98.0 }, Vec::new()).unwrap();
-        let new_radio =
-            || Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception));
-        let (mut exact, mut fast) = (new_radio(), new_radio());
-        let mut draw = stream(2, 0, 0, Purpose::Traffic);
-        let (mut shortcut, mut passed, n) = (0usize, 0usize, 200_000u64);
-        for k in 0..n {
-            let now = Instant::from_millis(k);
-            // SINRs from 1 to 11 dB over the noise, with interference on half of the frames.
-            let p_dbm = -98.0 + draw.gen_range(1.0..11.0);
-            let interference = (k % 2 == 1).then(|| dbm_to_mw(-98.0 + draw.gen_range(-10.0..3.0)));
-            for rd in [&mut exact, &mut fast] {
-                if let Some(mw) = interference {
-                    rd.add(mw);
-                }
-            }
-            let e = exact.energy_mw(&model, now);
-            assert_eq!(e.to_bits(), fast.energy_mw(&model, now).to_bits());
-            let p = prr::prr(p_dbm - exact.energy_dbm(e));
-            let want = p >= 1.0 || (p > 0.0 && exact.rng.gen::<f64>() < p);
-            let got = table_coin_at_energy(&mut fast, p_dbm, e);
-            assert_eq!(got, want, "frame {k}: {p_dbm} dBm over {e} mW");
-            // The pairwise SIR coin, an exact SINR.
-            let sir = draw.gen_range(1.0..11.0);
-            let q = prr::prr(sir);
-            let want_sir = q >= 1.0 || (q > 0.0 && exact.rng.gen::<f64>() < q);
-            assert_eq!(table_coin(&mut fast, sir, sir, |_| prr::prr(sir)), want_sir, "SIR {sir} dB");
-            assert_eq!(exact.rng.gen::<u64>(), fast.rng.gen::<u64>(), "streams apart after frame {k}");
-            // The SINR's bounds hold it, exactly without interference, within 0.017 dB with it.
-            let s = p_dbm - exact.energy_dbm(e);
-            let (s_lo, s_hi) = sinr_db_bounds(&mut fast, p_dbm, e);
-            assert!(s_lo <= s && s <= s_hi && s_hi - s_lo < 0.017, "{s} dB: [{s_lo}, {s_hi}]");
-            assert_eq!(s_lo == s_hi, interference.is_none(), "{s} dB: [{s_lo}, {s_hi}]");
-            shortcut += usize::from(prr::prr_bounds(s_lo, s_hi).is_some());
-            passed += usize::from(want);
-            for rd in [&mut exact, &mut fast] {
-                if let Some(mw) = interference {
-                    rd.subtract(mw);
-                }
-            }
-        }
-        // Both outcomes occur, and most frames go through the bounds (about 75 %: those below
-        // 10 dB).
-        let n_frames = n as usize;
-        assert!(passed > n_frames / 10 && passed < n_frames * 9 / 10, "{passed} of {n}");
-        assert!(shortcut > n_frames * 7 / 10, "{shortcut} of {n}");
     }
 
     /// Sends `left` unicast frames to `dst` and keeps every `SendDone`.

@@ -31,38 +31,6 @@ pub fn mw_to_dbm(mw: f64) -> f64 {
     }
 }
 
-/// Mantissa bits [`dbm_bounds`] reads (a 257-entry table of `log10(1 + j/256)`).
-const DBM_BOUNDS_BITS: u32 = 8;
-/// Slack of [`dbm_bounds`] in log10 units (10⁻⁸ dB): far above the errors it covers, the
-/// platform `log10`'s (a few units in the last place, below 10⁻¹³ in this range) and the bounds'
-/// own rounding (below 10⁻¹²).
-const DBM_BOUNDS_SLACK: f64 = 1e-9;
-
-/// Bounds `(lo, hi)` of [`mw_to_dbm`]`(mw)` as computed, `lo ≤ mw_to_dbm(mw) ≤ hi`, at most
-/// 0.017 dB apart, from the binary exponent and the top 8 mantissa bits of `mw` and a small
-/// table, without a logarithm. `None` for a power that is not a positive normal number.
-///
-/// `mw = 2^e · m` with `1 + j/256 ≤ m < 1 + (j+1)/256`, so `log10(mw)` lies between
-/// `e·log10 2 + log10(1 + j/256)` and the same with `j + 1`; the slack covers the rounding of
-/// both sides, and multiplying by 10 keeps the order.
-#[inline]
-pub fn dbm_bounds(mw: f64) -> Option<(f64, f64)> {
-    // Also false for NaN; infinity has no finite bounds.
-    if !(mw >= f64::MIN_POSITIVE && mw < f64::INFINITY) {
-        return None;
-    }
-    static TABLE: std::sync::OnceLock<Vec<f64>> = std::sync::OnceLock::new();
-    let t = TABLE.get_or_init(|| {
-        let steps = 1u32 << DBM_BOUNDS_BITS;
-        (0..=steps).map(|j| (1.0 + f64::from(j) / f64::from(steps)).log10()).collect()
-    });
-    let bits = mw.to_bits();
-    let e = ((bits >> 52) & 0x7ff) as i32 - 1023;
-    let j = ((bits >> (52 - DBM_BOUNDS_BITS)) & ((1 << DBM_BOUNDS_BITS) - 1)) as usize;
-    let base = f64::from(e) * core::f64::consts::LOG10_2;
-    Some((10.0 * (base + t[j] - DBM_BOUNDS_SLACK), 10.0 * (base + t[j + 1] + DBM_BOUNDS_SLACK)))
-}
-
 /// Lowest and highest power of the [`whole_dbm`] table, dBm.
 const WHOLE_DBM_LO: i32 = -200;
 const WHOLE_DBM_HI: i32 = 50;
@@ -96,36 +64,6 @@ pub fn whole_dbm(dbm: f64) -> Option<(f64, f64)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn dbm_bounds_hold_and_are_narrow() {
-        let check = |mw: f64| {
-            let (lo, hi) = dbm_bounds(mw).unwrap();
-            let v = mw_to_dbm(mw);
-            assert!(lo <= v && v <= hi, "{mw} mW: {v} outside ({lo}, {hi})");
-            assert!(hi - lo < 0.0170, "{mw} mW: ({lo}, {hi})");
-        };
-        // Powers from −200 to +50 dBm at an irregular step, the edges of mantissa cells, and
-        // the extremes of the normal range.
-        let mut dbm = -200.0;
-        while dbm < 50.0 {
-            check(dbm_to_mw(dbm));
-            dbm += 0.003_71;
-        }
-        for e in -40..10 {
-            for j in 0..=256u32 {
-                let m = (1.0 + f64::from(j) / 256.0) * 2f64.powi(e);
-                for x in [m, f64::from_bits(m.to_bits() - 1), f64::from_bits(m.to_bits() + 1)] {
-                    check(x);
-                }
-            }
-        }
-        check(f64::MIN_POSITIVE);
-        check(f64::MAX);
-        for bad in [0.0, -1.0, f64::NAN, f64::INFINITY, f64::MIN_POSITIVE / 2.0] {
-            assert_eq!(dbm_bounds(bad), None, "{bad}");
-        }
-    }
 
     #[test]
     fn conversions_round_trip_and_add_powers() {

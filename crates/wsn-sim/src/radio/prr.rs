@@ -67,59 +67,6 @@ fn table() -> &'static [f64] {
     })
 }
 
-/// Fine-table entries per entry of the coarse table of [`prr_bounds`].
-const COARSE_EVERY: usize = 10;
-
-/// Every [`COARSE_EVERY`]-th entry of [`prr`]'s table (the last index repeated to close the last
-/// cell), 6.4 KB instead of 64 KB, or `None` if the table is not non-decreasing (then
-/// [`prr_bounds`] never answers; the curve is increasing, so this is a guard, not a case).
-fn coarse() -> Option<&'static [f64]> {
-    static COARSE: std::sync::OnceLock<Option<Vec<f64>>> = std::sync::OnceLock::new();
-    COARSE
-        .get_or_init(|| {
-            let t = table();
-            if t.windows(2).any(|w| !(w[0] <= w[1])) {
-                return None;
-            }
-            let cells = (t.len() - 1).div_ceil(COARSE_EVERY);
-            Some((0..=cells).map(|k| t[(k * COARSE_EVERY).min(t.len() - 1)]).collect())
-        })
-        .as_deref()
-}
-
-/// Bounds `(lo, hi)` with `0 < lo ≤ prr(s) ≤ hi < 1` for every `s` in `[s_lo, s_hi]` (dB), read
-/// from a small coarse table instead of [`prr`]'s 64 KB one; `None` when the range reaches a
-/// point where `prr` is 0 or 1 (or the bounds would), or is empty or NaN.
-///
-/// A reception coin `c` drawn against `prr(s)` is decided by the bounds alone when `c < lo`
-/// (received) or `c ≥ hi` (lost); only a coin between them needs `s` exactly and [`prr`]. With
-/// `Some`, `prr(s)` is strictly between 0 and 1, so the exact rule draws its coin too: deciding
-/// through the bounds takes the same coins and gives the same outcomes, bit for bit.
-///
-/// Why the bounds hold: `prr` computes the fine index `i = ⌊(s − 2)·1000⌋` with rounded
-/// operations that never decrease as `s` grows, so `s` in the range gives `i` between the
-/// indices of `s_lo` and `s_hi`; the interpolation between entries `i` and `i + 1` of a
-/// non-decreasing table lies between entry `i` and the next float above entry `i + 1` (the
-/// rounding of the difference can add half a unit in the last place); and the coarse table holds
-/// every tenth entry, so its entries around those indices bound them.
-#[inline]
-pub fn prr_bounds(s_lo: f64, s_hi: f64) -> Option<(f64, f64)> {
-    // Also false for NaN.
-    if !(s_lo > TABLE_LO && s_hi < TABLE_HI && s_lo <= s_hi) {
-        return None;
-    }
-    let c = coarse()?;
-    let i_lo = ((s_lo - TABLE_LO) * TABLE_STEPS_PER_DB) as usize;
-    let i_hi = ((s_hi - TABLE_LO) * TABLE_STEPS_PER_DB) as usize;
-    let lo = c[i_lo / COARSE_EVERY];
-    // Entry i_hi + 1 of the fine table is at most coarse entry ⌊i_hi / 10⌋ + 1 (at most index 801
-    // of 802: s < 10 dB keeps i_hi ≤ 7,999).
-    let hi = c[(i_hi / COARSE_EVERY + 1).min(c.len() - 1)];
-    // The next float above `hi` (hi is finite and non-negative here).
-    let hi = f64::from_bits(hi.to_bits() + 1);
-    (lo > 0.0 && hi < 1.0).then_some((lo, hi))
-}
-
 /// Like [`prr`] but with the exponent given: `(1 − PSE(x))^exponent`. For the
 /// `prr_length_scaling` option the exponent is 2 × (bytes on air after the SHR), i.e. one decision
 /// per 4-bit symbol. [REC, AMBIG-3] A non-positive or NaN exponent is treated as 0 (PRR 1 unless
@@ -605,56 +552,6 @@ mod tests {
         assert_eq!(oqpsk_chunk_estimate(1.0, 0), None);
         // Near certain success the exact chain decides whether a coin is drawn at all.
         assert_eq!(oqpsk_chunk_estimate(10f64.powf(prr_oqpsk_one_from_db() / 10.0), 1000), None);
-    }
-
-    /// Checks `prr_bounds(s_lo, s_hi)` against `prr` at both ends, the floats next to them,
-    /// and points in between; returns whether it answered.
-    fn check_bounds(s_lo: f64, s_hi: f64) -> bool {
-        let Some((lo, hi)) = prr_bounds(s_lo, s_hi) else {
-            return false;
-        };
-        assert!(lo > 0.0 && hi < 1.0 && lo <= hi, "[{s_lo}, {s_hi}]: ({lo}, {hi})");
-        let up = |x: f64| f64::from_bits(x.to_bits() + 1);
-        let down = |x: f64| f64::from_bits(x.to_bits() - 1);
-        let mut points = vec![s_lo, s_hi, up(s_lo), down(s_hi)];
-        points.extend((1..16).map(|k| s_lo + (s_hi - s_lo) * k as f64 / 16.0));
-        for s in points.into_iter().filter(|&s| s_lo <= s && s <= s_hi) {
-            let p = prr(s);
-            assert!(lo <= p && p <= hi, "prr({s}) = {p} outside ({lo}, {hi}) for [{s_lo}, {s_hi}]");
-        }
-        true
-    }
-
-    #[test]
-    fn prr_bounds_hold_on_a_dense_grid() {
-        // Single points (an exact SINR) and the widths dbm_bounds gives, over the whole table;
-        // the grid steps cross the fine and coarse cells at every phase.
-        let mut answered = 0;
-        let mut s = 1.9;
-        while s < 10.1 {
-            for w in [0.0, 1e-9, 0.0004, 0.0169, 0.05] {
-                answered += usize::from(check_bounds(s, s + w));
-            }
-            s += 0.000_37;
-        }
-        // The table's values are strictly between 0 and 1 from 2 to 10 dB (the curve reaches 1 in
-        // f64 only at 11.05 dB): every range inside answers, about 108,000 of the 110,800.
-        assert!(answered > 105_000, "{answered}");
-        // Inside the transition the bounds of an exact SINR are one coarse cell (0.01 dB) wide.
-        let (lo, hi) = prr_bounds(4.6, 4.6).unwrap();
-        assert!(hi - lo < 0.01 && lo < prr(4.6) && prr(4.6) < hi, "({lo}, {hi})");
-        // Ends, empty and NaN ranges: no answer.
-        for (a, b) in [(2.0, 2.5), (1.0, 5.0), (5.0, 10.0), (9.0, 12.0), (5.0, 4.9), (f64::NAN, 5.0), (5.0, f64::NAN)] {
-            assert_eq!(prr_bounds(a, b), None, "[{a}, {b}]");
-        }
-    }
-
-    proptest::proptest! {
-        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(20_000))]
-        #[test]
-        fn prr_bounds_hold_anywhere(s in 1.5f64..10.5, w in 0.0f64..0.1) {
-            check_bounds(s, s + w);
-        }
     }
 
     #[test]
