@@ -367,15 +367,18 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     for round in 1..=repeat {
         for (k, c) in cases.iter().enumerate() {
             if terminal {
-                eprint!("\rround {round}/{repeat}: {c:<24}");
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!("\rround {round}/{repeat}: {c:<24}"),
+                );
             } else {
-                eprintln!("round {round}/{repeat}: {c}");
+                crate::progress::progress_line(&format!("round {round}/{repeat}: {c}"));
             }
             runs[k].push(spawn(c)?);
         }
     }
     if terminal {
-        eprintln!("\r{:<48}", "");
+        crate::progress::progress_line(&format!("\r{:<48}", ""));
     }
     let rows: Vec<CaseResult> = runs.iter().map(|r| combine(r)).collect::<Result<_>>()?;
     finish(&dir_buf, &rows, repeat, load_before)

@@ -1260,7 +1260,7 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
         let wall = started.elapsed().as_secs_f64();
         if log && now > tenths && now < 10 && wall > 1.0 {
             tenths = now;
-            eprintln!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10);
+            progress::progress_line(&format!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10));
         }
     };
     let r = run(sc, RunOptions { seed, out_dir: Some(dir.to_path_buf()), progress: Some(&mut progress) })?;

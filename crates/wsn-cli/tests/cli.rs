@@ -1380,6 +1380,23 @@ fn unwritable_stdout_in_gains() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A progress line that cannot be written to standard error does not stop the runs (a sweep
+/// stopped at its first finished run, leaving only sweep.csv.partial): progress is best effort;
+/// a warning that cannot be written still stops the command.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stderr_does_not_stop_on_progress() {
+    let (dir, f) = tiny_scenario("progress-stderr-full");
+    let args = ["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=0.5,1", "--out", "sw"];
+    let o = wsn().current_dir(&dir).args(args).stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(std::fs::read_to_string(dir.join("sw/sweep.csv")).unwrap().lines().count(), 3);
+    assert!(!dir.join("sw/sweep.csv.partial").exists());
+    let o = wsn().current_dir(&dir).args(args).args(["--set", "flows.0.start_s=100"]).stderr(dev_full()).output();
+    assert_eq!(o.unwrap().status.code(), Some(1), "a warning that cannot be written went unnoticed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Help and version text that cannot be written to standard output is an error (exit code 1),
 /// not a silent success; help that can be written still exits 0, a usage error 2.
 #[cfg(target_os = "linux")]
