@@ -291,9 +291,10 @@ fn main() -> std::process::ExitCode {
     }
     // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
     // println! panic: the hook leaves out the panic report for that panic, which unwinds
-    // normally (destructors run: a run's lock file `.wsn-run.lock` is removed, and its results
-    // were written before the summary is printed), and `main` turns it into an error and exit
-    // code 1. Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
+    // normally (destructors run: a run's lock file `.wsn-run.lock` is removed; every command
+    // moves its results into place before it prints them, and lines printed before that go
+    // through `say!`, which does not stop the command), and `main` turns it into an error and
+    // exit code 1, naming where the results are (`results_in_place`). Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
     // even a panic: eprintln!'s panic is left unreported in the same way and ends with exit
     // code 1, and the error reports here ignore a failed write (exit code 1, or clap's 2 for a
     // usage error). Other panics keep the default report and exit code.
