@@ -367,94 +367,27 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
     for round in 1..=repeat {
         for (k, c) in cases.iter().enumerate() {
             if terminal {
-                eprint!("\rround {round}/{repeat}: {c:<24}");
+                let _ = std::io::Write::write_fmt(
+                    &mut std::io::stderr(),
+                    format_args!("\rround {round}/{repeat}: {c:<24}"),
+                );
             } else {
-                eprintln!("round {round}/{repeat}: {c}");
+                crate::progress::progress_line(&format!("round {round}/{repeat}: {c}"));
             }
             runs[k].push(spawn(c)?);
         }
     }
     if terminal {
-        eprintln!("\r{:<48}", "");
+        crate::progress::progress_line(&format!("\r{:<48}", ""));
     }
-    println!(
-        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json; CPU%: the median \
-         share of one core the case's process got, below about 90 on a busy machine, whose wall times are then \
-         inflated; peak MB: the largest of the runs)",
-        if repeat == 1 { "" } else { "s" }
-    );
-    println!(
-        "{:<24} {:>6} {:>6} {:>7} {:>5} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
-        "case",
-        "nodes",
-        "sim s",
-        "wall s",
-        "CPU%",
-        "events/s",
-        "frames",
-        "µs/frame",
-        "arr/frame",
-        "ns/arrival",
-        "delivery",
-        "peak MB"
-    );
-    let mut rows = Vec::new();
-    for case_runs in &runs {
-        let r = combine(case_runs)?;
-        println!(
-            "{:<24} {:>6} {:>6.0} {:>7.2} {:>5.0} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
-            r.case,
-            r.nodes,
-            r.sim_s,
-            r.wall_s,
-            100.0 * r.cpu_share,
-            r.events as f64 / r.wall_s.max(1e-9),
-            r.frames,
-            r.wall_s * 1e6 / r.frames.max(1) as f64,
-            r.receptions as f64 / r.frames.max(1) as f64,
-            r.wall_s * 1e9 / r.receptions.max(1) as f64,
-            r.delivery,
-            r.peak_rss_mb
-        );
-        rows.push(r);
-    }
-    if let Some(l) = rows.iter().find(|r| r.case == "lrwpan40") {
-        println!(
-            "lrwpan40: {:.1}× faster than ns-3.37 lr-wpan ({} s, a reference time measured once on another machine of this class: compare with care); delivery {:.3} vs ns-3 {:.3} ({:+.1} points)",
-            NS3_LRWPAN40_WALL_S / l.wall_s,
-            NS3_LRWPAN40_WALL_S,
-            l.delivery,
-            NS3_LRWPAN40_DELIVERY,
-            100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY)
-        );
-    }
-    for family in ["uniform", "tiled"] {
-        let curve: Vec<String> = rows
-            .iter()
-            .filter(|r| r.case.starts_with(&format!("{family}-")) && r.case.ends_with("-0.2-60"))
-            .map(|r| format!("{} nodes {:.2}", r.nodes, r.wall_s * 1e6 / r.frames.max(1) as f64))
-            .collect();
-        if !curve.is_empty() {
-            println!("cost per frame ({family}-N-0.2-60), µs: {}", curve.join(", "));
-        }
-    }
-    if let Some(o) = rows.iter().find(|r| r.case == "office40-hour") {
-        println!(
-            "office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node (flows from 300 s, after the routing warm-up)",
-            o.wall_s * 3600.0 / o.sim_s
-        );
-    }
-    if let Some(u) = rows.iter().find(|r| r.case == "uniform-400-0.5-300") {
-        println!(
-            "uniform-400-0.5-300: {:.1}× faster than ns-3.37 lr-wpan's {NS3_400_WALL_S} s for the same 400 nodes at 0.5 pkt/s (one reference time: compare with care)",
-            NS3_400_WALL_S / u.wall_s.max(1e-9)
-        );
-    }
-    if let Some(l) = load_before {
-        println!("load     1-minute load average when the bench started: {l:.2}");
-    }
-    print_goals(&rows, repeat, load_before);
-    let dir = dir_buf.as_path();
+    let rows: Vec<CaseResult> = runs.iter().map(|r| combine(r)).collect::<Result<_>>()?;
+    finish(&dir_buf, &rows, repeat, load_before)
+}
+
+/// Write `rows` (the medians of the cases) to `dir/bench.json` and the scaling figure, then print
+/// the table and the goals: the files first, so that standard output that cannot be written
+/// (which stops the command at the first line it fails on) loses none of the timings.
+fn finish(dir: &std::path::Path, rows: &[CaseResult], repeat: u32, load_before: Option<f64>) -> Result<()> {
     std::fs::write(dir.join("bench.json"), serde_json::to_string_pretty(&rows)?)
         .with_context(|| format!("writing {}", dir.join("bench.json").display()))?;
     // The scaling curves as a figure: cost per frame against log10(nodes). An earlier bench's
@@ -476,7 +409,7 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         Series::line("one sink (uniform-N-0.2-60)", curve("uniform")),
         Series::line("one sink per tile of about 400 nodes (tiled-N-0.2-60)", curve("tiled")),
     ];
-    match wsn_sim::figures::lines(
+    let figure = match wsn_sim::figures::lines(
         dir,
         "scaling",
         "Wall time per frame on the air against network size (median of the runs)",
@@ -485,10 +418,91 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
         &series,
         None,
     ) {
-        Ok(()) => println!("figure    {}", dir.join("scaling.png").display()),
-        Err(e) => eprintln!("warning: scaling figure not written: {e}"),
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("warning: scaling figure not written: {e}");
+            false
+        }
+    };
+    crate::results_in_place(&dir.join("bench.json"));
+    out!(
+        "median of {repeat} run{} per case (wall s: median; min–max of the runs in bench.json; CPU%: the median \
+         share of one core the case's process got, below about 90 on a busy machine, whose wall times are then \
+         inflated; peak MB: the largest of the runs)",
+        if repeat == 1 { "" } else { "s" }
+    );
+    out!(
+        "{:<24} {:>6} {:>6} {:>7} {:>5} {:>11} {:>9} {:>9} {:>9} {:>10} {:>9} {:>8}",
+        "case",
+        "nodes",
+        "sim s",
+        "wall s",
+        "CPU%",
+        "events/s",
+        "frames",
+        "µs/frame",
+        "arr/frame",
+        "ns/arrival",
+        "delivery",
+        "peak MB"
+    );
+    for r in rows {
+        out!(
+            "{:<24} {:>6} {:>6.0} {:>7.2} {:>5.0} {:>11.0} {:>9} {:>9.2} {:>9.1} {:>10.0} {:>9.3} {:>8.1}",
+            r.case,
+            r.nodes,
+            r.sim_s,
+            r.wall_s,
+            100.0 * r.cpu_share,
+            r.events as f64 / r.wall_s.max(1e-9),
+            r.frames,
+            r.wall_s * 1e6 / r.frames.max(1) as f64,
+            r.receptions as f64 / r.frames.max(1) as f64,
+            r.wall_s * 1e9 / r.receptions.max(1) as f64,
+            r.delivery,
+            r.peak_rss_mb
+        );
     }
-    println!("outputs   {}", dir.join("bench.json").display());
+    if let Some(l) = rows.iter().find(|r| r.case == "lrwpan40") {
+        out!(
+            "lrwpan40: {:.1}× faster than ns-3.37 lr-wpan ({} s, a reference time measured once on another machine of this class: compare with care); delivery {:.3} vs ns-3 {:.3} ({:+.1} points)",
+            NS3_LRWPAN40_WALL_S / l.wall_s,
+            NS3_LRWPAN40_WALL_S,
+            l.delivery,
+            NS3_LRWPAN40_DELIVERY,
+            100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY)
+        );
+    }
+    for family in ["uniform", "tiled"] {
+        let curve: Vec<String> = rows
+            .iter()
+            .filter(|r| r.case.starts_with(&format!("{family}-")) && r.case.ends_with("-0.2-60"))
+            .map(|r| format!("{} nodes {:.2}", r.nodes, r.wall_s * 1e6 / r.frames.max(1) as f64))
+            .collect();
+        if !curve.is_empty() {
+            out!("cost per frame ({family}-N-0.2-60), µs: {}", curve.join(", "));
+        }
+    }
+    if let Some(o) = rows.iter().find(|r| r.case == "office40-hour") {
+        out!(
+            "office40: {:.2} s of wall time per simulated hour at 1 pkt/s per node (flows from 300 s, after the routing warm-up)",
+            o.wall_s * 3600.0 / o.sim_s
+        );
+    }
+    if let Some(u) = rows.iter().find(|r| r.case == "uniform-400-0.5-300") {
+        out!(
+            "uniform-400-0.5-300: {:.1}× faster than ns-3.37 lr-wpan's {NS3_400_WALL_S} s for the same 400 nodes at 0.5 pkt/s (one reference time: compare with care)",
+            NS3_400_WALL_S / u.wall_s.max(1e-9)
+        );
+    }
+    if let Some(l) = load_before {
+        out!("load     1-minute load average when the bench started: {l:.2}");
+    }
+    print_goals(rows, repeat, load_before);
+    if figure {
+        out!("figure    {}", dir.join("scaling.png").display());
+    }
+    out!("outputs   {}", dir.join("bench.json").display());
     Ok(())
 }
 
@@ -497,37 +511,37 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
 fn print_goals(rows: &[CaseResult], repeat: u32, load_before: Option<f64>) {
     let find = |c: &str| rows.iter().find(|r| r.case == c);
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
-    println!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
+    out!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
     if let Some(l) = find("lrwpan40") {
         let x = NS3_LRWPAN40_WALL_S / l.wall_s.max(1e-9);
-        println!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
+        out!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
         let d = 100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY);
-        println!(
+        out!(
             "  lrwpan40 delivery within 3 points of ns-3's {NS3_LRWPAN40_DELIVERY}: {d:+.1} — {}",
             verdict(d.abs() <= 3.0)
         );
     }
     if let Some(o) = find("office40-hour") {
         let h = o.wall_s * 3600.0 / o.sim_s;
-        println!("  office40 hour < 2 s: {h:.2} s — {}", verdict(h < 2.0));
+        out!("  office40 hour < 2 s: {h:.2} s — {}", verdict(h < 2.0));
     }
     for (case, rate) in [("uniform-400-0.5-300", "0.5 pkt/s, the ns-3 run's rate"), ("uniform-400-1-300", "1 pkt/s")] {
         if let Some(u) = find(case) {
-            println!("  400 nodes × 300 s < 5 s ({rate}): {:.2} s — {}", u.wall_s, verdict(u.wall_s < 5.0));
+            out!("  400 nodes × 300 s < 5 s ({rate}): {:.2} s — {}", u.wall_s, verdict(u.wall_s < 5.0));
         }
     }
     let tiled: Vec<&CaseResult> = rows.iter().filter(|r| r.case.starts_with("tiled-")).collect();
     if let (Some(first), Some(last)) = (tiled.first(), tiled.last()) {
-        println!("  {}", flatness_goal(first, last));
+        out!("  {}", flatness_goal(first, last));
     }
     match rows.iter().filter(|r| r.nodes >= 10_000).map(|r| r.peak_rss_mb).reduce(f64::max) {
-        Some(m) => println!("  peak memory at 10,000 nodes < 500 MB: {m:.1} MB — {}", verdict(m < 500.0)),
+        Some(m) => out!("  peak memory at 10,000 nodes < 500 MB: {m:.1} MB — {}", verdict(m < 500.0)),
         None => {
-            println!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
+            out!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
         }
     }
     if let Some(note) = busy_note(rows, load_before) {
-        println!("  {note}");
+        out!("  {note}");
     }
 }
 
@@ -605,6 +619,25 @@ fn flatness_goal(first: &CaseResult, last: &CaseResult) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Standard output that cannot be written stops the bench only once bench.json and the
+    /// figure are written (the table was printed first: minutes of timings were lost).
+    #[test]
+    fn unwritable_stdout_loses_no_timings() {
+        let dir = std::env::temp_dir().join(format!("wsn-bench-stdout-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let rows: Vec<CaseResult> = [("uniform-40-0.2-60", 40), ("uniform-400-0.2-60", 400)]
+            .iter()
+            .map(|&(c, n)| CaseResult { case: c.into(), nodes: n, ..result(0.5, 1000) })
+            .collect();
+        let why = crate::stdout_test::full(|| finish(&dir, &rows, 1, None)).expect_err("the table was printed");
+        assert!(why.contains("standard output is full"), "{why}");
+        let json = std::fs::read_to_string(dir.join("bench.json")).expect("bench.json was not written");
+        assert!(json.contains("uniform-400-0.2-60"), "{json}");
+        assert!(dir.join("scaling.png").is_file() && dir.join("scaling.svg").is_file());
+        std::fs::remove_dir_all(&dir).ok();
+    }
 
     fn result(wall_s: f64, frames: u64) -> CaseResult {
         CaseResult {

@@ -8,6 +8,22 @@ use indicatif::{ProgressBar, ProgressStyle};
 use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
 
+/// `println!` for a command's results on standard output: a line that cannot be written panics
+/// as println! does, with its message, which `main` reports as an error (exit code 1) once the
+/// stack has unwound. Printed only once the results are in place; a unit test can make it fail
+/// ([`stdout_test`]).
+macro_rules! out {
+    ($($arg:tt)*) => { $crate::out_line(&format!($($arg)*)) };
+}
+
+/// A line on standard output printed while a command moves or removes files (a leftover staging
+/// folder, an earlier run's seed folder) or while its runs go on: a failure to write it must not
+/// stop the command half-way, so it is remembered, the command goes on, and `main` reports it
+/// once the command is done (exit code 1).
+macro_rules! say {
+    ($($arg:tt)*) => { $crate::say_line(&format!($($arg)*)) };
+}
+
 mod bench;
 mod compare;
 mod progress;
@@ -275,9 +291,10 @@ fn main() -> std::process::ExitCode {
     }
     // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
     // println! panic: the hook leaves out the panic report for that panic, which unwinds
-    // normally (destructors run: a run's lock file `.wsn-run.lock` is removed, and its results
-    // were written before the summary is printed), and `main` turns it into an error and exit
-    // code 1. Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
+    // normally (destructors run: a run's lock file `.wsn-run.lock` is removed; every command
+    // moves its results into place before it prints them, and lines printed before that go
+    // through `say!`, which does not stop the command), and `main` turns it into an error and
+    // exit code 1, naming where the results are (`results_in_place`). Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
     // even a panic: eprintln!'s panic is left unreported in the same way and ends with exit
     // code 1, and the error reports here ignore a failed write (exit code 1, or clap's 2 for a
     // usage error). Other panics keep the default report and exit code.
@@ -293,26 +310,106 @@ fn main() -> std::process::ExitCode {
         Err(e) => return clap_exit(&e),
     };
     match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_cli(cli))) {
-        Ok(Ok(())) => match std::io::Write::flush(&mut std::io::stdout()) {
+        Ok(Ok(())) => {
             // print! without a newline leaves text in the buffer, whose failure the exit ignores.
-            Ok(()) => std::process::ExitCode::SUCCESS,
-            Err(e) => {
-                report_error(&format!("Error: cannot write to standard output: {e}"));
-                std::process::ExitCode::FAILURE
+            let flushed = std::io::Write::flush(&mut std::io::stdout()).map_err(|e| e.to_string());
+            let said = SAY_FAILED.lock().unwrap_or_else(|p| p.into_inner()).take();
+            match said.map_or(flushed, Err) {
+                Ok(()) => std::process::ExitCode::SUCCESS,
+                Err(why) => {
+                    report_error(&stdout_failure_report(&why));
+                    std::process::ExitCode::FAILURE
+                }
             }
-        },
+        }
         Ok(Err(e)) => {
             report_error(&error_report(&e));
             std::process::ExitCode::FAILURE
         }
         Err(payload) => match output_failure(&*payload) {
             Some(OutputFailure::Stdout(why)) => {
-                report_error(&format!("Error: cannot write to standard output: {why}"));
+                report_error(&stdout_failure_report(why));
                 std::process::ExitCode::FAILURE
             }
             Some(OutputFailure::Stderr) => std::process::ExitCode::FAILURE,
             None => std::panic::resume_unwind(payload),
         },
+    }
+}
+
+/// Writes `line` and a newline to standard output (in a unit test, to the test's captured
+/// output, or fails when [`stdout_test::FULL`] is set).
+fn write_stdout(line: &str) -> std::io::Result<()> {
+    #[cfg(test)]
+    {
+        if stdout_test::FULL.get() {
+            return Err(std::io::Error::other("standard output is full (a test)"));
+        }
+        println!("{line}");
+        Ok(())
+    }
+    #[cfg(not(test))]
+    {
+        use std::io::Write;
+        let mut w = std::io::stdout().lock();
+        w.write_all(format!("{line}\n").as_bytes()).and_then(|()| w.flush())
+    }
+}
+
+/// [`out!`]: panics as println! does when the line cannot be written.
+pub(crate) fn out_line(line: &str) {
+    if let Err(e) = write_stdout(line) {
+        panic!("failed printing to stdout: {e}");
+    }
+}
+
+/// The first failure of [`say!`] to write standard output, reported once the command is done.
+static SAY_FAILED: std::sync::Mutex<Option<String>> = std::sync::Mutex::new(None);
+
+/// [`say!`]: a line that cannot be written is remembered, not fatal.
+pub(crate) fn say_line(line: &str) {
+    if let Err(e) = write_stdout(line) {
+        SAY_FAILED.lock().unwrap_or_else(|p| p.into_inner()).get_or_insert(e.to_string());
+    }
+}
+
+/// Where the command's results are, once they are in place ([`results_in_place`]): told with a
+/// failure to write standard output, which would otherwise hide the line that names them.
+static RESULTS_AT: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+
+/// Records that the command's results are in place at `path` (a file or folder).
+pub(crate) fn results_in_place(path: &std::path::Path) {
+    *RESULTS_AT.lock().unwrap_or_else(|p| p.into_inner()) = Some(path.to_path_buf());
+}
+
+/// The error report for standard output that could not be written (`why`), naming where the
+/// results are when they were in place by then.
+fn stdout_failure_report(why: &str) -> String {
+    let mut text = format!("Error: cannot write to standard output: {why}");
+    if let Some(p) = RESULTS_AT.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+        text.push_str(&format!("\n  the results were written before the failure: {}", p.display()));
+    }
+    text
+}
+
+/// A unit test's standard output for [`out!`] and [`say!`]: set `FULL` to make them fail as
+/// `> /dev/full` does (on this thread only).
+#[cfg(test)]
+pub(crate) mod stdout_test {
+    thread_local! {
+        pub(crate) static FULL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    /// Runs `f` with standard output full, and returns the message of the stdout panic it
+    /// ended with, if it ended with one (any other panic goes on).
+    pub(crate) fn full<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+        FULL.set(true);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        FULL.set(false);
+        r.map_err(|p| match super::output_failure(&*p) {
+            Some(super::OutputFailure::Stdout(why)) => why.to_string(),
+            _ => std::panic::resume_unwind(p),
+        })
     }
 }
 
@@ -453,6 +550,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                     ))
                 }
             })?;
+            results_in_place(&dir);
             print_summary(&r, &dir);
             if !removed.is_empty() {
                 println!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
@@ -578,7 +676,8 @@ fn run_cli(cli: Cli) -> Result<()> {
                 std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
                     .and_then(|()| wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w))
                     .and_then(|()| std::io::Write::flush(&mut w))
-                    .context("writing the gains to standard output")?;
+                    // Worded as every other failure to write standard output is.
+                    .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?;
                 eprintln!("{} nodes, {} directed links", links.n(), pairs);
             } else {
                 // Built in memory first, so that a refused value leaves an existing file as it was.
@@ -586,6 +685,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                 wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut text)
                     .with_context(|| format!("writing {}", out.display()))?;
                 std::fs::write(&out, text).with_context(|| format!("writing {}", out.display()))?;
+                results_in_place(&out);
                 println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
             }
             if !fold_tx_power && sc.radio.link.tx_power_dbm != 0.0 {
@@ -1052,8 +1152,11 @@ fn sweep(
         Ok(w.flush()?)
     })()
     .with_context(|| format!("writing {}", csv_path.display()));
+    // The table is printed only once the files are in place (standard output that cannot be
+    // written stops the command where it fails): built here, printed at the end.
     let mut points = Vec::new();
-    println!(
+    let mut table = Vec::new();
+    table.push(format!(
         "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
         key.rsplit('.').next().unwrap_or(&key),
         "mean",
@@ -1061,7 +1164,7 @@ fn sweep(
         "max",
         "delivery",
         seeds
-    );
+    ));
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
         // Over the seeds that have a value (a run that carried no traffic has no goodput, NaN):
@@ -1082,14 +1185,14 @@ fn sweep(
                 }
             },
         };
-        println!(
+        table.push(format!(
             "{:>10} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
             no_value(p.mean, |x| format!("{x:.3}")),
             no_value(p.min, |x| format!("{x:.3}")),
             no_value(p.max, |x| format!("{x:.3}")),
             no_value(p.delivery, |x| format!("{:.1}%", 100.0 * x))
-        );
+        ));
         points.push(p);
     }
     // The knee: the largest offered value up to which delivery stays ≥ 95 % and the flows stay
@@ -1107,10 +1210,10 @@ fn sweep(
                 break;
             }
         }
-        match knee {
-            Some(k) => println!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
-            None => println!("knee: delivery below 95 % (or unfair, or nothing sent) already at the first value"),
-        }
+        table.push(match knee {
+            Some(k) => format!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
+            None => "knee: delivery below 95 % (or unfair, or nothing sent) already at the first value".to_string(),
+        });
     }
     let offered = key.ends_with("rate_pps");
     let title = if seeds > 1 {
@@ -1132,7 +1235,11 @@ fn sweep(
     // sweep.csv holds every row now (whether the partial file could be written no longer
     // matters).
     let _ = std::fs::remove_file(&partial_path);
-    println!("outputs   {}", dir.join("sweep.csv").display());
+    results_in_place(&dir.join("sweep.csv"));
+    for line in &table {
+        out!("{line}");
+    }
+    out!("outputs   {}", dir.join("sweep.csv").display());
     Ok(())
 }
 
@@ -1154,7 +1261,7 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
         let wall = started.elapsed().as_secs_f64();
         if log && now > tenths && now < 10 && wall > 1.0 {
             tenths = now;
-            eprintln!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10);
+            progress::progress_line(&format!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10));
         }
     };
     let r = run(sc, RunOptions { seed, out_dir: Some(dir.to_path_buf()), progress: Some(&mut progress) })?;

@@ -38,11 +38,21 @@ impl Batch {
         let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
         if self.bar.is_hidden() {
             let len = self.bar.length().unwrap_or(0);
-            eprintln!("{}: {done}/{len} runs done, {:.0} s", self.label, self.started.elapsed().as_secs_f64());
+            let line = format!("{}: {done}/{len} runs done, {:.0} s", self.label, self.started.elapsed().as_secs_f64());
+            progress_line(&line);
         }
     }
 
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
     }
+}
+
+/// Writes a progress line to standard error, ignoring a failure: like the bar, progress is best
+/// effort, and standard error that cannot be written (`2> /dev/full`) must not stop the runs
+/// (eprintln! would panic, and the command stop without its results). Warnings still use
+/// eprintln!, and stop the command when they cannot be written.
+pub(crate) fn progress_line(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{line}");
 }

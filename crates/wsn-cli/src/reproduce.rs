@@ -132,8 +132,8 @@ pub(crate) fn seeds_line(runs: &std::collections::BTreeMap<String, RunResult>, s
     }
 }
 
-/// Write the "paper | ours" table into `md` and `dir/numbers.csv`, then `dir/report.md`, and
-/// print the rows.
+/// Write the "paper | ours" table into `md` and `dir/numbers.csv`, then `dir/report.md` (printed
+/// by `crate::seeds` once they are in place).
 pub(crate) fn write_numbers(dir: &Path, mut md: String, rows: &[Row]) -> Result<()> {
     writeln!(md, "## Numbers: paper | ours\n\n| key | paper | ours | unit | note |\n|---|---|---|---|---|")?;
     let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;
@@ -144,10 +144,6 @@ pub(crate) fn write_numbers(dir: &Path, mut md: String, rows: &[Row]) -> Result<
     }
     w.flush()?;
     std::fs::write(dir.join("report.md"), md)?;
-    let width = rows.iter().map(|r| r.key.chars().count()).max().unwrap_or(0);
-    for r in rows {
-        println!("{:<width$} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit);
-    }
     Ok(())
 }
 

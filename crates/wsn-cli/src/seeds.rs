@@ -104,13 +104,21 @@ impl SeedArgs {
                 // folder.
             });
             committed.map_err(tidy)?;
-            // Named here, not by `one`, whose folder is a staging one.
-            println!("report    {}", dir.join("report.md").display());
-            println!("numbers   {}", dir.join("numbers.csv").display());
-            // Only now that this run's report replaced the index that lists them.
+            crate::results_in_place(&dir.join("report.md"));
+            // Only now that this run's report replaced the index that lists them; before anything
+            // is printed, so that standard output that cannot be written (which stops the
+            // command at the first line it fails on) never leaves the two runs mixed.
             remove_seed_run(dir)?;
+            // Printed from the file, now in place, not by `one`, whose folder was a staging one.
+            let numbers = dir.join("numbers.csv");
+            let rows = read_numbers(&numbers).with_context(|| format!("reading {}", numbers.display()))?;
+            for line in numbers_table(&rows) {
+                out!("{line}");
+            }
+            out!("report    {}", dir.join("report.md").display());
+            out!("numbers   {}", numbers.display());
             if caution {
-                println!("{}", crate::ONE_SEED_NOTE);
+                out!("{}", crate::ONE_SEED_NOTE);
             }
             Ok(())
         } else {
@@ -212,8 +220,9 @@ pub(crate) fn over_seeds(
             staging.display()
         ))
     })?;
+    crate::results_in_place(&dir.join("report.md"));
     for r in &merged {
-        println!(
+        out!(
             "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
             r.key,
             r.paper,
@@ -223,7 +232,7 @@ pub(crate) fn over_seeds(
             r.unit
         );
     }
-    println!(
+    out!(
         "over seeds {}: {}",
         seeds.iter().map(u64::to_string).collect::<Vec<_>>().join(", "),
         dir.join("seeds.md").display()
@@ -290,11 +299,16 @@ fn run_seeds(
     let mut tables = Vec::new();
     for &s in seeds {
         let sub = staging.join(format!("seed-{s}"));
-        println!("seed {s} → {} (moved there once every seed ran)", dir.join(format!("seed-{s}")).display());
+        // While the seeds run, lines that cannot be printed do not stop them ([`say!`]).
+        say!("seed {s} → {} (moved there once every seed ran)", dir.join(format!("seed-{s}")).display());
         one(sub.clone(), s).with_context(|| format!("seed {s}"))?;
         name_the_seed(&sub, s, seeds).with_context(|| format!("seed {s}: naming its seed in its report"))?;
         let path = sub.join("numbers.csv");
-        tables.push(read_numbers(&path).with_context(|| format!("seed {s}: reading its numbers.csv"))?);
+        let table = read_numbers(&path).with_context(|| format!("seed {s}: reading its numbers.csv"))?;
+        for line in numbers_table(&table) {
+            say!("{line}");
+        }
+        tables.push(table);
     }
     Ok(tables)
 }
@@ -336,7 +350,7 @@ fn remove_seed_folders(dir: &Path, seeds: &[u64]) -> Result<()> {
         std::fs::remove_dir_all(&path).with_context(|| format!("removing {}", path.display()))?;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string();
         if !seeds.iter().any(|s| name == format!("seed-{s}")) {
-            println!("removed {} (an earlier --seeds run's seed folder)", path.display());
+            say!("removed {} (an earlier --seeds run's seed folder)", path.display());
         }
     }
     Ok(())
@@ -353,7 +367,7 @@ pub(crate) fn remove_seed_run(dir: &Path) -> Result<()> {
     for name in SEED_TABLES {
         let path = dir.join(name);
         match std::fs::remove_file(&path) {
-            Ok(()) => println!("removed {} (an earlier --seeds run's table)", path.display()),
+            Ok(()) => say!("removed {} (an earlier --seeds run's table)", path.display()),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(e).with_context(|| format!("removing {}", path.display())),
         }
@@ -383,7 +397,7 @@ fn remove_linked_figures(dir: &Path, report: &str) -> Result<()> {
         }
     }
     if removed > 0 {
-        println!("removed {removed} figures of an earlier single-seed run from {}", dir.display());
+        say!("removed {removed} figures of an earlier single-seed run from {}", dir.display());
     }
     Ok(())
 }
@@ -454,6 +468,12 @@ pub(crate) struct NumberRow {
     ours: String,
     unit: String,
     note: String,
+}
+
+/// The "paper | ours" lines printed for a report's numbers (`rows`, its `numbers.csv`).
+fn numbers_table(rows: &[NumberRow]) -> Vec<String> {
+    let width = rows.iter().map(|r| r.key.chars().count()).max().unwrap_or(0);
+    rows.iter().map(|r| format!("{:<width$} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit)).collect()
 }
 
 fn read_numbers(path: &Path) -> Result<Vec<NumberRow>> {
@@ -1222,6 +1242,67 @@ mod tests {
         remove_linked_figures(&dir, &std::fs::read_to_string(dir.join("report.md")).unwrap()).unwrap();
         assert!(!dir.join("fig3.png").exists() && !dir.join("fig3.svg").exists());
         assert!(dir.join("mine.png").exists() && dir.join("notes.txt").exists() && dir.join("seed-x").is_dir());
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// A run's report as the commands write it ([`crate::reproduce::write_numbers`]), with the
+    /// value `v`.
+    fn report(sub: &Path, v: f64) -> Result<()> {
+        std::fs::create_dir_all(sub)?;
+        let rows = [crate::reproduce::row("x", 1, v, "ratio", "")];
+        crate::reproduce::write_numbers(sub, "# Test (quick)\n\n".into(), &rows)
+    }
+
+    /// The hidden entries of `dir` (staging folders and their lock files).
+    fn hidden(dir: &Path) -> Vec<PathBuf> {
+        entries(dir).unwrap().into_iter().filter(|p| p.to_string_lossy().contains(".wsn-")).collect()
+    }
+
+    /// Standard output that cannot be written stops a single-seed run only once its results are
+    /// in place and an earlier `--seeds` run's tables and seed folders are gone (they were
+    /// printed before, or in, the commit: the report was left in a staging folder the next run
+    /// removes, or beside the earlier run's tables).
+    #[test]
+    fn unwritable_stdout_leaves_a_single_run_in_place() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-stdout-one-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let two = SeedArgs { seed: None, seeds: 2 };
+        two.run(&dir, false, &test_cmd(), |sub, s| report(&sub, s.unwrap() as f64)).unwrap();
+        assert!(dir.join("seeds.csv").is_file() && dir.join("seed-1").is_dir());
+        let one = SeedArgs { seed: None, seeds: 1 };
+        let why = crate::stdout_test::full(|| one.run(&dir, true, &test_cmd(), |sub, _| report(&sub, 7.0)))
+            .expect_err("the table was printed");
+        assert!(why.contains("standard output is full"), "{why}");
+        assert!(std::fs::read_to_string(dir.join("numbers.csv")).unwrap().contains("x,1,7,ratio"));
+        assert!(std::fs::read_to_string(dir.join("report.md")).unwrap().starts_with("# Test (quick)"));
+        for gone in ["seeds.csv", "seeds.md", "seed-1", "seed-2"] {
+            assert!(!dir.join(gone).exists(), "the earlier --seeds run's {gone} stayed");
+        }
+        assert!(hidden(&dir).is_empty(), "{:?}", hidden(&dir));
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    /// Standard output that cannot be written neither stops a `--seeds` run while its seeds run
+    /// nor while it moves them into place (removing an earlier run's seed folder is said
+    /// there): every result is in place, nothing left in a staging folder; the table of the
+    /// medians, printed last, is where it stops.
+    #[test]
+    fn unwritable_stdout_leaves_a_seeds_run_in_place() {
+        let dir = std::env::temp_dir().join(format!("wsn-seeds-stdout-many-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let three = SeedArgs { seed: None, seeds: 3 };
+        three.run(&dir, false, &test_cmd(), |sub, s| report(&sub, s.unwrap() as f64)).unwrap();
+        let two = SeedArgs { seed: Some(5), seeds: 2 };
+        let why =
+            crate::stdout_test::full(|| two.run(&dir, false, &test_cmd(), |sub, s| report(&sub, s.unwrap() as f64)))
+                .expect_err("the medians were printed");
+        assert!(why.contains("standard output is full"), "{why}");
+        let index = std::fs::read_to_string(dir.join("report.md")).unwrap();
+        assert!(index.starts_with("# Test (quick) over 2 run seeds"), "{index}");
+        assert!(std::fs::read_to_string(dir.join("seeds.csv")).unwrap().contains("x,1,5,6,5.5"));
+        assert!(dir.join("seed-5/report.md").is_file() && dir.join("seed-6/report.md").is_file());
+        assert!(!dir.join("seed-1").exists() && !dir.join("seed-3").exists(), "an earlier seed folder stayed");
+        assert!(hidden(&dir).is_empty(), "{:?}", hidden(&dir));
         std::fs::remove_dir_all(&dir).ok();
     }
 }

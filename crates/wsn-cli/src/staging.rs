@@ -159,19 +159,19 @@ pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
         }
         if in_use(&lock, age) {
             match lock {
-                Probe::Unknown(_) => println!(
+                Probe::Unknown(_) => say!(
                     "kept {} (its lock cannot be taken, and it changed less than {} h ago: a command may still \
                      write into it)",
                     p.display(),
                     UNLOCKABLE_STALE_AFTER.as_secs() / 3600
                 ),
-                _ => println!("kept {} (a command still running writes into it)", p.display()),
+                _ => say!("kept {} (a command still running writes into it)", p.display()),
             }
             continue;
         }
         std::fs::remove_dir_all(&p).with_context(|| format!("removing {}", p.display()))?;
         let _ = std::fs::remove_file(lock_path_of(&p));
-        println!("removed {} (left by an interrupted or failed run)", p.display());
+        say!("removed {} (left by an interrupted or failed run)", p.display());
     }
     Ok(())
 }
@@ -390,7 +390,7 @@ pub(crate) fn remove_stale_partials(dir: &Path, lock: &RunLock) -> Result<()> {
             continue;
         }
         if lock.file.is_none() && in_use(&Probe::Unknown(String::new()), age(&p)) {
-            println!(
+            say!(
                 "kept {} (this run cannot lock its folder, and it changed less than {} h ago: another run may \
                  still write it)",
                 p.display(),
@@ -399,7 +399,7 @@ pub(crate) fn remove_stale_partials(dir: &Path, lock: &RunLock) -> Result<()> {
             continue;
         }
         std::fs::remove_file(&p).with_context(|| format!("removing {}", p.display()))?;
-        println!("removed {} (left by an interrupted or failed run)", p.display());
+        say!("removed {} (left by an interrupted or failed run)", p.display());
     }
     Ok(())
 }

@@ -1312,6 +1312,91 @@ fn unwritable_stdout_is_an_error_not_a_panic() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// The message a command ends with when standard output cannot be written: one error, no
+/// panic, exit code 1.
+#[cfg(target_os = "linux")]
+fn assert_stdout_error(o: &std::process::Output) -> String {
+    let err = String::from_utf8_lossy(&o.stderr).to_string();
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert_eq!(err.matches("Error: cannot write to standard output").count(), 1, "{err}");
+    assert!(!err.contains("panicked") && !err.contains("backtrace"), "{err}");
+    err
+}
+
+/// A sweep whose standard output cannot be written moves its files into place before it
+/// prints its table (it printed first, and left sweep.csv.partial and a staging folder
+/// instead of its results), and the error names them.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stdout_leaves_a_sweeps_results_in_place() {
+    let (dir, f) = tiny_scenario("sweep-stdout-full");
+    let args = ["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=0.5,1", "--out", "sw"];
+    let o = wsn().current_dir(&dir).args(args).stdout(dev_full()).output().unwrap();
+    let err = assert_stdout_error(&o);
+    assert!(err.contains("the results were written before the failure: sw/sweep.csv"), "{err}");
+    let out = dir.join("sw");
+    let csv = std::fs::read_to_string(out.join("sweep.csv")).expect("sweep.csv");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    assert!(out.join("sweep.png").is_file() && out.join("sweep.svg").is_file());
+    let names: Vec<String> =
+        std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert!(names.iter().all(|n| !n.contains(".partial") && !n.starts_with(".wsn-")), "{names:?}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A run into a folder that holds a failed run's staging folder says that it removes it while
+/// it moves its results into place: standard output that cannot be written must not stop it
+/// there (the run's results were lost).
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stdout_does_not_stop_a_run_while_it_moves_its_results() {
+    let (dir, f) = tiny_scenario("stale-stdout-full");
+    let stale = dir.join("o/.wsn-staging-run-1-2");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("summary.json"), "{}").unwrap();
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "o", "--set", "output.plots=false"];
+    let o = wsn().current_dir(&dir).args(args).stdout(dev_full()).output().unwrap();
+    let err = assert_stdout_error(&o);
+    assert!(err.contains("the results were written before the failure: o\n"), "{err}");
+    let summary = std::fs::read_to_string(dir.join("o/summary.json")).expect("the results were not written");
+    assert!(summary.contains("\"scenario\": \"tiny\""), "{summary}");
+    assert!(!stale.exists() && !dir.join("o/.wsn-run.lock").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `wsn gains --out -` into standard output that cannot be written says so as every command
+/// does; with a file it writes the file first.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stdout_in_gains() {
+    let (dir, f) = tiny_scenario("gains-stdout-full");
+    let o = wsn().current_dir(&dir).args(["gains", f.to_str().unwrap(), "--out", "-"]).stdout(dev_full()).output();
+    let err = assert_stdout_error(&o.unwrap());
+    assert!(err.contains("No space left on device"), "{err}");
+    let o = wsn().current_dir(&dir).args(["gains", f.to_str().unwrap(), "--out", "g.txt"]).stdout(dev_full()).output();
+    let err = assert_stdout_error(&o.unwrap());
+    assert!(err.contains("the results were written before the failure: g.txt"), "{err}");
+    assert!(std::fs::read_to_string(dir.join("g.txt")).unwrap().starts_with("# "));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A progress line that cannot be written to standard error does not stop the runs (a sweep
+/// stopped at its first finished run, leaving only sweep.csv.partial): progress is best effort;
+/// a warning that cannot be written still stops the command.
+#[cfg(target_os = "linux")]
+#[test]
+fn unwritable_stderr_does_not_stop_on_progress() {
+    let (dir, f) = tiny_scenario("progress-stderr-full");
+    let args = ["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=0.5,1", "--out", "sw"];
+    let o = wsn().current_dir(&dir).args(args).stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", String::from_utf8_lossy(&o.stdout));
+    assert_eq!(std::fs::read_to_string(dir.join("sw/sweep.csv")).unwrap().lines().count(), 3);
+    assert!(!dir.join("sw/sweep.csv.partial").exists());
+    let o = wsn().current_dir(&dir).args(args).args(["--set", "flows.0.start_s=100"]).stderr(dev_full()).output();
+    assert_eq!(o.unwrap().status.code(), Some(1), "a warning that cannot be written went unnoticed");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 /// Help and version text that cannot be written to standard output is an error (exit code 1),
 /// not a silent success; help that can be written still exits 0, a usage error 2.
 #[cfg(target_os = "linux")]
