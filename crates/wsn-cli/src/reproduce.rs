@@ -84,8 +84,17 @@ pub(crate) fn run_jobs(
 /// no other starts (those under way finish), and the error says how many failed and how many
 /// were not started, with each failure's message (which names its item) on a line of its own.
 pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> Result<R> + Sync) -> Result<Vec<R>> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let failed = AtomicBool::new(false);
+    run_all_noting(items, work, &std::sync::atomic::AtomicBool::new(false))
+}
+
+/// [`run_all`] with the flag it sets at the first failure given by the caller (false on entry),
+/// so that a test's runs can wait until the failure is noted.
+fn run_all_noting<T: Sync, R: Send>(
+    items: &[T],
+    work: impl Fn(&T) -> Result<R> + Sync,
+    failed: &std::sync::atomic::AtomicBool,
+) -> Result<Vec<R>> {
+    use std::sync::atomic::Ordering;
     let results: Vec<Option<Result<R>>> = items
         .par_iter()
         .map(|item| {
@@ -1161,7 +1170,7 @@ pub(crate) fn pkey(p: &str, base: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{job, median, pkey, run_all, run_jobs, sig4, step_mean, time_within};
+    use super::{job, median, pkey, run_all, run_all_noting, run_jobs, sig4, step_mean, time_within};
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Condvar, Mutex};
     use std::time::Duration;
@@ -1198,38 +1207,40 @@ mod tests {
         let items: Vec<usize> = (0..100).collect();
         let all = pool.install(|| run_all(&items, |&i| Ok(i * 2))).unwrap();
         assert_eq!(all, items.iter().map(|i| i * 2).collect::<Vec<_>>());
-        // Run 0 fails at once; every other run waits until run 0 is about to return, then takes
-        // 5 ms. The thread that calls `run_all` runs item 0 first; the other thread starts at most
-        // one run before run 0 fails, and that run cannot end before the failure, even if the OS
-        // keeps the first thread waiting before it reaches run 0.
+        // Run 0 fails at once; every other run waits until the batch has noted that failure
+        // before it returns. The thread that calls `run_all` runs item 0 first; the other thread
+        // starts at most one run before the failure is noted and no run starts after it, so at
+        // most 2 runs start, whatever the OS's scheduling.
         let started = AtomicUsize::new(0);
-        let zero_failing = Arrivals::default();
+        let failed = AtomicBool::new(false);
         let waited_too_long = AtomicBool::new(false);
         let e = pool
             .install(|| {
-                run_all(&items, |&i| {
-                    started.fetch_add(1, Ordering::SeqCst);
-                    if i == 0 {
-                        zero_failing.arrive();
-                        anyhow::bail!("run {i}: boom");
-                    }
-                    if !zero_failing.wait_for(1) {
-                        waited_too_long.store(true, Ordering::SeqCst);
-                        anyhow::bail!("run {i}: run 0 did not fail within {:?}", Arrivals::LIMIT);
-                    }
-                    std::thread::sleep(Duration::from_millis(5));
-                    Ok(i)
-                })
+                run_all_noting(
+                    &items,
+                    |&i| {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        if i == 0 {
+                            anyhow::bail!("run {i}: boom");
+                        }
+                        let t0 = std::time::Instant::now();
+                        while !failed.load(Ordering::SeqCst) {
+                            if t0.elapsed() > Arrivals::LIMIT {
+                                waited_too_long.store(true, Ordering::SeqCst);
+                                anyhow::bail!("run {i}: run 0's failure not noted within {:?}", Arrivals::LIMIT);
+                            }
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        Ok(i)
+                    },
+                    &failed,
+                )
             })
             .unwrap_err()
             .to_string();
-        assert!(!waited_too_long.load(Ordering::SeqCst), "run 0 never ran: {e}");
-        // In practice 1 or 2: run 0 and perhaps the other thread's one. Each further run needs
-        // the first thread to stall 5 ms between run 0 returning its error and `run_all` noting
-        // the failure (a few instructions), so 20 would take a stall of about 90 ms there; the
-        // bound only says that the batch stops long before its end.
+        assert!(!waited_too_long.load(Ordering::SeqCst), "run 0 never failed: {e}");
         let started = started.load(Ordering::SeqCst);
-        assert!(started < 20, "{started} runs started after the first failure");
+        assert!((1..=2).contains(&started), "{started} runs started; at most 2 can start before the failure is noted");
         let skipped = 100 - started;
         assert_eq!(
             e,
