@@ -294,10 +294,11 @@ fn main() -> std::process::ExitCode {
     // normally (destructors run: a run's lock file `.wsn-run.lock` is removed; every command
     // moves its results into place before it prints them, and lines printed before that go
     // through `say!`, which does not stop the command), and `main` turns it into an error and
-    // exit code 1, naming where the results are (`results_in_place`). Standard error that cannot be written (`2> /dev/full`) cannot report anything, not
-    // even a panic: eprintln!'s panic is left unreported in the same way and ends with exit
-    // code 1, and the error reports here ignore a failed write (exit code 1, or clap's 2 for a
-    // usage error). Other panics keep the default report and exit code.
+    // exit code 1, naming where the results are (`results_in_place`). Standard error that
+    // cannot be written (`2> /dev/full`) cannot report anything, not even a panic: eprintln!'s
+    // panic is left unreported in the same way and ends with exit code 1, and the error reports
+    // here ignore a failed write (exit code 1, or clap's 2 for a usage error). Other panics keep
+    // the default report and exit code.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if output_failure(info.payload()).is_none() {
