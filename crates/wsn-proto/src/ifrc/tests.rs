@@ -213,6 +213,29 @@ fn epoch_hysteresis_and_multi_crossing() {
     assert_eq!(e.update(&l, 9.0), (-1, 0, true));
 }
 
+/// The code's ssThresh rule climbs the ladder one threshold per update
+/// ([`Epoch::update_stepwise`]): an average that enters above U(2) starts the epoch at level 0
+/// only, and each later update above U(3) adds one level, where [`Epoch::update`] takes every
+/// threshold at once. Code ladder: U = 8, 16, 20, 22, ⌊avg⌋ ≥ U, L = 4.
+#[test]
+fn stepwise_epoch_climbs_one_threshold_per_update() {
+    let l = Ladder::new(&IfrcConfig::for_profile(Profile::ReferenceCode));
+    let mut all_at_once = Epoch::IDLE;
+    assert_eq!(all_at_once.update(&l, 21.0), (-1, 2, true));
+    let mut e = Epoch::IDLE;
+    assert_eq!(e.update_stepwise(&l, 7.9), (-1, -1, false), "⌊7.9⌋ < U(0): no epoch");
+    assert_eq!(e.update_stepwise(&l, 21.0), (-1, 0, true), "entered at level 2, starts at 0");
+    assert_eq!(e.update_stepwise(&l, 22.0), (0, 1, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (1, 2, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (2, 3, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (3, 3, false), "no level above K");
+    // Between L and U(0) the epoch goes on without a new level; below L it ends.
+    assert_eq!(e.update_stepwise(&l, 4.0), (3, 3, false));
+    assert!(e.congested);
+    assert_eq!(e.update_stepwise(&l, 3.99), (3, -1, false));
+    assert!(!e.congested);
+}
+
 #[test]
 fn stability_bounds_match_table_2() {
     // 2-node network: F_j = 1, U_0 = 10, U_1 = 20 → (5) = 0.0125 binds.
