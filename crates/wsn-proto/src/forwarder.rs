@@ -721,6 +721,98 @@ mod tests {
         assert_eq!((f.queue_len(), f.stats().duplicates), (0, 1));
     }
 
+    /// A node without a parent sends its upward packet to the broadcast address, without an
+    /// ACK request (nobody would acknowledge it); the MAC's report of that frame is a drop for
+    /// want of a route, not a MAC drop, and the own packet ends unacknowledged.
+    #[test]
+    fn a_frame_sent_without_a_route_is_a_no_route_drop() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = Ctx::new(5, None);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!((fr.dst, fr.ack_request), (NodeId::BROADCAST, false));
+        let done = SendDone { acked: false, ..acked(fr.dst) };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert_eq!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::NoRoute, origin: Some(NodeId(5)) }));
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false })
+        );
+        assert_eq!((f.stats().no_route, f.stats().mac_drops, f.queue_len()), (1, 0, 0));
+    }
+
+    /// A frame the MAC could not put on the air (CSMA-CA gave up on a busy channel) is a
+    /// channel-access drop, whatever else the report says; not a MAC-retry drop.
+    #[test]
+    fn channel_access_failure_is_its_own_drop() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 3, b"x"));
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let done = SendDone { acked: false, transmissions: 0, channel_access_failure: true, ..acked(fr.dst) };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::Dropped { reason: DropReason::ChannelAccess, origin: Some(NodeId(9)) })
+        );
+        assert_eq!(f.poll_event(), None, "a forwarded packet has no OwnSent");
+        assert_eq!((f.stats().channel_access, f.stats().mac_drops, f.queue_len()), (1, 0, 0));
+    }
+
+    /// An upward packet of this node's own that comes back to it has gone round a loop: it is
+    /// dropped as such (not forwarded a second time, not delivered), and so is a packet whose
+    /// reverse-path entry the routing refuses (its origin is this node's parent).
+    #[test]
+    fn own_packet_coming_back_is_a_loop_drop() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(5, 0, b"x"));
+        assert_eq!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::Loop, origin: Some(NodeId(5)) }));
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(2, 0, b"x"));
+        assert_eq!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::Loop, origin: Some(NodeId(2)) }));
+        assert_eq!(f.poll_event(), None);
+        let s = f.stats();
+        assert_eq!((s.ttl_or_loop, s.forwarded, s.delivered, f.queue_len()), (2, 0, 0, 0));
+    }
+
+    /// A packet down the tree goes to the next hop of the learned reverse path, or, with none
+    /// known, straight to its destination (Tenet's "try once"); it reaches its destination,
+    /// which delivers it, and a node on the way forwards it without learning a reverse path.
+    #[test]
+    fn downward_packets_follow_the_reverse_path_or_try_once() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        c.down = Some(NodeId(3));
+        sink.send(Instant::ZERO, &mut c, NodeId(0), NodeId(9), 2, b"fb").unwrap();
+        let fr = sink.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!((fr.dst, fr.ack_request), (NodeId(3), true));
+        sink.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
+        c.down = None;
+        sink.send(Instant::ZERO, &mut c, NodeId(0), NodeId(9), 2, b"fb").unwrap();
+        let direct = sink.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!(direct.dst, NodeId(9), "no reverse path: straight to the destination");
+        // Node 3 forwards the first one on (its own reverse path: none, so to 9 directly).
+        let mut mid = CollectionForwarder::new(NodeId(3), ForwarderConfig::default());
+        let mut c3 = ctx(3, 0);
+        mid.handle_frame(Instant::ZERO, &mut c3, &rx(0, 3), &fr.payload);
+        assert!(c3.learned.is_empty(), "no reverse-path learning from a downward packet");
+        let on = mid.poll_frame(Instant::ZERO, &mut c3).unwrap();
+        assert_eq!(on.dst, NodeId(9));
+        let r = Repr::parse(&Packet::new_unchecked(&on.payload[..])).unwrap();
+        assert_eq!(
+            (r.direction, r.origin, r.dst, r.prev_hop, r.hops),
+            (Direction::Down, NodeId(0), NodeId(9), NodeId(3), 2)
+        );
+        let mut dst = CollectionForwarder::new(NodeId(9), ForwarderConfig::default());
+        let mut c9 = ctx(9, 3);
+        dst.handle_frame(Instant::ZERO, &mut c9, &rx(3, 9), &on.payload);
+        assert_eq!(
+            dst.poll_event(),
+            Some(AgentEvent::Delivered { origin: NodeId(0), protocol: 2, hops: 2, payload: b"fb".to_vec() })
+        );
+        assert!(!dst.wants_to_send());
+    }
+
     #[test]
     fn too_long_payload_is_refused() {
         let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());

@@ -1,4 +1,4 @@
-//! A routing context for unit tests: a fixed parent, no reverse path, the reverse-path learning
+//! A routing context for unit tests: a fixed parent, a fixed reverse path (none by default), the reverse-path learning
 //! calls recorded, and a small deterministic random sequence.
 
 use alloc::vec::Vec;
@@ -14,6 +14,8 @@ pub(crate) struct TestCtx {
     pub parent: Option<NodeId>,
     /// `(origin, previous hop)` of every `learn_reverse` call.
     pub learned: Vec<(NodeId, NodeId)>,
+    /// The next hop down the tree, to every destination (`None`: no reverse path known).
+    pub down: Option<NodeId>,
     /// State of the random sequence (a 32-bit LCG).
     pub rng: u32,
 }
@@ -21,7 +23,7 @@ pub(crate) struct TestCtx {
 impl TestCtx {
     /// Node `me` with parent `parent`.
     pub fn new(me: u16, parent: Option<u16>) -> TestCtx {
-        TestCtx { me: NodeId(me), parent: parent.map(NodeId), learned: Vec::new(), rng: 1 }
+        TestCtx { me: NodeId(me), parent: parent.map(NodeId), learned: Vec::new(), down: None, rng: 1 }
     }
 }
 
@@ -36,7 +38,7 @@ impl LinkCtx for TestCtx {
         Some(1)
     }
     fn down_next_hop(&self, _: NodeId, _: NodeId) -> Option<NodeId> {
-        None
+        self.down
     }
     /// Refuses, as the real table does, a packet whose origin is this node's parent (a loop).
     fn learn_reverse(&mut self, _: NodeId, origin: NodeId, prev: NodeId) -> bool {

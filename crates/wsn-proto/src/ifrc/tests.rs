@@ -30,7 +30,7 @@ fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
     let mut a = IfrcAgent::new(NodeId(me), Role::Node { sink: SINK }, cfg, fwd, Instant::ZERO);
     // The starting rate is reported once (see `a_new_agent_reports_its_starting_rate`).
     while a.poll_event().is_some() {}
-    (a, Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new(), rng: u32::from(me) })
+    (a, Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new(), down: None, rng: u32::from(me) })
 }
 
 /// A new agent reports its starting rate (r_init, or r_b at the base station) as its first
@@ -53,7 +53,7 @@ fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
 fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
     let mut a = IfrcAgent::new(NodeId(me), Role::BaseStation, cfg, ForwarderConfig::default(), Instant::ZERO);
     while a.poll_event().is_some() {}
-    (a, Ctx { me: NodeId(me), parent: None, learned: Vec::new(), rng: 7 })
+    (a, Ctx { me: NodeId(me), parent: None, learned: Vec::new(), down: None, rng: 7 })
 }
 
 fn rx(from: u16, to: NodeId) -> RxInfo {
@@ -211,6 +211,29 @@ fn epoch_hysteresis_and_multi_crossing() {
     assert_eq!(e.update(&l, 3.9), (-1, -1, false));
     assert!(!e.congested);
     assert_eq!(e.update(&l, 9.0), (-1, 0, true));
+}
+
+/// The code's ssThresh rule climbs the ladder one threshold per update
+/// ([`Epoch::update_stepwise`]): an average that enters above U(2) starts the epoch at level 0
+/// only, and each later update above U(3) adds one level, where [`Epoch::update`] takes every
+/// threshold at once. Code ladder: U = 8, 16, 20, 22, ⌊avg⌋ ≥ U, L = 4.
+#[test]
+fn stepwise_epoch_climbs_one_threshold_per_update() {
+    let l = Ladder::new(&IfrcConfig::for_profile(Profile::ReferenceCode));
+    let mut all_at_once = Epoch::IDLE;
+    assert_eq!(all_at_once.update(&l, 21.0), (-1, 2, true));
+    let mut e = Epoch::IDLE;
+    assert_eq!(e.update_stepwise(&l, 7.9), (-1, -1, false), "⌊7.9⌋ < U(0): no epoch");
+    assert_eq!(e.update_stepwise(&l, 21.0), (-1, 0, true), "entered at level 2, starts at 0");
+    assert_eq!(e.update_stepwise(&l, 22.0), (0, 1, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (1, 2, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (2, 3, false));
+    assert_eq!(e.update_stepwise(&l, 22.0), (3, 3, false), "no level above K");
+    // Between L and U(0) the epoch goes on without a new level; below L it ends.
+    assert_eq!(e.update_stepwise(&l, 4.0), (3, 3, false));
+    assert!(e.congested);
+    assert_eq!(e.update_stepwise(&l, 3.99), (3, -1, false));
+    assert!(!e.congested);
 }
 
 #[test]
@@ -1942,7 +1965,7 @@ impl Medium {
             bs,
             SimNode {
                 agent: IfrcAgent::new(NodeId(bs), Role::BaseStation, cfg.clone(), fwd.clone(), Instant::ZERO),
-                ctx: Ctx { me: NodeId(bs), parent: None, learned: Vec::new(), rng: 1 },
+                ctx: Ctx { me: NodeId(bs), parent: None, learned: Vec::new(), down: None, rng: 1 },
             },
         );
         let mut links = BTreeSet::new();
@@ -1957,6 +1980,7 @@ impl Medium {
                         me: NodeId(child),
                         parent: Some(NodeId(parent)),
                         learned: Vec::new(),
+                        down: None,
                         rng: u32::from(child),
                     },
                 },
@@ -2250,7 +2274,7 @@ fn reference_code_first_tick_takes_the_codes_jitter() {
         let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
         let start = Instant::from_secs(600);
         let mut a = IfrcAgent::new(NodeId(3), Role::Node { sink: SINK }, cfg, fwd, start);
-        let mut ctx = Ctx { me: NodeId(3), parent: Some(SINK), learned: Vec::new(), rng: seed };
+        let mut ctx = Ctx { me: NodeId(3), parent: Some(SINK), learned: Vec::new(), down: None, rng: seed };
         assert_eq!(a.poll_timeout(), Some(start), "the phase is drawn at the start");
         a.handle_timeout(start, &mut ctx);
         a.poll_timeout().expect("a first tick") - start

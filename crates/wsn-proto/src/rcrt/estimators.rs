@@ -389,6 +389,35 @@ mod tests {
         assert_eq!(Ali::new(ALI_WEIGHTS, false).delivery_ratio(), 1.0);
     }
 
+    /// ŝ = max(ŝ(1,k), ŝ(0,k−1)): a long loss-free run since the last loss (the open interval
+    /// s_0) raises ŝ once two events are recorded, never with one. Paper profile, 1 received,
+    /// 2 lost, 3 received, 4 lost, 5..=30 received: intervals [2, 2] (1 − 0 + 1, 3 − 2 + 1),
+    /// s_0 = 30 − 4 = 26, ŝ(1,2) = 2, ŝ(0,1) = (1·26 + 1·2) / 2 = 14.
+    #[test]
+    fn ali_open_interval_counts_from_the_second_event() {
+        let mut ali = Ali::new(ALI_WEIGHTS, false);
+        run(&mut ali, &[1, 3]);
+        run_from(&mut ali, 3, 20);
+        // One event (interval 2), s_0 = 20 − 2 = 18: the open interval is not used yet.
+        assert_eq!(ali.intervals(), &[2]);
+        assert_eq!(ali.mean_interval(), Some(2.0));
+        let mut ali = Ali::new(ALI_WEIGHTS, false);
+        run(&mut ali, &[1, 3, 5]);
+        assert_eq!(ali.intervals(), &[2, 2]);
+        assert_eq!(ali.mean_interval(), Some(2.0), "s_0 = 1: the history decides");
+        run_from(&mut ali, 5, 30);
+        assert_eq!(ali.mean_interval(), Some(14.0));
+        assert!(close(ali.delivery_ratio(), 1.0 - 1.0 / 14.0));
+    }
+
+    /// Feed `last + 1 ..= to` in order after `last`.
+    fn run_from(ali: &mut Ali, mut last: u32, to: u32) {
+        for seq in last + 1..=to {
+            ali.on_advance(seq, last);
+            last = seq;
+        }
+    }
+
     #[test]
     fn ali_keeps_eight_newest() {
         // Runs of k + 2 packets, each followed by one loss: event j has interval j + 3.
@@ -405,6 +434,12 @@ mod tests {
         ali.on_advance(next, last);
         assert_eq!(ali.events(), ALI_HISTORY);
         assert_eq!(ali.intervals(), &[14, 13, 12, 11, 10, 9, 8, 7]);
+        // Σw = 6. ŝ(1,8) = (14 + 13 + 12 + 11 + 0.8·10 + 0.6·9 + 0.4·8 + 0.2·7) / 6 = 68 / 6;
+        // s_0 = 1 here, so ŝ(0,7) = (1 + 14 + 13 + 12 + 0.8·11 + 0.6·10 + 0.4·9 + 0.2·8) / 6 = 60 / 6
+        // is smaller. After 30 more packets s_0 = 31: ŝ(0,7) = 90 / 6 = 15 wins.
+        assert!(close(ali.mean_interval().unwrap(), 68.0 / 6.0));
+        run_from(&mut ali, next, next + 30);
+        assert!(close(ali.mean_interval().unwrap(), 15.0));
     }
 
     #[test]
