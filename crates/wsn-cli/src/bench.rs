@@ -372,13 +372,13 @@ pub fn all(quick: bool, repeat: u32, out: Option<std::path::PathBuf>) -> Result<
                     format_args!("\rround {round}/{repeat}: {c:<24}"),
                 );
             } else {
-                crate::progress::progress_line(&format!("round {round}/{repeat}: {c}"));
+                crate::progress::stderr_line(&format!("round {round}/{repeat}: {c}"));
             }
             runs[k].push(spawn(c)?);
         }
     }
     if terminal {
-        crate::progress::progress_line(&format!("\r{:<48}", ""));
+        crate::progress::stderr_line(&format!("\r{:<48}", ""));
     }
     let rows: Vec<CaseResult> = runs.iter().map(|r| combine(r)).collect::<Result<_>>()?;
     finish(&dir_buf, &rows, repeat, load_before)

@@ -282,19 +282,16 @@ const ONE_SEED_NOTE: &str =
     "note      one run seed: RCRT's figures vary strongly from seed to seed here; --seeds 5 gives medians";
 
 fn main() -> std::process::ExitCode {
-    // Writing to a closed pipe (`wsn … | head`) ends the program quietly, as for any Unix tool,
-    // instead of a panic in println!.
-    #[cfg(unix)]
-    // SAFETY: restoring the default action of one signal before any other thread exists.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    // SIGPIPE stays ignored (Rust's default), so that a closed pipe (`wsn … | head`) is a write
+    // error like any other: the command finishes moving its results into place, and then ends
+    // as a Unix tool does at a closed pipe ([`closed_pipe_exit`]), without a message.
     // Standard output that cannot be written (a full disk, `> /dev/full`, an I/O error) makes
     // println! panic: the hook leaves out the panic report for that panic, which unwinds
     // normally (destructors run: a run's lock file `.wsn-run.lock` is removed; every command
     // moves its results into place before it prints them, and lines printed before that go
     // through `say!`, which does not stop the command), and `main` turns it into an error and
-    // exit code 1, naming where the results are (`results_in_place`). Standard error that
+    // exit code 1, naming where the results are (`results_in_place`), or at a closed pipe into a
+    // quiet end ([`stdout_failure_exit`]). Standard error that
     // cannot be written (`2> /dev/full`) cannot report anything, not even a panic: eprintln!'s
     // panic is left unreported in the same way and ends with exit code 1, and the error reports
     // here ignore a failed write (exit code 1, or clap's 2 for a usage error). Other panics keep
@@ -317,10 +314,7 @@ fn main() -> std::process::ExitCode {
             let said = SAY_FAILED.lock().unwrap_or_else(|p| p.into_inner()).take();
             match said.map_or(flushed, Err) {
                 Ok(()) => std::process::ExitCode::SUCCESS,
-                Err(why) => {
-                    report_error(&stdout_failure_report(&why));
-                    std::process::ExitCode::FAILURE
-                }
+                Err(why) => stdout_failure_exit(&why),
             }
         }
         Ok(Err(e)) => {
@@ -328,10 +322,7 @@ fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
         Err(payload) => match output_failure(&*payload) {
-            Some(OutputFailure::Stdout(why)) => {
-                report_error(&stdout_failure_report(why));
-                std::process::ExitCode::FAILURE
-            }
+            Some(OutputFailure::Stdout(why)) => stdout_failure_exit(why),
             Some(OutputFailure::Stderr) => std::process::ExitCode::FAILURE,
             None => std::panic::resume_unwind(payload),
         },
@@ -384,13 +375,49 @@ pub(crate) fn results_in_place(path: &std::path::Path) {
 }
 
 /// The error report for standard output that could not be written (`why`), naming where the
-/// results are when they were in place by then.
+/// results are when they are in place.
 fn stdout_failure_report(why: &str) -> String {
     let mut text = format!("Error: cannot write to standard output: {why}");
     if let Some(p) = RESULTS_AT.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
-        text.push_str(&format!("\n  the results were written before the failure: {}", p.display()));
+        text.push_str(&format!("\n  the results are in place: {}", p.display()));
     }
     text
+}
+
+/// The end of a command whose standard output could not be written (`why`, the I/O error's
+/// text): at a closed pipe, quietly ([`closed_pipe_exit`]); otherwise an error (exit code 1).
+fn stdout_failure_exit(why: &str) -> std::process::ExitCode {
+    if is_closed_pipe(why) {
+        return closed_pipe_exit();
+    }
+    report_error(&stdout_failure_report(why));
+    std::process::ExitCode::FAILURE
+}
+
+/// Whether an I/O error's text is that of a write to a pipe without a reader (EPIPE).
+fn is_closed_pipe(why: &str) -> bool {
+    #[cfg(unix)]
+    {
+        why == std::io::Error::from_raw_os_error(libc::EPIPE).to_string()
+    }
+    #[cfg(not(unix))]
+    {
+        why == std::io::Error::from(std::io::ErrorKind::BrokenPipe).to_string()
+    }
+}
+
+/// Ends the process as SIGPIPE's default action would have at the first write to the closed
+/// pipe (the status a shell shows as 141), now that the stack has unwound and the results are
+/// in place.
+fn closed_pipe_exit() -> std::process::ExitCode {
+    #[cfg(unix)]
+    // SAFETY: resets one signal's action and raises it; no Rust state depends on either.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
+        libc::raise(libc::SIGPIPE);
+    }
+    // Not reached on Unix.
+    std::process::ExitCode::from(141)
 }
 
 /// A unit test's standard output for [`out!`] and [`say!`]: set `FULL` to make them fail as
@@ -437,8 +464,7 @@ fn output_failure(payload: &(dyn std::any::Any + Send)) -> Option<OutputFailure<
 /// Writes an error report to standard error; where standard error cannot be written, there is
 /// nowhere left to report to, and the exit code alone tells of the failure.
 fn report_error(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{text}");
+    progress::stderr_line(text);
 }
 
 /// Prints clap's help, version or usage error and gives its exit code (0 for help and version,
@@ -447,10 +473,7 @@ fn report_error(text: &str) {
 fn clap_exit(e: &clap::Error) -> std::process::ExitCode {
     let printed = e.print().and_then(|()| std::io::Write::flush(&mut std::io::stdout()));
     match printed {
-        Err(why) if !e.use_stderr() => {
-            report_error(&format!("Error: cannot write to standard output: {why}"));
-            std::process::ExitCode::FAILURE
-        }
+        Err(why) if !e.use_stderr() => stdout_failure_exit(&why.to_string()),
         // A usage error that standard error cannot take keeps its exit code.
         _ => std::process::ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(1)),
     }
@@ -529,13 +552,16 @@ fn run_cli(cli: Cli) -> Result<()> {
                     return Err(e);
                 }
             };
-            for w in &r.warnings {
-                eprintln!("warning: {w}");
-            }
             // An earlier run's files would otherwise stay beside this one's; removed only now, so
             // that an interrupted or failed run leaves them, and its trace files under their
             // temporary names (`trace.csv.partial`), which the error names.
-            let removed = write_results(&dir, &r, sc.output.plots).map_err(|e| {
+            let written = write_results(&dir, &r, sc.output.plots);
+            // The scenario's warnings once the results are written, or have failed to be: a
+            // warning standard error cannot take stops the command, not before its results.
+            for w in &r.warnings {
+                eprintln!("warning: {w}");
+            }
+            let removed = written.map_err(|e| {
                 let left: Vec<String> = r
                     .trace_files
                     .iter()
@@ -674,11 +700,14 @@ fn run_cli(cli: Cli) -> Result<()> {
             let pairs: usize = links.out.iter().map(Vec::len).sum();
             if out.as_os_str() == "-" {
                 let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-                std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
+                let written = std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
                     .and_then(|()| wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w))
-                    .and_then(|()| std::io::Write::flush(&mut w))
-                    // Worded as every other failure to write standard output is.
-                    .map_err(|e| anyhow::anyhow!("cannot write to standard output: {e}"))?;
+                    .and_then(|()| std::io::Write::flush(&mut w));
+                if let Err(e) = written {
+                    // Ended as println! ends at a failure, which `main` reports (or, at a
+                    // closed pipe, ends quietly) like any other.
+                    panic!("failed printing to stdout: {e}");
+                }
                 eprintln!("{} nodes, {} directed links", links.n(), pairs);
             } else {
                 // Built in memory first, so that a refused value leaves an existing file as it was.
@@ -1262,7 +1291,7 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
         let wall = started.elapsed().as_secs_f64();
         if log && now > tenths && now < 10 && wall > 1.0 {
             tenths = now;
-            progress::progress_line(&format!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10));
+            progress::stderr_line(&format!("{}: {} % simulated, {wall:.0} s", sc.name, now * 10));
         }
     };
     let r = run(sc, RunOptions { seed, out_dir: Some(dir.to_path_buf()), progress: Some(&mut progress) })?;

@@ -39,7 +39,7 @@ impl Batch {
         if self.bar.is_hidden() {
             let len = self.bar.length().unwrap_or(0);
             let line = format!("{}: {done}/{len} runs done, {:.0} s", self.label, self.started.elapsed().as_secs_f64());
-            progress_line(&line);
+            stderr_line(&line);
         }
     }
 
@@ -48,11 +48,12 @@ impl Batch {
     }
 }
 
-/// Writes a progress line to standard error, ignoring a failure: like the bar, progress is best
-/// effort, and standard error that cannot be written (`2> /dev/full`) must not stop the runs
-/// (eprintln! would panic, and the command stop without its results). Warnings still use
-/// eprintln!, and stop the command when they cannot be written.
-pub(crate) fn progress_line(line: &str) {
+/// Writes a line to standard error, ignoring a failure: progress lines (like the bar, progress
+/// is best effort, and standard error that cannot be written, `2> /dev/full`, must not stop the
+/// runs: eprintln! would panic, and the command stop without its results), a warning said while
+/// results are moved into place, and error reports (nowhere left to report a failure to). Other
+/// warnings use eprintln!, and stop the command when they cannot be written.
+pub(crate) fn stderr_line(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
 }

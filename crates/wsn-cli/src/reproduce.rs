@@ -142,7 +142,8 @@ pub(crate) fn seeds_line(runs: &std::collections::BTreeMap<String, RunResult>, s
 }
 
 /// Write the "paper | ours" table into `md` and `dir/numbers.csv`, then `dir/report.md` (printed
-/// by `crate::seeds` once they are in place).
+/// by `crate::seeds` from the files it reads back: once they are in place for a single run, from
+/// each seed's staging folder in a `--seeds` run).
 pub(crate) fn write_numbers(dir: &Path, mut md: String, rows: &[Row]) -> Result<()> {
     writeln!(md, "## Numbers: paper | ours\n\n| key | paper | ours | unit | note |\n|---|---|---|---|---|")?;
     let mut w = csv::Writer::from_path(dir.join("numbers.csv"))?;

@@ -148,13 +148,14 @@ pub(crate) fn remove_stale(dir: &Path) -> Result<()> {
         if let Probe::Unknown(why) = &lock {
             // Said once per command, for the first such folder.
             static SAID: std::sync::Once = std::sync::Once::new();
+            // (Its failure to be written must not stop a command that is moving its results.)
             SAID.call_once(|| {
-                eprintln!(
+                crate::progress::stderr_line(&format!(
                     "warning: cannot lock {} ({why}): a staging folder whose lock cannot be taken is kept as \
                      possibly in use until it has gone {} h unmodified",
                     lock_path_of(&p).display(),
                     UNLOCKABLE_STALE_AFTER.as_secs() / 3600
-                )
+                ))
             });
         }
         if in_use(&lock, age) {

@@ -1333,7 +1333,7 @@ fn unwritable_stdout_leaves_a_sweeps_results_in_place() {
     let args = ["sweep", f.to_str().unwrap(), "--param", "flows.0.rate_pps=0.5,1", "--out", "sw"];
     let o = wsn().current_dir(&dir).args(args).stdout(dev_full()).output().unwrap();
     let err = assert_stdout_error(&o);
-    assert!(err.contains("the results were written before the failure: sw/sweep.csv"), "{err}");
+    assert!(err.contains("the results are in place: sw/sweep.csv"), "{err}");
     let out = dir.join("sw");
     let csv = std::fs::read_to_string(out.join("sweep.csv")).expect("sweep.csv");
     assert_eq!(csv.lines().count(), 3, "{csv}");
@@ -1357,10 +1357,44 @@ fn unwritable_stdout_does_not_stop_a_run_while_it_moves_its_results() {
     let args = ["run", f.to_str().unwrap(), "-q", "--out", "o", "--set", "output.plots=false"];
     let o = wsn().current_dir(&dir).args(args).stdout(dev_full()).output().unwrap();
     let err = assert_stdout_error(&o);
-    assert!(err.contains("the results were written before the failure: o\n"), "{err}");
+    assert!(err.contains("the results are in place: o\n"), "{err}");
     let summary = std::fs::read_to_string(dir.join("o/summary.json")).expect("the results were not written");
     assert!(summary.contains("\"scenario\": \"tiny\""), "{summary}");
     assert!(!stale.exists() && !dir.join("o/.wsn-run.lock").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A closed pipe (`wsn … | head`) ends a command as SIGPIPE's default action does, without a
+/// message, but only once its results are in place: a run into a folder holding a failed
+/// run's staging folder says that it removes it while it moves its results, and with SIGPIPE's
+/// default action that line killed the run half-way (the results were lost); `gains --out -`
+/// ends the same way. The pipe's reader is closed before the command starts, so every write
+/// meets the closed pipe.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_closed_pipe_ends_quietly_once_the_results_are_in_place() {
+    use std::os::unix::process::ExitStatusExt;
+    let (dir, f) = tiny_scenario("stale-closed-pipe");
+    let stale = dir.join("o/.wsn-staging-run-1-2");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("summary.json"), "{}").unwrap();
+    let closed_pipe = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "o", "--set", "output.plots=false"];
+    let o = wsn().current_dir(&dir).args(args).stdout(closed_pipe()).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", o.status);
+    assert!(err.is_empty(), "{err}");
+    let summary = std::fs::read_to_string(dir.join("o/summary.json")).expect("the results were not written");
+    assert!(summary.contains("\"scenario\": \"tiny\""), "{summary}");
+    assert!(!stale.exists() && !dir.join("o/.wsn-run.lock").exists());
+    let o = wsn().current_dir(&dir).args(["gains", f.to_str().unwrap(), "--out", "-"]).stdout(closed_pipe()).output();
+    let o = o.unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+    assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -1375,7 +1409,7 @@ fn unwritable_stdout_in_gains() {
     assert!(err.contains("No space left on device"), "{err}");
     let o = wsn().current_dir(&dir).args(["gains", f.to_str().unwrap(), "--out", "g.txt"]).stdout(dev_full()).output();
     let err = assert_stdout_error(&o.unwrap());
-    assert!(err.contains("the results were written before the failure: g.txt"), "{err}");
+    assert!(err.contains("the results are in place: g.txt"), "{err}");
     assert!(std::fs::read_to_string(dir.join("g.txt")).unwrap().starts_with("# "));
     std::fs::remove_dir_all(&dir).ok();
 }
@@ -1432,5 +1466,18 @@ fn unwritable_stderr_keeps_the_exit_code() {
     let o =
         wsn().current_dir(&dir).args(args).args(["--set", "flows.0.start_s=100"]).stderr(dev_full()).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
+    // A scenario warning said with the run's results (two nodes at one spot of a positions
+    // file): written once the results are in place, so a standard error that cannot take it
+    // still stops the command (exit code 1), but not before them (they were lost).
+    std::fs::write(dir.join("p.csv"), "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,5.0,0.0\n").unwrap();
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "w", "--set", "output.plots=false"];
+    let layout = "topology.layout={ kind = \"file\", path = \"p.csv\" }";
+    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).stderr(dev_full()).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
+    assert!(dir.join("w/summary.json").is_file(), "the results were not written");
+    assert!(!dir.join("w/.wsn-run.lock").exists());
+    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success() && err.contains("closer than D0"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

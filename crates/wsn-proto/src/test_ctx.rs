@@ -1,5 +1,5 @@
-//! A routing context for unit tests: a fixed parent, a fixed reverse path (none by default), the reverse-path learning
-//! calls recorded, and a small deterministic random sequence.
+//! A routing context for unit tests: a fixed parent, a fixed reverse path (none by default),
+//! the reverse-path learning calls recorded, and a small deterministic random sequence.
 
 use alloc::vec::Vec;
 

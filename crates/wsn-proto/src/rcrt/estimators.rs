@@ -435,8 +435,8 @@ mod tests {
         assert_eq!(ali.events(), ALI_HISTORY);
         assert_eq!(ali.intervals(), &[14, 13, 12, 11, 10, 9, 8, 7]);
         // Σw = 6. ŝ(1,8) = (14 + 13 + 12 + 11 + 0.8·10 + 0.6·9 + 0.4·8 + 0.2·7) / 6 = 68 / 6;
-        // s_0 = 1 here, so ŝ(0,7) = (1 + 14 + 13 + 12 + 0.8·11 + 0.6·10 + 0.4·9 + 0.2·8) / 6 = 60 / 6
-        // is smaller. After 30 more packets s_0 = 31: ŝ(0,7) = 90 / 6 = 15 wins.
+        // s_0 = 1 here, so ŝ(0,7) = (1 + 14 + 13 + 12 + 0.8·11 + 0.6·10 + 0.4·9 + 0.2·8) / 6
+        // = 60 / 6 is smaller. After 30 more packets s_0 = 31: ŝ(0,7) = 90 / 6 = 15 wins.
         assert!(close(ali.mean_interval().unwrap(), 68.0 / 6.0));
         run_from(&mut ali, next, next + 30);
         assert!(close(ali.mean_interval().unwrap(), 15.0));

@@ -3525,4 +3525,27 @@ mod tests {
         }
         assert_eq!(levels, vec![0.0, 0.5, 1.375]);
     }
+
+    /// The paper profile's wait between adaptations is twice the *largest* smoothed RTT of the
+    /// flows (spec §2.13, AMBIG-10), the default RTT standing in for a flow without a sample:
+    /// RTTs of 100 and 500 ms give 1 s, whichever flow opened first.
+    #[test]
+    fn paper_wait_is_twice_the_largest_rtt() {
+        let other = NodeId(8);
+        for (first, second) in [(SRC, other), (other, SRC)] {
+            let mut s = sink(Profile::Paper);
+            s.handle_datagram(ms(0), first, &syn(1.0, 1));
+            s.handle_datagram(ms(0), second, &syn(1.0, 1));
+            let _ = sent(&mut s);
+            assert_eq!(s.paper_wait(), s.cfg.default_rtt.saturating_mul(2));
+            // Samples (T‴ − T) − (T″ − T′) of 1 s − 0.9 s and 1 s − 0.5 s, echoing fid 1.
+            for (src, since) in [(SRC, 900), (other, 500)] {
+                let rate = s.flows[&src].assigned_code;
+                s.handle_datagram(ms(1_000), src, &data(1, rate, 1, since, false));
+            }
+            assert_eq!(s.flow_info(SRC).unwrap().rtt, Some(Duration::from_millis(100)));
+            assert_eq!(s.flow_info(other).unwrap().rtt, Some(Duration::from_millis(500)));
+            assert_eq!(s.paper_wait(), Duration::from_millis(1_000), "{first:?} first");
+        }
+    }
 }
