@@ -87,8 +87,8 @@ pub(crate) fn run_all<T: Sync, R: Send>(items: &[T], work: impl Fn(&T) -> Result
     run_all_noting(items, work, &std::sync::atomic::AtomicBool::new(false))
 }
 
-/// [`run_all`] with the flag it sets at the first failure given by the caller (false on entry),
-/// so that a test's runs can wait until the failure is noted.
+/// [`run_all`] with the flag it sets at the first failure (or panic) given by the caller (false
+/// on entry), so that a test's runs can wait until the failure is noted.
 fn run_all_noting<T: Sync, R: Send>(
     items: &[T],
     work: impl Fn(&T) -> Result<R> + Sync,
@@ -101,7 +101,12 @@ fn run_all_noting<T: Sync, R: Send>(
             if failed.load(Ordering::SeqCst) {
                 return None;
             }
-            let r = work(item);
+            // A run that panics (a bug) stops the batch as a failed run does; rayon hands the
+            // panic to the caller once the runs under way have ended.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| work(item))).unwrap_or_else(|p| {
+                failed.store(true, Ordering::SeqCst);
+                std::panic::resume_unwind(p)
+            });
             if r.is_err() {
                 failed.store(true, Ordering::SeqCst);
             }
@@ -1266,6 +1271,46 @@ mod tests {
             .to_string();
         assert!(!alone.load(Ordering::SeqCst), "runs 0 and 1 did not run at the same time: {e}");
         assert_eq!(e, "2 of 2 runs failed:\n  - run 0: running: no route\n  - run 1: running: no route");
+    }
+
+    /// A run that panics stops the batch as a failed run does (no run starts after it), and the
+    /// panic reaches the caller.
+    #[test]
+    fn a_panicking_run_stops_the_batch() {
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(2).build().unwrap();
+        let items: Vec<usize> = (0..100).collect();
+        let started = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let waited_too_long = AtomicBool::new(false);
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            pool.install(|| {
+                run_all_noting(
+                    &items,
+                    |&i| {
+                        started.fetch_add(1, Ordering::SeqCst);
+                        if i == 0 {
+                            panic!("run 0: a bug");
+                        }
+                        // As in the failure test: wait until the batch has noted the panic.
+                        let t0 = std::time::Instant::now();
+                        while !failed.load(Ordering::SeqCst) {
+                            if t0.elapsed() > Arrivals::LIMIT {
+                                waited_too_long.store(true, Ordering::SeqCst);
+                                anyhow::bail!("run {i}: run 0's panic not noted within {:?}", Arrivals::LIMIT);
+                            }
+                            std::thread::sleep(Duration::from_millis(1));
+                        }
+                        Ok(i)
+                    },
+                    &failed,
+                )
+            })
+        }));
+        let payload = r.expect_err("the panic did not reach the caller");
+        assert!(!waited_too_long.load(Ordering::SeqCst), "the batch did not note the panic");
+        assert_eq!(payload.downcast_ref::<&str>(), Some(&"run 0: a bug"));
+        let started = started.load(Ordering::SeqCst);
+        assert!((1..=2).contains(&started), "{started} runs started; at most 2 can start before the panic is noted");
     }
 
     /// `--payload-bytes` reaches every flow of a multi-flow experiment; without it each flow
