@@ -323,7 +323,9 @@ fn main() -> std::process::ExitCode {
         }
         Err(payload) => match output_failure(&*payload) {
             Some(OutputFailure::Stdout(why)) => stdout_failure_exit(why),
-            Some(OutputFailure::Stderr) => std::process::ExitCode::FAILURE,
+            // Nothing can be said; a closed pipe (`wsn … 2>&1 | head`) ends as at standard output.
+            Some(OutputFailure::Stderr(why)) if is_closed_pipe(why) => closed_pipe_exit(),
+            Some(OutputFailure::Stderr(_)) => std::process::ExitCode::FAILURE,
             None => std::panic::resume_unwind(payload),
         },
     }
@@ -416,7 +418,7 @@ fn closed_pipe_exit() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
         libc::raise(libc::SIGPIPE);
     }
-    // Not reached on Unix.
+    // Reached only where SIGPIPE is blocked (the signal stays pending) or off Unix.
     std::process::ExitCode::from(141)
 }
 
@@ -446,7 +448,8 @@ pub(crate) mod stdout_test {
 enum OutputFailure<'a> {
     /// Standard output, with the cause (e.g. `No space left on device (os error 28)`).
     Stdout(&'a str),
-    Stderr,
+    /// Standard error, with the cause.
+    Stderr(&'a str),
 }
 
 fn output_failure(payload: &(dyn std::any::Any + Send)) -> Option<OutputFailure<'_>> {
@@ -454,8 +457,8 @@ fn output_failure(payload: &(dyn std::any::Any + Send)) -> Option<OutputFailure<
     let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied())?;
     if let Some(why) = msg.strip_prefix("failed printing to stdout") {
         Some(OutputFailure::Stdout(why.trim_start_matches(": ")))
-    } else if msg.starts_with("failed printing to stderr") {
-        Some(OutputFailure::Stderr)
+    } else if let Some(why) = msg.strip_prefix("failed printing to stderr") {
+        Some(OutputFailure::Stderr(why.trim_start_matches(": ")))
     } else {
         None
     }
@@ -699,10 +702,13 @@ fn run_cli(cli: Cli) -> Result<()> {
             .line();
             let pairs: usize = links.out.iter().map(Vec::len).sum();
             if out.as_os_str() == "-" {
-                let mut w = std::io::BufWriter::new(std::io::stdout().lock());
-                let written = std::io::Write::write_all(&mut w, format!("{header}\n").as_bytes())
-                    .and_then(|()| wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut w))
-                    .and_then(|()| std::io::Write::flush(&mut w));
+                // Built in memory first, so that a refused value is its own error, not a failure
+                // of standard output, and nothing is half-written.
+                let mut text = format!("{header}\n").into_bytes();
+                wsn_sim::topology::write_tossim_gains_to(&links, floor, 0.0, fold_tx_power, &mut text)
+                    .context("writing the gains")?;
+                let mut w = std::io::stdout().lock();
+                let written = std::io::Write::write_all(&mut w, &text).and_then(|()| std::io::Write::flush(&mut w));
                 if let Err(e) = written {
                     // Ended as println! ends at a failure, which `main` reports (or, at a
                     // closed pipe, ends quietly) like any other.

@@ -1395,6 +1395,14 @@ fn a_closed_pipe_ends_quietly_once_the_results_are_in_place() {
     let o = o.unwrap();
     assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
+    // Standard error a closed pipe (`wsn … 2>&1 | head`): a warning said with the results (two
+    // nodes at one spot) ends the run the same way, after they are written.
+    std::fs::write(dir.join("p.csv"), "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,5.0,0.0\n").unwrap();
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "w", "--set", "output.plots=false"];
+    let layout = "topology.layout={ kind = \"file\", path = \"p.csv\" }";
+    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).stderr(closed_pipe()).output().unwrap();
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
+    assert!(dir.join("w/summary.json").is_file(), "the results were not written");
     std::fs::remove_dir_all(&dir).ok();
 }
 
