@@ -455,13 +455,10 @@ enum OutputFailure<'a> {
 fn output_failure(payload: &(dyn std::any::Any + Send)) -> Option<OutputFailure<'_>> {
     // `PanicHookInfo::payload_as_str` would do, but needs Rust 1.91 (the MSRV is 1.89).
     let msg = payload.downcast_ref::<String>().map(String::as_str).or(payload.downcast_ref::<&str>().copied())?;
-    if let Some(why) = msg.strip_prefix("failed printing to stdout") {
-        Some(OutputFailure::Stdout(why.trim_start_matches(": ")))
-    } else if let Some(why) = msg.strip_prefix("failed printing to stderr") {
-        Some(OutputFailure::Stderr(why.trim_start_matches(": ")))
-    } else {
-        None
-    }
+    let cause = |prefix: &str| msg.strip_prefix(prefix).map(|why| why.trim_start_matches(": "));
+    cause("failed printing to stdout")
+        .map(OutputFailure::Stdout)
+        .or_else(|| cause("failed printing to stderr").map(OutputFailure::Stderr))
 }
 
 /// Writes an error report to standard error; where standard error cannot be written, there is
