@@ -1205,6 +1205,20 @@ mod tests {
         }
     }
 
+    /// Waits until the batch has noted a failure (`failed`, the flag given to
+    /// [`run_all_noting`]); after [`Arrivals::LIMIT`] sets `waited_too_long` and fails the run.
+    fn wait_until_noted(failed: &AtomicBool, waited_too_long: &AtomicBool) -> anyhow::Result<()> {
+        let t0 = std::time::Instant::now();
+        while !failed.load(Ordering::SeqCst) {
+            if t0.elapsed() > Arrivals::LIMIT {
+                waited_too_long.store(true, Ordering::SeqCst);
+                anyhow::bail!("the first failure was not noted within {:?}", Arrivals::LIMIT);
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(())
+    }
+
     /// A batch returns its results in order; after a failure it starts no new run, and the
     /// error counts the failed runs and the ones not started and names every failed one.
     #[test]
@@ -1229,14 +1243,7 @@ mod tests {
                         if i == 0 {
                             anyhow::bail!("run {i}: boom");
                         }
-                        let t0 = std::time::Instant::now();
-                        while !failed.load(Ordering::SeqCst) {
-                            if t0.elapsed() > Arrivals::LIMIT {
-                                waited_too_long.store(true, Ordering::SeqCst);
-                                anyhow::bail!("run {i}: run 0's failure not noted within {:?}", Arrivals::LIMIT);
-                            }
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
+                        wait_until_noted(&failed, &waited_too_long)?;
                         Ok(i)
                     },
                     &failed,
@@ -1291,15 +1298,7 @@ mod tests {
                         if i == 0 {
                             panic!("run 0: a bug");
                         }
-                        // As in the failure test: wait until the batch has noted the panic.
-                        let t0 = std::time::Instant::now();
-                        while !failed.load(Ordering::SeqCst) {
-                            if t0.elapsed() > Arrivals::LIMIT {
-                                waited_too_long.store(true, Ordering::SeqCst);
-                                anyhow::bail!("run {i}: run 0's panic not noted within {:?}", Arrivals::LIMIT);
-                            }
-                            std::thread::sleep(Duration::from_millis(1));
-                        }
+                        wait_until_noted(&failed, &waited_too_long)?;
                         Ok(i)
                     },
                     &failed,

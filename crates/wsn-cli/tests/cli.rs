@@ -1344,6 +1344,27 @@ fn unwritable_stdout_leaves_a_sweeps_results_in_place() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A failed run's staging folder left in `dir/o`, which the next run there removes (and says
+/// so while it moves its results into place).
+#[cfg(target_os = "linux")]
+fn stale_staging_folder(dir: &Path) -> PathBuf {
+    let stale = dir.join("o/.wsn-staging-run-1-2");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("summary.json"), "{}").unwrap();
+    stale
+}
+
+/// A run of the tiny scenario `f` into `dir/w` whose positions put two nodes at one spot: it
+/// warns about them (on standard error) with its results.
+#[cfg(target_os = "linux")]
+fn warning_run(dir: &Path, f: &Path) -> std::process::Command {
+    std::fs::write(dir.join("p.csv"), "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,5.0,0.0\n").unwrap();
+    let mut cmd = wsn();
+    cmd.current_dir(dir).args(["run", f.to_str().unwrap(), "-q", "--out", "w", "--set", "output.plots=false"]);
+    cmd.args(["--set", "topology.layout={ kind = \"file\", path = \"p.csv\" }"]);
+    cmd
+}
+
 /// A run into a folder that holds a failed run's staging folder says that it removes it while
 /// it moves its results into place: standard output that cannot be written must not stop it
 /// there (the run's results were lost).
@@ -1351,9 +1372,7 @@ fn unwritable_stdout_leaves_a_sweeps_results_in_place() {
 #[test]
 fn unwritable_stdout_does_not_stop_a_run_while_it_moves_its_results() {
     let (dir, f) = tiny_scenario("stale-stdout-full");
-    let stale = dir.join("o/.wsn-staging-run-1-2");
-    std::fs::create_dir_all(&stale).unwrap();
-    std::fs::write(stale.join("summary.json"), "{}").unwrap();
+    let stale = stale_staging_folder(&dir);
     let args = ["run", f.to_str().unwrap(), "-q", "--out", "o", "--set", "output.plots=false"];
     let o = wsn().current_dir(&dir).args(args).stdout(dev_full()).output().unwrap();
     let err = assert_stdout_error(&o);
@@ -1375,9 +1394,7 @@ fn unwritable_stdout_does_not_stop_a_run_while_it_moves_its_results() {
 fn a_closed_pipe_ends_quietly_once_the_results_are_in_place() {
     use std::os::unix::process::ExitStatusExt;
     let (dir, f) = tiny_scenario("stale-closed-pipe");
-    let stale = dir.join("o/.wsn-staging-run-1-2");
-    std::fs::create_dir_all(&stale).unwrap();
-    std::fs::write(stale.join("summary.json"), "{}").unwrap();
+    let stale = stale_staging_folder(&dir);
     let closed_pipe = || {
         let (reader, writer) = std::io::pipe().unwrap();
         drop(reader);
@@ -1397,10 +1414,7 @@ fn a_closed_pipe_ends_quietly_once_the_results_are_in_place() {
     assert!(o.stderr.is_empty(), "{}", String::from_utf8_lossy(&o.stderr));
     // Standard error a closed pipe (`wsn … 2>&1 | head`): a warning said with the results (two
     // nodes at one spot) ends the run the same way, after they are written.
-    std::fs::write(dir.join("p.csv"), "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,5.0,0.0\n").unwrap();
-    let args = ["run", f.to_str().unwrap(), "-q", "--out", "w", "--set", "output.plots=false"];
-    let layout = "topology.layout={ kind = \"file\", path = \"p.csv\" }";
-    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).stderr(closed_pipe()).output().unwrap();
+    let o = warning_run(&dir, &f).stderr(closed_pipe()).output().unwrap();
     assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
     assert!(dir.join("w/summary.json").is_file(), "the results were not written");
     std::fs::remove_dir_all(&dir).ok();
@@ -1477,14 +1491,11 @@ fn unwritable_stderr_keeps_the_exit_code() {
     // A scenario warning said with the run's results (two nodes at one spot of a positions
     // file): written once the results are in place, so a standard error that cannot take it
     // still stops the command (exit code 1), but not before them (they were lost).
-    std::fs::write(dir.join("p.csv"), "node,x_m,y_m\n0,0.0,0.0\n1,5.0,0.0\n2,5.0,0.0\n").unwrap();
-    let args = ["run", f.to_str().unwrap(), "-q", "--out", "w", "--set", "output.plots=false"];
-    let layout = "topology.layout={ kind = \"file\", path = \"p.csv\" }";
-    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).stderr(dev_full()).output().unwrap();
+    let o = warning_run(&dir, &f).stderr(dev_full()).output().unwrap();
     assert_eq!(o.status.code(), Some(1), "{:?}", o.status);
     assert!(dir.join("w/summary.json").is_file(), "the results were not written");
     assert!(!dir.join("w/.wsn-run.lock").exists());
-    let o = wsn().current_dir(&dir).args(args).args(["--set", layout]).output().unwrap();
+    let o = warning_run(&dir, &f).output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success() && err.contains("closer than D0"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
