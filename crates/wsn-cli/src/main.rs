@@ -291,11 +291,11 @@ fn main() -> std::process::ExitCode {
     // moves its results into place before it prints them, and lines printed before that go
     // through `say!`, which does not stop the command), and `main` turns it into an error and
     // exit code 1, naming where the results are (`results_in_place`), or at a closed pipe into a
-    // quiet end ([`stdout_failure_exit`]). Standard error that
-    // cannot be written (`2> /dev/full`) cannot report anything, not even a panic: eprintln!'s
-    // panic is left unreported in the same way and ends with exit code 1, and the error reports
-    // here ignore a failed write (exit code 1, or clap's 2 for a usage error). Other panics keep
-    // the default report and exit code.
+    // quiet end ([`stdout_failure_exit`]). Standard error that cannot be written (`2> /dev/full`)
+    // cannot report anything, not even a panic: eprintln!'s panic is left unreported in the same
+    // way and ends with exit code 1 (at a closed pipe, the quiet end), and the error reports here
+    // ignore a failed write (exit code 1, or clap's 2 for a usage error). Other panics keep the
+    // default report and exit code.
     let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         if output_failure(info.payload()).is_none() {
