@@ -521,7 +521,7 @@ pub(crate) fn section(
 
 /// `wsn compare` into `dir` (created if missing); `rcrt_payload` as in [`jobs`].
 pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Option<usize>) -> Result<()> {
-    crate::create_out_dir(&dir)?;
+    let _made = crate::create_out_dir(&dir)?;
     let (jobs, rates) = jobs(quick, rcrt_payload);
     let runs = run_jobs("compare", &jobs, seed, None)?;
     let mut md = format!(

@@ -245,9 +245,30 @@ pub(crate) fn parse_count<T: TryFrom<u128>>(s: &str) -> Result<T, String> {
     }
 }
 
+/// The folders [`create_out_dir`] made, deepest first. When it goes out of scope each is removed
+/// again if it is empty, deepest first: a command that fails before it writes anything (an
+/// error found once the run starts, a run refused by a check of its own) leaves no empty folder
+/// it made, its parents included; one that wrote anything leaves what it wrote. Bind it to a
+/// named variable (`let _made = …`) declared before the command's lock and staging folders, so
+/// that they are gone when it looks.
+#[must_use = "the folders made are removed again when this is dropped, if still empty"]
+pub(crate) struct NewFolders(Vec<std::path::PathBuf>);
+
+impl Drop for NewFolders {
+    fn drop(&mut self) {
+        for made in &self.0 {
+            // A folder that holds anything stays, and so do its parents.
+            if std::fs::remove_dir(made).is_err() {
+                break;
+            }
+        }
+    }
+}
+
 /// Create the output folder `dir` (and its parents); a path that exists as something other
-/// than a folder is refused by name.
-pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
+/// than a folder is refused by name. The folders it made are removed again when the returned
+/// [`NewFolders`] is dropped, if they are still empty then.
+pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<NewFolders> {
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{} exists and is not a folder: --out names the folder to write into", dir.display());
     }
@@ -257,8 +278,10 @@ pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
     // 0300) cannot be opened to sync, and that must not stop the command.
     let created: Vec<&std::path::Path> =
         dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
+    // Those made before a failure below are removed again (if empty) when this goes.
+    let made = NewFolders(created.iter().map(|p| p.to_path_buf()).collect());
     std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for new in created {
+    for &new in &created {
         let parent = new.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if let Err(e) = wsn_sim::output::sync_dir(parent) {
             if e.kind() != std::io::ErrorKind::PermissionDenied {
@@ -274,7 +297,8 @@ pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<()> {
     // runs (sweep, reproduce, compare, bench): try a file now.
     let probe = dir.join(format!(".wsn-write-check-{}", std::process::id()));
     std::fs::write(&probe, b"").with_context(|| format!("{} is not writable", dir.display()))?;
-    std::fs::remove_file(&probe).with_context(|| format!("removing {}", probe.display()))
+    std::fs::remove_file(&probe).with_context(|| format!("removing {}", probe.display()))?;
+    Ok(made)
 }
 
 /// Printed after a single-seed `reproduce rcrt` or `compare`.
@@ -517,10 +541,9 @@ fn run_cli(cli: Cli) -> Result<()> {
                 None => default_dir(&sc.name, "")?,
             };
             refuse_inputs_among_outputs(&sc, &scenario, &dir)?;
-            // A folder this run creates and an error found once the run starts (a payload too
-            // long for the MAC, say) would leave empty: removed again then.
-            let fresh_dir = !dir.exists();
-            crate::create_out_dir(&dir)?;
+            // The folders this run makes go again if it fails before writing anything (an
+            // error found once the run starts, a payload too long for the MAC, say).
+            let _made = crate::create_out_dir(&dir)?;
             // One run at a time into a folder (two would write the same temporary trace files);
             // held until the results are in place. Then no other run writes the temporary
             // trace files there: any that are there are a killed or failed run's.
@@ -541,17 +564,7 @@ fn run_cli(cli: Cli) -> Result<()> {
                     );
                 }
             }
-            let r = match run_with_bar(&sc, seed, &dir, quiet) {
-                Ok(r) => r,
-                Err(e) => {
-                    if fresh_dir {
-                        // Only if still empty: whatever the run wrote stays.
-                        drop(lock);
-                        let _ = std::fs::remove_dir(&dir);
-                    }
-                    return Err(e);
-                }
-            };
+            let r = run_with_bar(&sc, seed, &dir, quiet)?;
             // An earlier run's files would otherwise stay beside this one's; removed only now, so
             // that an interrupted or failed run leaves them, and its trace files under their
             // temporary names (`trace.csv.partial`), which the error names.
@@ -580,7 +593,7 @@ fn run_cli(cli: Cli) -> Result<()> {
             results_in_place(&dir);
             print_summary(&r, &dir);
             if !removed.is_empty() {
-                println!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
+                say!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
             }
             // Settings that run but leave nothing to look at.
             let routing = &r.summary.routing;
@@ -1118,7 +1131,7 @@ fn sweep(
         Some(d) => d,
         None => default_dir(&base.name, "-sweep")?,
     };
-    crate::create_out_dir(&dir)?;
+    let _made = crate::create_out_dir(&dir)?;
     let first_seed = seed.unwrap_or(base.seed);
     let mut jobs_list: Vec<(usize, u64)> = Vec::new();
     for (i, &v) in vals.iter().enumerate() {
@@ -1302,13 +1315,16 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
     Ok(r)
 }
 
+/// The one-screen summary of a run whose results are in place. Its lines go through [`say!`]: a
+/// standard output that cannot take them (`> /dev/full`, a closed pipe) does not stop the
+/// warnings that follow on standard error; the failure ends the command once they are said.
 fn print_summary(r: &RunResult, dir: &std::path::Path) {
     let s = &r.summary;
     let t = &s.totals;
     // The reception rules are named only when they are not the default (TOSSIM's).
     let rules = if s.reception == wsn_sim::scenario::Reception::Ns3 { ", ns3 reception" } else { "" };
-    println!("scenario  {}  (seed {}, preset {}{rules}, protocol {})", s.scenario, s.seed, s.preset, s.protocol);
-    println!(
+    say!("scenario  {}  (seed {}, preset {}{rules}, protocol {})", s.scenario, s.seed, s.preset, s.protocol);
+    say!(
         "run       {} s simulated in {:.2} s wall, {} events ({:.1} M/s), {} nodes",
         short_s(s.sim_seconds),
         s.wall_seconds,
@@ -1330,7 +1346,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     } else {
         format!("no traffic (max {})", s.routing.max_depth_seen)
     };
-    println!(
+    say!(
         "routing   tree depth while traffic flows: {depth}; mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}",
         s.routing.mean_depth,
         s.routing.parent_changes,
@@ -1338,7 +1354,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.routing.unrouted_nodes
     );
     if t.originated > 0 {
-        println!(
+        say!(
             "traffic   {} flows: originated {}, delivered {} ({:.1} %)",
             s.flows.len(),
             t.originated,
@@ -1346,19 +1362,19 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
             100.0 * t.delivery_ratio
         );
     } else {
-        println!("traffic   {} flows: no packet originated", s.flows.len());
+        say!("traffic   {} flows: no packet originated", s.flows.len());
     }
     if t.mean_goodput_pps.is_finite() {
-        println!(
+        say!(
             "goodput   per flow mean {} pkt/s, min {}, max {}",
             rate(t.mean_goodput_pps),
             rate(t.min_goodput_pps),
             rate(t.max_goodput_pps)
         );
     } else {
-        println!("goodput   no flow started before the end of the run");
+        say!("goodput   no flow started before the end of the run");
     }
-    println!(
+    say!(
         "frames    data {}, beacons {}, acks {}; drops: queue {}, mac {}, no route {}, loop/TTL {}; dups suppressed {}",
         t.data_frames,
         t.beacon_frames,
@@ -1373,7 +1389,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         let unreliable = s.flows.iter().filter(|f| f.in_order_exactly_once == Some(false)).count();
         // A share of nothing is said as such, not as 0.0 % (a run whose flows never sent).
         let share = |of: u64| if of == 0 { "–".to_string() } else { format!("{:.1}", 100.0 * fb as f64 / of as f64) };
-        println!(
+        say!(
             "transport feedback {} ({} % of data packets originated, the paper's measure; {} % of data frames on the air), congestion decreases {}; flows not (yet) complete in order: {}",
             fb,
             share(t.originated),
@@ -1386,7 +1402,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         let (expired, revived, replaced) =
             (t.flows_expired.unwrap_or(0), t.flows_revived.unwrap_or(0), t.flows_replaced.unwrap_or(0));
         if expired + replaced > 0 {
-            println!(
+            say!(
                 "          flows released by the idle timeout {expired} (revived by their data {revived}); replaced by a new incarnation {replaced}"
             );
         }
@@ -1406,7 +1422,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
             .map(|&(n, from, to)| format!("node {n} {}–{} s", short_s(from), short_s(to)))
             .collect();
         let more = if outages.len() > 4 { format!(", and {} more", outages.len() - 4) } else { String::new() };
-        println!("outages   radio off: {}{more}", shown.join(", "));
+        say!("outages   radio off: {}{more}", shown.join(", "));
     }
     let inv = &t.invariant_violations;
     let ok = inv.duplicate_deliveries
@@ -1417,9 +1433,9 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         + inv.datagrams_refused
         + inv.skipped_deliveries
         == 0;
-    println!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
-    println!("trace     sha256 {}", s.trace_sha256);
-    println!("outputs   {}", dir.display());
+    say!("checks    invariants {}", if ok { "ok".to_string() } else { format!("VIOLATED: {inv:?}") });
+    say!("trace     sha256 {}", s.trace_sha256);
+    say!("outputs   {}", dir.display());
 }
 
 /// Write a run's result files and plots into `dir`, with the list of them

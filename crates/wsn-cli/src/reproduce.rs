@@ -181,7 +181,7 @@ fn variant(p: &str) -> Vec<String> {
 /// With `payload`, every flow of every experiment carries that many application bytes per packet
 /// instead of its scenario's own (64): the authors' test harness sent 6 (docs/rcrt.md, finding H).
 pub fn rcrt(quick: bool, dir: PathBuf, seed: Option<u64>, payload: Option<usize>) -> Result<()> {
-    crate::create_out_dir(&dir)?;
+    let _made = crate::create_out_dir(&dir)?;
     let count = if quick { 200 } else { 1000 };
     let loads: Vec<f64> = if quick { vec![0.3, 0.6, 0.9, 1.2] } else { vec![0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6] };
     let sweep_s = if quick { 1800.0 } else { 3600.0 };

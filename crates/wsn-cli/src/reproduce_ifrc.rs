@@ -43,7 +43,7 @@ const UNSTABLE_HALVINGS_PER_EPOCH: f64 = 1.5;
 
 /// Run the IFRC reproduction into `dir` (created if missing).
 pub fn ifrc(quick: bool, dir: PathBuf, seed: Option<u64>) -> Result<()> {
-    crate::create_out_dir(&dir)?;
+    let _made = crate::create_out_dir(&dir)?;
     let plan = Plan::new(quick);
     let mut jobs: Vec<Job> = Vec::new();
     for p in PROFILES {

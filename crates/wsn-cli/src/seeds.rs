@@ -69,16 +69,9 @@ impl SeedArgs {
     ) -> Result<()> {
         let seeds = seed_list(self.seed, self.seeds)?;
         check_owner(dir, cmd.title)?;
-        let existed = dir.exists();
-        crate::create_out_dir(dir)?;
         // A run refused before it wrote anything (a bad argument that the runs check) leaves no
-        // empty folder behind that it made.
-        let tidy = |e: anyhow::Error| {
-            if !existed {
-                let _ = std::fs::remove_dir(dir);
-            }
-            e
-        };
+        // empty folder behind that it made, nor its parents.
+        let _made = crate::create_out_dir(dir)?;
         if self.seeds == 1 {
             // Everything is written into a staging folder first and replaces the earlier files
             // only once all of it is written: a failed or interrupted run leaves the folder as
@@ -90,20 +83,17 @@ impl SeedArgs {
             for name in ["report.md", "numbers.csv"] {
                 let to = dir.join(name);
                 if to.is_dir() {
-                    return Err(tidy(anyhow::anyhow!(
-                        "{} is a folder, where a file of that name goes; move it away",
-                        to.display()
-                    )));
+                    anyhow::bail!("{} is a folder, where a file of that name goes; move it away", to.display());
                 }
             }
             let committed = crate::staging::create(dir, "report").and_then(|staging| {
                 let written = one(staging.to_path_buf(), self.seed);
                 let left = left_note(dir, false);
                 crate::staging::commit(&staging, dir, written, &left)
-                // The staging folder's lock file goes here, before `tidy` looks for an empty
+                // The staging folder's lock file goes here, before `_made` looks for an empty
                 // folder.
             });
-            committed.map_err(tidy)?;
+            committed?;
             crate::results_in_place(&dir.join("report.md"));
             // Only now that this run's report replaced the index that lists them; before anything
             // is printed, so that standard output that cannot be written (which stops the
@@ -123,7 +113,7 @@ impl SeedArgs {
             Ok(())
         } else {
             let cmd = Command { title: cmd.title, line: format!("{}{}", cmd.line, self.options()) };
-            over_seeds(dir, &seeds, &cmd, |sub, s| one(sub, Some(s))).map_err(tidy)
+            over_seeds(dir, &seeds, &cmd, |sub, s| one(sub, Some(s)))
         }
     }
 
@@ -187,7 +177,7 @@ pub(crate) fn over_seeds(
     cmd: &Command<'_>,
     one: impl Fn(PathBuf, u64) -> Result<()>,
 ) -> Result<()> {
-    crate::create_out_dir(dir)?;
+    let _made = crate::create_out_dir(dir)?;
     // What would stop the moves half-way is refused before the first seed runs.
     check_targets(dir, seeds)?;
     let staging = crate::staging::create(dir, "seeds")?;

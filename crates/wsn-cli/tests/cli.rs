@@ -68,15 +68,21 @@ fn payload_bytes_is_refused_outside_rcrt() {
 }
 
 /// A payload the runs refuse stops the command before any run, and leaves no empty output
-/// folder behind.
+/// folder behind, nor the parents it made for it.
 #[test]
 fn a_refused_payload_leaves_no_folder() {
-    let out = std::env::temp_dir().join(format!("wsn-refused-payload-{}", std::process::id()));
+    let top = std::env::temp_dir().join(format!("wsn-refused-payload-{}", std::process::id()));
+    let out = top.join("compare");
     let out_s = out.to_str().unwrap();
     fails_saying(&["compare", "--quick", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
-    assert!(!out.exists(), "{} was left", out.display());
+    assert!(!top.exists(), "{} was left", top.display());
     fails_saying(&["compare", "--quick", "--seeds", "2", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
-    assert!(!out.exists(), "{} was left", out.display());
+    assert!(!top.exists(), "{} was left", top.display());
+    // A folder that was there stays, and so does whatever it holds.
+    std::fs::create_dir_all(&top).unwrap();
+    fails_saying(&["compare", "--quick", "--rcrt-payload-bytes", "5", "--out", out_s], "payload");
+    assert!(top.is_dir() && !out.exists(), "the folder that was there went, or the new one stayed");
+    std::fs::remove_dir_all(&top).ok();
 }
 
 impl Numbers {
@@ -887,9 +893,10 @@ fn only_an_earlier_runs_files_are_removed() {
 fn a_refused_run_leaves_no_empty_folder() {
     let (dir, f) = tiny_scenario("refused-fresh");
     let out = dir.join("fresh");
+    // Its parents too, when the run made them.
     let o = wsn()
         .args(["run", f.to_str().unwrap(), "-q", "--set", "flows.0.payload_bytes=200", "--out"])
-        .arg(&out)
+        .arg(out.join("a/b"))
         .output()
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("payload_bytes = 200"));
@@ -1417,6 +1424,14 @@ fn a_closed_pipe_ends_quietly_once_the_results_are_in_place() {
     let o = warning_run(&dir, &f).stderr(closed_pipe()).output().unwrap();
     assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}", o.status);
     assert!(dir.join("w/summary.json").is_file(), "the results were not written");
+    // A warning said after the summary (a run too short for a tree) still reaches standard
+    // error when standard output is a closed pipe.
+    let args = ["run", f.to_str().unwrap(), "-q", "--out", "n", "--set", "output.plots=false"];
+    let o = wsn().current_dir(&dir).args(args).args(["--set", "duration_s=1"]).stdout(closed_pipe()).output();
+    let o = o.unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.signal(), Some(libc::SIGPIPE), "{:?}: {err}", o.status);
+    assert!(err.contains("no node ever had a route to a sink"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
