@@ -65,7 +65,8 @@ enum Cmd {
         out: Option<PathBuf>,
         /// Override any scenario field, e.g. --set duration_s=600 --set flows.0.rate_pps=2
         /// (flows[0].rate_pps also works); repeatable. VALUE is read as TOML, else taken as a plain
-        /// string (quote a string that reads as a number: --set 'name="123"')
+        /// string (quote a string that reads as a number: --set 'name="123"'); a VALUE that starts
+        /// with {, [ or a quote must be valid TOML
         #[arg(long = "set", value_name = "KEY=VALUE")]
         set: Vec<String>,
         /// Write the full event trace, trace.csv (large: 66 MB for office40's hour); the same as

@@ -1657,7 +1657,8 @@ pub fn project_root() -> PathBuf {
 }
 
 /// Apply one `key.path=value` override to a TOML document. The value is parsed as TOML
-/// (number, bool, string, array, inline table) and taken as a bare string if that fails.
+/// (number, bool, string, array, inline table) and taken as a bare string if that fails, unless it
+/// starts with `{`, `[` or a quote: then it was meant as TOML, and the parse error is reported.
 pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<(), String> {
     let (key, raw) =
         spec.split_once('=').ok_or_else(|| format!("--set {spec}: expected KEY=VALUE (e.g. mac.max_retries=2)"))?;
@@ -1668,10 +1669,19 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
     let value: toml_edit::Value = match format!("v = {}", raw.trim()).parse::<toml_edit::DocumentMut>() {
         // No field is a date: `--set name=2024-01-01` means the text, as an unquoted word does.
         Ok(d) => d["v"].as_value().filter(|v| !v.is_datetime()).cloned().unwrap_or_else(|| raw.trim().into()),
-        Err(_) => {
+        Err(e) => {
             // Not TOML: taken as a bare string, except a number TOML cannot hold, which would
-            // otherwise fail later as "invalid type: string".
+            // otherwise fail later as "invalid type: string", and a value that opens an inline
+            // table, an array or a quoted string (`{kind="grid"` without its `}`), which would
+            // otherwise fail later as a string where a table was expected, hiding the typo.
             let t = raw.trim();
+            if t.starts_with(['{', '[', '"', '\'']) {
+                let why = e.message().trim().replace('\n', "; ");
+                return Err(format!(
+                    "--set {spec}: the value is not valid TOML ({why}): a value that starts with `{{`, `[` or a quote \
+                     must be a complete inline table, array or string"
+                ));
+            }
             let digits = t.strip_prefix(['-', '+']).unwrap_or(t);
             if digits.len() > 18 && !digits.starts_with('0') && digits.bytes().all(|b| b.is_ascii_digit()) {
                 return Err(format!(

@@ -57,7 +57,12 @@ impl Position {
 
 /// How nodes are placed (scenario key `kind`).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
-#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "kind",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    expecting = "a layout table with a `kind`, e.g. { kind = \"grid\", nodes = 25, spacing_m = 5.0 }"
+)]
 pub enum Placement {
     /// Row-major grid with `ceil(sqrt(nodes))` columns; node 0 at (0, 0).
     Grid {
@@ -757,7 +762,18 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
     let id = |s: &str, line: usize| -> Result<usize, TopologyError> {
         let v: usize = s.parse().map_err(|_| perr(line, format!("node id {s:?} is not a non-negative integer")))?;
         if v >= limit {
-            return Err(perr(line, format!("node id {v} outside 0..{limit}")));
+            return Err(perr(
+                line,
+                match n_hint {
+                    // A file for another network: say why the id is out of range.
+                    Some(n) if n <= MAX_NODES => {
+                        format!(
+                            "node id {v} outside 0..{n}: the layout has {n} nodes (a gain file of another network?)"
+                        )
+                    }
+                    _ => format!("node id {v} outside 0..{limit}"),
+                },
+            ));
         }
         Ok(v)
     };

@@ -100,7 +100,12 @@ fn default_reset_gap_s() -> f64 {
 
 /// Which noise model to use, as written in a scenario file (`model = "cpm"`, …).
 #[derive(Clone, Debug, serde::Deserialize, serde::Serialize, PartialEq)]
-#[serde(tag = "model", rename_all = "snake_case", deny_unknown_fields)]
+#[serde(
+    tag = "model",
+    rename_all = "snake_case",
+    deny_unknown_fields,
+    expecting = "a noise table with a `model`, e.g. { model = \"constant\", floor_dbm = -98.0 }"
+)]
 pub enum NoiseConfig {
     /// Closest-pattern matching on a measured trace (TOSSIM's default model).
     Cpm {
