@@ -528,6 +528,9 @@ pub struct Network {
     next_frame_id: u64,
     pub(crate) tracer: Tracer,
     freeze_at: Option<Instant>,
+    /// Since the route freeze: some node was left unfrozen because its parents did not lead to
+    /// its sink then ([`Network::freeze_rooted`]).
+    freeze_waiting: bool,
     /// Frames put on the air (data + beacons, every attempt).
     pub(crate) frames_on_air: u64,
     pub(crate) acks_on_air: u64,
@@ -839,6 +842,7 @@ impl Network {
             next_frame_id: 0,
             tracer: spec.tracer,
             freeze_at: spec.freeze_at,
+            freeze_waiting: false,
             frames_on_air: 0,
             acks_on_air: 0,
             rx_links: Vec::new(),
@@ -1196,13 +1200,7 @@ impl Network {
             Ev::Flow { flow } => self.flow_tick(flow as usize),
             Ev::Endpoint { ep } => self.endpoint_timer(ep as usize),
             Ev::Policy { change } => self.apply_policy_change(change as usize),
-            Ev::Freeze => {
-                for n in &mut self.nodes {
-                    for t in &mut n.trees {
-                        t.mhlqi.set_frozen(true);
-                    }
-                }
-            }
+            Ev::Freeze => self.freeze_rooted(),
         }
     }
 
@@ -1435,7 +1433,52 @@ impl Network {
         self.mac_kick(i);
     }
 
+    /// The route freeze (spec §6.4, `routing.freeze_after_s`), for every node whose parents
+    /// lead to its sink at this moment; the others (in a routing loop, behind one, or without a
+    /// route) keep MultiHopLQI's rules and freeze as soon as they do, checked at every route
+    /// change until none is left. Freezing every node at one instant would keep a loop of the
+    /// moment for good, cutting off every node in and behind it (the IFRC two-sink scenario,
+    /// seed 4, froze a loop of three nodes with thirteen sources). A frozen node never changes its
+    /// parent, and its parents were frozen with it or before it, so its path stays whole.
+    fn freeze_rooted(&mut self) {
+        let n = self.nodes.len();
+        let mut waiting = false;
+        for ti in 0..self.sinks.len() {
+            for i in 0..n {
+                if self.nodes[i].trees[ti].mhlqi.is_frozen() {
+                    continue;
+                }
+                // Up the parents: the root, or a frozen node (whose path is whole), ends a path.
+                let mut j = i;
+                let mut rooted = false;
+                for _ in 0..n {
+                    let m = &self.nodes[j].trees[ti].mhlqi;
+                    if m.is_root() || (j != i && m.is_frozen()) {
+                        rooted = true;
+                        break;
+                    }
+                    match m.parent() {
+                        Some(p) if p.index() < n => j = p.index(),
+                        _ => break,
+                    }
+                }
+                if rooted {
+                    // The nodes above `i` on its path are frozen by their own turn of this loop
+                    // or were already: `i`'s path is whole whichever comes first.
+                    self.nodes[i].trees[ti].mhlqi.set_frozen(true);
+                } else {
+                    waiting = true;
+                }
+            }
+        }
+        self.freeze_waiting = waiting;
+    }
+
     fn route_change(&mut self, i: usize, ti: usize, change: RouteChange) {
+        if self.freeze_waiting && change != RouteChange::None {
+            // A node that waits for a whole path may just have found one, or a node below it.
+            self.freeze_rooted();
+        }
         match change {
             RouteChange::None => {}
             RouteChange::NewParent { new, .. } => {

@@ -92,3 +92,37 @@ fn frozen_and_fixed_trees_do_not_change_parents() {
     let e1 = go(&load("ifrc/e1-40node.toml", &["duration_s=300", "output.plots=false"]));
     assert_eq!(e1.summary.routing.parent_changes, 0, "a static tree from a file");
 }
+
+/// The freeze keeps no routing loop (spec §6.4; a frozen tree is for experiments that want a
+/// fixed, usable tree): a node whose parents do not lead to the sink at the freeze (in a loop or
+/// behind one) keeps MultiHopLQI's rules until they do. RCRT's baseline with the 2.x MAC frozen at
+/// 600 s (seed 1, an example of docs/simulator.md) froze the loop 11 → 21 → 20 → 11, with 16
+/// nodes in or behind it, before session 30; every routed node now has a path to the sink, and
+/// the nodes that waited freeze once it has: no parent changes after 700 s.
+#[test]
+fn a_freeze_never_keeps_a_routing_loop() {
+    let run = |duration: &str| {
+        let set = ["mac.preset=\"tinyos2\"", "routing.freeze_after_s=600", duration, "output.plots=false"];
+        go(&load("rcrt/baseline.toml", &set))
+    };
+    let r = run("duration_s=700");
+    let later = run("duration_s=1500");
+    assert_eq!(later.summary.routing.parent_changes, r.summary.routing.parent_changes, "changes after 700 s");
+    let n = r.network.len();
+    let mut cut_off = Vec::new();
+    for i in 0..n {
+        let mut j = i;
+        let mut steps = 0;
+        while let Some(p) = r.network.parent(j, 0) {
+            j = p.index();
+            steps += 1;
+            if steps > n {
+                cut_off.push(i);
+                break;
+            }
+        }
+    }
+    assert!(cut_off.is_empty(), "nodes in or behind a frozen loop: {cut_off:?}");
+    assert_eq!(r.summary.routing.unrouted_nodes, 0, "{:?}", r.summary.routing);
+    assert!(r.summary.routing.max_depth_seen <= 12, "{:?}", r.summary.routing);
+}
