@@ -1440,6 +1440,8 @@ impl Network {
     /// moment for good, cutting off every node in and behind it (the IFRC two-sink scenario,
     /// seed 4, froze a loop of three nodes with thirteen sources). A frozen node never changes its
     /// parent, and its parents were frozen with it or before it, so its path stays whole.
+    /// [AMBIG → chosen: spec §6.4 says the freeze disables parent changes and is silent on a
+    /// loop at that moment; an experiment that freezes wants a usable tree]
     fn freeze_rooted(&mut self) {
         let n = self.nodes.len();
         let mut waiting = false;
