@@ -2519,6 +2519,21 @@ mod tests {
         assert!(!rule(&["routing.mhlqi.tenet_rules=false"]));
     }
 
+    /// When a node adopts a new parent X, its children table loses the entry for destination X,
+    /// "so that the parent is never also a child" [spec radio-mac-routing §6.3, Parent change]:
+    /// the network applies the rule on every route change it handles.
+    #[test]
+    fn a_new_parent_leaves_the_children_table() {
+        let mut net = clean_chain(4, 1.0, "", &[]);
+        let t = &mut net.nodes[1].trees[0];
+        assert_eq!(t.reverse.learn(NodeId(2), NodeId(3), Some(NodeId(0))), LearnOutcome::Learned);
+        assert_eq!(t.reverse.learn(NodeId(3), NodeId(3), Some(NodeId(0))), LearnOutcome::Learned);
+        net.route_change(1, 0, RouteChange::NewParent { old: Some(NodeId(0)), new: NodeId(2) });
+        let t = &net.nodes[1].trees[0];
+        assert_eq!(t.reverse.next_hop(NodeId(2)), None, "the new parent is still a child");
+        assert_eq!(t.reverse.next_hop(NodeId(3)), Some(NodeId(3)), "another child went too");
+    }
+
     /// `mac.sink_initial_backoff` (the IFRC build's base station draws (r & 7) + 1 units): the
     /// sink's frames wait 1–8 units before contending, a node's the preset's 1–16.
     #[test]
