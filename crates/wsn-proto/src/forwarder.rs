@@ -775,6 +775,27 @@ mod tests {
         assert_eq!((s.ttl_or_loop, s.forwarded, s.delivered, f.queue_len()), (2, 0, 0, 0));
     }
 
+    /// The learning rule holds where an upward packet is delivered too, not only where it is
+    /// forwarded: "at every forwarder, including the sink's base mote", an UP packet whose origin
+    /// is this node's parent is dropped, as it can only have come round a loop [spec
+    /// radio-mac-routing §6.3]. Here the receiver is the packet's sink and its routing refuses
+    /// the entry (the test context's parent, 2, is the origin): a loop drop, not a delivery.
+    #[test]
+    fn a_packet_the_routing_refuses_is_a_loop_drop_at_delivery_too() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = ctx(0, 2);
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(9, 0), &up_packet(2, 0, b"x"));
+        assert_eq!(c.learned, [(NodeId(2), NodeId(9))]);
+        assert_eq!(sink.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::Loop, origin: Some(NodeId(2)) }));
+        assert_eq!(sink.poll_event(), None);
+        let s = sink.stats();
+        assert_eq!((s.ttl_or_loop, s.delivered, s.forwarded), (1, 0, 0));
+        // Another origin from the same neighbour is learned and delivered.
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(9, 0), &up_packet(4, 0, b"y"));
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::Delivered { origin: NodeId(4), .. })));
+        assert_eq!(sink.stats().delivered, 1);
+    }
+
     /// A packet down the tree goes to the next hop of the learned reverse path, or, with none
     /// known, straight to its destination (Tenet's "try once"); it reaches its destination,
     /// which delivers it, and a node on the way forwards it without learning a reverse path.
@@ -811,6 +832,9 @@ mod tests {
             Some(AgentEvent::Delivered { origin: NodeId(0), protocol: 2, hops: 2, payload: b"fb".to_vec() })
         );
         assert!(!dst.wants_to_send());
+        // Nor does the destination: only UP packets teach the children table [spec
+        // radio-mac-routing §6.3, Learning].
+        assert!(c9.learned.is_empty(), "reverse-path learning from a downward packet at its destination");
     }
 
     #[test]

@@ -672,6 +672,26 @@ mod tests {
         assert!((t1.initial_backoff.mean().as_secs_f64() * 1e3 - 2.59).abs() < 0.01);
     }
 
+    /// The presets' windows, ACK waits, retry limits and queues are the spec's numbers
+    /// [spec radio-mac-routing §5.3: backoffs [11, 320] and [11, 80] jiffies, ACK wait 256
+    /// jiffies; §5.6: 1.x backoffs 1–16 and 1–64 units of 10 jiffies, ACK wait 75 jiffies;
+    /// §5.5: Tenet's 4 retransmissions 5–36 ms apart; §5.7: the test harness's FWD_QUEUE_LEN 16].
+    #[test]
+    fn presets_carry_the_spec_numbers() {
+        let win = |b: &Backoff| (b.min_units, b.max_units, b.unit_ns);
+        let t2 = MacConfig::tinyos2();
+        assert_eq!(win(&t2.initial_backoff), (11, 320, JIFFY_NS));
+        assert_eq!(win(&t2.congestion_backoff), (11, 80, JIFFY_NS));
+        assert_eq!((t2.ack_timeout_ns, t2.cca_guard_ns), (256 * JIFFY_NS, 7 * JIFFY_NS));
+        let t1 = MacConfig::tinyos1_tenet();
+        assert_eq!(win(&t1.initial_backoff), (1, 16, 10 * JIFFY_NS));
+        assert_eq!(win(&t1.congestion_backoff), (1, 64, 10 * JIFFY_NS));
+        assert_eq!(t1.ack_timeout_ns, 75 * JIFFY_NS);
+        assert_eq!((t1.max_retries, t1.queue_capacity), (4, 16));
+        let ms = 976_563; // one binary ms, ns
+        assert_eq!((t1.retry_gap_min_ns, t1.retry_gap_min_ns + t1.retry_gap_spread_ns), (5 * ms, 36 * ms));
+    }
+
     #[test]
     fn airtime_of_a_2x_frame() {
         // L = 28 → 47 bytes → 1.504 ms (spec §5.2)

@@ -2564,6 +2564,72 @@ mod tests {
         assert!(!rule(&["routing.mhlqi.tenet_rules=false"]));
     }
 
+    /// When a node adopts a new parent X, its children table loses the entry for destination X,
+    /// "so that the parent is never also a child" [spec radio-mac-routing §6.3, Parent change]:
+    /// the network applies the rule on every route change it handles.
+    #[test]
+    fn a_new_parent_leaves_the_children_table() {
+        let mut net = clean_chain(4, 1.0, "", &[]);
+        let t = &mut net.nodes[1].trees[0];
+        assert_eq!(t.reverse.learn(NodeId(2), NodeId(3), Some(NodeId(0))), LearnOutcome::Learned);
+        assert_eq!(t.reverse.learn(NodeId(3), NodeId(3), Some(NodeId(0))), LearnOutcome::Learned);
+        net.route_change(1, 0, RouteChange::NewParent { old: Some(NodeId(0)), new: NodeId(2) });
+        let t = &net.nodes[1].trees[0];
+        assert_eq!(t.reverse.next_hop(NodeId(2)), None, "the new parent is still a child");
+        assert_eq!(t.reverse.next_hop(NodeId(3)), Some(NodeId(3)), "another child went too");
+    }
+
+    /// An unanswered attempt ends `ack_timeout_ns` after the end of its frame, and the next one
+    /// starts `retry_gap` later with a new initial backoff [spec radio-mac-routing §5.3 step 6:
+    /// the ACK wait runs from the end of the frame; §5.5: Tenet's gap between tries]. With a
+    /// one-value backoff and a fixed gap the `SendDone` of a frame to a silent node comes at an
+    /// exact time: 1 + `max_retries` × (backoff, TXFIFO load, turnaround, air time, ACK wait),
+    /// plus `max_retries` gaps.
+    #[test]
+    fn an_unanswered_frame_ends_at_the_sum_of_its_waits() {
+        let mac = MacConfig::tinyos1_tenet();
+        let unit = mac.initial_backoff.unit_ns;
+        let gap = 5_000_000u64;
+        let over = vec![
+            format!("mac.initial_backoff={{min_units=2,max_units=2,unit_ns={unit}}}"),
+            format!("mac.retry_gap_min_ns={gap}"),
+            "mac.retry_gap_spread_ns=0".to_string(),
+        ];
+        let mut net = clean_chain(2, 2.0, "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 2.0\n", &over);
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 1, done: done.clone() });
+        net.after_agent(1);
+        let tries = u64::from(mac.max_retries) + 1;
+        let attempt = 2 * unit
+            + mac.txfifo_load(20).as_nanos()
+            + mac.turnaround_ns
+            + mac.airtime(20).as_nanos()
+            + mac.ack_timeout_ns;
+        let end = Instant(tries * attempt + (tries - 1) * gap);
+        net.run_until(Instant(end.as_nanos() - 1));
+        assert!(done.lock().unwrap().is_empty(), "sendDone before {end:?}");
+        net.run_until(end);
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 1, "no sendDone at {end:?}");
+        assert!(!done[0].acked && u64::from(done[0].transmissions) == tries, "{:?}", done[0]);
+    }
+
+    /// A broadcast is never acknowledged, so it goes out once even when the agent asks for an
+    /// ACK [spec radio-mac-routing §5.3 step 6: no ACK requested → sendDone at once; §5.4: ACKs
+    /// answer frames addressed to the node].
+    #[test]
+    fn a_broadcast_goes_out_once_even_with_an_ack_asked_for() {
+        let mut net = clean_chain(2, 1.0, "", &[]);
+        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        net.nodes[1].agent = Box::new(Probe { dst: NodeId::BROADCAST, left: 3, done: done.clone() });
+        net.after_agent(1);
+        net.run_until(Instant::from_millis(1_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 3);
+        assert!(done.iter().all(|d| !d.acked && d.transmissions == 1), "{done:?}");
+        assert_eq!(net.node_stats(1).data_tx, 3);
+    }
+
     /// `mac.sink_initial_backoff` (the IFRC build's base station draws (r & 7) + 1 units): the
     /// sink's frames wait 1–8 units before contending, a node's the preset's 1–16.
     #[test]

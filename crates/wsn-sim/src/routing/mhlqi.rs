@@ -840,6 +840,43 @@ mod tests {
         assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
     }
 
+    /// A path whose cost is exactly [`NO_ROUTE_COST`] is no usable route (that is the cost a
+    /// node without a route advertises, and its beacons no longer offer one), so the next
+    /// parent is taken below the fixed first-route threshold 0xFFFE − 0x3FFF = 49,151, not below
+    /// C − ⌊C·h/100⌋ [spec radio-mac-routing §6.1 rule 2: a node without a route has C = 0xFFFE
+    /// and takes the first usable beacon below C − ⌊C/4⌋]. With h = 0 the hysteresis rule
+    /// would take any offer below 0xFFFE.
+    #[test]
+    fn a_path_cost_of_exactly_no_route_cost_is_no_usable_route() {
+        let cfg = MhlqiConfig { hysteresis_percent: 0, tenet_rules: Some(false), ..MhlqiConfig::default() };
+        let mut n = MhlqiNode::new(ME, SINK, &cfg);
+        let link = adjust_lqi(110);
+        // The parent still has a route, but the path cost reaches the no-route cost exactly.
+        let ch = n.handle_beacon(&beacon(5, 1, 1000, 2), 110);
+        assert!(matches!(ch, RouteChange::NewParent { .. }));
+        assert_eq!(n.handle_beacon(&beacon(5, 1, NO_ROUTE_COST - link, 2), 110), RouteChange::None);
+        assert_eq!(n.cost(), NO_ROUTE_COST);
+        assert!(!n.current_beacon().advertises_route());
+        // 55,000 < 0xFFFE, but not below 49,151: kept.
+        assert_eq!(n.handle_beacon(&beacon(6, 1, 55_000 - link, 2), 110), RouteChange::None);
+        assert_eq!(n.parent(), Some(NodeId(5)));
+        // 49,150: taken.
+        let ch = n.handle_beacon(&beacon(6, 1, 49_150 - link, 2), 110);
+        assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
+    }
+
+    /// A beacon advertises a route only with a cost below [`NO_ROUTE_COST`], a real parent and a
+    /// valid hop count: the cost alone at 0xFFFE already means "no route" [spec radio-mac-routing §6.1:
+    /// a node without a route has C = 0xFFFE].
+    #[test]
+    fn a_beacon_at_the_no_route_cost_advertises_no_route() {
+        assert!(beacon(5, 1, NO_ROUTE_COST - 1, 3).advertises_route());
+        assert!(!beacon(5, 1, NO_ROUTE_COST, 3).advertises_route());
+        assert!(!beacon(5, 1, 100, u16::from(INVALID_HOP_COUNT)).advertises_route());
+        assert!(beacon(5, 1, 100, u16::from(MAX_HOP_COUNT)).advertises_route());
+        assert!(!beacon(5, 0xFFFF, 100, 3).advertises_route());
+    }
+
     // ---- Timeout ----
 
     #[test]
@@ -870,6 +907,26 @@ mod tests {
             assert_eq!(n.on_beacon_tick().1, RouteChange::None);
         }
         assert_eq!(n.parent(), Some(NodeId(5)));
+    }
+
+    /// A switch to a new parent restarts the timeout: the new parent gets the full 8 silent
+    /// periods, however long the old one had been silent [spec radio-mac-routing §6.1 rule 2:
+    /// "On switching: … lastHeard = 0"; Timeout: dropped once lastHeard > 8].
+    #[test]
+    fn a_switch_restarts_the_timeout() {
+        let mut n = node_with_cost_1000();
+        for _ in 0..6 {
+            n.on_beacon_tick();
+        }
+        assert_eq!(n.last_heard(), 6);
+        let ch = n.handle_beacon(&beacon(6, 1, 100, 1), 105);
+        assert_eq!(ch, RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
+        assert_eq!(n.last_heard(), 0);
+        for _ in 0..8 {
+            assert_eq!(n.on_beacon_tick().1, RouteChange::None);
+        }
+        assert_eq!(n.parent(), Some(NodeId(6)));
+        assert_eq!(n.on_beacon_tick().1, RouteChange::Lost { old: NodeId(6) });
     }
 
     #[test]
