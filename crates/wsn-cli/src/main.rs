@@ -1347,8 +1347,14 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     } else {
         format!("no traffic (max {})", s.routing.max_depth_seen)
     };
+    // Nodes whose parents led nowhere at the end (a routing loop of that moment), said only when
+    // there are any.
+    let cut_off = match s.routing.cut_off_nodes {
+        0 => String::new(),
+        n => format!(", cut off behind a loop or an unrouted node {n}"),
+    };
     say!(
-        "routing   tree depth while traffic flows: {depth}; mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}",
+        "routing   tree depth while traffic flows: {depth}; mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}{cut_off}",
         s.routing.mean_depth,
         s.routing.parent_changes,
         s.routing.parent_changes_during_traffic,

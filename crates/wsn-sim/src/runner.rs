@@ -122,6 +122,11 @@ pub struct RoutingSummary {
     /// sinks' trees, not in its own): no parent, or, under the 2.x rule, a parent that lost its
     /// own route (no valid hop count).
     pub unrouted_nodes: usize,
+    /// Nodes with a route of their own in some tree at the end whose parents do not lead to
+    /// that tree's sink: in a routing loop, or behind one or behind an unrouted node. Their
+    /// packets cannot arrive until the routes change (a transient state of MultiHopLQI; a frozen
+    /// or static tree has none).
+    pub cut_off_nodes: usize,
 }
 
 /// One flow's figures.
@@ -1122,6 +1127,27 @@ fn is_routed(net: &Network, i: usize, t: usize) -> bool {
     net.parent(i, t).is_some() && net.hop_count(i, t).is_some()
 }
 
+/// Node `i`'s parents in tree `t` lead to the tree's sink.
+fn reaches_sink(net: &Network, i: usize, t: usize) -> bool {
+    leads_to(i, net.sinks()[t].index(), net.len(), |j| net.parent(j, t).map(NodeId::index))
+}
+
+/// Following `parent` from node `from` reaches `root` (at most one step per node of `n`: a
+/// chain that goes on longer has come round a loop).
+fn leads_to(from: usize, root: usize, n: usize, parent: impl Fn(usize) -> Option<usize>) -> bool {
+    let mut j = from;
+    for _ in 0..=n {
+        if j == root {
+            return true;
+        }
+        match parent(j) {
+            Some(p) => j = p,
+            None => return false,
+        }
+    }
+    false
+}
+
 fn depths(net: &Network) -> (u32, f64, usize) {
     let (mut max, mut sum, mut routed) = (0u32, 0u64, 0usize);
     for i in 0..net.len() {
@@ -1320,6 +1346,9 @@ fn summarize(
                     (0..net.sinks().len()).any(|t| net.sinks()[t] != NodeId(i as u16) && !is_routed(net, i, t))
                 })
                 .count(),
+            cut_off_nodes: (0..net.len())
+                .filter(|&i| (0..net.sinks().len()).any(|t| is_routed(net, i, t) && !reaches_sink(net, i, t)))
+                .count(),
         },
         totals: Totals {
             originated,
@@ -1427,6 +1456,17 @@ fn ratio(a: u64, b: u64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `cut_off_nodes` counts a routed node whose parents do not lead to the sink: on a loop,
+    /// behind one, or behind a node without a route; a node on a whole path is not cut off.
+    #[test]
+    fn a_node_on_or_behind_a_loop_does_not_lead_to_the_sink() {
+        // 0 is the sink; 1 → 0 and 2 → 1 are whole; 3 → 4 → 5 → 3 is a loop with 6 behind it;
+        // 7 has no parent and 8 hangs below it.
+        let parents = [None, Some(0), Some(1), Some(4), Some(5), Some(3), Some(3), None, Some(7)];
+        let leads: Vec<bool> = (0..parents.len()).map(|i| leads_to(i, 0, parents.len(), |j| parents[j])).collect();
+        assert_eq!(leads, [true, true, true, false, false, false, false, false, false]);
+    }
 
     fn small(set: &[&str]) -> Scenario {
         let text =

@@ -124,5 +124,6 @@ fn a_freeze_never_keeps_a_routing_loop() {
     }
     assert!(cut_off.is_empty(), "nodes in or behind a frozen loop: {cut_off:?}");
     assert_eq!(r.summary.routing.unrouted_nodes, 0, "{:?}", r.summary.routing);
+    assert_eq!(r.summary.routing.cut_off_nodes, 0, "{:?}", r.summary.routing);
     assert!(r.summary.routing.max_depth_seen <= 12, "{:?}", r.summary.routing);
 }
