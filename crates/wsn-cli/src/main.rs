@@ -258,9 +258,11 @@ pub(crate) struct NewFolders(Vec<std::path::PathBuf>);
 impl Drop for NewFolders {
     fn drop(&mut self) {
         for made in &self.0 {
-            // A folder that holds anything stays, and so do its parents.
-            if std::fs::remove_dir(made).is_err() {
-                break;
+            // A folder that holds anything stays, and so do its parents; one already gone (by
+            // another hand) is no reason to keep them.
+            match std::fs::remove_dir(made) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => break,
+                _ => {}
             }
         }
     }
@@ -273,27 +275,34 @@ pub(crate) fn create_out_dir(dir: &std::path::Path) -> Result<NewFolders> {
     if dir.exists() && !dir.is_dir() {
         anyhow::bail!("{} exists and is not a folder: --out names the folder to write into", dir.display());
     }
-    // The folders this call creates: each new entry is synced into its parent, so that results
-    // synced into a new folder (staging::commit_with) are not lost with the folder itself. Best
-    // effort: a parent that may be entered and written but not read (a drop-box folder, mode
-    // 0300) cannot be opened to sync, and that must not stop the command.
-    let created: Vec<&std::path::Path> =
-        dir.ancestors().take_while(|a| !a.as_os_str().is_empty() && !a.exists()).collect();
-    // Those made before a failure below are removed again (if empty) when this goes.
-    let made = NewFolders(created.iter().map(|p| p.to_path_buf()).collect());
-    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    for &new in &created {
-        let parent = new.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
+    // The folders this call creates, outermost first, each made here (`create_dir`, not a check
+    // of what exists, which `new/..` would fool, and which another process could race): one
+    // that is there already, whoever made it, is not ours. Those made are removed again (if
+    // empty) when `made` goes, and each is synced into its parent, so that results synced into
+    // a new folder (staging::commit_with) are not lost with the folder itself. Best effort: a
+    // parent that may be entered and written but not read (a drop-box folder, mode 0300) cannot
+    // be opened to sync, and that must not stop the command.
+    let mut made = NewFolders(Vec::new());
+    let mut steps: Vec<&std::path::Path> = dir.ancestors().filter(|a| !a.as_os_str().is_empty()).collect();
+    steps.reverse();
+    for step in steps {
+        match std::fs::create_dir(step) {
+            Ok(()) => made.0.insert(0, step.to_path_buf()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(anyhow::Error::new(e).context(format!("creating {}", dir.display()))),
+        }
+        let parent = step.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(std::path::Path::new("."));
         if let Err(e) = wsn_sim::output::sync_dir(parent) {
             if e.kind() != std::io::ErrorKind::PermissionDenied {
                 eprintln!(
                     "warning: syncing {} to disk after creating {} failed ({e})",
                     parent.display(),
-                    new.display()
+                    step.display()
                 );
             }
         }
     }
+    anyhow::ensure!(dir.is_dir(), "{} is not a folder: --out names the folder to write into", dir.display());
     // A folder that exists but cannot be written would otherwise be found only after minutes of
     // runs (sweep, reproduce, compare, bench): try a file now.
     let probe = dir.join(format!(".wsn-write-check-{}", std::process::id()));

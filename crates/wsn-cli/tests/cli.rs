@@ -901,6 +901,20 @@ fn a_refused_run_leaves_no_empty_folder() {
         .unwrap();
     assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("payload_bytes = 200"));
     assert!(!out.exists(), "an empty output folder was left behind");
+    // Through `..`: the empty folder that was there stays, the one the run made goes.
+    std::fs::create_dir_all(dir.join("old")).unwrap();
+    let o = wsn()
+        .current_dir(&dir)
+        .args(["run", f.to_str().unwrap(), "-q", "--set", "flows.0.payload_bytes=200", "--out", "new/../old/sub"])
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+    assert!(dir.join("old").is_dir() && !dir.join("old/sub").exists() && !dir.join("new").exists());
+    // A folder that cannot be made (a name too long): the parents made for it go too.
+    let long = "x".repeat(300);
+    let o = wsn().args(["run", f.to_str().unwrap(), "-q", "--out"]).arg(out.join(&long)).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("creating"));
+    assert!(!out.exists(), "the parent made for a folder that could not be made was left");
     let o = wsn()
         .args(["run", f.to_str().unwrap(), "-q", "--set", "name=2024-01-01", "--set", "output.plots=false", "--out"])
         .arg(&out)
