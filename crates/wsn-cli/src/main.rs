@@ -1360,7 +1360,7 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
     // there are any.
     let cut_off = match s.routing.cut_off_nodes {
         0 => String::new(),
-        n => format!(", cut off behind a loop or an unrouted node {n}"),
+        n => format!(", cut off (in or behind a loop, or behind an unrouted node) {n}"),
     };
     say!(
         "routing   tree depth while traffic flows: {depth}; mean node depth {:.2}; parent changes {} ({} during traffic); unrouted {}{cut_off}",

@@ -25,11 +25,27 @@ start_s = 10.0
 "#;
 
 /// A fresh folder for one test's files.
-fn scratch(test: &str) -> PathBuf {
+fn scratch(test: &str) -> Scratch {
     let dir = std::env::temp_dir().join(format!("wsn-newuser30-{}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A test's scratch folder, removed when the test ends (passed or failed).
+struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Runs `wsn run FILE --out DIR/out -q ARGS...` on `text` written to `DIR/name.toml`; returns

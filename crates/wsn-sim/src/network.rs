@@ -1443,31 +1443,53 @@ impl Network {
     /// [AMBIG → chosen: spec §6.4 says the freeze disables parent changes and is silent on a
     /// loop at that moment; an experiment that freezes wants a usable tree]
     fn freeze_rooted(&mut self) {
+        // Each node's path state, worked out once per tree (linear in the nodes: the walks stop
+        // at a node already known, and mark every node they passed at once).
+        const UNKNOWN: u8 = 0;
+        const WALKING: u8 = 1;
+        const WHOLE: u8 = 2;
+        const BROKEN: u8 = 3;
         let n = self.nodes.len();
         let mut waiting = false;
+        let mut state = vec![UNKNOWN; n];
+        let mut walk = Vec::new();
         for ti in 0..self.sinks.len() {
+            state.fill(UNKNOWN);
             for i in 0..n {
-                if self.nodes[i].trees[ti].mhlqi.is_frozen() {
-                    continue;
-                }
-                // Up the parents: the root, or a frozen node (whose path is whole), ends a path.
+                // Up the parents: the root, or a frozen node (whose path is whole), ends a whole
+                // path; no parent, a broken path or a node of this walk (a loop) a broken one.
+                walk.clear();
                 let mut j = i;
-                let mut rooted = false;
-                for _ in 0..n {
-                    let m = &self.nodes[j].trees[ti].mhlqi;
-                    if m.is_root() || (j != i && m.is_frozen()) {
-                        rooted = true;
-                        break;
+                let end = loop {
+                    match state[j] {
+                        WHOLE | BROKEN => break state[j],
+                        WALKING => break BROKEN,
+                        _ => {}
                     }
+                    let m = &self.nodes[j].trees[ti].mhlqi;
+                    if m.is_root() || m.is_frozen() {
+                        state[j] = WHOLE;
+                        break WHOLE;
+                    }
+                    state[j] = WALKING;
+                    walk.push(j);
                     match m.parent() {
                         Some(p) if p.index() < n => j = p.index(),
-                        _ => break,
+                        _ => break BROKEN,
                     }
+                };
+                for &k in &walk {
+                    state[k] = end;
                 }
-                if rooted {
-                    // The nodes above `i` on its path are frozen by their own turn of this loop
-                    // or were already: `i`'s path is whole whichever comes first.
-                    self.nodes[i].trees[ti].mhlqi.set_frozen(true);
+            }
+            for (i, &st) in state.iter().enumerate() {
+                let m = &mut self.nodes[i].trees[ti].mhlqi;
+                if m.is_frozen() {
+                    continue;
+                }
+                if st == WHOLE {
+                    // Its parents are frozen by this loop too, or were already.
+                    m.set_frozen(true);
                 } else {
                     waiting = true;
                 }
@@ -2583,7 +2605,7 @@ mod tests {
     /// starts `retry_gap` later with a new initial backoff [spec radio-mac-routing §5.3 step 6:
     /// the ACK wait runs from the end of the frame; §5.5: Tenet's gap between tries]. With a
     /// one-value backoff and a fixed gap the `SendDone` of a frame to a silent node comes at an
-    /// exact time: 1 + `max_retries` × (backoff, TXFIFO load, turnaround, air time, ACK wait),
+    /// exact time: (1 + `max_retries`) × (backoff, TXFIFO load, turnaround, air time, ACK wait),
     /// plus `max_retries` gaps.
     #[test]
     fn an_unanswered_frame_ends_at_the_sum_of_its_waits() {

@@ -124,8 +124,9 @@ pub struct RoutingSummary {
     pub unrouted_nodes: usize,
     /// Nodes with a route of their own in some tree at the end whose parents do not lead to
     /// that tree's sink: in a routing loop, or behind one or behind an unrouted node. Their
-    /// packets cannot arrive until the routes change (a transient state of MultiHopLQI; a frozen
-    /// or static tree has none).
+    /// packets cannot arrive until the routes change (a transient state of MultiHopLQI; the
+    /// frozen part of a tree has none). A node may count here for one tree and as unrouted for
+    /// another.
     pub cut_off_nodes: usize,
 }
 

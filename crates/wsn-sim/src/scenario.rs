@@ -1679,7 +1679,8 @@ pub fn apply_override(doc: &mut toml_edit::DocumentMut, spec: &str) -> Result<()
                 let why = e.message().trim().replace('\n', "; ");
                 return Err(format!(
                     "--set {spec}: the value is not valid TOML ({why}): a value that starts with `{{`, `[` or a quote \
-                     must be a complete inline table, array or string"
+                     must be a complete inline table, array or string (to mean the text, quote it: \
+                     --set '{key}=\"…\"')"
                 ));
             }
             let digits = t.strip_prefix(['-', '+']).unwrap_or(t);

@@ -108,6 +108,10 @@ fn a_freeze_never_keeps_a_routing_loop() {
     let r = run("duration_s=700");
     let later = run("duration_s=1500");
     assert_eq!(later.summary.routing.parent_changes, r.summary.routing.parent_changes, "changes after 700 s");
+    // The case still has a loop at the freeze that needs resolving: a parent changes after it.
+    let at_freeze = run("duration_s=600");
+    assert!(at_freeze.summary.routing.cut_off_nodes > 0, "no loop at the freeze: {:?}", at_freeze.summary.routing);
+    assert!(r.summary.routing.parent_changes > at_freeze.summary.routing.parent_changes);
     let n = r.network.len();
     let mut cut_off = Vec::new();
     for i in 0..n {
