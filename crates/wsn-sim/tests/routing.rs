@@ -131,3 +131,18 @@ fn a_freeze_never_keeps_a_routing_loop() {
     assert_eq!(r.summary.routing.cut_off_nodes, 0, "{:?}", r.summary.routing);
     assert!(r.summary.routing.max_depth_seen <= 12, "{:?}", r.summary.routing);
 }
+
+/// The same with two trees, one per sink (spec §6.1: a node runs one MultiHopLQI instance per
+/// sink; the freeze applies per tree): the IFRC two-sink scenario at seed 4 has the loop
+/// 12 → 19 → 20 → 12 in sink 0's tree at its freeze (600 s), which froze 13 nodes off that sink
+/// before session 30; by 700 s every node of both trees has a path to its sink.
+#[test]
+fn a_freeze_resolves_a_loop_in_one_of_two_trees() {
+    let run = |duration: &str| {
+        go(&load("ifrc/e7-two-sinks.toml", &["seed=4", duration, "output.plots=false"])).summary.routing
+    };
+    let at_freeze = run("duration_s=600");
+    assert!(at_freeze.cut_off_nodes > 0, "no loop at the freeze: {at_freeze:?}");
+    let after = run("duration_s=700");
+    assert_eq!((after.cut_off_nodes, after.unrouted_nodes), (0, 0), "{after:?}");
+}
