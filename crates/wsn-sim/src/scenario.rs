@@ -286,8 +286,8 @@ pub struct IfrcScenario {
     pub slow_start_exit: Option<String>,
     /// Slow start: `paper` (default in both profiles) or `ss_thresh` (the authors' code's
     /// ssThresh slow start and START → HALF step; under the reference-code profile also the
-    /// code's header extension and the rules that read it; docs/ifrc.md, "Session 27" and
-    /// "Session 27 (2)").
+    /// code's header extension and the rules that read it; docs/ifrc.md, the sections marked
+    /// session 27 and 27 (2)).
     pub slow_start_rule: Option<String>,
     /// Congestion sharing: `crossing` (default; rule 2 fires on threshold crossings) or
     /// `pinned` (any heard congested node with a lower rate constrains).

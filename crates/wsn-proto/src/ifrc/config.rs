@@ -273,8 +273,8 @@ pub struct IfrcConfig {
     /// Slow start and congestion in slow start: the paper's or the code's ssThresh rules.
     /// [PAPER §4.1.3: `Paper`, in both profiles; CODE usc-ifrc: RateControlM.nc updateRLocal,
     /// checkQueue: `SsThresh`, an option; with the reference-code profile it also brings the
-    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, "Session
-    /// 27" and "Session 27 (2)"]
+    /// code's header and sharing rules ([`IfrcConfig::code_header`]): docs/ifrc.md, the
+    /// sections marked session 27 and 27 (2)]
     pub slow_start_rule: SlowStartRule,
     /// Rule 2 variant.
     pub sharing: Sharing,
@@ -418,8 +418,8 @@ impl IfrcConfig {
                 // slow_start_rule stays `Paper` [AMBIG → chosen]: `SsThresh` with the code's header
                 // and rules still differs from the code (per-sender Rule 2 candidate, no child id,
                 // 10 more bytes on the air, checkQueue on queue updates only, timers at 1/r
-                // rather than whole ms); see docs/ifrc.md, "Session 27", "Session 27 (2)" and
-                // "Session 28".
+                // rather than whole ms); see docs/ifrc.md, the sections marked session 27,
+                // 27 (2) and 28.
                 // [CODE usc-ifrc: RateControlM.nc decLastCycle]
                 skip_halving_after_sharing: true,
                 // [CODE usc-ifrc: RateControlM.nc ReceiveMsg.receive]

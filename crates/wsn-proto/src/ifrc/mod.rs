@@ -127,8 +127,8 @@
 //! [`wsn_wire::ifrc::CodeExt`]); there rates, rThresh and ssThresh are whole units of 10⁻⁴
 //! pkt/s as in the code (received ones put back on that grid, so equal rates compare equal),
 //! with the integer steps of `updateRLocal` and `incrementBSRLocal` and truncated halvings
-//! (session 28). It is off in both profiles (docs/ifrc.md, "Session 27", "Session 27 (2)" and
-//! "Session 28": its E1 is unfair and its frames 10 bytes longer than the code's). Not
+//! (session 28). It is off in both profiles (docs/ifrc.md, the sections marked session 27, 27 (2)
+//! and 28: its E1 is unfair and its frames 10 bytes longer than the code's). Not
 //! reproduced even there: the congested child's id (a change of the reported child counts only
 //! when a report follows none); the single sticky Rule 2 candidate (a probable bug; each
 //! sender's transition counts), `calcParameters`' choice of one kind of candidate (child or
