@@ -227,6 +227,21 @@ fn check_compare_seed(dir: &Path) {
         (None, None) => {}
         other => panic!("one of the over-best-fixed ratios is n/a: {other:?}"),
     }
+    // IFRC's weakest link: the table's last column ("29 % (3 → 0)") is numbers.csv's key to the
+    // percent, and the report flags the tree exactly when it is below 25 %.
+    for (p, sfx) in [("paper", ""), ("reference_code", "_reference_code")] {
+        let row = report
+            .lines()
+            .find(|l| l.starts_with(&format!("| IFRC ({p} profile) | ifrc2006 |")))
+            .unwrap_or_else(|| panic!("{}: no IFRC row", dir.display()));
+        let cell = row.trim_end_matches('|').rsplit('|').next().unwrap().trim();
+        let key = format!("cmp_ifrc_weakest_link_ack{sfx}");
+        let v = n.get(&key).unwrap_or_else(|| panic!("{}: {key} is n/a", dir.display()));
+        let pct: f64 = cell.split(" %").next().and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{cell}"));
+        assert!((100.0 * v - pct).abs() <= 0.5 + 0.01, "{key} = {v}, the table says {cell}");
+        let flagged = report.contains(&format!("keeps a weak link here ({p} profile)"));
+        assert_eq!(flagged, v < 0.25, "{}: {key} = {v}, flagged {flagged}", dir.display());
+    }
     // The copies under the names `wsn reproduce ifrc` uses.
     for (copy, of) in [
         ("queue_overflows", "cmp_ifrc_queue_overflows"),
