@@ -136,7 +136,7 @@ const WEAKEST_LINK_MIN_ATTEMPTS: u64 = 100;
 /// The IFRC paper froze "an empirically good tree" whose links delivered 66–96 % of the
 /// packets (IFRC paper §6.1, Fig. 5); MultiHopLQI frozen at a fixed time can keep a worse one
 /// (docs/ifrc.md, "Known problems"), which this figure shows.
-fn weakest_link(r: &RunResult) -> Option<(f64, usize, Option<usize>)> {
+pub(crate) fn weakest_link(r: &RunResult) -> Option<(f64, usize, Option<usize>)> {
     let sinks: Vec<usize> = r.network.sinks().iter().map(|s| s.index()).collect();
     (0..r.network.len())
         .filter(|i| !sinks.contains(i))
@@ -149,7 +149,7 @@ fn weakest_link(r: &RunResult) -> Option<(f64, usize, Option<usize>)> {
 }
 
 /// [`weakest_link`] as a table cell: "22 % (7 → 3)".
-fn weakest_link_cell(w: Option<(f64, usize, Option<usize>)>) -> String {
+pub(crate) fn weakest_link_cell(w: Option<(f64, usize, Option<usize>)>) -> String {
     match w {
         Some((ratio, node, Some(parent))) => format!("{:.0} % ({node} → {parent})", 100.0 * ratio),
         Some((ratio, node, None)) => format!("{:.0} % (node {node})", 100.0 * ratio),
@@ -163,7 +163,7 @@ fn weakest_link_cell(w: Option<(f64, usize, Option<usize>)>) -> String {
 /// quick comparison's seeds 1–5 and 8–21 % on seeds 6–8, where a frozen link loses most frames
 /// (docs/ifrc.md, "Known problems"). A link that needs four attempts per frame on average is
 /// far from the IFRC paper's tree (66–96 % per link, IFRC paper §6.1, Fig. 5). \[REC\]
-const WEAK_TREE_ACK_RATIO: f64 = 0.25;
+pub(crate) const WEAK_TREE_ACK_RATIO: f64 = 0.25;
 
 /// The control packets the sinks originate per second of traffic (from `start`, the first
 /// flow's start, to the end). RCRT: its feedback packets, all sent while flows are open. IFRC:

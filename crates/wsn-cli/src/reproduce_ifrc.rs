@@ -927,7 +927,8 @@ fn report(
             0.2,
         ),
     ] {
-        writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | queue drops | verdict |\n|---|---|---|---|---|---|")?;
+        writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | queue drops | verdict | weakest link ACKed |\n|---|---|---|---|---|---|---|")?;
+        let mut weak = Vec::new();
         let mut first_unstable = f64::NAN;
         let mut verdicts: Vec<(f64, bool)> = Vec::new();
         for &e in eps.iter() {
@@ -942,19 +943,36 @@ fn report(
             verdicts.push((e, unstable));
             // (No epoch: no ratio to print.)
             let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
+            let weakest = crate::compare::weakest_link(r);
+            if weakest.is_some_and(|w| w.0 < crate::compare::WEAK_TREE_ACK_RATIO) {
+                weak.push(e.to_string());
+            }
             writeln!(
                 md,
-                "| {e} | {h} | {ep} | {per} | {drops} | {} |",
+                "| {e} | {h} | {ep} | {per} | {drops} | {} | {} |",
                 if ep == 0 && drops == 0 {
                     "no congestion"
                 } else if unstable {
                     "unstable"
                 } else {
                     "stable"
-                }
+                },
+                crate::compare::weakest_link_cell(weakest)
             )?;
         }
         writeln!(md)?;
+        if !weak.is_empty() {
+            writeln!(
+                md,
+                "**The frozen tree keeps a weak link at ε = {}**: a node's data frames were acknowledged on fewer than \
+                 {:.0} % of their attempts (last column: the lowest share over the nodes with at least 100 attempts, \
+                 that node → its parent). MultiHopLQI frozen at a fixed time can keep a link it chose on a lucky \
+                 beacon, unlike the paper's \"empirically good tree\"; the verdicts there reflect the tree as well as \
+                 ε (docs/ifrc.md, \"Known problems\").\n",
+                weak.join(", "),
+                100.0 * crate::compare::WEAK_TREE_ACK_RATIO
+            )?;
+        }
         let k =
             if key == "e9-2" { "stability_2node_first_unstable_eps" } else { "stability_30node_first_unstable_eps" };
         rows.push(row(
