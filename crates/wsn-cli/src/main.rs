@@ -73,8 +73,9 @@ enum Cmd {
         /// --set output.trace=true.
         #[arg(long)]
         trace: bool,
-        /// Write every frame on the air to frames.pcap (IEEE 802.15.4, opens in Wireshark; 83 MB
-        /// for office40's hour); the same as --set output.pcap=true.
+        /// Write every data and beacon frame put on the air, and every ACK sent (ACKs are not
+        /// simulated on the air), to frames.pcap (IEEE 802.15.4 with FCS, link type 195, opens in
+        /// Wireshark; 83 MB for office40's hour); the same as --set output.pcap=true.
         #[arg(long)]
         pcap: bool,
         /// No progress bar (nor the progress lines printed instead when standard error is not a

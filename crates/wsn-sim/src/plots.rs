@@ -301,7 +301,10 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
         flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
     let title =
         if flows.iter().all(|f| f.delivered == 0) { format!("{title} (nothing delivered)") } else { title.to_string() };
-    crate::figures::bars(dir, name, &title, "source node", "% of packets", &cats, &[("repaired".into(), reps)])
+    // The share is of the flow's delivered packets (as sweep.csv's `max_e2e_repaired_share`), which
+    // the axis says: "% of packets" left a reader to guess between generated, originated and delivered.
+    let y_label = "repaired (% of delivered packets)";
+    crate::figures::bars(dir, name, &title, "source node", y_label, &cats, &[("repaired".into(), reps)])
 }
 
 /// RCRT: the application sequence number of every in-order delivery against time, one colour per
@@ -1363,6 +1366,27 @@ mod tests {
             let svg = std::fs::read_to_string(d.join(format!("{name}.svg"))).unwrap();
             assert!(svg.contains("radio off: nodes 1, 2, 3"), "{name}.svg has no outage legend");
         }
+        cleanup(&d);
+    }
+
+    /// `repairs_per_flow` (and `wsn reproduce rcrt`'s Fig. 6) plots each flow's repaired share of
+    /// the packets it delivered, and its y axis says so (it said "% of packets").
+    #[test]
+    fn repairs_figure_says_share_of_delivered_packets() {
+        let mut r = tiny_run(3, 120.0, true);
+        assert_eq!(r.summary.flows.len(), 2);
+        // A best-effort run has no repair counts: give its flows some (25 % and 20 % of delivered).
+        for (f, (rep, del, orig)) in r.summary.flows.iter_mut().zip([(3, 12, 20), (1, 5, 40)]) {
+            f.e2e_repaired = Some(rep);
+            f.delivered = del;
+            f.originated = orig;
+        }
+        let d = temp("repairs");
+        repairs_figure(&d, "repairs", "Repairs", &r.summary).unwrap();
+        let texts = svg_texts(&d.join("repairs.svg"));
+        assert!(texts.iter().any(|t| t == "repaired (% of delivered packets)"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t == "% of packets"), "{texts:?}");
+        assert!(notes(&texts).is_empty(), "{texts:?}");
         cleanup(&d);
     }
 
