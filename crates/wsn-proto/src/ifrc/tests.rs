@@ -2293,3 +2293,100 @@ fn reference_code_first_tick_takes_the_codes_jitter() {
     let paper = (0..400).map(|seed| first(IfrcConfig::default(), seed)).min().unwrap();
     assert!(paper < Duration::from_secs(25), "the paper profile's uniform phase: earliest {paper:?}");
 }
+
+// ----- gaps found by manual mutation testing (session tests31) -----
+
+/// One EWMA update that crosses several thresholds at once halves once per newly crossed
+/// threshold [AMBIG-1 → chosen]. With U(0) = 8 and I = 1 the ladder is 8, 9, 9.5, 9.75, 9.875:
+/// an average jumping from 9 to 10 crosses U(1) … U(4) in one update, four halvings.
+#[test]
+fn one_update_across_several_thresholds_halves_once_per_threshold() {
+    let cfg = IfrcConfig { ewma_weight: 1.0, threshold_increment: 1.0, ..cfg() }; // avg = queue
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    tick_to(&mut a, &mut c, 1.0);
+    let r0 = a.rate_pps();
+    for _ in 0..9 {
+        a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
+    }
+    assert_eq!((a.congestion_level(), a.stats().halvings), (0, 1), "9 > U(0) = 8 only");
+    a.send(Instant::ZERO, &mut c, SINK, SINK, APP, b"x").unwrap();
+    assert_eq!((a.congestion_level(), a.stats().halvings), (4, 5), "10 crosses four more at once");
+    assert!(close(a.rate_pps(), r0 / 32.0), "{} vs {}", a.rate_pps(), r0 / 32.0);
+}
+
+/// Slow-start exit 2 [PAPER §4.1.3; AMBIG-8 → chosen]: once the parent has clearly left slow
+/// start (its rate fell by more than a quarter), a node still below it stays in slow start
+/// (no clamp), and leaves it on the tick at which its rate *equals or exceeds* the parent's,
+/// with δ = ε·r². Rates on the header's grid (multiples of 2⁻¹⁶), so "equals" is exact.
+#[test]
+fn slow_start_ends_on_the_tick_that_reaches_a_parent_that_left_slow_start() {
+    let cfg = IfrcConfig { initial_rate_pps: 0.03125, slow_start_increment_pps: 0.0078125, ..cfg() };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.0625, 1.0)));
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.0390625, 1.0)));
+    assert_eq!(a.rate_pps(), 0.03125);
+    assert!(a.in_slow_start(), "below the parent: nothing to clamp, slow start goes on");
+    let t = a.poll_timeout().unwrap();
+    a.handle_timeout(t, &mut c);
+    assert_eq!(a.rate_pps(), 0.0390625, "r + φ is exactly the parent's rate");
+    assert_eq!(a.stats().rule1_caps, 0);
+    assert!(!a.in_slow_start(), "r ≥ the rate of a parent that left slow start: additive increase");
+    assert!(close(a.delta(), 0.025 * 0.0390625 * 0.0390625));
+}
+
+/// Fast recovery on the rate tick [PAPER §4.1.3: slow start again "whenever r_i ≤ r_init"]:
+/// under the literal exit rule a node capped at a parent running at r_init leaves slow start on
+/// reaching it, and being at r_init (up to one header step) goes straight back into it.
+#[test]
+fn a_tick_that_ends_at_r_init_reenters_slow_start() {
+    let cfg = IfrcConfig { slow_start_exit: SlowStartExit::Literal, ..cfg() };
+    let (mut a, mut c) = node_with(5, 2, cfg);
+    a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.02, 1.0)));
+    let p = wire::quantize_rate(0.02);
+    assert_eq!(a.stats().rule1_clamps, 0, "the parent's quantised r_init is a hair above r_init");
+    let t = a.poll_timeout().unwrap();
+    a.handle_timeout(t, &mut c);
+    assert_eq!((a.rate_pps(), a.stats().rule1_caps), (p, 1), "the increase is capped at the parent");
+    assert!(a.in_slow_start(), "r ≤ r_init after the tick: slow start again");
+}
+
+/// The base station's pseudo-rate rises by δ/r_b every 1/r_b [PAPER §4.1.4: "always increases
+/// additively"], with δ = ε·r_b² set when r_b was lowered (AMBIG-12, option a).
+#[test]
+fn base_station_ramps_by_delta_over_r_b_per_tick() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.2, 9.0)));
+    let (rb, delta) = (b.rate_pps(), b.delta());
+    assert_eq!(rb, wire::quantize_rate(0.2));
+    let mut last = rb;
+    for _ in 0..3 {
+        let t = b.poll_timeout().unwrap();
+        b.handle_timeout(t, &mut c);
+        assert!(close(b.rate_pps(), last + delta / last), "{} vs {}", b.rate_pps(), last + delta / last);
+        last = b.rate_pps();
+    }
+}
+
+/// The immediate broadcast after a child's crossing restarts the count of the fastest child's
+/// originated packets: the next periodic control packet comes m = 5 of its packets after the
+/// broadcast, not after the packets counted before it [PAPER §4.1.4; AMBIG-12 → chosen].
+#[test]
+fn base_station_immediate_broadcast_restarts_the_periodic_count() {
+    let (mut b, mut c) = bs_with(0, cfg());
+    let t = Instant::from_secs(1);
+    // Child 3 (0.5 pkt/s, the fastest) originates three packets.
+    for s in 0..3u16 {
+        b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, s, &hdr(0.5, 1.0)));
+    }
+    assert_eq!(flush_control(&mut b, &mut c, t), 0);
+    // Child 4 (slower) crosses U(0): r_b falls, two copies at once.
+    b.handle_frame(t, &mut c, &rx(4, SINK), &frame(4, 0, &hdr(0.1, 9.0)));
+    assert_eq!(flush_control(&mut b, &mut c, t), 2);
+    // Four more packets of child 3 (seven in all): no periodic packet yet; the fifth sends one.
+    for s in 3..7u16 {
+        b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, s, &hdr(0.5, 1.0)));
+        assert_eq!(flush_control(&mut b, &mut c, t), 0, "packet {s}");
+    }
+    b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 7, &hdr(0.5, 1.0)));
+    assert_eq!(flush_control(&mut b, &mut c, t), 1);
+}

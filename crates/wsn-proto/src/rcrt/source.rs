@@ -1628,4 +1628,37 @@ mod tests {
         s.handle_datagram(ms(30), &fb(20, 3.0, 100, 0, &[]));
         assert_eq!((s.stats().feedback_stale, s.rate()), (1, 3.0), "10 older");
     }
+
+    // ------------------------------------- gaps found by manual mutation testing (tests31)
+
+    /// Spec §3.7 step 5 "if lastAcked < fb.cack ≤ lastSent": a feedback that repeats the current
+    /// cumulative ACK frees nothing and reports no new [`SourceEvent::Acked`] (the event means
+    /// the ACK advanced).
+    #[test]
+    fn a_repeated_cumulative_ack_is_no_new_ack() {
+        let mut s = active(SourceConfig::paper(), 10.0);
+        run(&mut s, 0, 700); // 1..6
+        while s.poll_event().is_some() {}
+        s.handle_datagram(ms(750), &fb(2, 10.0, 0, 3, &[]));
+        assert_eq!(core::iter::from_fn(|| s.poll_event()).collect::<Vec<_>>(), vec![SourceEvent::Acked(3)]);
+        assert_eq!((s.last_acked(), s.buffered()), (3, 3));
+        s.handle_datagram(ms(760), &fb(3, 10.0, 0, 3, &[]));
+        assert_eq!(s.stats().feedback_accepted, 3, "SYN-ACK and both feedbacks");
+        assert_eq!(s.poll_event(), None, "the ACK did not advance");
+        assert_eq!((s.last_acked(), s.buffered()), (3, 3));
+    }
+
+    /// Spec §3.6 [CODE `StateTimerFired`, ACTIVE]: the stall probe puts lastAcked + 1 in the
+    /// recovery list only if that list is empty; a NACKed retransmission already queued is the
+    /// probe, and packet 1 is not sent on top of it.
+    #[test]
+    fn stall_probe_adds_nothing_when_a_repair_is_queued() {
+        let mut s = blocked(SourceConfig::paper()); // stalled, probe due at 500 + 5000 ms
+        s.handle_datagram(ms(5_500), &fb(2, 10.0, 0, 0, &[3]));
+        let resent: Vec<u16> =
+            run(&mut s, 5_500, 6_000).into_iter().filter(|(_, d)| d.retx).map(|(_, d)| d.seq).collect();
+        assert_eq!(resent, vec![3]);
+        assert_eq!(s.stats().probes, 1, "the probe fired (and re-armed)");
+        assert_eq!(s.poll_timeout(), Some(ms(10_500)));
+    }
 }
