@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -277,9 +278,13 @@ fn draw_lines<DB: DrawingBackend>(
             } else {
                 pts
             };
-            chart
-                .draw_series(LineSeries::new(pts, c.stroke_width(if n > 12 { 1 } else { 2 })))
-                .map_err(|e| e.to_string())?
+            let style = c.stroke_width(if n > 12 { 1 } else { 2 });
+            let mut pieces = split_at_reversals(&chart, pts).into_iter();
+            let first = pieces.next().unwrap_or_default();
+            for piece in pieces {
+                chart.draw_series(LineSeries::new(piece, style)).map_err(|e| e.to_string())?;
+            }
+            chart.draw_series(LineSeries::new(first, style)).map_err(|e| e.to_string())?
         };
         if legend && !s.label.is_empty() {
             anno.label(s.label.clone())
@@ -298,6 +303,48 @@ fn draw_lines<DB: DrawingBackend>(
             .map_err(|e| e.to_string())?;
     }
     Ok(())
+}
+
+/// `pts` as one or more polylines, split where the line turns back on itself in pixel space
+/// (by more than about 140°; the vertex ends one piece and starts the next). Plotters draws a
+/// line wider than one pixel as one polygon with a join at every vertex, and at such a turn the
+/// polygon folds over and loses segments in the bitmap: a step series' drop from a rate's peak
+/// that it had climbed almost vertically went missing from the PNG while the SVG had it
+/// (`wsn compare`'s Fig. 15, session 31). Points on the same pixel as the one before give no
+/// direction and are passed over when the turn is judged.
+fn split_at_reversals<DB: DrawingBackend>(
+    chart: &ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
+    pts: Vec<(f64, f64)>,
+) -> Vec<Vec<(f64, f64)>> {
+    let mut pieces = Vec::new();
+    let mut cur: Vec<(f64, f64)> = Vec::new();
+    // The last vertex on a new pixel and the direction of the last move onto a new pixel.
+    let mut last_px: Option<(i32, i32)> = None;
+    let mut dir: Option<(f64, f64)> = None;
+    for p in pts {
+        let px = chart.backend_coord(&p);
+        if let Some(lp) = last_px.filter(|&lp| lp != px) {
+            let d = (f64::from(px.0 - lp.0), f64::from(px.1 - lp.1));
+            if let Some(o) = dir {
+                let dot = o.0 * d.0 + o.1 * d.1;
+                let norms = (o.0.hypot(o.1)) * d.0.hypot(d.1);
+                if dot < -0.77 * norms {
+                    // Turned back: the last vertex ends this piece and starts the next.
+                    let corner = *cur.last().expect("a vertex before a move");
+                    pieces.push(std::mem::replace(&mut cur, vec![corner]));
+                }
+            }
+            dir = Some(d);
+        }
+        if last_px != Some(px) {
+            last_px = Some(px);
+        }
+        cur.push(p);
+    }
+    if !cur.is_empty() {
+        pieces.push(cur);
+    }
+    pieces
 }
 
 /// The upper corner for the legend of a line figure: the right one (the default), unless more
@@ -497,6 +544,57 @@ mod tests {
         assert!(lines.iter().all(|&n| n <= 6), "{lines:?}");
         assert_eq!(circles, 7, "the scatter");
         std::fs::remove_dir_all(&d).ok();
+    }
+
+    /// A rate that climbs steeply to a peak, is halved and climbs again, as an IFRC node's rate
+    /// seen over a whole run, keeps its drop in the bitmap: plotters' wide-line polygon folded
+    /// over at the peak and lost the drop from the PNG while the SVG had it (session 31, Fig. 15
+    /// of `wsn compare`). The figure is drawn into a pixel buffer; below the peak's pixel every
+    /// row has a pixel of the line within two columns of it (mutation-checked: drawn as one
+    /// polyline, 60 rows of the drop are missing).
+    #[test]
+    fn a_drop_after_a_steep_climb_is_drawn() {
+        crate::plots::ensure_font().unwrap();
+        // IFRC's slow start: the rate grows by 0.0025 pkt/s at every packet (1/r s) from 0.02 to
+        // 2.3 pkt/s, over about 1,900 s; it is halved, and climbs again by 0.025 every 0.8 s.
+        let (mut t, mut r) = (0.0, 0.02f64);
+        let mut pts = Vec::new();
+        while r < 2.3 {
+            pts.push((t, r));
+            t += 1.0 / r;
+            r += 0.0025 * r.max(0.1);
+        }
+        for k in 0..25 {
+            pts.push((t + 0.17 + 0.8 * k as f64, 1.0557 + 0.025 * k as f64));
+        }
+        let (w, h) = SIZE;
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+            draw_lines(&root, "t", "x", "y", &[Series::step("", pts)], None, None).unwrap();
+            root.present().unwrap();
+        }
+        // The line is the only coloured thing (no legend: the series has no label).
+        let coloured = |x: u32, y: u32| {
+            let i = ((y * w + x) * 3) as usize;
+            let (r, g, b) = (buf[i], buf[i + 1], buf[i + 2]);
+            r.abs_diff(g) > 40 || g.abs_diff(b) > 40 || r.abs_diff(b) > 40
+        };
+        let mut peaks = Vec::new();
+        let top = (0..h).find(|&y| (0..w).any(|x| coloured(x, y))).expect("a line");
+        for x in 0..w {
+            if coloured(x, top) && !peaks.iter().any(|&p: &u32| p + 3 > x) {
+                peaks.push(x);
+            }
+        }
+        assert!(!peaks.is_empty());
+        let bottom = (0..h).rev().find(|&y| (0..w).any(|x| coloured(x, y))).unwrap();
+        for &p in &peaks {
+            let missing: Vec<u32> = (top..bottom.min(top + 120))
+                .filter(|&y| !(p.saturating_sub(2)..(p + 3).min(w)).any(|x| coloured(x, y)))
+                .collect();
+            assert!(missing.is_empty(), "the drop at column {p} misses rows {missing:?}");
+        }
     }
 
     /// The legend goes to the upper left when the curves rise to the right, and stays at the
