@@ -863,7 +863,6 @@ fn set_to_param(msg: &str, key: &str, dotted: &str) -> String {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
 /// The columns of sweep.csv, one row per run.
 const SWEEP_COLUMNS: [&str; 17] = [
     "x",
