@@ -3,8 +3,12 @@
 //! line, for a key written in a file, or the data file's line), never a panic. All fail while
 //! the scenario loads, before anything runs, so the whole file takes well under a second.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
+
+use common::Scratch;
 
 /// A small RCRT scenario whose line numbers the cases below rely on.
 const BASE: &str = r#"name = "nu30"
@@ -26,26 +30,7 @@ start_s = 10.0
 
 /// A fresh folder for one test's files.
 fn scratch(test: &str) -> Scratch {
-    let dir = std::env::temp_dir().join(format!("wsn-newuser30-{}-{test}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    Scratch(dir)
-}
-
-/// A test's scratch folder, removed when the test ends (passed or failed).
-struct Scratch(PathBuf);
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
+    Scratch::new("newuser30", test)
 }
 
 /// Runs `wsn run FILE --out DIR/out -q ARGS...` on `text` written to `DIR/name.toml`; returns

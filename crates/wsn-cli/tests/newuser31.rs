@@ -4,8 +4,12 @@
 //! rows against the same runs made alone, and `--pcap`'s help. Small networks and short runs:
 //! the whole file takes about a second.
 
-use std::path::{Path, PathBuf};
+mod common;
+
+use std::path::Path;
 use std::process::Command;
+
+use common::Scratch;
 
 /// Nine nodes on a grid, RCRT from 10 s to 90 s: every kind of frame and a few repairs.
 const SCENARIO: &str = r#"name = "nu31"
@@ -27,31 +31,6 @@ sources = "all"
 rate_pps = 2.0
 start_s = 10.0
 "#;
-
-/// A test's scratch folder, removed when the test ends (passed or failed).
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Scratch {
-        let dir = std::env::temp_dir().join(format!("wsn-newuser31-{}-{test}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).unwrap();
-        Scratch(dir)
-    }
-}
-
-impl std::ops::Deref for Scratch {
-    type Target = Path;
-    fn deref(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// Runs `wsn ARGS...`, which must succeed; returns its standard output.
 fn wsn(args: &[&str]) -> String {
@@ -87,7 +66,7 @@ fn int(cell: &str) -> u64 {
 /// `nodes.csv` add up to `summary.json`'s totals.
 #[test]
 fn a_runs_files_add_up_to_its_summary() {
-    let dir = Scratch::new("run");
+    let dir = Scratch::new("newuser31", "run");
     let file = scenario_file(&dir);
     let out = dir.join("out");
     wsn(&["run", &file, "-q", "--pcap", "--out", out.to_str().unwrap()]);
@@ -146,7 +125,7 @@ fn sweep_csv_is_as_the_readme_says_and_matches_single_runs() {
         .expect("the README prints sweep.csv's header in backquotes")
         .to_string();
 
-    let dir = Scratch::new("sweep");
+    let dir = Scratch::new("newuser31", "sweep");
     let file = scenario_file(&dir);
     let out = dir.join("sweep");
     wsn(&["sweep", &file, "--param", "flows.0.rate_pps=0.5,2", "--jobs", "1", "--out", out.to_str().unwrap()]);

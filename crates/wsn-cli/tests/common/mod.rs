@@ -53,3 +53,29 @@ impl Numbers {
         &self.row(key).2
     }
 }
+
+/// A test's scratch folder under the system's temporary folder, named after the test file, the
+/// process and the test, emptied when made and removed when the test ends (passed or failed).
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(file: &str, test: &str) -> Scratch {
+        let dir = std::env::temp_dir().join(format!("wsn-{file}-{}-{test}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        Scratch(dir)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
