@@ -159,9 +159,9 @@ pub(crate) fn weakest_link_cell(w: Option<(f64, usize, Option<usize>)>) -> Strin
 
 /// Below this share of acknowledged attempts on its weakest link, the report flags IFRC's frozen
 /// tree. Under load the share counts collisions as well as the link's own losses, so it sits
-/// well below a link's PRR: IFRC's weakest link is acknowledged 29–50 % of the time on the
-/// quick comparison's seeds 1–5 and 8–21 % on seeds 6–8, where a frozen link loses most frames
-/// (docs/ifrc.md, "Known problems"). A link that needs four attempts per frame on average is
+/// well below a link's PRR: IFRC's weakest link is acknowledged 26–48 % of the time on the
+/// full comparison's seeds 1–5 (29–50 % in the quick one) and 7–21 % on seeds 6–8, where a
+/// frozen link loses thousands of frames at the MAC (docs/ifrc.md, "Known problems"). A link that needs four attempts per frame on average is
 /// far from the IFRC paper's tree (66–96 % per link, IFRC paper §6.1, Fig. 5). \[REC\]
 pub(crate) const WEAK_TREE_ACK_RATIO: f64 = 0.25;
 
