@@ -944,8 +944,8 @@ fn report(
             // (No epoch: no ratio to print.)
             let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
             let weakest = crate::compare::weakest_link(r);
-            if weakest.is_some_and(|w| w.0 < crate::compare::WEAK_TREE_ACK_RATIO) {
-                weak.push(e.to_string());
+            if let Some(w) = weakest.filter(crate::compare::is_weak) {
+                weak.push(format!("ε = {e}: {}", crate::compare::weak_link_facts(&w)));
             }
             writeln!(
                 md,
@@ -964,13 +964,12 @@ fn report(
         if !weak.is_empty() {
             writeln!(
                 md,
-                "**The frozen tree keeps a weak link at ε = {}**: a node's data frames were acknowledged on fewer than \
-                 {:.0} % of their attempts (last column: the lowest share over the nodes with at least 100 attempts, \
-                 that node → its parent). MultiHopLQI frozen at a fixed time can keep a link it chose on a lucky \
-                 beacon, unlike the paper's \"empirically good tree\"; the verdicts there reflect the tree as well as \
-                 ε (docs/ifrc.md, \"Known problems\").\n",
-                weak.join(", "),
-                100.0 * crate::compare::WEAK_TREE_ACK_RATIO
+                "**A weak link in the frozen tree.** {} (below {} %; last column: the lowest share over the nodes with \
+                 at least 100 attempts, that node → its parent). A frozen tree keeps its links whatever they deliver, \
+                 and MultiHopLQI may have chosen such a link on a lucky beacon, unlike the paper's \"empirically good \
+                 tree\"; the verdicts there reflect the tree as well as ε (docs/ifrc.md, \"Known problems\").\n",
+                weak.join("; "),
+                crate::compare::WEAK_TREE_ACK_PERCENT
             )?;
         }
         let k =

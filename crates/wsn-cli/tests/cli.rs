@@ -227,8 +227,8 @@ fn check_compare_seed(dir: &Path) {
         (None, None) => {}
         other => panic!("one of the over-best-fixed ratios is n/a: {other:?}"),
     }
-    // IFRC's weakest link: the table's last column ("29 % (3 → 0)") is numbers.csv's key to the
-    // percent, and the report flags the tree exactly when it is below 25 %.
+    // IFRC's weakest link: the table's last column ("29.1 % (3 → 0)") is numbers.csv's key to
+    // 0.1 %, and the report flags the tree exactly when the printed share is below 25 %.
     for (p, sfx) in [("paper", ""), ("reference_code", "_reference_code")] {
         let row = report
             .lines()
@@ -238,9 +238,9 @@ fn check_compare_seed(dir: &Path) {
         let key = format!("cmp_ifrc_weakest_link_ack{sfx}");
         let v = n.get(&key).unwrap_or_else(|| panic!("{}: {key} is n/a", dir.display()));
         let pct: f64 = cell.split(" %").next().and_then(|x| x.parse().ok()).unwrap_or_else(|| panic!("{cell}"));
-        assert!((100.0 * v - pct).abs() <= 0.5 + 0.01, "{key} = {v}, the table says {cell}");
-        let flagged = report.contains(&format!("keeps a weak link here ({p} profile)"));
-        assert_eq!(flagged, v < 0.25, "{}: {key} = {v}, flagged {flagged}", dir.display());
+        assert!((100.0 * v - pct).abs() <= 0.05 + 0.01, "{key} = {v}, the table says {cell}");
+        let flagged = report.contains(&format!("A weak link in IFRC's frozen tree ({p} profile)"));
+        assert_eq!(flagged, pct < 25.0, "{}: {key} = {v} ({cell}), flagged {flagged}", dir.display());
     }
     // The copies under the names `wsn reproduce ifrc` uses.
     for (copy, of) in [
@@ -253,23 +253,23 @@ fn check_compare_seed(dir: &Path) {
 }
 
 /// `wsn compare --quick` runs RCRT and IFRC side by side and writes numbers.csv with the keys
-/// the IFRC issue names; `--seed 2 --seeds 2` runs it on seeds 2 and 3, each report naming its
+/// the IFRC issue names; `--seed 5 --seeds 2` runs it on seeds 5 and 6, each report naming its
 /// seed, and the top-level numbers.csv holds the medians. Each seed's ratios are the quotients
 /// of the goodputs and rates its report lists ([`check_compare_seed`]).
 #[test]
 fn compare_quick_writes_the_required_numbers() {
     let out = std::env::temp_dir().join(format!("wsn-compare-test-{}", std::process::id()));
     let o = wsn()
-        .args(["compare", "--quick", "--seed", "2", "--seeds", "2", "--out"])
+        .args(["compare", "--quick", "--seed", "5", "--seeds", "2", "--out"])
         .arg(&out)
         .output()
         .expect("wsn runs");
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let seeds = std::fs::read_to_string(out.join("seeds.csv")).expect("seeds.csv");
-    assert!(seeds.starts_with("key,paper,seed_2,seed_3,median,min,max,unit"), "{seeds}");
-    let report3 = std::fs::read_to_string(out.join("seed-3/report.md")).expect("seed 3's report");
+    assert!(seeds.starts_with("key,paper,seed_5,seed_6,median,min,max,unit"), "{seeds}");
+    let report3 = std::fs::read_to_string(out.join("seed-6/report.md")).expect("seed 6's report");
     assert!(
-        report3.contains("Run seed: 3 (seed 2 of `--seeds 2`, starting at 2)"),
+        report3.contains("Run seed: 6 (seed 2 of `--seeds 2`, starting at 5)"),
         "{}",
         &report3[..report3.len().min(300)]
     );
@@ -293,16 +293,22 @@ fn compare_quick_writes_the_required_numbers() {
         assert!(ours.is_finite() && ours >= 0.0, "{line}");
     }
     // Each seed's derived numbers against what they derive from.
-    check_compare_seed(&out.join("seed-2"));
-    check_compare_seed(&out.join("seed-3"));
+    check_compare_seed(&out.join("seed-5"));
+    check_compare_seed(&out.join("seed-6"));
+    // The two seeds take both sides of the weak-link flag (docs/ifrc.md, "Known problems"):
+    // seed 6's frozen IFRC tree keeps a link acknowledged on about a fifth of its attempts, seed
+    // 5's weakest link about half. (If the simulation changes, pick two seeds that still do.)
+    assert!(report3.contains("A weak link in IFRC's frozen tree (paper profile)"), "seed 6 not flagged");
+    let report5 = std::fs::read_to_string(out.join("seed-5/report.md")).expect("seed 5's report");
+    assert!(!report5.contains("A weak link in IFRC's frozen tree"), "seed 5 flagged");
     // Every top-level value is the median of the two seeds' own numbers (their mean), and
     // seeds.csv lists both with that median, their minimum and maximum. A seed without a number
     // is left out of the median, or makes it n/a (a ratio over a best fixed rate beyond the
     // sweep).
     let (top, s2, s3) = (
         Numbers::read(&out.join("numbers.csv")),
-        Numbers::read(&out.join("seed-2/numbers.csv")),
-        Numbers::read(&out.join("seed-3/numbers.csv")),
+        Numbers::read(&out.join("seed-5/numbers.csv")),
+        Numbers::read(&out.join("seed-6/numbers.csv")),
     );
     let keys: Vec<&str> = s2.rows.iter().map(|r| r.0.as_str()).collect();
     assert_eq!(keys, top.rows.iter().map(|r| r.0.as_str()).collect::<Vec<_>>());
@@ -325,13 +331,13 @@ fn compare_quick_writes_the_required_numbers() {
         }
         assert_eq!(&rec[0], *key);
     }
-    let report = std::fs::read_to_string(out.join("seed-2/report.md")).expect("seed 2's report.md");
+    let report = std::fs::read_to_string(out.join("seed-5/report.md")).expect("seed 5's report.md");
     assert!(
-        report.contains("Run seed: 2 (seed 1 of `--seeds 2`, starting at 2)"),
+        report.contains("Run seed: 5 (seed 1 of `--seeds 2`, starting at 5)"),
         "{}",
         &report[..report.len().min(300)]
     );
-    assert!(out.join("seed-2/fig15-compare.png").exists());
+    assert!(out.join("seed-5/fig15-compare.png").exists());
     // Each paper figure stands beside the quantity it is: 2.8 and 0.824 / 0.293 are rates, 1.7 a
     // goodput ratio; a quick run's second-half window is not said to be past IFRC's slow start.
     let paper = |key: &str| {

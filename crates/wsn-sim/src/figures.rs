@@ -305,39 +305,47 @@ fn draw_lines<DB: DrawingBackend>(
     Ok(())
 }
 
+/// The length of a move, in pixels, over which [`split_at_reversals`] judges a line's direction:
+/// the width of the widest line the figures draw.
+const TURN_MOVE_PX: f64 = 2.0;
+
 /// `pts` as one or more polylines, split where the line turns back on itself in pixel space
 /// (by more than about 140°; the vertex ends one piece and starts the next). Plotters draws a
 /// line wider than one pixel as one polygon with a join at every vertex, and at such a turn the
 /// polygon folds over and loses segments in the bitmap: a step series' drop from a rate's peak
 /// that it had climbed almost vertically went missing from the PNG while the SVG had it
-/// (`wsn compare`'s Fig. 15, session 31). Points on the same pixel as the one before give no
-/// direction and are passed over when the turn is judged.
+/// (`wsn compare`'s Fig. 15, session 31). The direction is judged over moves of at least
+/// [`TURN_MOVE_PX`].
 fn split_at_reversals<DB: DrawingBackend>(
     chart: &ChartContext<'_, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>,
     pts: Vec<(f64, f64)>,
 ) -> Vec<Vec<(f64, f64)>> {
     let mut pieces = Vec::new();
     let mut cur: Vec<(f64, f64)> = Vec::new();
-    // The last vertex on a new pixel and the direction of the last move onto a new pixel.
-    let mut last_px: Option<(i32, i32)> = None;
+    // The pixel where the last judged move ended, and that move's direction. A move is judged
+    // once it reaches the stroke's width from there, so that neither points on one pixel nor a
+    // one-pixel step sideways between an ascent and a descent hide the turn.
+    let mut anchor: Option<(i32, i32)> = None;
     let mut dir: Option<(f64, f64)> = None;
     for p in pts {
         let px = chart.backend_coord(&p);
-        if let Some(lp) = last_px.filter(|&lp| lp != px) {
-            let d = (f64::from(px.0 - lp.0), f64::from(px.1 - lp.1));
-            if let Some(o) = dir {
-                let dot = o.0 * d.0 + o.1 * d.1;
-                let norms = (o.0.hypot(o.1)) * d.0.hypot(d.1);
-                if dot < -0.77 * norms {
-                    // Turned back: the last vertex ends this piece and starts the next.
-                    let corner = *cur.last().expect("a vertex before a move");
-                    pieces.push(std::mem::replace(&mut cur, vec![corner]));
+        match anchor {
+            None => anchor = Some(px),
+            Some(a) => {
+                let d = (f64::from(px.0 - a.0), f64::from(px.1 - a.1));
+                if d.0.hypot(d.1) >= TURN_MOVE_PX {
+                    if let Some(o) = dir {
+                        let norms = o.0.hypot(o.1) * d.0.hypot(d.1);
+                        if o.0 * d.0 + o.1 * d.1 < -0.77 * norms {
+                            // Turned back: the last vertex ends this piece and starts the next.
+                            let corner = *cur.last().expect("a vertex before a move");
+                            pieces.push(std::mem::replace(&mut cur, vec![corner]));
+                        }
+                    }
+                    dir = Some(d);
+                    anchor = Some(px);
                 }
             }
-            dir = Some(d);
-        }
-        if last_px != Some(px) {
-            last_px = Some(px);
         }
         cur.push(p);
     }
@@ -595,6 +603,28 @@ mod tests {
                 .collect();
             assert!(missing.is_empty(), "the drop at column {p} misses rows {missing:?}");
         }
+    }
+
+    /// A line that climbs, steps one pixel sideways and falls back has turned back as much as one
+    /// that falls from its peak at once (a review's case: judged move by move, the two right
+    /// angles hid the turn, and the even-odd fill hollowed out the spike); a step line's right
+    /// angles are no turn back; and a piece's last vertex starts the next.
+    #[test]
+    fn split_at_reversals_sees_a_turn_behind_a_sideways_pixel() {
+        let (w, h) = SIZE;
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+        // About one pixel per x unit and 200 pixels per y unit.
+        let chart = ChartBuilder::on(&root).build_cartesian_2d(0f64..1000.0, 0f64..2.5).unwrap();
+        let spike = vec![(500.0, 0.1), (500.0, 2.0), (500.8, 2.0025), (501.1, 0.1)];
+        let pieces = split_at_reversals(&chart, spike.clone());
+        assert_eq!(pieces.len(), 2, "{pieces:?}");
+        assert_eq!(pieces[0].last(), pieces[1].first());
+        assert_eq!(pieces.iter().map(Vec::len).sum::<usize>(), spike.len() + 1);
+        let steps = vec![(100.0, 1.0), (300.0, 1.0), (300.0, 2.0), (500.0, 2.0), (500.0, 1.5), (800.0, 1.5)];
+        assert_eq!(split_at_reversals(&chart, steps.clone()), vec![steps]);
+        assert_eq!(split_at_reversals(&chart, vec![(1.0, 1.0)]), vec![vec![(1.0, 1.0)]]);
+        assert!(split_at_reversals(&chart, vec![]).is_empty());
     }
 
     /// The legend goes to the upper left when the curves rise to the right, and stays at the
