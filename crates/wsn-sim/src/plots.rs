@@ -186,15 +186,21 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     if net.len() <= 200 && (0..net.len()).any(|i| !net.rate_trace(i).is_empty()) {
         // One step line per node (the sink's pseudo-rate is left out: it starts near the
         // channel's capacity and would flatten every other line).
-        let series: Vec<crate::figures::Series> = (0..net.len())
+        let nodes: Vec<usize> = (0..net.len())
             .filter(|&i| !net.sinks().contains(&wsn_wire::NodeId(i as u16)))
             .filter(|&i| !net.rate_trace(i).is_empty())
-            .map(|i| {
+            .collect();
+        let sinks = if net.sinks().len() == 1 { "the sink" } else { "the sinks" };
+        let labels = node_labels(&nodes, format!("one line per node ({} nodes; {sinks} left out)", nodes.len()));
+        let series: Vec<crate::figures::Series> = nodes
+            .iter()
+            .zip(labels)
+            .map(|(&i, label)| {
                 let mut pts: Vec<(f64, f64)> = net.rate_trace(i).iter().map(|&(t, v, _)| (t, v)).collect();
                 if let Some(&(_, v)) = pts.last() {
                     pts.push((end, v));
                 }
-                crate::figures::Series::step("", pts)
+                crate::figures::Series::step(label, pts)
             })
             .collect();
         crate::figures::lines(
@@ -238,9 +244,12 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     }
     let bin_s = r.bin.as_secs_f64();
     let end_s = net.end().as_secs_f64();
-    let series: Vec<crate::figures::Series> = (0..net.len())
-        .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
-        .map(|i| {
+    let queued: Vec<usize> = (0..net.len()).filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0)).collect();
+    let many = format!("one line per node that queued a packet ({} of {} nodes)", queued.len(), net.len());
+    let series: Vec<crate::figures::Series> = queued
+        .iter()
+        .zip(node_labels(&queued, many))
+        .map(|(&i, label)| {
             // Each bin at its end, as in queues.csv.
             let pts = net
                 .queue_bins(i)
@@ -248,7 +257,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
                 .enumerate()
                 .map(|(b, &q)| (((b + 1) as f64 * bin_s).min(end_s), q as f64))
                 .collect();
-            crate::figures::Series::line("", pts)
+            crate::figures::Series::line(label, pts)
         })
         .collect();
     // Per-node lines stop being readable (and cheap) beyond a few hundred nodes.
@@ -269,6 +278,21 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Per-node lines labelled in the legend of [`crate::figures::lines`]: `node <id>` each, for up
+/// to [`MAX_NODE_LABELS`] lines, else `many` on the first line only (one legend entry that says
+/// what the lines are, as `goodput_time`'s "one flow each"; the others stay unlabelled).
+fn node_labels(nodes: &[usize], many: String) -> Vec<String> {
+    if nodes.len() <= MAX_NODE_LABELS {
+        nodes.iter().map(|i| format!("node {i}")).collect()
+    } else {
+        std::iter::once(many).chain(std::iter::repeat_n(String::new(), nodes.len() - 1)).collect()
+    }
+}
+
+/// The most per-node lines named one by one in a legend (`figures::lines` draws a legend of up
+/// to 12 labelled entries).
+const MAX_NODE_LABELS: usize = 12;
 
 /// RCRT: every flow's allocated rate r_i(t) (step lines, each ending when its flow closed) and
 /// the mean per-flow goodput as a reference line, written as `dir/name.png` and `.svg` (the RCRT
@@ -1335,9 +1359,58 @@ mod tests {
         assert!(has(&texts, "queue capacity"), "{texts:?}");
         let queued: Vec<usize> = (0..nodes).filter(|&i| r.network.queue_bins(i).iter().any(|&q| q > 0)).collect();
         assert!(!queued.is_empty());
+        // A legend entry per line: few nodes, so each named.
+        for i in &queued {
+            assert!(has(&texts, &format!("node {i}")), "no \"node {i}\" in {texts:?}");
+        }
         let bins = r.network.queue_bins(queued[0]).len();
         assert!(queued.iter().all(|&i| r.network.queue_bins(i).len() == bins));
         assert_eq!(lines_with(&svg, bins).len(), queued.len(), "a line per node that queued, a vertex per bin");
+        cleanup(&d);
+    }
+
+    /// A run of `nodes` nodes in a chain, `protocol` ("ifrc" or "rcrt") for every node, for
+    /// `duration_s`.
+    fn protocol_run(protocol: &str, nodes: usize, duration_s: f64) -> RunResult {
+        let mac = if protocol == "ifrc" { "[mac]\npreset = \"ifrc2006\"\n" } else { "" };
+        let payload = if protocol == "ifrc" { 0 } else { 20 };
+        let text = format!(
+            "name = \"tiny\"\nduration_s = {duration_s:?}\n\
+             [topology]\nlayout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 5.0 }}\n\
+             [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n{mac}\
+             [protocol]\nkind = \"{protocol}\"\n\
+             [[flows]]\nsources = \"all\"\nrate_pps = 2.0\nstart_s = 20.0\npayload_bytes = {payload}\n"
+        );
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let sc = Scenario::from_toml(&text, "test", base, &[]).unwrap();
+        run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+    }
+
+    /// `rates_time` and `queues_time` say in their legends what their lines are: each node by
+    /// name when there are few lines (here 4), one entry naming the lines when there are more
+    /// than 12 (here 19); `queues_time` keeps its queue capacity line.
+    #[test]
+    fn per_node_lines_are_in_the_legend() {
+        let d = temp("per-node");
+        let has = |texts: &[String], want: &str| texts.iter().any(|t| t == want);
+        let r = protocol_run("ifrc", 5, 60.0);
+        write_all(&d, &r).unwrap();
+        let texts = svg_texts(&d.join("rates_time.svg"));
+        for i in 1..5 {
+            assert!(has(&texts, &format!("node {i}")), "no \"node {i}\" in {texts:?}");
+        }
+        assert!(!has(&texts, "node 0"), "the sink's pseudo-rate is not drawn: {texts:?}");
+
+        let r = protocol_run("ifrc", 20, 60.0);
+        let queued = (0..20).filter(|&i| r.network.queue_bins(i).iter().any(|&q| q > 0)).count();
+        assert!(queued > 12, "{queued} nodes queued");
+        write_all(&d, &r).unwrap();
+        let texts = svg_texts(&d.join("rates_time.svg"));
+        assert!(has(&texts, "one line per node (19 nodes; the sink left out)"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.starts_with("node ") || t.ends_with(" series, one colour each")), "{texts:?}");
+        let texts = svg_texts(&d.join("queues_time.svg"));
+        let want = format!("one line per node that queued a packet ({queued} of 20 nodes)");
+        assert!(has(&texts, &want) && has(&texts, "queue capacity"), "{texts:?}");
         cleanup(&d);
     }
 
