@@ -57,17 +57,21 @@ impl<T, E: Display> StrErr<T> for Result<T, E> {
 type Area<DB> = DrawingArea<DB, Shift>;
 
 /// Draw `$draw(&root, args…)` into `$dir/$name.png` and `$dir/$name.svg`.
+/// (`render!(dir, name, size, draw(…))` draws at `size` pixels instead of [`SIZE`].)
 macro_rules! render {
-    ($dir:expr, $name:expr, $draw:ident ( $($arg:expr),* )) => {{
+    ($dir:expr, $name:expr, $draw:ident ( $($arg:expr),* )) => {
+        render!($dir, $name, SIZE, $draw($($arg),*))
+    };
+    ($dir:expr, $name:expr, $size:expr, $draw:ident ( $($arg:expr),* )) => {{
         let png = $dir.join(format!("{}.png", $name));
         {
-            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            let root = BitMapBackend::new(&png, $size).into_drawing_area();
             $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", png.display()))?;
             root.present().map_err(|e| format!("{}: {e}", png.display()))?;
         }
         let svg = $dir.join(format!("{}.svg", $name));
         {
-            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            let root = SVGBackend::new(&svg, $size).into_drawing_area();
             $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", svg.display()))?;
             root.present().map_err(|e| format!("{}: {e}", svg.display()))?;
         }
@@ -323,12 +327,66 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
     let cats: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
     let reps: Vec<f64> =
         flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
-    let title =
-        if flows.iter().all(|f| f.delivered == 0) { format!("{title} (nothing delivered)") } else { title.to_string() };
+    let nothing_delivered = flows.iter().all(|f| f.delivered == 0);
+    let title = if nothing_delivered { format!("{title} (nothing delivered)") } else { title.to_string() };
     // The share is of the flow's delivered packets (as sweep.csv's `max_e2e_repaired_share`), which
     // the axis says: "% of packets" left a reader to guess between generated, originated and delivered.
     let y_label = "repaired (% of delivered packets)";
+    if reps.iter().all(|&v| v == 0.0) {
+        // No bar to draw: `figures::bars` would scale its axis 0–1, which reads as a fraction.
+        // The same chart with the percentage's whole axis, 0–100, and a note instead.
+        let why = if nothing_delivered { "no flow delivered a packet" } else { "no packet was repaired" };
+        ensure_font()?;
+        render!(dir, name, FIGURE_SIZE, draw_no_bars(&title, "source node", y_label, &cats, (0.0, 100.0), why));
+        return Ok(());
+    }
     crate::figures::bars(dir, name, &title, "source node", y_label, &cats, &[("repaired".into(), reps)])
+}
+
+/// The size of the figures of [`crate::figures`] (its `SIZE`), for one drawn here in their stead.
+const FIGURE_SIZE: (u32, u32) = (1000, 560);
+
+/// An empty bar chart in the style of [`crate::figures::bars`] (a category per tick), with the
+/// y axis over `y` and `why` written across it.
+fn draw_no_bars<DB: DrawingBackend>(
+    root: &Area<DB>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    y: (f64, f64),
+    why: &str,
+) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let n = categories.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, font(caption_size(title, 20.0)))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, y.0..y.1)
+        .s()?;
+    let category = |x: &f64| {
+        let r = x.round();
+        if (x - r).abs() < 1e-6 && r >= 0.0 {
+            categories.get(r as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_labels(n.min(40))
+        .x_label_formatter(&category)
+        .y_label_formatter(&tick)
+        .disable_x_mesh()
+        .label_style(font(12.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    note(&chart.plotting_area().strip_coord_spec(), why)
 }
 
 /// RCRT: the application sequence number of every in-order delivery against time, one colour per
@@ -1460,6 +1518,35 @@ mod tests {
         assert!(texts.iter().any(|t| t == "repaired (% of delivered packets)"), "{texts:?}");
         assert!(!texts.iter().any(|t| t == "% of packets"), "{texts:?}");
         assert!(notes(&texts).is_empty(), "{texts:?}");
+        // Bars up to 25 %: the axis ends above them, not at 100.
+        assert!(!texts.iter().any(|t| t == "100"), "{texts:?}");
+        cleanup(&d);
+    }
+
+    /// A `repairs_per_flow` without a bar (nothing delivered, or nothing repaired) keeps the
+    /// percentage's axis, 0–100 (it was 0–1, which reads as a fraction), its y label and the
+    /// flows' ticks, and says why it is empty.
+    #[test]
+    fn empty_repairs_figure_has_a_percent_axis() {
+        let mut r = tiny_run(3, 120.0, true);
+        let d = temp("repairs-empty");
+        for (delivered, why) in [(0, "no flow delivered a packet"), (7, "no packet was repaired")] {
+            for f in r.summary.flows.iter_mut() {
+                f.e2e_repaired = Some(0);
+                f.delivered = delivered;
+            }
+            repairs_figure(&d, "repairs", "Repairs", &r.summary).unwrap();
+            assert!(non_empty(&d.join("repairs.png")));
+            let texts = svg_texts(&d.join("repairs.svg"));
+            let has = |want: &str| texts.iter().any(|t| t == want);
+            for want in ["repaired (% of delivered packets)", "source node", "0", "50", "100", why] {
+                assert!(has(want), "no {want:?} in {texts:?}");
+            }
+            assert!(!has("0.5") && !has("0.2"), "a 0–1 axis: {texts:?}");
+            let sources: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
+            assert!(has_run(&texts, &sources), "no tick labels {sources:?} in {texts:?}");
+            assert_eq!(has("Repairs (nothing delivered)"), delivered == 0, "{texts:?}");
+        }
         cleanup(&d);
     }
 
