@@ -993,6 +993,25 @@ pub struct SweepPoint {
     pub delivery: f64,
 }
 
+/// The x-axis label of a sweep over scenario key `key`: the key with, where its name ends in a
+/// unit suffix (`_pps`, `_s`, `_ns`, `_m`, `_db`, `_dbm`, `_bytes`), that unit in parentheses
+/// ("flows.0.rate_pps (pkt/s)"); other keys bare ("mac.max_retries").
+pub fn sweep_x_label(key: &str) -> String {
+    const UNITS: [(&str, &str); 7] = [
+        ("_pps", "pkt/s"),
+        ("_s", "s"),
+        ("_ns", "ns"),
+        ("_m", "m"),
+        ("_db", "dB"),
+        ("_dbm", "dBm"),
+        ("_bytes", "bytes"),
+    ];
+    match UNITS.iter().find(|(suffix, _)| key.ends_with(suffix)) {
+        Some((_, unit)) => format!("{key} ({unit})"),
+        None => key.to_string(),
+    }
+}
+
 /// Plot mean per-flow goodput with a min–max band (and error bars) against x, and the delivery
 /// ratio on a second panel; y = x dashed reference line when `offered_line` is true (goodput
 /// equals offered load). Writes `{name}.png` and `{name}.svg` into `dir`.
@@ -1291,6 +1310,32 @@ mod tests {
         write_sweep(&d, "frac", "Rate", "rate", &[pt(0.5), pt(1.5)], false).unwrap();
         let texts = svg_texts(&d.join("frac.svg"));
         assert!(texts.iter().any(|t| t == "0.5" || t == "1.5"), "{texts:?}");
+        cleanup(&d);
+    }
+
+    /// A sweep's x axis names the key and, from its suffix, the unit; a key without a known
+    /// suffix stays bare.
+    #[test]
+    fn sweep_x_axis_names_the_unit() {
+        for (key, want) in [
+            ("flows.0.rate_pps", "flows.0.rate_pps (pkt/s)"),
+            ("duration_s", "duration_s (s)"),
+            ("mac.ack_protection_ns", "mac.ack_protection_ns (ns)"),
+            ("topology.layout.spacing_m", "topology.layout.spacing_m (m)"),
+            ("radio.prune_margin_db", "radio.prune_margin_db (dB)"),
+            ("radio.link.tx_power_dbm", "radio.link.tx_power_dbm (dBm)"),
+            ("flows.0.payload_bytes", "flows.0.payload_bytes (bytes)"),
+            ("mac.max_retries", "mac.max_retries"),
+            ("seed", "seed"),
+            ("mac.queue_capacity", "mac.queue_capacity"),
+        ] {
+            assert_eq!(sweep_x_label(key), want);
+        }
+        let d = temp("sweep-unit");
+        let pt = |x: f64| SweepPoint { x, mean: 0.5, min: 0.4, max: 0.6, delivery: 0.9 };
+        write_sweep(&d, "u", "Rate", &sweep_x_label("flows.0.rate_pps"), &[pt(0.5), pt(1.0)], true).unwrap();
+        let texts = svg_texts(&d.join("u.svg"));
+        assert!(texts.iter().any(|t| t == "flows.0.rate_pps (pkt/s)"), "{texts:?}");
         cleanup(&d);
     }
 
