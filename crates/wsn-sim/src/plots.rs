@@ -438,7 +438,7 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         name,
         &title,
         "time (s)",
-        "C_i",
+        "congestion level C_i (RTTs of loss repair)",
         &series,
         upper.map(|u| (u, "upper threshold U")),
         cap,
@@ -1514,6 +1514,34 @@ mod tests {
         let texts = svg_texts(&d.join("queues_time.svg"));
         let want = format!("one line per node that queued a packet ({queued} of 20 nodes)");
         assert!(has(&texts, &want) && has(&texts, "queue capacity"), "{texts:?}");
+        cleanup(&d);
+    }
+
+    /// Every axis of every plot an RCRT run writes has a label, with its unit where it has one
+    /// (`congestion_time`'s y axis said "C_i" alone).
+    #[test]
+    fn rcrt_run_plots_have_axis_labels_with_units() {
+        let d = temp("rcrt-axes");
+        let r = protocol_run("rcrt", 3, 120.0);
+        write_all(&d, &r).unwrap();
+        let axes = [
+            ("goodput_per_flow", "flow source node", "goodput (pkt/s)"),
+            ("goodput_time", "time (s)", "goodput (pkt/s, 10 s bins)"),
+            ("tree", "x (m)", "y (m)"),
+            ("network_time", "time (s)", "tree depth (hops)"),
+            ("network_time", "time (s)", "delivered (pkt per 10 s)"),
+            ("queues_time", "time (s)", "queue (packets)"),
+            ("congestion_time", "time (s)", "congestion level C_i (RTTs of loss repair)"),
+            ("allocations_time", "time (s)", "rate (pkt/s)"),
+            ("reception_time", "time (s)", "sequence number"),
+            ("repairs_per_flow", "source node", "repaired (% of delivered packets)"),
+        ];
+        for (name, x, y) in axes {
+            let texts = svg_texts(&d.join(format!("{name}.svg")));
+            for want in [x, y] {
+                assert!(texts.iter().any(|t| t == want), "{name}: no {want:?} in {texts:?}");
+            }
+        }
         cleanup(&d);
     }
 
