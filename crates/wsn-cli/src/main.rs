@@ -1278,7 +1278,8 @@ fn sweep(
         format!("{}, sweep of {key}", base.name)
     };
     let written = written_csv.and_then(|()| {
-        wsn_sim::plots::write_sweep(&staging, "sweep", &title, &key, &points, offered).map_err(anyhow::Error::msg)
+        let x_label = wsn_sim::plots::sweep_x_label(&key);
+        wsn_sim::plots::write_sweep(&staging, "sweep", &title, &x_label, &points, offered).map_err(anyhow::Error::msg)
     });
     crate::staging::commit(
         &staging,

@@ -34,6 +34,13 @@ fn fails(args: &[&str]) -> String {
     err
 }
 
+/// The texts of an SVG file that plotters wrote (each on the line after its `<text` tag).
+fn svg_texts(path: &Path) -> Vec<String> {
+    let svg = std::fs::read_to_string(path).unwrap();
+    let lines: Vec<&str> = svg.lines().collect();
+    lines.windows(2).filter(|w| w[0].starts_with("<text")).map(|w| w[1].trim().to_string()).collect()
+}
+
 /// A run's trace hash, after checking that it carried traffic (office40's flows start at 300 s).
 fn trace_sha(dir: &Path) -> String {
     let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary.json");
@@ -215,6 +222,8 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
     };
     let (table, csv) = sweep("flows.0.rate_pps=0.5,1");
     assert!(table.contains("knee:"), "{table}");
+    // The plot's x axis names the key and its unit.
+    assert!(svg_texts(&out.join("sweep.svg")).iter().any(|t| t == "flows.0.rate_pps (pkt/s)"));
     let head: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     let col = |name: &str| head.iter().position(|c| *c == name).unwrap_or_else(|| panic!("{name} in {head:?}"));
     // The earlier columns keep their places.
@@ -232,6 +241,7 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
     // A key that is not a rate: no knee.
     let (table, csv) = sweep("mac.max_retries=1,2");
     assert!(!table.contains("knee"), "{table}");
+    assert!(svg_texts(&out.join("sweep.svg")).iter().any(|t| t == "mac.max_retries"));
     assert!(csv.lines().nth(1).unwrap().ends_with(",mac.max_retries"), "{csv}");
     std::fs::remove_dir_all(&out).ok();
 }

@@ -57,17 +57,21 @@ impl<T, E: Display> StrErr<T> for Result<T, E> {
 type Area<DB> = DrawingArea<DB, Shift>;
 
 /// Draw `$draw(&root, args…)` into `$dir/$name.png` and `$dir/$name.svg`.
+/// (`render!(dir, name, size, draw(…))` draws at `size` pixels instead of [`SIZE`].)
 macro_rules! render {
-    ($dir:expr, $name:expr, $draw:ident ( $($arg:expr),* )) => {{
+    ($dir:expr, $name:expr, $draw:ident ( $($arg:expr),* )) => {
+        render!($dir, $name, SIZE, $draw($($arg),*))
+    };
+    ($dir:expr, $name:expr, $size:expr, $draw:ident ( $($arg:expr),* )) => {{
         let png = $dir.join(format!("{}.png", $name));
         {
-            let root = BitMapBackend::new(&png, SIZE).into_drawing_area();
+            let root = BitMapBackend::new(&png, $size).into_drawing_area();
             $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", png.display()))?;
             root.present().map_err(|e| format!("{}: {e}", png.display()))?;
         }
         let svg = $dir.join(format!("{}.svg", $name));
         {
-            let root = SVGBackend::new(&svg, SIZE).into_drawing_area();
+            let root = SVGBackend::new(&svg, $size).into_drawing_area();
             $draw(&root, $($arg),*).map_err(|e| format!("{}: {e}", svg.display()))?;
             root.present().map_err(|e| format!("{}: {e}", svg.display()))?;
         }
@@ -186,15 +190,21 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     if net.len() <= 200 && (0..net.len()).any(|i| !net.rate_trace(i).is_empty()) {
         // One step line per node (the sink's pseudo-rate is left out: it starts near the
         // channel's capacity and would flatten every other line).
-        let series: Vec<crate::figures::Series> = (0..net.len())
+        let nodes: Vec<usize> = (0..net.len())
             .filter(|&i| !net.sinks().contains(&wsn_wire::NodeId(i as u16)))
             .filter(|&i| !net.rate_trace(i).is_empty())
-            .map(|i| {
+            .collect();
+        let sinks = if net.sinks().len() == 1 { "the sink" } else { "the sinks" };
+        let labels = node_labels(&nodes, format!("one line per node ({} nodes; {sinks} left out)", nodes.len()));
+        let series: Vec<crate::figures::Series> = nodes
+            .iter()
+            .zip(labels)
+            .map(|(&i, label)| {
                 let mut pts: Vec<(f64, f64)> = net.rate_trace(i).iter().map(|&(t, v, _)| (t, v)).collect();
                 if let Some(&(_, v)) = pts.last() {
                     pts.push((end, v));
                 }
-                crate::figures::Series::step("", pts)
+                crate::figures::Series::step(label, pts)
             })
             .collect();
         crate::figures::lines(
@@ -238,9 +248,12 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     }
     let bin_s = r.bin.as_secs_f64();
     let end_s = net.end().as_secs_f64();
-    let series: Vec<crate::figures::Series> = (0..net.len())
-        .filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0))
-        .map(|i| {
+    let queued: Vec<usize> = (0..net.len()).filter(|&i| net.queue_bins(i).iter().any(|&q| q > 0)).collect();
+    let many = format!("one line per node that queued a packet ({} of {} nodes)", queued.len(), net.len());
+    let series: Vec<crate::figures::Series> = queued
+        .iter()
+        .zip(node_labels(&queued, many))
+        .map(|(&i, label)| {
             // Each bin at its end, as in queues.csv.
             let pts = net
                 .queue_bins(i)
@@ -248,7 +261,7 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
                 .enumerate()
                 .map(|(b, &q)| (((b + 1) as f64 * bin_s).min(end_s), q as f64))
                 .collect();
-            crate::figures::Series::line("", pts)
+            crate::figures::Series::line(label, pts)
         })
         .collect();
     // Per-node lines stop being readable (and cheap) beyond a few hundred nodes.
@@ -269,6 +282,21 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     }
     Ok(())
 }
+
+/// Per-node lines labelled in the legend of [`crate::figures::lines`]: `node <id>` each, for up
+/// to [`MAX_NODE_LABELS`] lines, else `many` on the first line only (one legend entry that says
+/// what the lines are, as `goodput_time`'s "one flow each"; the others stay unlabelled).
+fn node_labels(nodes: &[usize], many: String) -> Vec<String> {
+    if nodes.len() <= MAX_NODE_LABELS {
+        nodes.iter().map(|i| format!("node {i}")).collect()
+    } else {
+        std::iter::once(many).chain(std::iter::repeat_n(String::new(), nodes.len() - 1)).collect()
+    }
+}
+
+/// The most per-node lines named one by one in a legend (`figures::lines` draws a legend of up
+/// to 12 labelled entries).
+const MAX_NODE_LABELS: usize = 12;
 
 /// RCRT: every flow's allocated rate r_i(t) (step lines, each ending when its flow closed) and
 /// the mean per-flow goodput as a reference line, written as `dir/name.png` and `.svg` (the RCRT
@@ -299,12 +327,66 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
     let cats: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
     let reps: Vec<f64> =
         flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
-    let title =
-        if flows.iter().all(|f| f.delivered == 0) { format!("{title} (nothing delivered)") } else { title.to_string() };
+    let nothing_delivered = flows.iter().all(|f| f.delivered == 0);
+    let title = if nothing_delivered { format!("{title} (nothing delivered)") } else { title.to_string() };
     // The share is of the flow's delivered packets (as sweep.csv's `max_e2e_repaired_share`), which
     // the axis says: "% of packets" left a reader to guess between generated, originated and delivered.
     let y_label = "repaired (% of delivered packets)";
+    if reps.iter().all(|&v| v == 0.0) {
+        // No bar to draw: `figures::bars` would scale its axis 0–1, which reads as a fraction.
+        // The same chart with the percentage's whole axis, 0–100, and a note instead.
+        let why = if nothing_delivered { "no flow delivered a packet" } else { "no packet was repaired" };
+        ensure_font()?;
+        render!(dir, name, FIGURE_SIZE, draw_no_bars(&title, "source node", y_label, &cats, (0.0, 100.0), why));
+        return Ok(());
+    }
     crate::figures::bars(dir, name, &title, "source node", y_label, &cats, &[("repaired".into(), reps)])
+}
+
+/// The size of the figures of [`crate::figures`] (its `SIZE`), for one drawn here in their stead.
+const FIGURE_SIZE: (u32, u32) = (1000, 560);
+
+/// An empty bar chart in the style of [`crate::figures::bars`] (a category per tick), with the
+/// y axis over `y` and `why` written across it.
+fn draw_no_bars<DB: DrawingBackend>(
+    root: &Area<DB>,
+    title: &str,
+    x_label: &str,
+    y_label: &str,
+    categories: &[String],
+    y: (f64, f64),
+    why: &str,
+) -> Result<(), String> {
+    root.fill(&WHITE).s()?;
+    let n = categories.len().max(1);
+    let mut chart = ChartBuilder::on(root)
+        .caption(title, font(caption_size(title, 20.0)))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(60)
+        .build_cartesian_2d(-0.5f64..n as f64 - 0.5, y.0..y.1)
+        .s()?;
+    let category = |x: &f64| {
+        let r = x.round();
+        if (x - r).abs() < 1e-6 && r >= 0.0 {
+            categories.get(r as usize).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    chart
+        .configure_mesh()
+        .x_desc(x_label)
+        .y_desc(y_label)
+        .x_labels(n.min(40))
+        .x_label_formatter(&category)
+        .y_label_formatter(&tick)
+        .disable_x_mesh()
+        .label_style(font(12.0))
+        .axis_desc_style(font(15.0))
+        .draw()
+        .s()?;
+    note(&chart.plotting_area().strip_coord_spec(), why)
 }
 
 /// RCRT: the application sequence number of every in-order delivery against time, one colour per
@@ -356,7 +438,7 @@ pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::netwo
         name,
         &title,
         "time (s)",
-        "C_i",
+        "congestion level C_i (RTTs of loss repair)",
         &series,
         upper.map(|u| (u, "upper threshold U")),
         cap,
@@ -911,6 +993,25 @@ pub struct SweepPoint {
     pub delivery: f64,
 }
 
+/// The x-axis label of a sweep over scenario key `key`: the key with, where its name ends in a
+/// unit suffix (`_pps`, `_s`, `_ns`, `_m`, `_db`, `_dbm`, `_bytes`), that unit in parentheses
+/// ("flows.0.rate_pps (pkt/s)"); other keys bare ("mac.max_retries").
+pub fn sweep_x_label(key: &str) -> String {
+    const UNITS: [(&str, &str); 7] = [
+        ("_pps", "pkt/s"),
+        ("_s", "s"),
+        ("_ns", "ns"),
+        ("_m", "m"),
+        ("_db", "dB"),
+        ("_dbm", "dBm"),
+        ("_bytes", "bytes"),
+    ];
+    match UNITS.iter().find(|(suffix, _)| key.ends_with(suffix)) {
+        Some((_, unit)) => format!("{key} ({unit})"),
+        None => key.to_string(),
+    }
+}
+
 /// Plot mean per-flow goodput with a min–max band (and error bars) against x, and the delivery
 /// ratio on a second panel; y = x dashed reference line when `offered_line` is true (goodput
 /// equals offered load). Writes `{name}.png` and `{name}.svg` into `dir`.
@@ -1212,6 +1313,32 @@ mod tests {
         cleanup(&d);
     }
 
+    /// A sweep's x axis names the key and, from its suffix, the unit; a key without a known
+    /// suffix stays bare.
+    #[test]
+    fn sweep_x_axis_names_the_unit() {
+        for (key, want) in [
+            ("flows.0.rate_pps", "flows.0.rate_pps (pkt/s)"),
+            ("duration_s", "duration_s (s)"),
+            ("mac.ack_protection_ns", "mac.ack_protection_ns (ns)"),
+            ("topology.layout.spacing_m", "topology.layout.spacing_m (m)"),
+            ("radio.prune_margin_db", "radio.prune_margin_db (dB)"),
+            ("radio.link.tx_power_dbm", "radio.link.tx_power_dbm (dBm)"),
+            ("flows.0.payload_bytes", "flows.0.payload_bytes (bytes)"),
+            ("mac.max_retries", "mac.max_retries"),
+            ("seed", "seed"),
+            ("mac.queue_capacity", "mac.queue_capacity"),
+        ] {
+            assert_eq!(sweep_x_label(key), want);
+        }
+        let d = temp("sweep-unit");
+        let pt = |x: f64| SweepPoint { x, mean: 0.5, min: 0.4, max: 0.6, delivery: 0.9 };
+        write_sweep(&d, "u", "Rate", &sweep_x_label("flows.0.rate_pps"), &[pt(0.5), pt(1.0)], true).unwrap();
+        let texts = svg_texts(&d.join("u.svg"));
+        assert!(texts.iter().any(|t| t == "flows.0.rate_pps (pkt/s)"), "{texts:?}");
+        cleanup(&d);
+    }
+
     #[test]
     fn sweep_degenerate_inputs_do_not_panic() {
         let d = temp("sweep-degenerate");
@@ -1335,9 +1462,86 @@ mod tests {
         assert!(has(&texts, "queue capacity"), "{texts:?}");
         let queued: Vec<usize> = (0..nodes).filter(|&i| r.network.queue_bins(i).iter().any(|&q| q > 0)).collect();
         assert!(!queued.is_empty());
+        // A legend entry per line: few nodes, so each named.
+        for i in &queued {
+            assert!(has(&texts, &format!("node {i}")), "no \"node {i}\" in {texts:?}");
+        }
         let bins = r.network.queue_bins(queued[0]).len();
         assert!(queued.iter().all(|&i| r.network.queue_bins(i).len() == bins));
         assert_eq!(lines_with(&svg, bins).len(), queued.len(), "a line per node that queued, a vertex per bin");
+        cleanup(&d);
+    }
+
+    /// A run of `nodes` nodes in a chain, `protocol` ("ifrc" or "rcrt") for every node, for
+    /// `duration_s`.
+    fn protocol_run(protocol: &str, nodes: usize, duration_s: f64) -> RunResult {
+        let mac = if protocol == "ifrc" { "[mac]\npreset = \"ifrc2006\"\n" } else { "" };
+        let payload = if protocol == "ifrc" { 0 } else { 20 };
+        let text = format!(
+            "name = \"tiny\"\nduration_s = {duration_s:?}\n\
+             [topology]\nlayout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 5.0 }}\n\
+             [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n{mac}\
+             [protocol]\nkind = \"{protocol}\"\n\
+             [[flows]]\nsources = \"all\"\nrate_pps = 2.0\nstart_s = 20.0\npayload_bytes = {payload}\n"
+        );
+        let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+        let sc = Scenario::from_toml(&text, "test", base, &[]).unwrap();
+        run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+    }
+
+    /// `rates_time` and `queues_time` say in their legends what their lines are: each node by
+    /// name when there are few lines (here 4), one entry naming the lines when there are more
+    /// than 12 (here 19); `queues_time` keeps its queue capacity line.
+    #[test]
+    fn per_node_lines_are_in_the_legend() {
+        let d = temp("per-node");
+        let has = |texts: &[String], want: &str| texts.iter().any(|t| t == want);
+        let r = protocol_run("ifrc", 5, 60.0);
+        write_all(&d, &r).unwrap();
+        let texts = svg_texts(&d.join("rates_time.svg"));
+        for i in 1..5 {
+            assert!(has(&texts, &format!("node {i}")), "no \"node {i}\" in {texts:?}");
+        }
+        assert!(!has(&texts, "node 0"), "the sink's pseudo-rate is not drawn: {texts:?}");
+
+        let r = protocol_run("ifrc", 20, 60.0);
+        let queued = (0..20).filter(|&i| r.network.queue_bins(i).iter().any(|&q| q > 0)).count();
+        assert!(queued > 12, "{queued} nodes queued");
+        write_all(&d, &r).unwrap();
+        let texts = svg_texts(&d.join("rates_time.svg"));
+        assert!(has(&texts, "one line per node (19 nodes; the sink left out)"), "{texts:?}");
+        assert!(!texts.iter().any(|t| t.starts_with("node ") || t.ends_with(" series, one colour each")), "{texts:?}");
+        let texts = svg_texts(&d.join("queues_time.svg"));
+        let want = format!("one line per node that queued a packet ({queued} of 20 nodes)");
+        assert!(has(&texts, &want) && has(&texts, "queue capacity"), "{texts:?}");
+        cleanup(&d);
+    }
+
+    /// Every axis of every plot an RCRT run writes has a label, with its unit where it has one
+    /// (`congestion_time`'s y axis said "C_i" alone).
+    #[test]
+    fn rcrt_run_plots_have_axis_labels_with_units() {
+        let d = temp("rcrt-axes");
+        let r = protocol_run("rcrt", 3, 120.0);
+        write_all(&d, &r).unwrap();
+        let axes = [
+            ("goodput_per_flow", "flow source node", "goodput (pkt/s)"),
+            ("goodput_time", "time (s)", "goodput (pkt/s, 10 s bins)"),
+            ("tree", "x (m)", "y (m)"),
+            ("network_time", "time (s)", "tree depth (hops)"),
+            ("network_time", "time (s)", "delivered (pkt per 10 s)"),
+            ("queues_time", "time (s)", "queue (packets)"),
+            ("congestion_time", "time (s)", "congestion level C_i (RTTs of loss repair)"),
+            ("allocations_time", "time (s)", "rate (pkt/s)"),
+            ("reception_time", "time (s)", "sequence number"),
+            ("repairs_per_flow", "source node", "repaired (% of delivered packets)"),
+        ];
+        for (name, x, y) in axes {
+            let texts = svg_texts(&d.join(format!("{name}.svg")));
+            for want in [x, y] {
+                assert!(texts.iter().any(|t| t == want), "{name}: no {want:?} in {texts:?}");
+            }
+        }
         cleanup(&d);
     }
 
@@ -1387,6 +1591,35 @@ mod tests {
         assert!(texts.iter().any(|t| t == "repaired (% of delivered packets)"), "{texts:?}");
         assert!(!texts.iter().any(|t| t == "% of packets"), "{texts:?}");
         assert!(notes(&texts).is_empty(), "{texts:?}");
+        // Bars up to 25 %: the axis ends above them, not at 100.
+        assert!(!texts.iter().any(|t| t == "100"), "{texts:?}");
+        cleanup(&d);
+    }
+
+    /// A `repairs_per_flow` without a bar (nothing delivered, or nothing repaired) keeps the
+    /// percentage's axis, 0–100 (it was 0–1, which reads as a fraction), its y label and the
+    /// flows' ticks, and says why it is empty.
+    #[test]
+    fn empty_repairs_figure_has_a_percent_axis() {
+        let mut r = tiny_run(3, 120.0, true);
+        let d = temp("repairs-empty");
+        for (delivered, why) in [(0, "no flow delivered a packet"), (7, "no packet was repaired")] {
+            for f in r.summary.flows.iter_mut() {
+                f.e2e_repaired = Some(0);
+                f.delivered = delivered;
+            }
+            repairs_figure(&d, "repairs", "Repairs", &r.summary).unwrap();
+            assert!(non_empty(&d.join("repairs.png")));
+            let texts = svg_texts(&d.join("repairs.svg"));
+            let has = |want: &str| texts.iter().any(|t| t == want);
+            for want in ["repaired (% of delivered packets)", "source node", "0", "50", "100", why] {
+                assert!(has(want), "no {want:?} in {texts:?}");
+            }
+            assert!(!has("0.5") && !has("0.2"), "a 0–1 axis: {texts:?}");
+            let sources: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
+            assert!(has_run(&texts, &sources), "no tick labels {sources:?} in {texts:?}");
+            assert_eq!(has("Repairs (nothing delivered)"), delivered == 0, "{texts:?}");
+        }
         cleanup(&d);
     }
 
