@@ -7,7 +7,8 @@ use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-const SIZE: (u32, u32) = (1000, 560);
+/// The size of every figure, in pixels.
+pub(crate) const SIZE: (u32, u32) = (1000, 560);
 const FONT: &str = "sans-serif";
 
 /// One series of a line figure.

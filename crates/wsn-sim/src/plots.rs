@@ -343,8 +343,8 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
     crate::figures::bars(dir, name, &title, "source node", y_label, &cats, &[("repaired".into(), reps)])
 }
 
-/// The size of the figures of [`crate::figures`] (its `SIZE`), for one drawn here in their stead.
-const FIGURE_SIZE: (u32, u32) = (1000, 560);
+/// The size of the figures of [`crate::figures`], for one drawn here in their stead.
+const FIGURE_SIZE: (u32, u32) = crate::figures::SIZE;
 
 /// An empty bar chart in the style of [`crate::figures::bars`] (a category per tick), with the
 /// y axis over `y` and `why` written across it.
