@@ -294,6 +294,16 @@ fn node_labels(nodes: &[usize], many: String) -> Vec<String> {
     }
 }
 
+/// Per-flow series labelled as [`node_labels`] labels per-node ones: `flow <source> → <sink>`
+/// each, or `many` on the first only.
+fn flow_labels(flows: &[&crate::network::Flow], many: String) -> Vec<String> {
+    if flows.len() <= MAX_NODE_LABELS {
+        flows.iter().map(|f| format!("flow {} → {}", f.source.0, f.sink.0)).collect()
+    } else {
+        std::iter::once(many).chain(std::iter::repeat_n(String::new(), flows.len() - 1)).collect()
+    }
+}
+
 /// The most per-node lines named one by one in a legend (`figures::lines` draws a legend of up
 /// to 12 labelled entries).
 const MAX_NODE_LABELS: usize = 12;
@@ -393,11 +403,12 @@ fn draw_no_bars<DB: DrawingBackend>(
 /// flow, written as `dir/name.png` and `.svg` (the RCRT paper's Fig. 5).
 pub fn reception_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network) -> Result<(), String> {
     use crate::figures::Series;
-    let series: Vec<Series> = net
-        .flows()
+    let flows: Vec<&crate::network::Flow> = net.flows().iter().filter(|f| !f.rcrt.deliveries.is_empty()).collect();
+    let labels = flow_labels(&flows, format!("one colour per flow ({} flows)", flows.len()));
+    let series: Vec<Series> = flows
         .iter()
-        .filter(|f| !f.rcrt.deliveries.is_empty())
-        .map(|f| Series::scatter("", f.rcrt.deliveries.iter().map(|&(t, q)| (t, q as f64)).collect()))
+        .zip(labels)
+        .map(|(f, label)| Series::scatter(label, f.rcrt.deliveries.iter().map(|&(t, q)| (t, q as f64)).collect()))
         .chain(std::iter::once(Series::span(0.0, net.end().as_secs_f64())))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "sequence number", &series, None)
@@ -408,11 +419,12 @@ pub fn reception_figure(dir: &Path, name: &str, title: &str, net: &crate::networ
 /// written as `dir/name.png` and `.svg`.
 pub fn congestion_figure(dir: &Path, name: &str, title: &str, net: &crate::network::Network) -> Result<(), String> {
     use crate::figures::Series;
-    let mut series: Vec<Series> = net
-        .flows()
+    let flows: Vec<&crate::network::Flow> = net.flows().iter().filter(|f| !f.rcrt.levels.is_empty()).collect();
+    let labels = flow_labels(&flows, format!("one line per flow ({} flows)", flows.len()));
+    let mut series: Vec<Series> = flows
         .iter()
-        .filter(|f| !f.rcrt.levels.is_empty())
-        .map(|f| Series::step("", f.rcrt.levels.clone()).ending_at(f.rcrt.closed_s))
+        .zip(labels)
+        .map(|(f, label)| Series::step(label, f.rcrt.levels.clone()).ending_at(f.rcrt.closed_s))
         .collect();
     let cuts: Vec<(f64, f64)> = net.decreases().iter().map(|&(t, _, _, level)| (t, level)).collect();
     series.push(Series::markers("decrease of R (at the triggering flow's C_i)", cuts));
@@ -1541,6 +1553,35 @@ mod tests {
             for want in [x, y] {
                 assert!(texts.iter().any(|t| t == want), "{name}: no {want:?} in {texts:?}");
             }
+        }
+        // The per-flow lines and dots are named in the legend, one entry per flow (few flows).
+        let flows: Vec<String> = r
+            .network
+            .flows()
+            .iter()
+            .filter(|f| !f.rcrt.deliveries.is_empty())
+            .map(|f| format!("flow {} → {}", f.source.0, f.sink.0))
+            .collect();
+        assert_eq!(flows.len(), 2, "{flows:?}");
+        for name in ["congestion_time", "reception_time"] {
+            let texts = svg_texts(&d.join(format!("{name}.svg")));
+            for want in &flows {
+                assert!(texts.iter().any(|t| t == want), "{name}: no {want:?} in {texts:?}");
+            }
+        }
+        cleanup(&d);
+    }
+
+    /// With more flows than a legend names one by one, one entry says what the lines are.
+    #[test]
+    fn many_flows_get_one_legend_entry() {
+        let d = temp("rcrt-many-flows");
+        let r = protocol_run("rcrt", 16, 120.0);
+        write_all(&d, &r).unwrap();
+        for (name, entry) in [("congestion_time", "one line per flow"), ("reception_time", "one colour per flow")] {
+            let texts = svg_texts(&d.join(format!("{name}.svg")));
+            assert!(texts.iter().any(|t| t.starts_with(entry)), "{name}: no {entry:?} in {texts:?}");
+            assert!(!texts.iter().any(|t| t.starts_with("flow ")), "{name}: {texts:?}");
         }
         cleanup(&d);
     }
