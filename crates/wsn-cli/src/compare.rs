@@ -435,7 +435,7 @@ pub(crate) fn section(
         if let Some(w) = weakest.filter(is_weak) {
             writeln!(
                 md,
-                "**A weak link in IFRC's frozen tree ({p} profile).** In IFRC's run {} (below {WEAK_TREE_ACK_PERCENT} \
+                "**A weak link in IFRC's frozen tree ({p} profile).** In IFRC's run, {} (below {WEAK_TREE_ACK_PERCENT} \
                  %). A frozen tree keeps its links whatever they deliver, and MultiHopLQI may have chosen this one on a \
                  lucky beacon; the IFRC paper froze \"an empirically good tree\" whose links delivered 66–96 %. The \
                  packets such a link loses are lost at the MAC, which IFRC's rates do not see: weigh IFRC's figures on \
