@@ -333,7 +333,8 @@ fn split_at_reversals<DB: DrawingBackend>(
         match anchor {
             None => anchor = Some(px),
             Some(a) => {
-                let d = (f64::from(px.0 - a.0), f64::from(px.1 - a.1));
+                // (In f64: a point far off the axes maps to a saturated pixel coordinate.)
+                let d = (f64::from(px.0) - f64::from(a.0), f64::from(px.1) - f64::from(a.1));
                 if d.0.hypot(d.1) >= TURN_MOVE_PX {
                     if let Some(o) = dir {
                         let norms = o.0.hypot(o.1) * d.0.hypot(d.1);
