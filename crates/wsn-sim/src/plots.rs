@@ -283,24 +283,25 @@ pub fn write_all(dir: &Path, r: &RunResult) -> Result<(), String> {
     Ok(())
 }
 
-/// Per-node lines labelled in the legend of [`crate::figures::lines`]: `node <id>` each, for up
-/// to [`MAX_NODE_LABELS`] lines, else `many` on the first line only (one legend entry that says
-/// what the lines are, as `goodput_time`'s "one flow each"; the others stay unlabelled).
+/// Per-node lines labelled in the legend of [`crate::figures::lines`]: `node <id>` each
+/// ([`legend_labels`]).
 fn node_labels(nodes: &[usize], many: String) -> Vec<String> {
-    if nodes.len() <= MAX_NODE_LABELS {
-        nodes.iter().map(|i| format!("node {i}")).collect()
-    } else {
-        std::iter::once(many).chain(std::iter::repeat_n(String::new(), nodes.len() - 1)).collect()
-    }
+    legend_labels(nodes.iter().map(|i| format!("node {i}")).collect(), many)
 }
 
-/// Per-flow series labelled as [`node_labels`] labels per-node ones: `flow <source> → <sink>`
-/// each, or `many` on the first only.
+/// Per-flow series labelled the same way: `flow <source> → <sink>` each.
 fn flow_labels(flows: &[&crate::network::Flow], many: String) -> Vec<String> {
-    if flows.len() <= MAX_NODE_LABELS {
-        flows.iter().map(|f| format!("flow {} → {}", f.source.0, f.sink.0)).collect()
+    legend_labels(flows.iter().map(|f| format!("flow {} → {}", f.source.0, f.sink.0)).collect(), many)
+}
+
+/// The legend labels of one series per item: `names` for up to [`MAX_NODE_LABELS`] series,
+/// else `many` on the first series only (one legend entry that says what the lines are, as
+/// `goodput_time`'s "one flow each"; the others stay unlabelled).
+fn legend_labels(names: Vec<String>, many: String) -> Vec<String> {
+    if names.len() <= MAX_NODE_LABELS {
+        names
     } else {
-        std::iter::once(many).chain(std::iter::repeat_n(String::new(), flows.len() - 1)).collect()
+        std::iter::once(many).chain(std::iter::repeat_n(String::new(), names.len() - 1)).collect()
     }
 }
 
