@@ -1370,6 +1370,26 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.routing.parent_changes_during_traffic,
         s.routing.unrouted_nodes
     );
+    // The good-tree freeze, when it acted: each replaced or kept link with its expected share.
+    let link = |l: &wsn_sim::runner::FreezeLink| match (l.new_parent, l.new_quality) {
+        (Some(p), Some(q)) => {
+            format!("{} → {} ({:.0} %) to {p} ({:.0} %)", l.node, l.parent, 100.0 * l.quality, 100.0 * q)
+        }
+        _ => format!("{} → {} ({:.0} %)", l.node, l.parent, 100.0 * l.quality),
+    };
+    if !s.routing.freeze_moves.is_empty() || !s.routing.freeze_weak_kept.is_empty() {
+        let moved: Vec<String> = s.routing.freeze_moves.iter().map(link).collect();
+        let kept: Vec<String> = s.routing.freeze_weak_kept.iter().map(link).collect();
+        say!(
+            "          good-tree freeze: moved {} weak link(s){}{}; kept {} (no good neighbour){}{}",
+            moved.len(),
+            if moved.is_empty() { "" } else { ": " },
+            moved.join(", "),
+            kept.len(),
+            if kept.is_empty() { "" } else { ": " },
+            kept.join(", ")
+        );
+    }
     if t.originated > 0 {
         say!(
             "traffic   {} flows: originated {}, delivered {} ({:.1} %)",

@@ -528,6 +528,15 @@ pub struct Network {
     next_frame_id: u64,
     pub(crate) tracer: Tracer,
     freeze_at: Option<Instant>,
+    /// See [`NetworkSpec::freeze_min_prr`].
+    freeze_min_prr: Option<f64>,
+    /// The noise model's long-run level distribution, for the good-tree freeze's link quality
+    /// (empty without it).
+    noise_levels: Vec<(f64, f64)>,
+    /// The links the good-tree freeze replaced: (time, tree, move).
+    pub(crate) freeze_moves: Vec<(Instant, u16, crate::routing::good_tree::Move)>,
+    /// The weak links it kept (no neighbour qualified): (time, tree, link).
+    pub(crate) freeze_kept: Vec<(Instant, u16, crate::routing::good_tree::Kept)>,
     /// Since the route freeze: some node was left unfrozen because its parents did not lead to
     /// its sink then ([`Network::freeze_rooted`]).
     freeze_waiting: bool,
@@ -615,6 +624,9 @@ pub struct NetworkSpec {
     pub static_parents: Option<Vec<StaticParents>>,
     /// Freeze routes at this time.
     pub freeze_at: Option<Instant>,
+    /// The good-tree freeze ([`crate::routing::good_tree`]): at the freeze, a link to a parent
+    /// expected to deliver less than this share of frames in either direction is replaced.
+    pub freeze_min_prr: Option<f64>,
     /// Flows.
     pub flows: Vec<FlowSpec>,
     /// Time-series bin.
@@ -820,6 +832,7 @@ impl Network {
         let sink_tx_bins = vec![vec![0; bins]; spec.sinks.len()];
         let sink_slot: Vec<u16> =
             (0..n).map(|i| spec.sinks.iter().position(|s| s.index() == i).map_or(u16::MAX, |k| k as u16)).collect();
+        let noise_levels = if spec.freeze_min_prr.is_some() { spec.noise.level_distribution() } else { Vec::new() };
         let mut net = Network {
             now: Instant::ZERO,
             end,
@@ -842,6 +855,10 @@ impl Network {
             next_frame_id: 0,
             tracer: spec.tracer,
             freeze_at: spec.freeze_at,
+            freeze_min_prr: spec.freeze_min_prr,
+            noise_levels,
+            freeze_moves: Vec::new(),
+            freeze_kept: Vec::new(),
             freeze_waiting: false,
             frames_on_air: 0,
             acks_on_air: 0,
@@ -1482,6 +1499,9 @@ impl Network {
                     state[k] = end;
                 }
             }
+            if let Some(min) = self.freeze_min_prr {
+                self.replace_weak_links(ti, &state, WHOLE, min);
+            }
             for (i, &st) in state.iter().enumerate() {
                 let m = &mut self.nodes[i].trees[ti].mhlqi;
                 if m.is_frozen() {
@@ -1498,11 +1518,80 @@ impl Network {
         self.freeze_waiting = waiting;
     }
 
+    /// The good-tree freeze ([`crate::routing::good_tree`]) for tree `ti`, over the nodes about
+    /// to be frozen (`state[i] == whole`, not yet frozen): moves each one whose link to its
+    /// parent falls below `min` (see [`Network::link_quality`]) to the best qualifying neighbour
+    /// and records the moves and the weak links kept.
+    fn replace_weak_links(&mut self, ti: usize, state: &[u8], whole: u8, min: f64) {
+        let n = self.nodes.len();
+        let mut parents: Vec<Option<usize>> =
+            (0..n).map(|i| self.nodes[i].trees[ti].mhlqi.parent().map(|p| p.index()).filter(|&p| p < n)).collect();
+        let usable: Vec<bool> = state.iter().map(|&st| st == whole).collect();
+        let freezing: Vec<usize> =
+            (0..n).filter(|&i| state[i] == whole && !self.nodes[i].trees[ti].mhlqi.is_frozen()).collect();
+        let root = self.sinks[ti].index();
+        let (moves, kept) = crate::routing::good_tree::plan(
+            &mut parents,
+            root,
+            &usable,
+            &freezing,
+            |i| self.links.out[i].iter().map(|l| l.to as usize).collect(),
+            |i, j| self.link_quality(i, j),
+            min,
+        );
+        for m in moves {
+            let (cost, hop) = {
+                let p = &self.nodes[m.to].trees[ti].mhlqi;
+                (p.cost(), p.hop_count().unwrap_or(0))
+            };
+            let change = self.nodes[m.node].trees[ti].mhlqi.move_frozen(NodeId(m.to as u16), cost, hop);
+            self.note_route_change(m.node, ti, change);
+            self.freeze_moves.push((self.now, ti as u16, m));
+        }
+        self.freeze_kept.extend(kept.into_iter().map(|k| (self.now, ti as u16, k)));
+    }
+
+    /// The share of frames the link `i → j` is expected to carry on a quiet channel (no other
+    /// transmission), the lower of its two directions: a data frame of the MAC's largest
+    /// payload from `i` to `j` (both reception tests of a frame, at its start and its end,
+    /// taken at one noise level), and, when the MAC acknowledges, the ACK from `j` to `i`. The
+    /// noise is the model's long-run level distribution plus the receiver's offset. 0 when a
+    /// direction has no link. Only the good-tree freeze uses it.
+    fn link_quality(&self, i: usize, j: usize) -> f64 {
+        let expected = |from: usize, to: usize, f: &dyn Fn(f64) -> f64| -> f64 {
+            let Some(g) = self.links.gain(from, to) else { return 0.0 };
+            let p = self.links.tx_power_dbm[from] + f64::from(g);
+            let offset = self.radios[to].noise.offset_db();
+            self.noise_levels.iter().map(|&(level, w)| w * f(p - (level + offset))).sum()
+        };
+        let data = expected(i, j, &|sinr| {
+            let q = frame_prr(&self.chan, self.mac.overhead_bytes, sinr, self.mac.max_payload);
+            q * q
+        });
+        if self.mac.ack == AckMode::None {
+            return data;
+        }
+        let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
+        let ack = expected(j, i, &|sinr| {
+            if self.chan.reception == crate::scenario::Reception::Ns3 {
+                prr::oqpsk_chunk_success_db(sinr, 8 * ack_len)
+            } else {
+                frame_prr(&self.chan, ack_len, sinr, 0)
+            }
+        });
+        data.min(ack)
+    }
+
     fn route_change(&mut self, i: usize, ti: usize, change: RouteChange) {
         if self.freeze_waiting && change != RouteChange::None {
             // A node that waits for a whole path may just have found one, or a node below it.
             self.freeze_rooted();
         }
+        self.note_route_change(i, ti, change);
+    }
+
+    /// Bookkeeping of a route change: the reverse table, the parent-change count and the trace.
+    fn note_route_change(&mut self, i: usize, ti: usize, change: RouteChange) {
         match change {
             RouteChange::None => {}
             RouteChange::NewParent { new, .. } => {
@@ -2426,6 +2515,26 @@ mod tests {
     fn mean_time_to_ack_ns(done: &[SendDone]) -> f64 {
         let acked: Vec<u64> = done.iter().filter_map(|d| d.time_to_ack).map(|t| t.as_nanos()).collect();
         acked.iter().sum::<u64>() as f64 / acked.len().max(1) as f64
+    }
+
+    /// The good-tree freeze's link quality on a clean channel (constant noise, no offsets): a
+    /// data frame passes two reception tests at one noise level, so the data direction carries
+    /// PRR²; the ACK one test, PRR; the link's quality is the lower. Transmit power set so the
+    /// 2-m links sit in the transitional region (SNR ≈ 4.85 dB), the 4-m link far below it.
+    #[test]
+    fn link_quality_is_the_lower_direction_on_the_prr_curve() {
+        let set = ["radio.link.tx_power_dbm=-27.2", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.66"];
+        let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+        let net = clean_chain(3, 10.0, "", &set);
+        let snr = |a: usize, b: usize| net.links.tx_power_dbm[a] + f64::from(net.links.gain(a, b).unwrap()) + 98.0;
+        let q = prr::prr(snr(1, 0));
+        assert!(q > 0.3 && q < 0.95, "not in the transitional region: {q} at {} dB", snr(1, 0));
+        assert!((net.link_quality(1, 0) - q * q).abs() < 1e-12, "{} vs {}", net.link_quality(1, 0), q * q);
+        assert!(net.link_quality(2, 0) < 1e-9);
+        // Without MAC ACKs only the data direction counts.
+        let set = [set, vec!["mac.preset=\"noack\"".to_string()]].concat();
+        let net = clean_chain(3, 10.0, "", &set);
+        assert!((net.link_quality(1, 0) - q * q).abs() < 1e-12);
     }
 
     /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to

@@ -128,6 +128,32 @@ pub struct RoutingSummary {
     /// frozen part of a tree has none). A node may count here for one tree and as unrouted for
     /// another.
     pub cut_off_nodes: usize,
+    /// The links the good-tree freeze replaced (`routing.freeze_min_prr`; empty without it).
+    pub freeze_moves: Vec<FreezeLink>,
+    /// The weak links it kept because no neighbour qualified.
+    pub freeze_weak_kept: Vec<FreezeLink>,
+}
+
+/// A link judged by the good-tree freeze ([`crate::routing::good_tree`]).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FreezeLink {
+    /// When (simulated seconds): the freeze, or later for a node frozen once its path led to
+    /// the sink.
+    pub t_s: f64,
+    /// The sink whose tree it is.
+    pub sink: u16,
+    /// The node.
+    pub node: u16,
+    /// Its parent before (for a kept link, its parent).
+    pub parent: u16,
+    /// The expected share of frames of the link to `parent` (the lower direction).
+    pub quality: f64,
+    /// The new parent (a move only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_parent: Option<u16>,
+    /// The expected share of the link to `new_parent` (a move only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_quality: Option<f64>,
 }
 
 /// One flow's figures.
@@ -899,6 +925,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         reverse: sc.routing.reverse.clone(),
         static_parents,
         freeze_at: sc.routing.freeze_after_s.map(|s| Instant::ZERO + Duration::from_secs_f64(s)),
+        freeze_min_prr: sc.routing.freeze_min_prr.filter(|_| sc.routing.kind == crate::scenario::RoutingKind::Mhlqi),
         flows,
         bin,
         // The trace files are opened once the network is built (below).
@@ -1350,6 +1377,32 @@ fn summarize(
             cut_off_nodes: (0..net.len())
                 .filter(|&i| (0..net.sinks().len()).any(|t| is_routed(net, i, t) && !reaches_sink(net, i, t)))
                 .count(),
+            freeze_moves: net
+                .freeze_moves
+                .iter()
+                .map(|(t, ti, m)| FreezeLink {
+                    t_s: t.as_secs_f64(),
+                    sink: net.sinks()[*ti as usize].0,
+                    node: m.node as u16,
+                    parent: m.from as u16,
+                    quality: m.quality_before,
+                    new_parent: Some(m.to as u16),
+                    new_quality: Some(m.quality_after),
+                })
+                .collect(),
+            freeze_weak_kept: net
+                .freeze_kept
+                .iter()
+                .map(|(t, ti, k)| FreezeLink {
+                    t_s: t.as_secs_f64(),
+                    sink: net.sinks()[*ti as usize].0,
+                    node: k.node as u16,
+                    parent: k.parent as u16,
+                    quality: k.quality,
+                    new_parent: None,
+                    new_quality: None,
+                })
+                .collect(),
         },
         totals: Totals {
             originated,

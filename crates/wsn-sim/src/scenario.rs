@@ -202,6 +202,13 @@ pub struct RoutingConfig {
     pub tree_file: Option<String>,
     /// Freeze every parent at this time (seconds); beacons continue.
     pub freeze_after_s: Option<f64>,
+    /// The good-tree freeze: at `freeze_after_s`, a node whose link to its parent is expected
+    /// to carry less than this share of frames in either direction on a quiet channel (the
+    /// channel model, over the noise model's levels) moves to its shallowest neighbour with a
+    /// good link whose path avoids it ([`crate::routing::good_tree`]). In (0, 1]; unset (the
+    /// default) keeps MultiHopLQI's tree as it stands. The IFRC paper's frozen tree had links of
+    /// 66–96 % \[PAPER IFRC §6.1, Fig. 5\].
+    pub freeze_min_prr: Option<f64>,
     /// Link SNR threshold of `kind = "shortest"`, dB.
     pub shortest_snr_db: f64,
     /// MultiHopLQI parameters.
@@ -224,6 +231,7 @@ impl Default for RoutingConfig {
             kind: RoutingKind::Mhlqi,
             tree_file: None,
             freeze_after_s: None,
+            freeze_min_prr: None,
             shortest_snr_db: 10.0,
             mhlqi: MhlqiConfig::default(),
             reverse: ReverseConfig::default(),
@@ -668,12 +676,18 @@ impl Scenario {
             RoutingKind::Shortest => "shortest",
         };
         // (`routing.mhlqi` applies to every kind: static and shortest trees keep the beacons.)
-        for (key, only) in [("shortest_snr_db", "shortest"), ("freeze_after_s", "mhlqi")] {
+        for (key, only) in [("shortest_snr_db", "shortest"), ("freeze_after_s", "mhlqi"), ("freeze_min_prr", "mhlqi")] {
             if routing_keys.iter().any(|k| k == key) && kind_name != only {
                 sc.warnings.push(format!(
                     "routing.{key} is used only with routing.kind = \"{only}\"; ignored with \"{kind_name}\""
                 ));
             }
+        }
+        if sc.routing.freeze_min_prr.is_some() && sc.routing.freeze_after_s.is_none() && kind_name == "mhlqi" {
+            sc.warnings.push(
+                "routing.freeze_min_prr acts at the freeze, and routing.freeze_after_s is not set: it has no effect"
+                    .to_string(),
+            );
         }
         if let Some(t) = sc.routing.freeze_after_s.filter(|&t| t >= sc.duration_s && kind_name == "mhlqi") {
             sc.warnings.push(format!(
@@ -1268,6 +1282,14 @@ impl Scenario {
         if let Some(t) = self.routing.freeze_after_s {
             if !(t.is_finite() && t >= 0.0) {
                 return Err(format!("routing.freeze_after_s = {t}: must be a time ≥ 0 s"));
+            }
+        }
+        if let Some(m) = self.routing.freeze_min_prr {
+            if !(m > 0.0 && m <= 1.0) {
+                return Err(format!(
+                    "routing.freeze_min_prr = {m}: must be a share of frames in (0, 1], e.g. 0.66 (the IFRC paper's \
+                     weakest tree link)"
+                ));
             }
         }
         let bin = self.output.timeseries_bin_s;

@@ -154,6 +154,7 @@ fn nonsense_values_are_refused() {
         (&["protocol.kind=\"rcrt\"", "protocol.sink_policies={\"7\"=\"fair\"}"], "`7` is not a sink"),
         (&["radio.false_ack_prob=2.0"], "radio.false_ack_prob = 2"),
         (&["routing.freeze_after_s=-5"], "routing.freeze_after_s = -5"),
+        (&["routing.freeze_min_prr=1.5"], "routing.freeze_min_prr = 1.5: must be a share of frames in (0, 1]"),
         (&["routing.shortest_snr_db=nan"], "routing.shortest_snr_db = NaN"),
         (&["routing.ttl=0"], "routing.ttl = 0: must be at least 1"),
         (&["mac.ieee802154_csma=true", "mac.ack_protection_ns=2288818"], "does not combine with IEEE 802.15.4"),

@@ -56,6 +56,7 @@ const FIELDS: &[(&str, &[&str], &[&str])] = &[
     ),
     ("routing.kind", &["\"mhlqi\"", "\"shortest\""], &["\"static\"", "\"ctp\""]),
     ("routing.freeze_after_s", &["0", "10"], &["-1", "nan"]),
+    ("routing.freeze_min_prr", &["1e-9", "0.66", "1"], &["0", "-0.5", "1.01", "nan"]),
     ("routing.shortest_snr_db", &["-100", "100"], &["nan"]),
     ("routing.mhlqi.beacon_period_binary_ms", &["100", "4294967296"], &["0", "99", "4294967297"]),
     ("routing.mhlqi.timeout_beacons", &["0", "255"], &["256"]),

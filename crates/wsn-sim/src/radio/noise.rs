@@ -634,6 +634,43 @@ impl NoiseModel {
         }
     }
 
+    /// The long-run distribution of the noise level, before per-node offsets, as (dBm, weight)
+    /// pairs sorted by level, weights summing to 1: for CPM and replay the share of the trace's
+    /// readings at each level (CPM's walk emits trace readings, so its long-run share is the
+    /// trace's, up to the same-bin draws); constant: the floor; Gaussian: the normal density
+    /// on 0.1-dB steps within ±6σ (renormalised). Used to judge a link's expected delivery on the
+    /// quiet channel (the good-tree freeze, [`crate::network`]), never in a run's own draws.
+    pub fn level_distribution(&self) -> Vec<(f64, f64)> {
+        fn histogram(values: impl Iterator<Item = (i16, f64)>) -> Vec<(f64, f64)> {
+            let mut counts = std::collections::BTreeMap::<i16, f64>::new();
+            let mut total = 0.0;
+            for (v, w) in values {
+                *counts.entry(v).or_insert(0.0) += w;
+                total += w;
+            }
+            counts.into_iter().map(|(v, w)| (f64::from(v), w / total)).collect()
+        }
+        match &self.kind {
+            Kind::Cpm(t) => histogram(t.trace.iter().map(|&v| (v, 1.0))),
+            Kind::Replay { trace, min } => histogram(trace.iter().map(|e| (min + i16::from(e.above_min), 1.0))),
+            Kind::Constant { floor } => vec![(*floor, 1.0)],
+            Kind::Gaussian { floor, sigma } => {
+                if *sigma <= 0.0 {
+                    return vec![(*floor, 1.0)];
+                }
+                let steps = (GAUSSIAN_MIN_SIGMAS * sigma / 0.1).ceil() as i64;
+                let raw: Vec<(f64, f64)> = (-steps..=steps)
+                    .map(|k| {
+                        let x = k as f64 * 0.1;
+                        (floor + x, (-0.5 * (x / sigma).powi(2)).exp())
+                    })
+                    .collect();
+                let total: f64 = raw.iter().map(|p| p.1).sum();
+                raw.into_iter().map(|(v, w)| (v, w / total)).collect()
+            }
+        }
+    }
+
     /// The trace length (CPM and replay), or `None`.
     pub fn trace_len(&self) -> Option<usize> {
         match &self.kind {
@@ -885,6 +922,28 @@ mod tests {
         };
         let frac = |thr: f64| x.iter().filter(|&&v| v >= thr).count() as f64 / n;
         Stats { mean, p90: frac(-90.0), p80: frac(-80.0), p72: frac(-72.0), ac1: ac(1), ac10: ac(10) }
+    }
+
+    /// The level distribution (the good-tree freeze's noise): a replayed trace's readings by
+    /// share, a constant floor, and a Gaussian with its mean and spread.
+    #[test]
+    fn level_distribution_of_each_model() {
+        let cfg = NoiseConfig::Replay { trace: String::new() };
+        let m = NoiseModel::from_trace(&cfg, vec![-98, -90, -98, -95]).unwrap();
+        assert_eq!(m.level_distribution(), vec![(-98.0, 0.5), (-95.0, 0.25), (-90.0, 0.25)]);
+        let cfg = NoiseConfig::Cpm { trace: String::new(), history: 1, reset_gap_s: 10.0, max_samples: None };
+        let m = NoiseModel::from_trace(&cfg, vec![-98, -90, -98, -95]).unwrap();
+        assert_eq!(m.level_distribution(), vec![(-98.0, 0.5), (-95.0, 0.25), (-90.0, 0.25)]);
+        let m = NoiseModel::new(&NoiseConfig::Constant { floor_dbm: -97.5 }, Path::new(".")).unwrap();
+        assert_eq!(m.level_distribution(), vec![(-97.5, 1.0)]);
+        let m = NoiseModel::new(&NoiseConfig::Gaussian { floor_dbm: -95.0, sigma_db: 2.0 }, Path::new(".")).unwrap();
+        let d = m.level_distribution();
+        let total: f64 = d.iter().map(|p| p.1).sum();
+        let mean: f64 = d.iter().map(|p| p.0 * p.1).sum();
+        let var: f64 = d.iter().map(|p| (p.0 - mean).powi(2) * p.1).sum();
+        assert!((total - 1.0).abs() < 1e-12 && (mean + 95.0).abs() < 1e-9, "{total} {mean}");
+        assert!((var.sqrt() - 2.0).abs() < 0.01, "{}", var.sqrt());
+        assert!(d.windows(2).all(|w| w[0].0 < w[1].0));
     }
 
     #[test]

@@ -481,6 +481,26 @@ impl MhlqiNode {
         }
     }
 
+    /// Move a frozen node to `parent`, which advertises `parent_cost` at `parent_hop` hops (the
+    /// good-tree freeze, `routing.freeze_min_prr`: the experimenter replaces a weak link of
+    /// the tree being frozen). The link estimate stays until the new parent's next beacon
+    /// refreshes cost, link estimate and hop count as for any frozen node. Counted in
+    /// [`MhlqiNode::parent_changes`]. Does nothing at the root, to the node itself or to the
+    /// broadcast address.
+    pub fn move_frozen(&mut self, parent: NodeId, parent_cost: u16, parent_hop: u8) -> RouteChange {
+        if self.is_root() || parent == self.me || parent.is_broadcast() || self.parent == Some(parent) {
+            return RouteChange::None;
+        }
+        let old = self.parent;
+        self.frozen = true;
+        self.parent = Some(parent);
+        self.parent_cost = parent_cost;
+        self.hop = hop_after(u16::from(parent_hop));
+        self.last_heard = 0;
+        self.parent_changes = self.parent_changes.saturating_add(1);
+        RouteChange::NewParent { old, new: parent }
+    }
+
     /// Path cost as a 32-bit sum (never wraps).
     fn path_cost(&self) -> u32 {
         u32::from(self.parent_cost) + u32::from(self.link_est)

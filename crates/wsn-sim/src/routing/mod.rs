@@ -1,13 +1,15 @@
-//! Tree routing: MultiHopLQI route selection, the Tenet reverse-path (children) table, and
-//! static trees loaded from files.
+//! Tree routing: MultiHopLQI route selection, the Tenet reverse-path (children) table,
+//! static trees loaded from files, and the good-tree freeze.
 //!
-//! All three are sans-IO state machines or pure functions. The engine owns the timers, turns
+//! These are sans-IO state machines or pure functions. The engine owns the timers, turns
 //! [`mhlqi::Beacon`]s into wire bytes and back, and asks these types where a packet goes:
 //! - [`mhlqi::MhlqiNode`]: one node's parent in the tree rooted at one sink (spec
 //!   radio-mac-routing.md §6.1, §6.4);
 //! - [`reverse::ReverseTable`]: the downward route learned from forwarded upward data (§6.3);
-//! - [`static_tree`]: a fixed tree read from a CSV file, for runs with frozen routes (§8.5).
+//! - [`static_tree`]: a fixed tree read from a CSV file, for runs with frozen routes (§8.5);
+//! - [`good_tree`]: the good-tree freeze, which replaces weak links when routes are frozen.
 
+pub mod good_tree;
 pub mod mhlqi;
 pub mod reverse;
 pub mod static_tree;
