@@ -3,7 +3,37 @@
 //!
 //! A policy is a pure function of R and the flows' demands, weights, goodputs and current rates.
 //! Policies live only at the sink, so changing one needs no change at the sources
-//! [PAPER §3.6]; adding one is adding a type that implements [`Policy`].
+//! [PAPER §3.6]; adding one is adding a type that implements [`Policy`], in this module or in
+//! any other crate: the trait and [`FlowDemand`] are public, and the sink takes any
+//! `Box<dyn Policy>` ([`Sink::new`](super::Sink::new), [`Sink::set_policy`](super::Sink::set_policy)).
+//!
+//! ```
+//! use wsn_proto::rcrt::{Fair, FlowDemand, Policy, Sink, SinkConfig};
+//! use wsn_proto::NodeId;
+//!
+//! /// Max-min with a per-flow cap: r_i = min(R/N, cap).
+//! struct CappedFair {
+//!     cap_pps: f64,
+//! }
+//!
+//! impl Policy for CappedFair {
+//!     fn name(&self) -> &'static str {
+//!         "capped-fair"
+//!     }
+//!     fn allocate(&self, total_pps: f64, flows: &[FlowDemand]) -> Vec<f64> {
+//!         Fair.allocate(total_pps, flows).into_iter().map(|r| r.min(self.cap_pps)).collect()
+//!     }
+//! }
+//!
+//! let sink = Sink::new(NodeId(0), SinkConfig::paper(), Box::new(CappedFair { cap_pps: 0.3 }));
+//! assert_eq!(sink.policy_name(), "capped-fair");
+//! ```
+//!
+//! `crates/wsn-proto/tests/newuser32.rs` drives this policy through a sans-IO exchange (SYNs
+//! in, SYN-ACKs out) and checks the rates. A scenario file names its policy by a string, and
+//! the simulator's name table (`POLICY_NAMES` and `policy_by_name` in
+//! `crates/wsn-sim/src/endpoints.rs`) is closed: to select a new type for a `wsn run`, add it
+//! there, one line in each (see docs/extending.md).
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -28,14 +58,34 @@ pub struct FlowDemand {
 }
 
 /// A rate-allocation policy.
+///
+/// The sink calls [`Policy::allocate`] when a flow joins, when R increases or decreases, when a
+/// weight changes and at [`Sink::set_policy`](super::Sink::set_policy); not when a flow leaves
+/// (R loses the leaving flow's r_i and the others keep theirs until the next call, AMBIG-13).
+/// What the sink does with the result:
+/// - a result whose length differs from `flows` is replaced by the [`Fair`] split;
+/// - a rate that is not finite and > 0 becomes the floor
+///   [`SinkConfig::min_rate_per_flow_pps`](super::SinkConfig::min_rate_per_flow_pps);
+/// - in the reference-code profile rates are quantised to whole-millisecond intervals, and
+///   every rate goes to the source in the wire's 16-bit rate code ([`wsn_wire::rcrt::Rate`]);
+/// - the rates need not add up to R. AIMD acts on R, not on Σ r_i, so a policy that hands out
+///   less than R (a cap, say) lets R keep growing (up to D = Σ d_i when
+///   [`Policy::caps_at_demand`]), and after a congestion cut the flows' rates fall only once the
+///   policy's result falls.
 pub trait Policy: Send {
-    /// Short name for logs and configuration (e.g. `"demand-limited"`).
+    /// Short name, shown by [`Sink::policy_name`](super::Sink::policy_name) and in debug
+    /// output (e.g. `"demand-limited"`). It is not the name a scenario file uses
+    /// (`demand_limited`; the simulator maps those). The sink itself compares it with
+    /// `"demand-limited"` (AMBIG-26: under the reference-code profile a leave keeps D), so a new
+    /// policy needs a name of its own.
     fn name(&self) -> &'static str;
 
-    /// Split `total_pps` among `flows`; returns one rate per flow, in order.
+    /// Split `total_pps` (R, pkt/s) among `flows` (in the sink's order, by source id); returns
+    /// one rate per flow, in order, pkt/s.
     fn allocate(&self, total_pps: f64, flows: &[FlowDemand]) -> Vec<f64>;
 
-    /// Whether the sink keeps R ≤ D = Σ d_i under this policy. [CODE-FILL for every policy but
+    /// Whether the sink keeps R ≤ D = Σ d_i under this policy (applied at increases, leaves
+    /// and [`Sink::set_policy`](super::Sink::set_policy)). [CODE-FILL for every policy but
     /// the weighted one, AMBIG-11/12]
     fn caps_at_demand(&self) -> bool {
         true
