@@ -838,6 +838,9 @@ fn report(
         let (ra, rb) = (mean_rate(r, &ga, from, end), mean_rate(r, &gb, from, end));
         let gp = |g: &[usize]| mean(&g.iter().map(|&i| r.summary.flows[i].goodput_pps).collect::<Vec<_>>());
         writeln!(md, "E7 two sinks ({p}): group of sink {} ({} senders) rate {ra:.3}, goodput {:.3}; group of sink {} ({} senders) rate {rb:.3}, goodput {:.3} pkt/s (mean rates over the second half of the traffic; ratio {:.2}).\n", sinks[0].0, ga.len(), gp(&ga), sinks[1].0, gb.len(), gp(&gb), rb / ra)?;
+        if let Some(text) = crate::compare::freeze_links_text(r) {
+            writeln!(md, "The good-tree freeze changed E7's trees ({p}; each link's expected share of frames on a quiet channel): {text}.\n")?;
+        }
         let e8 = get(&format!("e8/{p}"))?;
         let rates: Vec<f64> =
             (0..e8.network.flows().len()).map(|i| mean_rate(e8, &[i], 0.0, e8.summary.sim_seconds)).collect();
@@ -929,6 +932,7 @@ fn report(
     ] {
         writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | queue drops | verdict | weakest link ACKed |\n|---|---|---|---|---|---|---|")?;
         let mut weak = Vec::new();
+        let mut freeze_texts: Vec<(f64, Option<String>)> = Vec::new();
         let mut first_unstable = f64::NAN;
         let mut verdicts: Vec<(f64, bool)> = Vec::new();
         for &e in eps.iter() {
@@ -943,6 +947,7 @@ fn report(
             verdicts.push((e, unstable));
             // (No epoch: no ratio to print.)
             let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
+            freeze_texts.push((e, crate::compare::freeze_links_text(r)));
             let weakest = crate::compare::weakest_link(r);
             if let Some(w) = weakest.filter(crate::compare::is_weak) {
                 weak.push(format!("ε = {e}: {}", crate::compare::weak_link_facts(&w)));
@@ -961,13 +966,26 @@ fn report(
             )?;
         }
         writeln!(md)?;
+        // The runs of one sweep freeze one tree (the freeze comes before the traffic): say it
+        // once when every run agrees.
+        if freeze_texts.iter().all(|(_, t)| *t == freeze_texts[0].1) {
+            if let Some((_, Some(text))) = freeze_texts.first() {
+                writeln!(md, "**The good-tree freeze** changed the tree of every run (each link's expected share of frames on a quiet channel): {text}.\n")?;
+            }
+        } else {
+            for (e, text) in &freeze_texts {
+                if let Some(text) = text {
+                    writeln!(md, "**The good-tree freeze**, ε = {e}: {text}.\n")?;
+                }
+            }
+        }
         if !weak.is_empty() {
             writeln!(
                 md,
                 "**A weak link in the frozen tree.** {} (below {} %; last column: the lowest share over the nodes with \
-                 at least 100 attempts, that node → its parent). A frozen tree keeps its links whatever they deliver, \
-                 and MultiHopLQI may have chosen such a link on a lucky beacon, unlike the paper's \"empirically good \
-                 tree\"; the verdicts there reflect the tree as well as ε (docs/ifrc.md, \"Known problems\").\n",
+                 at least 100 attempts, that node → its parent). The good-tree freeze judges links on a quiet channel, \
+                 so a link it kept can still lose this much under load, unlike the paper's \"empirically good tree\"; \
+                 the verdicts there reflect the tree as well as ε (docs/ifrc.md, \"Known problems\").\n",
                 weak.join("; "),
                 crate::compare::WEAK_TREE_ACK_PERCENT
             )?;

@@ -219,6 +219,13 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
         ),
     );
 
+    // The good-tree freeze (routing.freeze_min_prr = 0.66 in E7's scenario) replaces seed 1's
+    // link 19 → 11 in sink 0's tree, and the report says so for each profile.
+    for p in ["paper", "reference_code"] {
+        let line = format!("The good-tree freeze changed E7's trees ({p}; each link's expected share of frames on a quiet channel): 19 → 11 (");
+        c.check(report.contains(&line), format!("E7 ({p}) names the link the good-tree freeze replaced"));
+    }
+
     // E9's runs each name their weakest link ("47.3 % (29 → 20)"), and the report flags a frozen
     // tree exactly when one of a table's runs is printed below 25 %.
     let e9 = report.split("## E9").nth(1).and_then(|t| t.split("\n## ").next()).unwrap_or_default();
