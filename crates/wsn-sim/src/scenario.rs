@@ -1522,6 +1522,13 @@ fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
     // required fields, which no table shares.
     if let Some(field) = e.message().strip_prefix("missing field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) {
         if e.span().is_some_and(|s| s.start == 0) && TOP_LEVEL_REQUIRED.contains(&field) {
+            // `topology` is a table: say how to write one (a newcomer read `topology = …` as a
+            // plain key).
+            if field == "topology" {
+                return "missing field `topology`: the scenario needs a [topology] table with at least its `layout`, \
+                        e.g. `[topology]` then `layout = { kind = \"grid\", nodes = 25, spacing_m = 5.0 }`"
+                    .to_string();
+            }
             return format!(
                 "missing field `{field}`: the scenario needs it at its top level (`{field} = …` above the first \
                  [table])"
@@ -2026,6 +2033,11 @@ mod tests {
         let e = Scenario::from_toml(&no_duration, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         assert!(e.contains("missing field `duration_s`: the scenario needs it at its top level"), "{e}");
         assert!(!e.contains("line 1"), "{e}");
+        // The topology, a table, is asked for as one.
+        let e = Scenario::from_toml("name = \"x\"\nduration_s = 10.0\n", "t.toml", PathBuf::from("."), &[])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("missing field `topology`: the scenario needs a [topology] table"), "{e}");
         // Also when the file opens with a comment and a table, as the built-ins do, or with a table.
         for head in ["# a comment\n[topology]\n", "[topology]\n"] {
             let text = format!("{head}layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5 }}\n");
