@@ -84,8 +84,9 @@ enum Cmd {
         quiet: bool,
     },
     /// Run one scenario over a range of one parameter, in parallel, and tabulate and plot
-    /// per-flow goodput (mean, min, max) and delivery against it: sweep.csv (one row per run) and
-    /// sweep.png/.svg in out/<name>-sweep; for a rate key (ending in _pps) it prints the knee.
+    /// per-flow goodput (mean, min, max) and delivery against it: sweep.csv (one row per run),
+    /// sweep_flows.csv (one row per flow of each run) and sweep.png/.svg in out/<name>-sweep; for a
+    /// rate key (ending in _pps) it prints the knee.
     Sweep {
         /// Scenario file or built-in name (rcrt-baseline, office40, lrwpan40).
         scenario: String,
@@ -915,6 +916,33 @@ fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
     ]
 }
 
+/// The columns of sweep_flows.csv, one row per flow of each run: the flow's own figures, as in
+/// the run's flows.csv, so that one flow's goodput can be read against the swept value.
+const SWEEP_FLOW_COLUMNS: [&str; 10] =
+    ["x", "seed", "flow", "source", "sink", "originated", "delivered", "goodput_pps", "delivery_ratio", "param"];
+
+/// A run's rows of sweep_flows.csv ([`SWEEP_FLOW_COLUMNS`]).
+fn sweep_flow_rows(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<Vec<String>> {
+    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    s.flows
+        .iter()
+        .map(|f| {
+            vec![
+                v.to_string(),
+                s.seed.to_string(),
+                f.id.to_string(),
+                f.source.to_string(),
+                f.sink.to_string(),
+                f.originated.to_string(),
+                f.delivered.to_string(),
+                cell(f.goodput_pps),
+                f.delivery_ratio.map_or(String::new(), cell),
+                key.to_string(),
+            ]
+        })
+        .collect()
+}
+
 /// sweep.csv's rows as the runs finish, in the order of the runs (a row waits for the rows
 /// before it), flushed after each: an interrupted or failed sweep keeps its finished runs'.
 struct PartialCsv {
@@ -1083,7 +1111,8 @@ fn sweep(
     }
     if base.output.trace || base.output.pcap {
         eprintln!(
-            "warning: a sweep writes sweep.csv, sweep.png and sweep.svg only: output.trace and output.pcap are \
+            "warning: a sweep writes sweep.csv, sweep_flows.csv, sweep.png and sweep.svg only: output.trace and \
+             output.pcap are \
              ignored (run one point with wsn run --set {key}=… --trace/--pcap for its trace)"
         );
     }
@@ -1199,6 +1228,7 @@ fn sweep(
     };
     let staging = crate::staging::create(&dir, "sweep").map_err(|e| unfinished(e, &partial))?;
     let csv_path = staging.join("sweep.csv");
+    let flows_path = staging.join("sweep_flows.csv");
     let written_csv = (|| -> Result<()> {
         let mut w = csv::Writer::from_path(&csv_path)?;
         w.write_record(SWEEP_COLUMNS)?;
@@ -1207,7 +1237,20 @@ fn sweep(
         }
         Ok(w.flush()?)
     })()
-    .with_context(|| format!("writing {}", csv_path.display()));
+    .with_context(|| format!("writing {}", csv_path.display()))
+    .and_then(|()| {
+        (|| -> Result<()> {
+            let mut w = csv::Writer::from_path(&flows_path)?;
+            w.write_record(SWEEP_FLOW_COLUMNS)?;
+            for (v, s) in &rows {
+                for r in sweep_flow_rows(&key, *v, s) {
+                    w.write_record(r)?;
+                }
+            }
+            Ok(w.flush()?)
+        })()
+        .with_context(|| format!("writing {}", flows_path.display()))
+    });
     // The table is printed only once the files are in place (standard output that cannot be
     // written stops the command where it fails): built here, printed at the end.
     let mut points = Vec::new();
@@ -1296,7 +1339,7 @@ fn sweep(
     for line in &table {
         out!("{line}");
     }
-    out!("outputs   {}", dir.join("sweep.csv").display());
+    out!("outputs   {} (per flow: {})", dir.join("sweep.csv").display(), dir.join("sweep_flows.csv").display());
     Ok(())
 }
 

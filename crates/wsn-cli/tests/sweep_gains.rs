@@ -238,6 +238,29 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
         assert!(orig > 0 && del <= orig, "{r:?}");
         assert!((del as f64 / orig as f64 - ratio).abs() < 1e-12, "{r:?}");
     }
+    // sweep_flows.csv: each run's flows, whose packets add up to the run's and whose goodputs
+    // span its min and max (one flow's goodput against the swept value).
+    let flows = std::fs::read_to_string(out.join("sweep_flows.csv")).unwrap();
+    assert_eq!(
+        flows.lines().next().unwrap(),
+        "x,seed,flow,source,sink,originated,delivered,goodput_pps,delivery_ratio,param"
+    );
+    let frows: Vec<Vec<&str>> = flows.lines().skip(1).map(|l| l.split(',').collect()).collect();
+    let mut counted = 0;
+    for r in &rows {
+        let mine: Vec<&Vec<&str>> = frows.iter().filter(|f| f[0] == r[col("x")] && f[1] == r[col("seed")]).collect();
+        counted += mine.len();
+        assert!(mine.len() > 1, "{r:?}: {mine:?}");
+        let sum = |i: usize| mine.iter().map(|f| f[i].parse::<u64>().unwrap()).sum::<u64>();
+        assert_eq!(sum(5).to_string(), r[col("originated")], "{r:?}");
+        assert_eq!(sum(6).to_string(), r[col("delivered")], "{r:?}");
+        let gp: Vec<f64> = mine.iter().map(|f| f[7].parse().unwrap()).collect();
+        let (lo, hi) = (gp.iter().copied().fold(f64::INFINITY, f64::min), gp.iter().copied().fold(0.0, f64::max));
+        assert_eq!(lo.to_string(), r[col("min_goodput_pps")], "{r:?}");
+        assert_eq!(hi.to_string(), r[col("max_goodput_pps")], "{r:?}");
+        assert!(mine.iter().all(|f| f[9] == "flows.0.rate_pps"));
+    }
+    assert_eq!(counted, frows.len(), "a flow row of no run");
     // A key that is not a rate: no knee.
     let (table, csv) = sweep("mac.max_retries=1,2");
     assert!(!table.contains("knee"), "{table}");
