@@ -1048,6 +1048,41 @@ mod tests {
         assert_eq!((sink.queue_len(), sink.stats().originated), (0, 0));
     }
 
+    /// An own packet the MAC could not put on the air ends unacknowledged, like one whose
+    /// retries ran out.
+    #[test]
+    fn own_packet_after_a_channel_access_failure_ends_unacked() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let done = SendDone { acked: false, transmissions: 0, channel_access_failure: true, ..acked(fr.dst) };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::ChannelAccess, .. })));
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false })
+        );
+    }
+
+    /// The sink delivers an upward packet of its tree once, whatever node its header names as
+    /// the destination: its duplicate check covers every upward packet it delivers.
+    #[test]
+    fn sink_dedups_upward_packets_whatever_their_destination() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        let mut pkt = up_packet(9, 4, b"z");
+        Packet::new_unchecked(&mut pkt[..]).set_dst(NodeId(7));
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::Delivered { origin: NodeId(9), .. })));
+        assert_eq!(
+            sink.poll_event(),
+            Some(AgentEvent::Dropped { reason: DropReason::Duplicate, origin: Some(NodeId(9)) })
+        );
+        assert_eq!(sink.stats().delivered, 1);
+    }
+
     /// A frame's outcome: (forwarded, delivered, counted drops) after it was handled.
     fn outcome(f: &CollectionForwarder) -> (u64, u64, u64) {
         let s = f.stats();
