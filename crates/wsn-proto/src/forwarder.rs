@@ -891,6 +891,198 @@ mod tests {
         assert!(w.accept(0, t) && w.accept(65535, t) && !w.accept(0, t));
     }
 
+    /// A number exactly the window's width behind the newest and never seen is still inside
+    /// the window, so it is accepted (once); one more behind is too old to tell.
+    #[test]
+    fn sequence_window_holds_exactly_its_width() {
+        let t = Instant::ZERO;
+        let mut w = SeqWindow::new(0, t);
+        assert!(w.accept(2, t) && w.accept(129, t));
+        assert!(w.accept(129 - DEDUP_WINDOW, t), "128 behind, unseen: inside the window");
+        assert!(!w.accept(129 - DEDUP_WINDOW, t));
+        assert!(!w.accept(0, t), "129 behind: outside");
+    }
+
+    /// Staleness counts from the window's last accepted number, not from its creation.
+    #[test]
+    fn stale_counts_from_the_last_accepted_number() {
+        let t0 = Instant::from_secs(10);
+        let mut w = SeqWindow::new(1000, t0);
+        assert!(w.accept(1001, t0 + Duration::from_secs(50)));
+        let far = 1001u16.wrapping_sub(500);
+        assert!(!w.accept(far, t0 + Duration::from_secs(70)), "20 s after the last accept: in use");
+        assert!(w.accept(far, t0 + Duration::from_secs(110)), "60 s after it: stale");
+    }
+
+    /// The transmit queue is FIFO: packets leave in the order they were accepted, own and
+    /// forwarded alike; the largest length is remembered after the queue drains.
+    #[test]
+    fn queue_is_fifo_and_remembers_its_largest_length() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, 1, b"a"));
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b").unwrap();
+        f.handle_frame(Instant::ZERO, &mut c, &rx(8, 5), &up_packet(8, 1, b"c"));
+        let mut bodies = Vec::new();
+        while let Some(fr) = f.poll_frame(Instant::ZERO, &mut c) {
+            bodies.push(fr.payload[collection::HEADER_LEN..].to_vec());
+            f.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
+        }
+        assert_eq!(bodies, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
+        assert_eq!((f.queue_len(), f.stats().max_queue), (0, 3));
+    }
+
+    /// Only one frame is with the MAC at a time: asking again before its send-done gives
+    /// nothing, and the queued packets stay queued.
+    #[test]
+    fn no_second_frame_while_one_is_in_flight() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a").unwrap();
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b").unwrap();
+        let first = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert!(f.poll_frame(Instant::ZERO, &mut c).is_none());
+        assert_eq!(f.queue_len(), 2);
+        f.handle_send_done(Instant::ZERO, &mut c, &acked(first.dst));
+        let second = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!(&second.payload[collection::HEADER_LEN..], b"b");
+    }
+
+    /// Each own packet gets the next sequence number, so the sink delivers both of two
+    /// identical ones (not the second as a duplicate).
+    #[test]
+    fn own_packets_are_numbered_in_turn() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 0);
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c0 = Ctx::new(0, None);
+        for want in 0..2u16 {
+            f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"same").unwrap();
+            let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+            f.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
+            assert_eq!(Packet::new_unchecked(&fr.payload[..]).seqno(), want);
+            sink.handle_frame(Instant::ZERO, &mut c0, &rx(5, 0), &fr.payload);
+        }
+        assert_eq!((sink.stats().delivered, sink.stats().duplicates), (2, 0));
+    }
+
+    /// A node's own downward packet that comes back to it (a loop in the reverse path) is
+    /// recognised by its own duplicate window and not sent out again.
+    #[test]
+    fn own_downward_packet_coming_back_is_a_duplicate() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        c.down = Some(NodeId(3));
+        sink.send(Instant::ZERO, &mut c, NodeId(0), NodeId(9), 2, b"fb").unwrap();
+        let fr = sink.poll_frame(Instant::ZERO, &mut c).unwrap();
+        sink.handle_send_done(Instant::ZERO, &mut c, &acked(fr.dst));
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::OwnSent { upward: false, acked: true, .. })));
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &fr.payload);
+        assert_eq!(
+            sink.poll_event(),
+            Some(AgentEvent::Dropped { reason: DropReason::Duplicate, origin: Some(NodeId(0)) })
+        );
+        assert!(!sink.wants_to_send());
+        assert_eq!((sink.stats().duplicates, sink.stats().forwarded), (1, 0));
+    }
+
+    /// With `own_slot`, the own packet in its reserved slot leaves every one of the
+    /// `queue_capacity` slots to forwarded packets.
+    #[test]
+    fn own_slot_packet_takes_no_forwarding_slot() {
+        let cfg = ForwarderConfig { queue_capacity: 2, own_slot: true, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"own").unwrap();
+        for s in 0..3 {
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &up_packet(9, s, b""));
+        }
+        assert_eq!((f.queue_len(), f.stats().forwarded, f.stats().queue_drops), (3, 2, 1));
+    }
+
+    /// Without link-layer ACKs a frame is never acknowledged, and that is no drop: it asks for
+    /// no ACK, and its own packet ends as sent.
+    #[test]
+    fn without_link_acks_an_unacked_frame_is_not_a_drop() {
+        let cfg = ForwarderConfig { link_ack: false, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!((fr.dst, fr.ack_request), (NodeId(2), false));
+        f.handle_send_done(Instant::ZERO, &mut c, &SendDone { acked: false, ..acked(fr.dst) });
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: true })
+        );
+        assert_eq!(f.poll_event(), None);
+        assert_eq!(f.stats().mac_drops, 0);
+    }
+
+    /// A payload that fills the frame to exactly `max_frame_payload` bytes is accepted.
+    #[test]
+    fn a_payload_that_exactly_fills_the_frame_is_accepted() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        let most = ForwarderConfig::default().max_frame_payload - collection::HEADER_LEN;
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, &vec![7; most + 1]), Err(SendError::TooLong));
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, &vec![7; most]).unwrap();
+        assert_eq!(f.poll_frame(Instant::ZERO, &mut c).unwrap().payload.len(), 86);
+    }
+
+    /// A packet addressed to this node itself is delivered at once and its end reported as
+    /// acknowledged, without touching the queue.
+    #[test]
+    fn a_packet_to_oneself_is_delivered_locally() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        sink.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 3, b"me").unwrap();
+        assert_eq!(
+            sink.poll_event(),
+            Some(AgentEvent::Delivered { origin: NodeId(0), protocol: 3, hops: 0, payload: b"me".to_vec() })
+        );
+        assert_eq!(
+            sink.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 3, sink: NodeId(0), upward: true, acked: true })
+        );
+        assert_eq!((sink.queue_len(), sink.stats().originated), (0, 0));
+    }
+
+    /// An own packet the MAC could not put on the air ends unacknowledged, like one whose
+    /// retries ran out.
+    #[test]
+    fn own_packet_after_a_channel_access_failure_ends_unacked() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        let done = SendDone { acked: false, transmissions: 0, channel_access_failure: true, ..acked(fr.dst) };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert!(matches!(f.poll_event(), Some(AgentEvent::Dropped { reason: DropReason::ChannelAccess, .. })));
+        assert_eq!(
+            f.poll_event(),
+            Some(AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false })
+        );
+    }
+
+    /// The sink delivers an upward packet of its tree once, whatever node its header names as
+    /// the destination: its duplicate check covers every upward packet it delivers.
+    #[test]
+    fn sink_dedups_upward_packets_whatever_their_destination() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        let mut pkt = up_packet(9, 4, b"z");
+        Packet::new_unchecked(&mut pkt[..]).set_dst(NodeId(7));
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(3, 0), &pkt);
+        assert!(matches!(sink.poll_event(), Some(AgentEvent::Delivered { origin: NodeId(9), .. })));
+        assert_eq!(
+            sink.poll_event(),
+            Some(AgentEvent::Dropped { reason: DropReason::Duplicate, origin: Some(NodeId(9)) })
+        );
+        assert_eq!(sink.stats().delivered, 1);
+    }
+
     /// A frame's outcome: (forwarded, delivered, counted drops) after it was handled.
     fn outcome(f: &CollectionForwarder) -> (u64, u64, u64) {
         let s = f.stats();

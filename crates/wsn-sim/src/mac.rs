@@ -697,4 +697,136 @@ mod tests {
         // L = 28 → 47 bytes → 1.504 ms (spec §5.2)
         assert_eq!(MacConfig::tinyos2().airtime(28).as_nanos(), 1_504_000);
     }
+
+    /// A masked (TinyOS 1.x) draw's mean is `min + mask / 2` units: the IFRC build's windows
+    /// average 23.5 and 95.5 units of 10 jiffies (the means of the uniform windows they
+    /// replaced, see `ifrc2006`).
+    #[test]
+    fn masked_backoff_means() {
+        let i = MacConfig::ifrc2006();
+        assert_eq!(i.initial_backoff.mean().as_nanos(), 235 * JIFFY_NS);
+        assert_eq!(i.congestion_backoff.mean().as_nanos(), 955 * JIFFY_NS);
+    }
+
+    /// The TXFIFO load charges its per-byte time for every byte on the air, header included:
+    /// Tenet's 0.5 ms + 8 µs × (86 + 17) bytes.
+    #[test]
+    fn txfifo_load_counts_the_whole_frame() {
+        assert_eq!(MacConfig::tinyos1_tenet().txfifo_load(86).as_nanos(), 500_000 + 103 * 8_000);
+        assert_eq!(MacConfig::tinyos2().txfifo_load(86).as_nanos(), 0);
+    }
+
+    /// A sink draws from its own windows only where the preset has them (the IFRC build's base
+    /// station), and an ordinary node never does.
+    #[test]
+    fn sink_windows_apply_to_sinks_only() {
+        let i = MacConfig::ifrc2006();
+        let units = |b: &Backoff| (b.min_units, b.max_units, b.mask);
+        assert_eq!(units(i.initial_backoff_of(true)), (1, 8, None));
+        assert_eq!(units(i.congestion_backoff_of(true)), (1, 32, None));
+        assert_eq!(units(i.initial_backoff_of(false)), (1, 46, Some(45)));
+        assert_eq!(units(i.congestion_backoff_of(false)), (1, 190, Some(189)));
+        let t2 = MacConfig::tinyos2();
+        assert_eq!(t2.initial_backoff_of(true), &t2.initial_backoff);
+        assert_eq!(t2.congestion_backoff_of(true), &t2.congestion_backoff);
+    }
+
+    /// Each limit of `validate` at its edge: the last valid value passes, the next is refused
+    /// with the field's name.
+    #[test]
+    fn validate_limits_are_inclusive() {
+        let t1 = MacConfig::tinyos1_tenet();
+        let fixed = Backoff { min_units: 5, max_units: 5, unit_ns: JIFFY_NS, mask: None };
+        let most = wsn_wire::ieee802154::MAX_PAYLOAD_LEN;
+        let e154 = MacConfig::ieee802154();
+        let edges = [
+            // (valid at the edge, refused one step beyond, the error names)
+            (MacConfig { initial_backoff: fixed, ..t1.clone() }, None, "mac.initial_backoff"),
+            (
+                MacConfig { max_retries: MAX_RETRIES, ..t1.clone() },
+                Some(MacConfig { max_retries: MAX_RETRIES + 1, ..t1.clone() }),
+                "mac.max_retries",
+            ),
+            (
+                MacConfig { queue_capacity: 1, ..t1.clone() },
+                Some(MacConfig { queue_capacity: 0, ..t1.clone() }),
+                "mac.queue_capacity",
+            ),
+            (
+                MacConfig { max_payload: most, overhead_bytes: 0, ..t1.clone() },
+                Some(MacConfig { max_payload: most + 1, overhead_bytes: 0, ..t1.clone() }),
+                "mac.max_payload",
+            ),
+            (
+                MacConfig { max_payload: 16, ..t1.clone() },
+                Some(MacConfig { max_payload: 15, ..t1.clone() }),
+                "mac.max_payload",
+            ),
+            (
+                MacConfig { ack_timeout_ns: t1.ack_latency_ns, ..t1.clone() },
+                Some(MacConfig { ack_timeout_ns: t1.ack_latency_ns - 1, ..t1.clone() }),
+                "mac.ack_timeout_ns",
+            ),
+            (
+                MacConfig { csma_min_be: 8, csma_max_be: 8, ..e154.clone() },
+                Some(MacConfig { csma_min_be: 8, csma_max_be: 9, ..e154.clone() }),
+                "mac.csma_max_be",
+            ),
+            (
+                MacConfig { csma_max_backoffs: 5, ..e154.clone() },
+                Some(MacConfig { csma_max_backoffs: 6, ..e154.clone() }),
+                "mac.csma_max_backoffs",
+            ),
+            (
+                MacConfig { retry_gap_spread_ns: 10_000_000_000, ..t1.clone() },
+                Some(MacConfig { retry_gap_spread_ns: 10_000_000_001, ..t1.clone() }),
+                "mac.retry_gap_spread_ns",
+            ),
+        ];
+        for (ok, bad, names) in edges {
+            assert_eq!(ok.validate(), Ok(()), "{names}");
+            if let Some(bad) = bad {
+                let e = bad.validate().unwrap_err();
+                assert!(e.contains(names), "{names}: {e}");
+            }
+        }
+        // A mask fixes max_units at min_units + mask, neither more nor less.
+        let masked = |max_units| MacConfig {
+            initial_backoff: Backoff { min_units: 1, max_units, unit_ns: JIFFY_NS, mask: Some(45) },
+            ..t1.clone()
+        };
+        assert_eq!(masked(46).validate(), Ok(()));
+        for max_units in [45, 47] {
+            assert!(masked(max_units).validate().unwrap_err().contains("max_units must be min_units + mask = 46"));
+        }
+    }
+
+    /// The other presets' ACK, retry and queue numbers as their sources give them
+    /// [spec radio-mac-routing §5.3–§5.9; spec-ifrc §13.1; IEEE 802.15.4-2006 §7.4.2].
+    #[test]
+    fn presets_carry_their_ack_retry_and_queue_numbers() {
+        let t2 = MacConfig::tinyos2();
+        assert_eq!((t2.ack, t2.max_retries, t2.queue_capacity, t2.ack_latency_ns), (AckMode::Software, 5, 12, 750_000));
+        let t1 = MacConfig::tinyos1_tenet();
+        assert_eq!((t1.ack, t1.ack_latency_ns), (AckMode::Hardware, 544_000));
+        let no = MacConfig::noack();
+        assert_eq!((no.ack, no.max_retries, no.promiscuous), (AckMode::None, 0, true));
+        let sym = 15_259;
+        let ts = MacConfig::tossim();
+        assert_eq!(
+            (ts.ack_in_frame, ts.ack_latency_ns, ts.ack_timeout_ns, ts.max_retries),
+            (true, 34 * sym, 45 * sym, 0)
+        );
+        let e = MacConfig::ieee802154();
+        assert_eq!((e.ack, e.ack_timeout_ns, e.max_retries, e.queue_capacity), (AckMode::Hardware, 864_000, 3, 16));
+        assert_eq!((e.ieee802154_csma, e.csma_min_be, e.csma_max_be, e.csma_max_backoffs), (true, 3, 5, 4));
+        let i = MacConfig::ifrc2006();
+        assert_eq!(
+            (i.ack, i.ack_timeout_ns, i.max_retries, i.queue_capacity),
+            (AckMode::Software, 150 * JIFFY_NS, 5, 64)
+        );
+        assert_eq!((i.initial_backoff.mask, i.congestion_backoff.mask), (Some(45), Some(189)));
+        let c = MacConfig::cc1000();
+        assert_eq!((c.ack_latency_ns, c.ack_timeout_ns, c.max_retries), (14 * 416_667, 26 * 416_667, 4));
+    }
 }

@@ -1355,4 +1355,98 @@ mod tests {
             }
         }
     }
+
+    /// Each DATA flag has its own bit: ACK request 0x01, retransmission 0x02 (the vectors set
+    /// both at once, so a swap of the two bits would go unnoticed there).
+    #[test]
+    fn data_flags_each_have_their_own_bit() {
+        let data = |ack_request, retransmission| Repr::Data {
+            seq: 1,
+            rate: Rate(0x5000),
+            fid: 0,
+            since_feedback_2ms: 0,
+            ack_request,
+            retransmission,
+            payload: &[],
+        };
+        for (ack_request, retransmission, byte0) in [(true, false, 0x59), (false, true, 0x5a), (false, false, 0x58)] {
+            let repr = data(ack_request, retransmission);
+            let mut bytes = vec![0; repr.buffer_len()];
+            repr.emit(&mut bytes);
+            assert_eq!(bytes[0], byte0, "ack_request {ack_request}, retransmission {retransmission}");
+            let p = Packet::new_checked(&bytes[..]).unwrap();
+            assert_eq!((p.ack_request(), p.retransmission()), (ack_request, retransmission));
+            assert_eq!(Repr::parse(&bytes), Ok(repr));
+        }
+    }
+
+    /// A FEEDBACK may carry exactly `MAX_NACK_RANGES` ranges (one more is malformed), and its
+    /// length must then be 11 + 3 × 20 = 71 bytes to the byte.
+    #[test]
+    fn feedback_with_the_most_nack_ranges_parses() {
+        let mut nacks = NackList::new();
+        for k in 0..MAX_NACK_RANGES as u16 {
+            assert!(nacks.push(NackRange { first: 1000 + 4 * k, run: 3 }));
+        }
+        let repr = Repr::Feedback { fid: 4, rate: Rate(0x5000), rtt_ms: 300, cack: 999, nacks };
+        let mut bytes = vec![0; repr.buffer_len()];
+        assert_eq!(bytes.len(), FEEDBACK_BASE_LEN + NACK_RANGE_LEN * MAX_NACK_RANGES);
+        repr.emit(&mut bytes);
+        assert_eq!(bytes[field::FB_COUNT], MAX_NACK_RANGES as u8);
+        assert_eq!(Repr::parse(&bytes), Ok(repr));
+        assert_eq!(Packet::new_checked(&bytes[..]).unwrap().nack(MAX_NACK_RANGES - 1).first, 1000 + 4 * 19);
+        // One byte short or long of the announced ranges.
+        assert_eq!(Repr::parse(&bytes[..bytes.len() - 1]), Err(Error::Truncated));
+        let mut long = bytes.clone();
+        long.push(0);
+        assert_eq!(Repr::parse(&long), Err(Error::Malformed));
+    }
+
+    /// SYN-ACK and FEEDBACK need both a feedback id and a rate: either one zero is malformed,
+    /// even under a valid CRC (the vectors' bit flips only reach the CRC check).
+    #[test]
+    fn zero_fid_or_rate_in_a_rate_carrying_control_packet_is_malformed() {
+        for (fid, rate, ok) in [(0, Rate(0x5000), false), (1, Rate::ZERO, false), (1, Rate(1), true)] {
+            for repr in [
+                Repr::SynAck { fid, rate, rtt_ms: 10, nonce: 7 },
+                Repr::Feedback { fid, rate, rtt_ms: 10, cack: 3, nacks: two_nacks() },
+            ] {
+                let mut bytes = vec![0; repr.buffer_len()];
+                repr.emit(&mut bytes);
+                let want = if ok { Ok(repr) } else { Err(Error::Malformed) };
+                assert_eq!(Repr::parse(&bytes), want, "{repr}");
+            }
+        }
+        // DATA without a feedback id may not carry even the smallest time since one.
+        let mut bytes = vector(DATA);
+        bytes[field::DATA_FID] = 0;
+        bytes[field::DATA_SINCE].copy_from_slice(&1u16.to_be_bytes());
+        assert_eq!(Repr::parse(&bytes), Err(Error::Malformed));
+    }
+
+    /// The CRC getters on buffers too short to hold one, and on DATA (which has none).
+    #[test]
+    fn checksum_getters_on_data_and_short_buffers() {
+        // A FIN header alone: no CRC to verify.
+        let one = [(VERSION << VERSION_SHIFT) | (Kind::Fin.code() << KIND_SHIFT)];
+        let p = Packet::new_unchecked(&one[..]);
+        assert_eq!((p.checksum(), p.verify_checksum()), (0, false));
+        // DATA: no CRC, so the last two bytes (here the payload) are not one.
+        let bytes = vector(DATA);
+        let p = Packet::new_checked(&bytes[..]).unwrap();
+        assert_eq!((p.checksum(), p.verify_checksum()), (0, true));
+    }
+
+    /// Control packets define no flag bit: each single one is refused, even under a valid CRC.
+    #[test]
+    fn every_flag_bit_on_a_control_packet_is_malformed() {
+        for text in [SYN, SYN_ACK, SYN_NACK, FEEDBACK, FEEDBACK_EMPTY, FIN, FIN_ACK] {
+            for flag in [0x01, 0x02, 0x04] {
+                let mut bytes = vector(text);
+                bytes[0] |= flag;
+                Packet::new_unchecked(&mut bytes[..]).fill_checksum();
+                assert_eq!(Repr::parse(&bytes), Err(Error::Malformed), "{text} flag {flag:#04x}");
+            }
+        }
+    }
 }
