@@ -61,7 +61,7 @@ fn sweep_outputs_are_the_same_with_one_two_or_three_jobs() {
     let (one_files, one_out) = sweep(&root.join("1"), "1");
     assert_eq!(
         one_files.keys().map(String::as_str).collect::<Vec<_>>(),
-        ["sweep.csv", "sweep.png", "sweep.svg"],
+        ["sweep.csv", "sweep.png", "sweep.svg", "sweep_flows.csv"],
         "the files a finished sweep leaves"
     );
     let csv = String::from_utf8(one_files["sweep.csv"].clone()).unwrap();
@@ -70,7 +70,11 @@ fn sweep_outputs_are_the_same_with_one_two_or_three_jobs() {
     let xs: Vec<(&str, &str)> =
         csv.lines().skip(1).map(|l| (l.split(',').next().unwrap(), l.split(',').nth(1).unwrap())).collect();
     assert_eq!(xs, [("2", "1"), ("2", "2"), ("0.5", "1"), ("0.5", "2"), ("1", "1"), ("1", "2")], "{csv}");
-    assert!(one_out.contains("(2 seed(s) per value)") && one_out.contains("outputs   DIR/sweep.csv"), "{one_out}");
+    assert!(
+        one_out.contains("(2 seed(s) per value)")
+            && one_out.contains("outputs   DIR/sweep.csv (per flow: DIR/sweep_flows.csv)"),
+        "{one_out}"
+    );
     for jobs in ["2", "3"] {
         let (files, out) = sweep(&root.join(jobs), jobs);
         assert_eq!(files.keys().collect::<Vec<_>>(), one_files.keys().collect::<Vec<_>>(), "--jobs {jobs}");
