@@ -210,29 +210,29 @@ pub(crate) fn weak_link_facts(w: &WeakLink) -> String {
 }
 
 /// The links the good-tree freeze (`routing.freeze_min_prr`) replaced or kept in a run, for the
-/// reports: "7 → 5 (58 %) replaced by 7 → 6 (100 %)" and "3 → 1 (20 %) kept: no good
-/// neighbour", with each link's expected share of frames on a quiet channel; `None` when the
-/// freeze judged every link good (or the run did not use it).
-pub(crate) fn freeze_links_text(r: &RunResult) -> Option<String> {
-    let rt = &r.summary.routing;
+/// reports and the run summary: "7 → 5 (58 %) replaced by 7 → 6 (100 %)" and "3 → 1 (20 %)
+/// kept: no good neighbour", with each link's expected share of frames on a quiet channel and,
+/// when the run has several sinks, the tree ("in sink 39's tree"); `None` when the freeze
+/// judged every link good (or the run did not use it).
+pub(crate) fn freeze_links_text(rt: &wsn_sim::runner::RoutingSummary, several_sinks: bool) -> Option<String> {
     let pc = |q: f64| format!("{:.0} %", 100.0 * q);
+    let tree = |sink: u16| if several_sinks { format!(" in sink {sink}'s tree") } else { String::new() };
     let moved = rt.freeze_moves.iter().map(|m| {
         let to = m.new_parent.map_or("?".into(), |p| p.to_string());
-        format!(
-            "{} → {} ({}) replaced by {} → {to} ({})",
-            m.node,
-            m.parent,
-            pc(m.quality),
-            m.node,
-            pc(m.new_quality.unwrap_or(f64::NAN))
-        )
+        let q = pc(m.new_quality.unwrap_or(f64::NAN));
+        format!("{} → {} ({}) replaced by {} → {to} ({q}){}", m.node, m.parent, pc(m.quality), m.node, tree(m.sink))
     });
     let kept = rt
         .freeze_weak_kept
         .iter()
-        .map(|k| format!("{} → {} ({}) kept: no good neighbour", k.node, k.parent, pc(k.quality)));
+        .map(|k| format!("{} → {} ({}) kept: no good neighbour{}", k.node, k.parent, pc(k.quality), tree(k.sink)));
     let all: Vec<String> = moved.chain(kept).collect();
     (!all.is_empty()).then(|| all.join("; "))
+}
+
+/// [`freeze_links_text`] of a run.
+pub(crate) fn run_freeze_links_text(r: &RunResult) -> Option<String> {
+    freeze_links_text(&r.summary.routing, r.network.sinks().len() > 1)
 }
 
 /// Below this share of acknowledged attempts on its weakest link (in percent, as printed), the
@@ -295,9 +295,9 @@ pub(crate) fn section(
     writeln!(
         md,
         "Network: `data/topologies/office30.csv` (the first 30 nodes of the office floor) at −8 dBm. RCRT: fair policy, \
-         dynamic MultiHopLQI, applications always have data. IFRC: MultiHopLQI frozen at 600 s, with every link expected \
-         to carry under 66 % of frames on a quiet channel replaced (the good-tree freeze, `routing.freeze_min_prr`: \
-         \"an empirically good tree\"). Traffic from 600 s. (a) same MAC: both on `ifrc2006` (software ACKs, promiscuous; RCRT keeps its own frames: \
+         dynamic MultiHopLQI, applications always have data. IFRC: MultiHopLQI frozen at 600 s, a link expected to carry \
+         under 66 % of frames on a quiet channel replaced where a neighbour offers a good one (the good-tree freeze, \
+         `routing.freeze_min_prr`: \"an empirically good tree\"). Traffic from 600 s. (a) same MAC: both on `ifrc2006` (software ACKs, promiscuous; RCRT keeps its own frames: \
          {coll} + {rh} header bytes and its payload); (b) paper's setting: RCRT on `tinyos1_tenet` (hardware ACKs), IFRC on \
          `ifrc2006`.\n"
     )?;
@@ -460,7 +460,7 @@ pub(crate) fn section(
     )?;
     for (run, what) in [("cmp-ifrc", "IFRC's tree"), ("cmp-rcrt-hw-frozen", "the frozen RCRT run's tree")] {
         let texts: Vec<Option<String>> =
-            PROFILES.iter().map(|p| runs.get(&format!("{run}/{p}")).and_then(freeze_links_text)).collect();
+            PROFILES.iter().map(|p| runs.get(&format!("{run}/{p}")).and_then(run_freeze_links_text)).collect();
         for (i, p) in PROFILES.iter().enumerate() {
             let Some(text) = &texts[i] else { continue };
             // The profiles usually freeze the same tree: say it once.
@@ -482,8 +482,8 @@ pub(crate) fn section(
             writeln!(
                 md,
                 "**A weak link in IFRC's frozen tree ({p} profile).** In IFRC's run, {} (below {WEAK_TREE_ACK_PERCENT} \
-                 %). The good-tree freeze judges links on a quiet channel, so a link it kept can still lose this much \
-                 under load; the IFRC paper froze \"an empirically good tree\" whose links delivered 66–96 %. The \
+                 %). The good-tree freeze judges links on a quiet channel, so a link it kept or chose can still lose \
+                 this much under load; the IFRC paper froze \"an empirically good tree\" whose links delivered 66–96 %. The \
                  packets such a link loses are lost at the MAC, which IFRC's rates do not see: weigh IFRC's figures on \
                  this seed with that in mind (docs/ifrc.md, \"Known problems\").\n",
                 weak_link_facts(&w)

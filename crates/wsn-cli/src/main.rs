@@ -921,24 +921,38 @@ fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
 const SWEEP_FLOW_COLUMNS: [&str; 10] =
     ["x", "seed", "flow", "source", "sink", "originated", "delivered", "goodput_pps", "delivery_ratio", "param"];
 
-/// A run's rows of sweep_flows.csv ([`SWEEP_FLOW_COLUMNS`]).
-fn sweep_flow_rows(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<Vec<String>> {
-    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+/// A row of sweep_flows.csv ([`SWEEP_FLOW_COLUMNS`]); its numbers are written as flows.csv writes
+/// them (`1.0`, an undefined ratio as an empty cell), `x` as sweep.csv does, to join on.
+#[derive(serde::Serialize)]
+struct SweepFlowRow<'a> {
+    x: String,
+    seed: u64,
+    flow: u32,
+    source: u16,
+    sink: u16,
+    originated: u64,
+    delivered: u64,
+    goodput_pps: f64,
+    delivery_ratio: Option<f64>,
+    param: &'a str,
+}
+
+/// A run's rows of sweep_flows.csv: every flow of the run, one that never started before the run
+/// ended included (goodput 0; sweep.csv's goodput statistics leave it out, as summary.json's do).
+fn sweep_flow_rows<'a>(key: &'a str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<SweepFlowRow<'a>> {
     s.flows
         .iter()
-        .map(|f| {
-            vec![
-                v.to_string(),
-                s.seed.to_string(),
-                f.id.to_string(),
-                f.source.to_string(),
-                f.sink.to_string(),
-                f.originated.to_string(),
-                f.delivered.to_string(),
-                cell(f.goodput_pps),
-                f.delivery_ratio.map_or(String::new(), cell),
-                key.to_string(),
-            ]
+        .map(|f| SweepFlowRow {
+            x: v.to_string(),
+            seed: s.seed,
+            flow: f.id,
+            source: f.source,
+            sink: f.sink,
+            originated: f.originated,
+            delivered: f.delivered,
+            goodput_pps: f.goodput_pps,
+            delivery_ratio: f.delivery_ratio,
+            param: key,
         })
         .collect()
 }
@@ -1240,11 +1254,13 @@ fn sweep(
     .with_context(|| format!("writing {}", csv_path.display()))
     .and_then(|()| {
         (|| -> Result<()> {
-            let mut w = csv::Writer::from_path(&flows_path)?;
+            // The header by hand (a sweep whose runs have no flow still gets it); the rows as
+            // flows.csv's are serialized.
+            let mut w = csv::WriterBuilder::new().has_headers(false).from_path(&flows_path)?;
             w.write_record(SWEEP_FLOW_COLUMNS)?;
             for (v, s) in &rows {
                 for r in sweep_flow_rows(&key, *v, s) {
-                    w.write_record(r)?;
+                    w.serialize(r)?;
                 }
             }
             Ok(w.flush()?)
@@ -1414,24 +1430,8 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.routing.unrouted_nodes
     );
     // The good-tree freeze, when it acted: each replaced or kept link with its expected share.
-    let link = |l: &wsn_sim::runner::FreezeLink| match (l.new_parent, l.new_quality) {
-        (Some(p), Some(q)) => {
-            format!("{} → {} ({:.0} %) to {p} ({:.0} %)", l.node, l.parent, 100.0 * l.quality, 100.0 * q)
-        }
-        _ => format!("{} → {} ({:.0} %)", l.node, l.parent, 100.0 * l.quality),
-    };
-    if !s.routing.freeze_moves.is_empty() || !s.routing.freeze_weak_kept.is_empty() {
-        let moved: Vec<String> = s.routing.freeze_moves.iter().map(link).collect();
-        let kept: Vec<String> = s.routing.freeze_weak_kept.iter().map(link).collect();
-        say!(
-            "          good-tree freeze: moved {} weak link(s){}{}; kept {} (no good neighbour){}{}",
-            moved.len(),
-            if moved.is_empty() { "" } else { ": " },
-            moved.join(", "),
-            kept.len(),
-            if kept.is_empty() { "" } else { ": " },
-            kept.join(", ")
-        );
+    if let Some(text) = crate::compare::run_freeze_links_text(r) {
+        say!("          good-tree freeze (expected share of frames on a quiet channel): {text}");
     }
     if t.originated > 0 {
         say!(

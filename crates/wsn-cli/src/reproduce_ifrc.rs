@@ -838,7 +838,7 @@ fn report(
         let (ra, rb) = (mean_rate(r, &ga, from, end), mean_rate(r, &gb, from, end));
         let gp = |g: &[usize]| mean(&g.iter().map(|&i| r.summary.flows[i].goodput_pps).collect::<Vec<_>>());
         writeln!(md, "E7 two sinks ({p}): group of sink {} ({} senders) rate {ra:.3}, goodput {:.3}; group of sink {} ({} senders) rate {rb:.3}, goodput {:.3} pkt/s (mean rates over the second half of the traffic; ratio {:.2}).\n", sinks[0].0, ga.len(), gp(&ga), sinks[1].0, gb.len(), gp(&gb), rb / ra)?;
-        if let Some(text) = crate::compare::freeze_links_text(r) {
+        if let Some(text) = crate::compare::run_freeze_links_text(r) {
             writeln!(md, "The good-tree freeze changed E7's trees ({p}; each link's expected share of frames on a quiet channel): {text}.\n")?;
         }
         let e8 = get(&format!("e8/{p}"))?;
@@ -947,7 +947,7 @@ fn report(
             verdicts.push((e, unstable));
             // (No epoch: no ratio to print.)
             let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
-            freeze_texts.push((e, crate::compare::freeze_links_text(r)));
+            freeze_texts.push((e, crate::compare::run_freeze_links_text(r)));
             let weakest = crate::compare::weakest_link(r);
             if let Some(w) = weakest.filter(crate::compare::is_weak) {
                 weak.push(format!("ε = {e}: {}", crate::compare::weak_link_facts(&w)));
@@ -984,7 +984,7 @@ fn report(
                 md,
                 "**A weak link in the frozen tree.** {} (below {} %; last column: the lowest share over the nodes with \
                  at least 100 attempts, that node → its parent). The good-tree freeze judges links on a quiet channel, \
-                 so a link it kept can still lose this much under load, unlike the paper's \"empirically good tree\"; \
+                 so a link it kept or chose can still lose this much under load, unlike the paper's \"empirically good tree\"; \
                  the verdicts there reflect the tree as well as ε (docs/ifrc.md, \"Known problems\").\n",
                 weak.join("; "),
                 crate::compare::WEAK_TREE_ACK_PERCENT

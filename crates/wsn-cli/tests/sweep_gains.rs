@@ -256,8 +256,8 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
         assert_eq!(sum(6).to_string(), r[col("delivered")], "{r:?}");
         let gp: Vec<f64> = mine.iter().map(|f| f[7].parse().unwrap()).collect();
         let (lo, hi) = (gp.iter().copied().fold(f64::INFINITY, f64::min), gp.iter().copied().fold(0.0, f64::max));
-        assert_eq!(lo.to_string(), r[col("min_goodput_pps")], "{r:?}");
-        assert_eq!(hi.to_string(), r[col("max_goodput_pps")], "{r:?}");
+        assert_eq!(lo, r[col("min_goodput_pps")].parse::<f64>().unwrap(), "{r:?}");
+        assert_eq!(hi, r[col("max_goodput_pps")].parse::<f64>().unwrap(), "{r:?}");
         assert!(mine.iter().all(|f| f[9] == "flows.0.rate_pps"));
     }
     assert_eq!(counted, frows.len(), "a flow row of no run");

@@ -750,6 +750,38 @@ fn frame_prr(chan: &ChannelOptions, overhead: u32, sinr_db: f64, len: usize) -> 
     }
 }
 
+/// The chance that an ACK is decoded at SINR `sinr_db`: the coin of the ACK decision
+/// (`ack_check`). A preset that folds the ACK's airtime into the frame (`ack_bytes` 0, tossim)
+/// still decodes an 11-byte ACK where the curve depends on length; under `ns3` reception the
+/// whole ACK PPDU, PHY header included, as ns-3 charges it.
+fn ack_success(chan: &ChannelOptions, mac: &MacConfig, sinr_db: f64) -> f64 {
+    let ack_len = if mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { mac.ack_bytes };
+    if chan.reception == crate::scenario::Reception::Ns3 {
+        prr::oqpsk_chunk_success_db(sinr_db, 8 * ack_len)
+    } else {
+        frame_prr(chan, ack_len, sinr_db, 0)
+    }
+}
+
+/// The chance that a data frame with `len` payload bytes is decoded at SINR `sinr_db` on a quiet
+/// channel (no other frame on the air, one noise level for the whole frame), under the reception
+/// model: the curve's test at the frame's start and again at its end (PRR²), or, under `ns3`,
+/// the lock threshold at the first bit and one chunk over the whole frame. Only the good-tree
+/// freeze uses it; a run draws its coins in the arrival code, against the noise of each moment.
+fn quiet_data_success(chan: &ChannelOptions, mac: &MacConfig, sinr_db: f64, len: usize) -> f64 {
+    if chan.reception == crate::scenario::Reception::Ns3 {
+        // Below the lock threshold (or NaN): never locked on.
+        let ratio = dbm_to_mw(sinr_db);
+        if ratio.is_nan() || ratio <= NS3_LOCK_SINR_LINEAR {
+            return 0.0;
+        }
+        let bits = 8 * (len as u32 + mac.overhead_bytes);
+        return prr::oqpsk_chunk_success_db(sinr_db, bits);
+    }
+    let q = frame_prr(chan, mac.overhead_bytes, sinr_db, len);
+    q * q
+}
+
 /// An IEEE 802.15.4 ACK frame on the air: SHR 5, length 1, FCF 2, DSN 1, FCS 2 bytes [LIT].
 const ACK_FRAME_BYTES: u32 = 11;
 
@@ -1540,10 +1572,11 @@ impl Network {
             min,
         );
         for m in moves {
-            let (cost, hop) = {
-                let p = &self.nodes[m.to].trees[ti].mhlqi;
-                (p.cost(), p.hop_count().unwrap_or(0))
-            };
+            // The new parent's cost as it advertises it; its hop count as the tree now stands
+            // (it may sit under a node moved in this pass, which it does not advertise yet). Its
+            // descendants and the moved node's own link estimate catch up at the next beacons.
+            let cost = self.nodes[m.to].trees[ti].mhlqi.cost();
+            let hop = crate::routing::good_tree::depth(&parents, root, m.to).map_or(u8::MAX, |d| d.min(255) as u8);
             let change = self.nodes[m.node].trees[ti].mhlqi.move_frozen(NodeId(m.to as u16), cost, hop);
             self.note_route_change(m.node, ti, change);
             self.freeze_moves.push((self.now, ti as u16, m));
@@ -1564,30 +1597,24 @@ impl Network {
             let offset = self.radios[to].noise.offset_db();
             self.noise_levels.iter().map(|&(level, w)| w * f(p - (level + offset))).sum()
         };
-        let data = expected(i, j, &|sinr| {
-            let q = frame_prr(&self.chan, self.mac.overhead_bytes, sinr, self.mac.max_payload);
-            q * q
-        });
+        let data = expected(i, j, &|sinr| quiet_data_success(&self.chan, &self.mac, sinr, self.mac.max_payload));
         if self.mac.ack == AckMode::None {
             return data;
         }
-        let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
-        let ack = expected(j, i, &|sinr| {
-            if self.chan.reception == crate::scenario::Reception::Ns3 {
-                prr::oqpsk_chunk_success_db(sinr, 8 * ack_len)
-            } else {
-                frame_prr(&self.chan, ack_len, sinr, 0)
-            }
-        });
+        let ack = expected(j, i, &|sinr| ack_success(&self.chan, &self.mac, sinr));
         data.min(ack)
     }
 
     fn route_change(&mut self, i: usize, ti: usize, change: RouteChange) {
-        if self.freeze_waiting && change != RouteChange::None {
+        // First the change itself, then the freeze it may complete: the good-tree freeze can
+        // move this very node, and its move must come after the change in the trace and the
+        // reverse table (it did not, for a node frozen after the freeze time: a review).
+        let waiting = self.freeze_waiting && change != RouteChange::None;
+        self.note_route_change(i, ti, change);
+        if waiting {
             // A node that waits for a whole path may just have found one, or a node below it.
             self.freeze_rooted();
         }
-        self.note_route_change(i, ti, change);
     }
 
     /// Bookkeeping of a route change: the reverse table, the parent-change count and the trace.
@@ -2155,13 +2182,7 @@ impl Network {
                 let c: f64 = rd.rng.gen();
                 // A preset that folds the ACK's airtime into the frame (`ack_bytes` 0, tossim)
                 // still decodes an 11-byte ACK where the curve depends on length.
-                let ack_len = if self.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { self.mac.ack_bytes };
-                ok = if self.chan.reception == crate::scenario::Reception::Ns3 {
-                    // The whole ACK PPDU, PHY header included, as ns-3 charges it.
-                    c < prr::oqpsk_chunk_success_db(p_rev - rd.energy_dbm(mw), 8 * ack_len)
-                } else {
-                    c < frame_prr(&self.chan, ack_len, p_rev - rd.energy_dbm(mw), 0)
-                };
+                ok = c < ack_success(&self.chan, &self.mac, p_rev - rd.energy_dbm(mw));
             }
             self.acks_on_air += 1;
             if self.tracer.pcap_enabled() {
@@ -2517,24 +2538,49 @@ mod tests {
         acked.iter().sum::<u64>() as f64 / acked.len().max(1) as f64
     }
 
-    /// The good-tree freeze's link quality on a clean channel (constant noise, no offsets): a
-    /// data frame passes two reception tests at one noise level, so the data direction carries
-    /// PRR²; the ACK one test, PRR; the link's quality is the lower. Transmit power set so the
-    /// 2-m links sit in the transitional region (SNR ≈ 4.85 dB), the 4-m link far below it.
+    /// The good-tree freeze's link quality on a clean channel (constant noise): a data frame
+    /// passes two reception tests at one noise level, so the data direction carries PRR²; the
+    /// ACK one test, PRR; each at the receiver's noise (its offset included); the link's quality
+    /// is the lower. Transmit power set so the 2-m links sit in the transitional region (SNR ≈
+    /// 4.85 dB), the 4-m link far below it. With noise offsets the two directions differ, and
+    /// the ACK's decides.
     #[test]
     fn link_quality_is_the_lower_direction_on_the_prr_curve() {
         let set = ["radio.link.tx_power_dbm=-27.2", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.66"];
         let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
         let net = clean_chain(3, 10.0, "", &set);
-        let snr = |a: usize, b: usize| net.links.tx_power_dbm[a] + f64::from(net.links.gain(a, b).unwrap()) + 98.0;
-        let q = prr::prr(snr(1, 0));
-        assert!(q > 0.3 && q < 0.95, "not in the transitional region: {q} at {} dB", snr(1, 0));
+        let snr = |net: &Network, a: usize, b: usize| {
+            net.links.tx_power_dbm[a] + f64::from(net.links.gain(a, b).unwrap()) + 98.0
+                - net.radios[b].noise.offset_db()
+        };
+        let q = prr::prr(snr(&net, 1, 0));
+        assert!(q > 0.3 && q < 0.95, "not in the transitional region: {q} at {} dB", snr(&net, 1, 0));
         assert!((net.link_quality(1, 0) - q * q).abs() < 1e-12, "{} vs {}", net.link_quality(1, 0), q * q);
         assert!(net.link_quality(2, 0) < 1e-9);
         // Without MAC ACKs only the data direction counts.
-        let set = [set, vec!["mac.preset=\"noack\"".to_string()]].concat();
-        let net = clean_chain(3, 10.0, "", &set);
+        let noack = [set.clone(), vec!["mac.preset=\"noack\"".to_string()]].concat();
+        let net = clean_chain(3, 10.0, "", &noack);
         assert!((net.link_quality(1, 0) - q * q).abs() < 1e-12);
+        // Offsets: the receiver's in each direction; here the ACK direction is the weaker.
+        // (The first seed whose offsets make the ACK direction clearly weaker; the offsets are
+        // drawn per node from the topology seed.)
+        let (net, ack) = (1..=50)
+            .find_map(|seed| {
+                let with = [set.clone(), vec!["radio.noise_offsets=true".into(), format!("topology.seed={seed}")]];
+                let net = clean_chain(3, 10.0, "", &with.concat());
+                let (data, ack) = (prr::prr(snr(&net, 1, 0)).powi(2), prr::prr(snr(&net, 0, 1)));
+                (ack < data - 0.05).then_some((net, ack))
+            })
+            .expect("a seed whose ACK direction is the weaker");
+        assert!((net.link_quality(1, 0) - ack).abs() < 1e-12, "{} vs {ack}", net.link_quality(1, 0));
+        // ns-3 reception: the lock threshold and one chunk over the whole frame, not PRR².
+        let ns3 = [set, vec!["radio.reception=\"ns3\"".into(), "radio.prr_curve=\"ieee802154\"".into()]].concat();
+        let net = clean_chain(3, 10.0, "", &ns3);
+        let x = snr(&net, 1, 0);
+        let bits = 8 * (net.mac.max_payload as u32 + net.mac.overhead_bytes);
+        let data = prr::oqpsk_chunk_success_db(x, bits);
+        let ack = prr::oqpsk_chunk_success_db(snr(&net, 0, 1), 8 * net.mac.ack_bytes.max(ACK_FRAME_BYTES));
+        assert!((net.link_quality(1, 0) - data.min(ack)).abs() < 1e-12, "{} vs {data}, {ack}", net.link_quality(1, 0));
     }
 
     /// `time_to_ack` runs from the start of the first attempt, i.e. from when the MAC began to

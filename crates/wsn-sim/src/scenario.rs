@@ -205,7 +205,7 @@ pub struct RoutingConfig {
     /// The good-tree freeze: at `freeze_after_s`, a node whose link to its parent is expected
     /// to carry less than this share of frames in either direction on a quiet channel (the
     /// channel model, over the noise model's levels) moves to its shallowest neighbour with a
-    /// good link whose path avoids it ([`crate::routing::good_tree`]). In (0, 1]; unset (the
+    /// good link whose path avoids it and has no weak link ([`crate::routing::good_tree`]). In (0, 1]; unset (the
     /// default) keeps MultiHopLQI's tree as it stands. The IFRC paper's frozen tree had links of
     /// 66–96 % \[PAPER IFRC §6.1, Fig. 5\].
     pub freeze_min_prr: Option<f64>,

@@ -10,8 +10,8 @@
 //! tree" \[PAPER RCRT §4.2.5\]; how they obtained it is not stated (the IFRC paper re-ran its
 //! modified MultiHopLQI "after an initial, reasonable tree is found"). \[AMBIG → chosen: at
 //! the freeze, each weak link is replaced by the link to the shallowest neighbour whose link
-//! is good in both directions and whose path to the sink does not pass through the node; ties
-//! by the better link, then the lower index; a node without such a neighbour keeps its link
+//! is good in both directions and whose path to the sink does not pass through the node and
+//! has no weak link; ties by the better link, then the lower index; a node without such a neighbour keeps its link
 //! and is reported\]
 //!
 //! [`plan`] is a pure function over the parent graph; the engine supplies the link quality
@@ -45,7 +45,7 @@ pub struct Kept {
 
 /// Hops from `i` to `root` along `parents`, or `None` when the walk meets no root within
 /// `parents.len()` steps (no route, or a loop).
-fn depth(parents: &[Option<usize>], root: usize, mut i: usize) -> Option<usize> {
+pub fn depth(parents: &[Option<usize>], root: usize, mut i: usize) -> Option<usize> {
     for d in 0..=parents.len() {
         if i == root {
             return Some(d);
@@ -73,15 +73,39 @@ fn path_passes(parents: &[Option<usize>], root: usize, mut from: usize, node: us
     true
 }
 
+/// True iff every link on the path from `from` up to `root` has `quality ≥ min` (the path is
+/// assumed to reach the root; a broken walk is not good).
+fn path_good(
+    parents: &[Option<usize>],
+    root: usize,
+    mut from: usize,
+    quality: &impl Fn(usize, usize) -> f64,
+    min: f64,
+) -> bool {
+    for _ in 0..=parents.len() {
+        if from == root {
+            return true;
+        }
+        let Some(p) = parents[from] else { return false };
+        let q = quality(from, p);
+        if q.is_nan() || q < min {
+            return false;
+        }
+        from = p;
+    }
+    false
+}
+
 /// Plans the moves for the nodes in `freezing` (they are being frozen now, and their paths
 /// lead to `root`), in order of their depth (then index), and applies them to `parents` as it
 /// goes, so that each later decision sees the tree as it then stands.
 ///
 /// A node's link to its parent is weak when `quality(node, parent) < min`. A weak node moves
 /// to the neighbour `j` (from `neighbours(node)`) that (1) is `root` or has `usable[j]` (a path
-/// to the root that will not change), (2) has `quality(node, j) ≥ min`, and (3) does not have
-/// `node` on its path to the root (no loop); among those, the shallowest, then the best link,
-/// then the lowest index. Without such a neighbour the node keeps its parent and is listed in
+/// to the root that will not change), (2) has `quality(node, j) ≥ min`, (3) does not have
+/// `node` on its path to the root (no loop), and (4) has only links of quality ≥ `min` on that
+/// path (a node is not moved under a weak link that is judged later and may be kept: a
+/// review); among those, the shallowest, then the best link, then the lowest index. Without such a neighbour the node keeps its parent and is listed in
 /// the second result. Each move keeps the graph a tree: the new parent's path avoids the node,
 /// so the node's whole subtree reaches the root through it.
 pub fn plan(
@@ -111,7 +135,11 @@ pub fn plan(
             }
             let qj = quality(i, j);
             // A NaN quality is not good either.
-            if qj.is_nan() || qj < min || path_passes(parents, root, j, i) {
+            if qj.is_nan()
+                || qj < min
+                || path_passes(parents, root, j, i)
+                || !path_good(parents, root, j, &quality, min)
+            {
                 continue;
             }
             let Some(dj) = depth(parents, root, j) else { continue };
@@ -192,27 +220,66 @@ mod tests {
     fn ties_go_to_the_better_link_then_the_lower_index() {
         // Node 5 under 4 (weak); candidates 2 and 6 both at depth 2 (both under 1).
         let p = vec![None, Some(0), Some(1), Some(2), Some(1), Some(4), Some(1)];
+        let nb = |i: usize| if i == 5 { vec![2, 4, 6] } else { vec![] };
         let q6_better = |a: usize, b: usize| match (a, b) {
             (5, 4) => 0.3,
             (5, 2) => 0.7,
             (5, 6) => 0.8,
-            _ => 0.0,
+            _ => 0.9,
         };
-        let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], all(7), q6_better, 0.66);
+        let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], nb, q6_better, 0.66);
         assert_eq!(moves[0].to, 6);
         let q_equal = |a: usize, b: usize| match (a, b) {
             (5, 4) => 0.3,
             (5, 2) | (5, 6) => 0.8,
-            _ => 0.0,
+            _ => 0.9,
         };
-        let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], all(7), q_equal, 0.66);
+        let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], nb, q_equal, 0.66);
         assert_eq!(moves[0].to, 2);
     }
 
     #[test]
-    fn later_decisions_see_earlier_moves() {
-        // 2 (weak to 1) moves under 5; then 5, weak to 1, must not move under 3, which now
-        // reaches the sink through 5 (3 → 2 → 5): that would close the loop 5 → 3 → 2 → 5.
+    fn depth_comes_before_the_link() {
+        // Node 3 under 2 (weak): neighbour 1 at depth 1 with a 70 % link, neighbour 4 at depth 2
+        // with a 99 % one: the shallower wins.
+        let mut p = vec![None, Some(0), Some(1), Some(2), Some(1)];
+        let q = |a: usize, b: usize| match (a, b) {
+            (3, 2) => 0.2,
+            (3, 1) => 0.7,
+            (3, 4) => 0.99,
+            _ => 0.9,
+        };
+        let (moves, _) = plan(&mut p, 0, &[true; 5], &[3], |_| vec![1, 2, 4], q, 0.66);
+        assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(3, 1)]);
+    }
+
+    #[test]
+    fn later_decisions_see_earlier_moves_in_depth_order() {
+        // 2 (depth 3, weak to 9) moves under 4 (depth 1), which lifts its child 3 from depth 4
+        // to 3; then 6 (depth 3, weak to 5) prefers 3 to 7 (depth 4, a better link). Judged on
+        // the tree before 2's move, or out of depth order (the list is given deepest first), 6
+        // would take 7.
+        let mut p = vec![None, Some(0), Some(9), Some(2), Some(0), Some(1), Some(5), Some(8), Some(5), Some(1)];
+        let q = |a: usize, b: usize| match (a, b) {
+            (2, 9) | (6, 5) => 0.1,
+            (6, 7) => 0.95,
+            _ => 0.9,
+        };
+        let nb = |i: usize| match i {
+            2 => vec![4, 9],
+            6 => vec![3, 5, 7],
+            _ => vec![],
+        };
+        let freezing: Vec<usize> = (1..10).rev().collect();
+        let (moves, kept) = plan(&mut p, 0, &[true; 10], &freezing, nb, q, 0.66);
+        assert!(kept.is_empty(), "{kept:?}");
+        assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(2, 4), (6, 3)]);
+    }
+
+    #[test]
+    fn no_move_under_a_weak_path() {
+        // 2 (weak to 1) could go to 5, whose own link to 1 is weak too (and 5's other neighbour,
+        // 3, reaches the sink over 2's weak link): neither moves, both are reported.
         let mut p = vec![None, Some(0), Some(1), Some(2), Some(1), Some(1)];
         let q = |a: usize, b: usize| match (a, b) {
             (2, 1) | (5, 1) => 0.1,
@@ -224,9 +291,10 @@ mod tests {
             _ => vec![],
         };
         let (moves, kept) = plan(&mut p, 0, &[true; 6], &[2, 3, 4, 5], nb, q, 0.66);
-        assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(2, 5)]);
-        assert_eq!(kept, vec![Kept { node: 5, parent: 1, quality: 0.1 }]);
-        assert_eq!(p, vec![None, Some(0), Some(5), Some(2), Some(1), Some(1)]);
+        assert!(moves.is_empty(), "{moves:?}");
+        let kept: Vec<_> = kept.iter().map(|k| (k.node, k.parent)).collect();
+        assert_eq!(kept, vec![(2, 1), (5, 1)]);
+        assert_eq!(p, vec![None, Some(0), Some(1), Some(2), Some(1), Some(1)]);
     }
 
     #[test]
