@@ -226,17 +226,9 @@ fn ns3_reception_needs_the_oqpsk_curve() {
 /// symbols for acknowledged frames and 173 for the others.)
 #[test]
 fn tossim_send_done_is_eleven_symbols_after_the_extended_frame() {
-    let dir = std::env::temp_dir().join(format!("wsn-tossim-senddone-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let sc =
         load("tossim/testsimcomm.toml", &["topology.gains_file=gains-equal.txt", "duration_s=20", "output.trace=true"]);
-    let r = wsn_sim::runner::run(
-        &sc,
-        wsn_sim::runner::RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None },
-    )
-    .expect("run succeeds");
-    wsn_sim::output::publish_trace_files(&r.trace_files).expect("trace.csv moved into place");
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
+    let (_, trace) = go_traced(&sc, "tossim-senddone");
     let sym = 1e9 / 65_536.0;
     let mut tx_at = std::collections::HashMap::new();
     let (mut acked, mut unacked) = (0, 0);
@@ -259,7 +251,6 @@ fn tossim_send_done_is_eleven_symbols_after_the_extended_frame() {
             _ => {}
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
     assert!(acked > 50 && unacked > 50, "both outcomes checked: {acked} acked, {unacked} not");
 }
 

@@ -33,6 +33,19 @@ pub fn go(sc: &Scenario) -> RunResult {
     run(sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run succeeds")
 }
 
+/// Run a scenario that sets `output.trace = true` into a scratch folder named after `tag` (removed
+/// afterwards); the result and the text of its trace.csv.
+#[track_caller]
+pub fn go_traced(sc: &Scenario, tag: &str) -> (RunResult, String) {
+    let dir = std::env::temp_dir().join(format!("wsn-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let r = run(sc, RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None }).expect("run succeeds");
+    wsn_sim::output::publish_trace_files(&r.trace_files).expect("trace.csv moved into place");
+    let trace = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
+    std::fs::remove_dir_all(&dir).ok();
+    (r, trace)
+}
+
 /// Single link, one saturated sender (node 1) one hop from the sink (node 0).
 pub fn one_hop(preset: &str, payload: usize, extra: &[&str]) -> RunResult {
     let text = format!(

@@ -187,8 +187,6 @@ fn the_good_tree_freeze_leaves_a_good_tree_alone() {
 /// the freeze at 2 s, before most nodes have a route, and a demanding 95 %.
 #[test]
 fn late_good_tree_moves_are_the_last_word_in_the_trace() {
-    let dir = std::env::temp_dir().join(format!("wsn-late-freeze-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let set = [
         "seed=2",
         "duration_s=120",
@@ -197,15 +195,7 @@ fn late_good_tree_moves_are_the_last_word_in_the_trace() {
         "output.trace=true",
         "output.plots=false",
     ];
-    let sc = load("office40.toml", &set);
-    let r = wsn_sim::runner::run(
-        &sc,
-        wsn_sim::runner::RunOptions { seed: None, out_dir: Some(dir.clone()), progress: None },
-    )
-    .expect("run succeeds");
-    wsn_sim::output::publish_trace_files(&r.trace_files).expect("trace.csv moved into place");
-    let trace = std::fs::read_to_string(dir.join("trace.csv")).expect("trace.csv");
-    std::fs::remove_dir_all(&dir).ok();
+    let (r, trace) = go_traced(&load("office40.toml", &set), "late-freeze");
     let late = r.summary.routing.freeze_moves.iter().filter(|m| m.t_s > 2.0).count();
     assert!(late > 0, "no move after the freeze time: {:?}", r.summary.routing.freeze_moves);
     let mut last = std::collections::BTreeMap::new();
