@@ -2180,8 +2180,6 @@ impl Network {
                 let rd = &mut self.radios[i];
                 let mw = rd.energy_mw(&self.noise_model, now);
                 let c: f64 = rd.rng.gen();
-                // A preset that folds the ACK's airtime into the frame (`ack_bytes` 0, tossim)
-                // still decodes an 11-byte ACK where the curve depends on length.
                 ok = c < ack_success(&self.chan, &self.mac, p_rev - rd.energy_dbm(mw));
             }
             self.acks_on_air += 1;
@@ -2579,7 +2577,8 @@ mod tests {
         let x = snr(&net, 1, 0);
         let bits = 8 * (net.mac.max_payload as u32 + net.mac.overhead_bytes);
         let data = prr::oqpsk_chunk_success_db(x, bits);
-        let ack = prr::oqpsk_chunk_success_db(snr(&net, 0, 1), 8 * net.mac.ack_bytes.max(ACK_FRAME_BYTES));
+        let ack_len = if net.mac.ack_bytes == 0 { ACK_FRAME_BYTES } else { net.mac.ack_bytes };
+        let ack = prr::oqpsk_chunk_success_db(snr(&net, 0, 1), 8 * ack_len);
         assert!((net.link_quality(1, 0) - data.min(ack)).abs() < 1e-12, "{} vs {data}, {ack}", net.link_quality(1, 0));
     }
 
