@@ -973,6 +973,32 @@ mod tests {
 
     // ---- Frozen and static ----
 
+    /// The good-tree freeze's move: a frozen node takes the new parent, the cost it advertises
+    /// and one hop more than it, counts a parent change and stays frozen; its link estimate
+    /// waits for the new parent's beacon; the old parent's beacons move nothing. No move at the
+    /// root, to the node itself, to the broadcast address or to its own parent.
+    #[test]
+    fn move_frozen_takes_the_new_parent() {
+        let mut n = node_with_cost_1000();
+        n.set_frozen(true);
+        let changes = n.parent_changes();
+        assert_eq!(n.move_frozen(NodeId(6), 400, 1), RouteChange::NewParent { old: Some(NodeId(5)), new: NodeId(6) });
+        assert_eq!((n.parent(), n.hop_count(), n.parent_changes()), (Some(NodeId(6)), Some(2), changes + 1));
+        assert!(n.is_frozen());
+        assert_eq!(n.cost(), 400 + 243, "the old link estimate until the new parent's beacon");
+        assert_eq!(n.handle_beacon(&beacon(5, 1, 0, 1), 110), RouteChange::None);
+        assert_eq!(n.parent(), Some(NodeId(6)));
+        n.handle_beacon(&beacon(6, 1, 100, 3), 110);
+        assert_eq!((n.cost(), n.hop_count()), (225, Some(4)));
+        for p in [NodeId(6), ME, NodeId::BROADCAST] {
+            assert_eq!(n.move_frozen(p, 0, 0), RouteChange::None, "{p:?}");
+        }
+        assert_eq!((n.parent(), n.parent_changes()), (Some(NodeId(6)), changes + 1));
+        let mut root = MhlqiNode::new(SINK, SINK, &MhlqiConfig::default());
+        assert_eq!(root.move_frozen(NodeId(3), 0, 0), RouteChange::None);
+        assert_eq!(root.parent(), None);
+    }
+
     #[test]
     fn frozen_node_keeps_parent() {
         let mut n = node_with_cost_1000();
