@@ -11,7 +11,7 @@ use wsn_sim::scenario::Scenario;
 /// `println!` for a command's results on standard output: a line that cannot be written panics
 /// as println! does, with its message, which `main` reports as an error (exit code 1) once the
 /// stack has unwound. Printed only once the results are in place; a unit test can make it fail
-/// ([`stdout_test`]).
+/// (`stdout_test`).
 macro_rules! out {
     ($($arg:tt)*) => { $crate::out_line(&format!($($arg)*)) };
 }
@@ -368,7 +368,7 @@ fn main() -> std::process::ExitCode {
 }
 
 /// Writes `line` and a newline to standard output (in a unit test, to the test's captured
-/// output, or fails when [`stdout_test::FULL`] is set).
+/// output, or fails when `stdout_test::FULL` is set).
 fn write_stdout(line: &str) -> std::io::Result<()> {
     #[cfg(test)]
     {

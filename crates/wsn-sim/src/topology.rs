@@ -948,7 +948,7 @@ const HEADER_TAG: &str = "# wsn gains:";
 const OFFSET_TAG: &str = "# wsn noise_offset";
 
 impl GainFileHeader {
-    /// The header line, without its newline: `key=value` fields after [`HEADER_TAG`], then a
+    /// The header line, without its newline: `key=value` fields after `# wsn gains:`, then a
     /// sentence for the reader.
     pub fn line(&self) -> String {
         let pruned = match self.pruned_below_dbm {
