@@ -169,11 +169,19 @@ fn sweep_errors_name_the_param_not_a_set() {
         ("flows.5.rate_pps=1", "--param flows.5.rate_pps: index 5 out of range"),
         ("flows[5].rate_pps=1", "--param flows[5].rate_pps: index 5 out of range"),
         ("flows.0=1", "--param flows.0: a whole element"),
-        // The loader names these keys and values without a `--set`: the error names the
-        // `--param` before the loader's message.
-        ("mac.max_retriez=1", "--param mac.max_retriez=1: built-in scenario office40: mac.max_retriez: unknown MAC"),
-        ("protocol.congestion_gainn=1", "--param protocol.congestion_gainn=1: built-in scenario rcrt-baseline: "),
-        ("flows.0.rate_pps=-1", "--param flows.0.rate_pps=-1: built-in scenario office40: flows[0].rate_pps = -1"),
+        // The loader names where these keys and values came from after its message: the
+        // `--param`, not the `--set` the sweep passed it.
+        ("mac.max_retriez=1", "built-in scenario office40: mac.max_retriez: unknown MAC"),
+        ("mac.max_retriez=1", "(from --param mac.max_retriez=1)"),
+        (
+            "protocol.congestion_gainn=1",
+            "built-in scenario rcrt-baseline: protocol.congestion_gainn = 1: unknown field",
+        ),
+        ("protocol.congestion_gainn=1", "(from --param protocol.congestion_gainn=1)"),
+        (
+            "flows.0.rate_pps=-1",
+            "built-in scenario office40: flows[0].rate_pps = -1: must be > 0 (from --param flows.0.rate_pps=-1)",
+        ),
     ] {
         let scenario = if param.starts_with("protocol.") { "rcrt-baseline" } else { "office40" };
         let e = fails(&["sweep", scenario, "--param", param, "--out", o]);

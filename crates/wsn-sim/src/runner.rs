@@ -1830,7 +1830,7 @@ mod tests {
 
     /// Errors found only when the network is built name the scenario and, for a key written
     /// in the file, its line; `check` finds them without running, and a key given with `--set`
-    /// gets no line.
+    /// gets that `--set` instead of a line.
     #[test]
     fn build_errors_name_the_scenario_and_the_line() {
         let text =
@@ -1843,7 +1843,7 @@ mod tests {
         assert_eq!(e, "t.toml: topology.sinks: node 42 does not exist (9 nodes) (line 5)");
         let sc = small(&["topology.sinks=[9]"]);
         let e = check(&sc, None).expect_err("sink 9 of 9 nodes accepted").to_string();
-        assert_eq!(e, "t.toml: topology.sinks: node 9 does not exist (9 nodes)");
+        assert_eq!(e, "t.toml: topology.sinks: node 9 does not exist (9 nodes) (from --set topology.sinks=[9])");
         assert!(check(&small(&[]), None).is_ok());
     }
 

@@ -1373,17 +1373,17 @@ const MIN_AGING_PERIOD_S: f64 = 0.1;
 
 /// `message` with the line of the scenario text where its key is written, when it starts with a
 /// key path (`mac.max_retries`, `protocol.policy`, `flows[0].rate_pps`, …) found in the text
-/// and does not name a line already. A key set with `--set` gets none: its value is not the
-/// file's.
+/// and does not name a line already. A key set with `--set` gets the override instead of a line:
+/// its value is not the file's.
 fn with_line(text: &str, overrides: &[String], message: String) -> String {
-    if message.contains("line ") {
+    if message.contains("line ") || message.contains("--set ") {
         return message;
     }
     let path: String = message.chars().take_while(|c| !matches!(c, ':' | ' ' | '=')).collect();
     // `flows[0].x` in messages is `flows.0.x` on the command line.
     let dotted = path.replace('[', ".").replace(']', "");
-    if overrides_cover(overrides, &dotted) {
-        return message;
+    if let Some(o) = covering_override(overrides, &dotted) {
+        return format!("{message} (from --set {o})");
     }
     match key_line(text, &path) {
         Some(n) => format!("{message} (line {n})"),
@@ -1396,10 +1396,18 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
 /// (`topology.layout.spacing_m` for `topology.layout`: the file's line would then be the wrong
 /// one to blame).
 fn overrides_cover(overrides: &[String], key: &str) -> bool {
+    covering_override(overrides, key).is_some()
+}
+
+/// The last `--set` override that sets `key` in the sense of [`overrides_cover`] (the last one
+/// wins when several do).
+fn covering_override<'a>(overrides: &'a [String], key: &str) -> Option<&'a str> {
     let nested = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.starts_with('.'));
-    overrides.iter().filter_map(|o| o.split_once('=')).any(|(k, _)| {
-        let k = bracket_indices_to_dots(k.trim());
-        key == k || nested(key, &k) || nested(&k, key)
+    overrides.iter().rev().map(String::as_str).find(|o| {
+        o.split_once('=').is_some_and(|(k, _)| {
+            let k = bracket_indices_to_dots(k.trim());
+            key == k || nested(key, &k) || nested(&k, key)
+        })
     })
 }
 
@@ -1980,16 +1988,18 @@ mod tests {
         let text = text.replace("max_retriez", "max_retries");
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
         assert!(e.contains("flows[0].rate_pps = -1") && e.contains("(line 9)"), "{e}");
-        // The same key set on the command line: the file's line would mislead, so none.
-        let e = Scenario::from_toml(office, "t.toml", PathBuf::from("."), &["flows.0.start_s=-5".into()])
-            .unwrap_err()
-            .to_string();
+        // The same key set on the command line: the file's line would mislead, so the message
+        // names the override instead (the last of several that set it).
+        let sets = ["flows.0.start_s=7".into(), "flows.0.start_s=-5".into(), "duration_s=60".into()];
+        let e = Scenario::from_toml(office, "t.toml", PathBuf::from("."), &sets).unwrap_err().to_string();
         assert!(e.contains("flows[0].start_s = -5") && !e.contains("line"), "{e}");
+        assert!(e.ends_with(" (from --set flows.0.start_s=-5)"), "{e}");
         // A message about a table whose key inside was set with --set names no line of the file.
         let m = "topology.layout: invalid topology: topology.layout.spacing_m = -1: must be positive".to_string();
         let text = "[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
         assert!(with_line(text, &[], m.clone()).contains("(line 2)"));
-        assert!(!with_line(text, &["topology.layout.spacing_m=-1".into()], m).contains("line"));
+        let e = with_line(text, &["topology.layout.spacing_m=-1".into()], m);
+        assert!(!e.contains("line") && e.ends_with("(from --set topology.layout.spacing_m=-1)"), "{e}");
         // A top-level key.
         let text = office.replacen("duration_s = 3600.0", "duration_s = -1.0", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
