@@ -892,8 +892,9 @@ const SWEEP_COLUMNS: [&str; 17] = [
 /// A run's row of sweep.csv ([`SWEEP_COLUMNS`]): the swept `key` at value `v`.
 fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
     // An undefined value (a run that carried no traffic has no goodput) is an empty cell, as in
-    // flows.csv, not `NaN`.
-    let cell = |x: f64| if x.is_finite() { x.to_string() } else { String::new() };
+    // flows.csv, not `NaN`; a measured figure is written as flows.csv and sweep_flows.csv write
+    // it (`1.0`, not `1`), the swept value `x` as the `--param` would be.
+    let cell = |x: f64| if x.is_finite() { format!("{x:?}") } else { String::new() };
     let t = &s.totals;
     vec![
         v.to_string(),
@@ -907,8 +908,8 @@ fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
         s.routing.parent_changes.to_string(),
         s.routing.median_max_depth.to_string(),
         t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
-        t.feedback_packets.map_or(String::new(), |f| (f as f64 / t.originated.max(1) as f64).to_string()),
-        max_repaired_share(s).map_or(String::new(), |x| x.to_string()),
+        t.feedback_packets.map_or(String::new(), |f| cell(f as f64 / t.originated.max(1) as f64)),
+        max_repaired_share(s).map_or(String::new(), cell),
         s.trace_sha256.clone(),
         t.originated.to_string(),
         t.delivered.to_string(),

@@ -266,6 +266,10 @@ fn sweep_csv_describes_itself_and_the_knee_is_for_rates() {
         let (lo, hi) = (gp.iter().copied().fold(f64::INFINITY, f64::min), gp.iter().copied().fold(0.0, f64::max));
         assert_eq!(lo, r[col("min_goodput_pps")].parse::<f64>().unwrap(), "{r:?}");
         assert_eq!(hi, r[col("max_goodput_pps")].parse::<f64>().unwrap(), "{r:?}");
+        // Written the same way in both files (`1.0` in both, not `1` in one), so they join as text.
+        let top = mine.iter().find(|f| f[7].parse::<f64>().unwrap() == hi).unwrap();
+        assert_eq!(top[7], r[col("max_goodput_pps")], "{r:?}");
+        assert!(r[col("mean_goodput_pps")].contains('.'), "{r:?}");
         assert!(mine.iter().all(|f| f[9] == "flows.0.rate_pps"));
     }
     assert_eq!(counted, frows.len(), "a flow row of no run");
