@@ -165,6 +165,7 @@ pub fn plan(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
 
     /// A chain 0 ← 1 ← 2 ← 3 plus node 4 under 1; every pair are neighbours; the link 3 → 2 is
     /// weak, 3 → 1 and 3 → 4 good (4 is one hop deeper than 1).
@@ -304,5 +305,77 @@ mod tests {
         let (moves, kept) = plan(&mut p, 0, &[true; 3], &[1, 2], all(3), q, 0.66);
         assert!(moves.is_empty());
         assert_eq!(kept.len(), 2, "{kept:?}");
+    }
+
+    /// A random tree rooted at 0 over `n` nodes (each node's parent has a lower index before
+    /// the labels 1..n are shuffled), random asymmetric link qualities (some exactly at the
+    /// threshold, some NaN), random neighbour sets, usable flags and freezing set.
+    fn random_case() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<Vec<f64>>, Vec<Vec<bool>>, Vec<bool>, Vec<usize>)>
+    {
+        (2usize..14).prop_flat_map(|n| {
+            let levels = [0.1, 0.5, 0.65, 0.66, 0.7, 0.9, f64::NAN];
+            (
+                proptest::collection::vec(0.0f64..1.0, n),
+                Just((1..n).collect::<Vec<usize>>()).prop_shuffle(),
+                proptest::collection::vec(proptest::collection::vec(proptest::sample::select(levels.to_vec()), n), n),
+                proptest::collection::vec(proptest::collection::vec(proptest::bool::weighted(0.6), n), n),
+                proptest::collection::vec(proptest::bool::weighted(0.8), n),
+                proptest::collection::vec(proptest::bool::weighted(0.7), n),
+            )
+                .prop_map(move |(up, shuffled, q, nb, usable, frz)| {
+                    // Node k (in creation order) hangs under a node created before it; labels
+                    // map creation order to indices, with 0 (the root) fixed.
+                    let labels: Vec<usize> = std::iter::once(0).chain(shuffled).collect();
+                    let mut parents = vec![None; n];
+                    for k in 1..n {
+                        let under = (up[k] * k as f64) as usize;
+                        parents[labels[k]] = Some(labels[under.min(k - 1)]);
+                    }
+                    let freezing = (1..n).filter(|&i| frz[i]).collect();
+                    (parents, q, nb, usable, freezing)
+                })
+        })
+    }
+
+    proptest! {
+        /// Whatever the tree and the links: every node keeps a route to the root (a move never
+        /// makes a loop or cuts a subtree off), exactly the weak links of the nodes being frozen
+        /// are either replaced or reported, a replacement is a usable neighbour over a good
+        /// link, and nothing else changes.
+        #[test]
+        fn moves_keep_a_tree_and_touch_only_weak_links((parents, q, nb, usable, freezing) in random_case()) {
+            let n = parents.len();
+            let min = 0.66;
+            let quality = |a: usize, b: usize| q[a][b];
+            let neighbours = |i: usize| (0..n).filter(|&j| nb[i][j]).collect::<Vec<_>>();
+            let before = parents.clone();
+            let mut after = parents.clone();
+            let (moves, kept) = plan(&mut after, 0, &usable, &freezing, neighbours, quality, min);
+            let weak = |i: usize| before[i].is_some_and(|p| { let x = q[i][p]; x.is_nan() || x < min });
+            for i in 0..n {
+                prop_assert!(depth(&after, 0, i).is_some(), "node {i} lost its route: {before:?} → {after:?}");
+                let moved: Vec<&Move> = moves.iter().filter(|m| m.node == i).collect();
+                let reported = kept.iter().filter(|k| k.node == i).count();
+                if freezing.contains(&i) && weak(i) {
+                    prop_assert_eq!(moved.len() + reported, 1, "node {}: {:?} {:?}", i, moves, kept);
+                } else {
+                    prop_assert!(moved.is_empty() && reported == 0, "node {i} is not weak or not frozen");
+                }
+                match moved.first() {
+                    Some(m) => {
+                        prop_assert_eq!(Some(m.from), before[i]);
+                        prop_assert_eq!(after[i], Some(m.to));
+                        prop_assert!(nb[i][m.to] && (m.to == 0 || usable[m.to]), "{:?}", m);
+                        prop_assert!(m.quality_after >= min && m.quality_after == q[i][m.to], "{:?}", m);
+                        prop_assert!(m.quality_before.to_bits() == q[i][m.from].to_bits());
+                    }
+                    None => prop_assert_eq!(after[i], before[i]),
+                }
+            }
+            for k in &kept {
+                prop_assert_eq!(Some(k.parent), before[k.node]);
+                prop_assert!(k.quality.to_bits() == q[k.node][k.parent].to_bits());
+            }
+        }
     }
 }
