@@ -307,11 +307,13 @@ mod tests {
         assert_eq!(kept.len(), 2, "{kept:?}");
     }
 
+    /// Parents, link qualities (`[from][to]`), neighbour matrix, usable flags, nodes being frozen.
+    type Case = (Vec<Option<usize>>, Vec<Vec<f64>>, Vec<Vec<bool>>, Vec<bool>, Vec<usize>);
+
     /// A random tree rooted at 0 over `n` nodes (each node's parent has a lower index before
     /// the labels 1..n are shuffled), random asymmetric link qualities (some exactly at the
     /// threshold, some NaN), random neighbour sets, usable flags and freezing set.
-    fn random_case() -> impl Strategy<Value = (Vec<Option<usize>>, Vec<Vec<f64>>, Vec<Vec<bool>>, Vec<bool>, Vec<usize>)>
-    {
+    fn random_case() -> impl Strategy<Value = Case> {
         (2usize..14).prop_flat_map(|n| {
             let levels = [0.1, 0.5, 0.65, 0.66, 0.7, 0.9, f64::NAN];
             (
