@@ -1,0 +1,121 @@
+//! Mistakes a researcher made writing a first scenario of their own (a 5 × 5 grid, RCRT with two
+//! sinks, IFRC on a chain), made again through the `wsn` binary: each is refused with exit code
+//! 1 and a message that names the key at fault and where it was written (its line in the file,
+//! or the `--set` or `--param` that gave it). All fail before anything runs.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::Scratch;
+
+/// A small RCRT scenario whose line numbers the cases below rely on.
+const BASE: &str = r#"name = "nu33"
+duration_s = 60.0
+
+[topology]
+sinks = [0]
+layout = { kind = "grid", nodes = 9, spacing_m = 8.0 }
+
+[protocol]
+kind = "rcrt"
+policy = "weighted"
+
+[protocol.weights]
+"4" = 3
+"5" = 3
+
+[[flows]]
+sources = "all"
+rate_pps = 1.0
+start_s = 10.0
+"#;
+
+/// Runs `wsn run FILE --out DIR/out -q ARGS...` on `text` written to `DIR/name.toml`; returns
+/// the exit code and standard error.
+fn run_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wsn"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("-q")
+        .args(args)
+        .output()
+        .unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+/// Asserts a refusal: exit code 1, every `wanted` piece in the message, none of `unwanted`, no
+/// panic.
+fn assert_refused(case: &str, (code, err): (Option<i32>, String), wanted: &[&str], unwanted: &[&str]) {
+    assert_eq!(code, Some(1), "{case}: {err}");
+    assert!(!err.contains("panicked"), "{case}: {err}");
+    for w in wanted {
+        assert!(err.contains(w), "{case}: expected {w:?} in: {err}");
+    }
+    for u in unwanted {
+        assert!(!err.contains(u), "{case}: did not expect {u:?} in: {err}");
+    }
+}
+
+/// The base scenario runs, so that each refusal below is the mistake's alone.
+#[test]
+fn the_base_scenario_runs() {
+    let dir = Scratch::new("newuser33", "base");
+    let (code, err) = run_text(&dir, "base", BASE, &["--set", "duration_s=15"]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(dir.join("out/summary.json").is_file());
+}
+
+/// A value of the wrong type inside a table that serde reads as a whole: the parser points at
+/// the table (the whole inline `layout`, or the `[radio.noise]` header two lines above), and
+/// the message now names the key and its line.
+#[test]
+fn a_wrong_type_inside_a_tagged_table_names_the_key_and_its_line() {
+    let dir = Scratch::new("newuser33", "tagged");
+    let cases: Vec<(&str, String, Vec<&str>)> = vec![
+        (
+            "a string spacing in the inline layout",
+            BASE.replace("spacing_m = 8.0", "spacing_m = \"8\""),
+            vec!["wrong.toml", "invalid type: string \"8\", expected a number", "(`spacing_m` is on line 6)"],
+        ),
+        (
+            "a fractional node count in the inline layout",
+            BASE.replace("nodes = 9,", "nodes = 9.0,"),
+            vec!["invalid type: floating point `9.0`", "(`nodes` is on line 6)"],
+        ),
+        (
+            "a string noise floor under a [radio.noise] header",
+            format!("{BASE}\n[radio.noise]\nmodel = \"constant\"\nfloor_dbm = \"-95\"\n"),
+            vec!["invalid type: string \"-95\", expected a number", "(`floor_dbm` is on line 23)"],
+        ),
+    ];
+    for (case, text, wanted) in cases {
+        assert_refused(case, run_text(&dir, "wrong", &text, &[]), &wanted, &[]);
+    }
+}
+
+/// A bad entry of `protocol.weights` (a table keyed by node) is named by its node and found on
+/// its own line, not on the table's header line; given with `--set`, the message names that
+/// `--set`.
+#[test]
+fn a_bad_weight_names_its_node_and_its_line() {
+    let dir = Scratch::new("newuser33", "weights");
+    let text = BASE.replace("\"5\" = 3", "\"5\" = \"three\"");
+    assert_refused(
+        "a string weight",
+        run_text(&dir, "weights", &text, &[]),
+        &["protocol.weights.5 = \"three\": invalid type: string \"three\", expected a number (line 14)"],
+        &["(line 12)"],
+    );
+    assert_refused(
+        "a string weight given with --set",
+        run_text(&dir, "weights", BASE, &["--set", "protocol.weights.4=three"]),
+        &["protocol.weights.4 = \"three\"", "(from --set protocol.weights.4=three)"],
+        &[],
+    );
+}
