@@ -119,3 +119,37 @@ fn a_bad_weight_names_its_node_and_its_line() {
         &[],
     );
 }
+
+/// A flow source beyond the topology says how many nodes there are, as an out-of-range sink
+/// already did.
+#[test]
+fn a_flow_source_out_of_range_says_how_many_nodes_there_are() {
+    let dir = Scratch::new("newuser33", "source");
+    let text = BASE.replace("sources = \"all\"", "sources = [1, 12]");
+    assert_refused(
+        "a source out of range",
+        run_text(&dir, "source", &text, &[]),
+        &["flows[0].sources: node 12 does not exist (9 nodes) (line 17)"],
+        &[],
+    );
+}
+
+/// A layout length the topology refuses is said once, by its key (not `topology.layout: invalid
+/// topology: topology.layout.spacing_m = …`), with its line or its `--set`.
+#[test]
+fn a_refused_layout_length_is_said_by_its_key() {
+    let dir = Scratch::new("newuser33", "layout");
+    let text = BASE.replace("spacing_m = 8.0", "spacing_m = 0.0");
+    assert_refused(
+        "a zero spacing in the file",
+        run_text(&dir, "layout", &text, &[]),
+        &["layout.toml: topology.layout.spacing_m = 0: must be a positive number of metres (line 6)"],
+        &["invalid topology"],
+    );
+    assert_refused(
+        "a negative spacing given with --set",
+        run_text(&dir, "layout", BASE, &["--set", "topology.layout.spacing_m=-3"]),
+        &["topology.layout.spacing_m = -3: must be a positive number of metres (from --set topology.layout.spacing_m=-3)"],
+        &["invalid topology"],
+    );
+}

@@ -408,7 +408,12 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
         } else {
             "topology.layout"
         };
-        RunError::Input(format!("{key}: {e}"))
+        match e {
+            // A message that names its key already (`topology.layout.spacing_m = 0: …`) is said
+            // as it is, so that the key's own line (or `--set`) is found for it.
+            crate::topology::TopologyError::Invalid(m) if m.starts_with("topology.layout.") => RunError::Input(m),
+            e => RunError::Input(format!("{key}: {e}")),
+        }
     })?;
     let noise_cfg = match &sc.radio.noise {
         NoiseConfig::Cpm { trace, history, reset_gap_s, max_samples } => NoiseConfig::Cpm {
@@ -807,7 +812,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         }
         for s in sources {
             if s as usize >= n {
-                return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
+                return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist ({n} nodes)")));
             }
             if s == sink.0 {
                 return Err(RunError::Config(format!(
