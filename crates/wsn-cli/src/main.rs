@@ -1161,7 +1161,19 @@ fn sweep(
                         }
                     })
                     .with_context(|| label(v))?;
-                let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
+                // Building the network can refuse the value too (`spacing_m = 0`): that error
+                // names the --param as well.
+                let built = wsn_sim::runner::check(&sc, seed)
+                    .map_err(|e| {
+                        let msg = e.to_string();
+                        let param = set_to_param(&msg, &key, &swept);
+                        if param == msg {
+                            anyhow::Error::from(e)
+                        } else {
+                            anyhow::anyhow!(param)
+                        }
+                    })
+                    .with_context(|| label(v))?;
                 Ok((sc, built))
             })
             .collect()

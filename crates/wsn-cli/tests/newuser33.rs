@@ -153,3 +153,26 @@ fn a_refused_layout_length_is_said_by_its_key() {
         &["invalid topology"],
     );
 }
+
+/// A swept value that only building the network refuses (`spacing_m = 0` passes the scenario's
+/// own checks) is blamed on the `--param`, which the user wrote, not on a `--set` they did not.
+#[test]
+fn a_swept_value_the_network_refuses_names_the_param() {
+    let dir = Scratch::new("newuser33", "sweep");
+    let file = dir.join("sweep.toml");
+    std::fs::write(&file, BASE).unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_wsn"))
+        .arg("sweep")
+        .arg(&file)
+        .args(["--param", "topology.layout.spacing_m=5,0", "--jobs", "1", "--out"])
+        .arg(dir.join("out"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_refused(
+        "a zero spacing swept",
+        (o.status.code(), err),
+        &["sweep value topology.layout.spacing_m=0", "(from --param topology.layout.spacing_m=0)"],
+        &["--set"],
+    );
+}
