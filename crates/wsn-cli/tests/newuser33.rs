@@ -176,3 +176,35 @@ fn a_swept_value_the_network_refuses_names_the_param() {
         &["--set"],
     );
 }
+
+/// A sweep of a scenario that asks for a trace warns that a sweep writes none, with a hint
+/// (`wsn run --set KEY=… --trace`) built from the swept key: given only once the swept values
+/// have passed their checks, so that a misspelt key is refused without a hint that repeats it,
+/// and a good one still gets the warning.
+#[test]
+fn a_sweep_of_a_misspelt_key_gives_no_trace_hint_that_repeats_it() {
+    let dir = Scratch::new("newuser33", "hint");
+    let file = dir.join("hint.toml");
+    std::fs::write(&file, format!("{BASE}\n[output]\ntrace = true\n")).unwrap();
+    let sweep = |param: &str| {
+        let o = Command::new(env!("CARGO_BIN_EXE_wsn"))
+            .arg("sweep")
+            .arg(&file)
+            .args(["--param", param, "--set", "duration_s=15", "--jobs", "1", "--out"])
+            .arg(dir.join("out"))
+            .output()
+            .unwrap();
+        (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+    };
+    assert_refused(
+        "a misspelt swept key",
+        sweep("flows.0.rate_ps=1,2"),
+        &["unknown field `rate_ps`"],
+        &["output.trace and output.pcap are ignored", "--set flows.0.rate_ps"],
+    );
+    let (code, err) = sweep("flows.0.rate_pps=1,2");
+    assert_eq!(code, Some(0), "{err}");
+    assert!(
+        err.contains("output.trace and output.pcap are ignored (run one point with wsn run --set flows.0.rate_pps=…")
+    );
+}
