@@ -208,3 +208,34 @@ fn a_sweep_of_a_misspelt_key_gives_no_trace_hint_that_repeats_it() {
         err.contains("output.trace and output.pcap are ignored (run one point with wsn run --set flows.0.rate_pps=…")
     );
 }
+
+/// A flow whose packets do not fit the preset's frames says what would: IFRC on `ifrc2006`
+/// (32-byte frames) with `payload_bytes` left at its default of 64 is told that 0 fits, and a
+/// frame too small for the headers alone says how large it must be.
+#[test]
+fn a_payload_too_large_for_the_frame_says_what_fits() {
+    let dir = Scratch::new("newuser33", "payload");
+    let ifrc = "name = \"nu33-ifrc\"\nduration_s = 60.0\n\n[topology]\nlayout = { kind = \"chain\", nodes = 5, \
+                spacing_m = 5.0 }\n\n[mac]\npreset = \"ifrc2006\"\n\n[protocol]\nkind = \"ifrc\"\n\n[[flows]]\n\
+                sources = \"all\"\n";
+    assert_refused(
+        "IFRC with the default 64-byte payload",
+        run_text(&dir, "payload", ifrc, &[]),
+        &[
+            "flows[0].payload_bytes = 64",
+            "above mac.max_payload = 32 of preset ifrc2006; the most that fits is payload_bytes = 0",
+        ],
+        &[],
+    );
+    let (code, err) = run_text(&dir, "payload", ifrc, &["--set", "flows.0.payload_bytes=0", "--set", "duration_s=5"]);
+    assert_eq!(code, Some(0), "{err}");
+    let best_effort = BASE
+        .replace("kind = \"rcrt\"\npolicy = \"weighted\"", "kind = \"best_effort\"")
+        .replace("[protocol.weights]\n\"4\" = 3\n\"5\" = 3\n", "");
+    assert_refused(
+        "best effort in frames of 18 bytes",
+        run_text(&dir, "payload", &best_effort, &["--set", "mac.max_payload=18"]),
+        &["the frame payload is 84 bytes", "not even an empty payload fits: the headers need mac.max_payload ≥ 20"],
+        &[],
+    );
+}

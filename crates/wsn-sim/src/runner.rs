@@ -787,9 +787,16 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         };
         let frame = wsn_wire::collection::HEADER_LEN + hdr + f.payload_bytes;
         if frame > mac.max_payload {
+            // What would fit (a flow that leaves `payload_bytes` out has 64, which the IFRC
+            // preset's 32-byte frames cannot hold).
+            let headers = wsn_wire::collection::HEADER_LEN + hdr;
+            let fits = match mac.max_payload.checked_sub(headers) {
+                Some(room) => format!("the most that fits is payload_bytes = {room}"),
+                None => format!("not even an empty payload fits: the headers need mac.max_payload ≥ {headers}"),
+            };
             return Err(RunError::Config(format!(
                 "flows[{k}].payload_bytes = {}: with the 14-byte collection and {what} headers \
-                 the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}",
+                 the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}; {fits}",
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
         }
