@@ -1124,13 +1124,6 @@ fn sweep(
     for w in &base.warnings {
         eprintln!("warning: {w}");
     }
-    if base.output.trace || base.output.pcap {
-        eprintln!(
-            "warning: a sweep writes sweep.csv, sweep_flows.csv, sweep.png and sweep.svg only: output.trace and \
-             output.pcap are \
-             ignored (run one point with wsn run --set {key}=… --trace/--pcap for its trace)"
-        );
-    }
     let label = |v: f64| format!("sweep value {key}={}", toml_number(v));
     // No more threads than runs (each thread holds a whole network).
     let runs = vals.len().saturating_mul(seeds as usize);
@@ -1161,7 +1154,19 @@ fn sweep(
                         }
                     })
                     .with_context(|| label(v))?;
-                let built = wsn_sim::runner::check(&sc, seed).with_context(|| label(v))?;
+                // Building the network can refuse the value too (`spacing_m = 0`): that error
+                // names the --param as well.
+                let built = wsn_sim::runner::check(&sc, seed)
+                    .map_err(|e| {
+                        let msg = e.to_string();
+                        let param = set_to_param(&msg, &key, &swept);
+                        if param == msg {
+                            anyhow::Error::from(e)
+                        } else {
+                            anyhow::anyhow!(param)
+                        }
+                    })
+                    .with_context(|| label(v))?;
                 Ok((sc, built))
             })
             .collect()
@@ -1180,6 +1185,15 @@ fn sweep(
     }
     for w in &built_warnings {
         eprintln!("warning: {w}");
+    }
+    // Once every value has passed its checks: its hint names a `wsn run --set` of the swept key,
+    // which would be no help with a key or value that is refused.
+    if base.output.trace || base.output.pcap {
+        eprintln!(
+            "warning: a sweep writes sweep.csv, sweep_flows.csv, sweep.png and sweep.svg only: output.trace and \
+             output.pcap are \
+             ignored (run one point with wsn run --set {key}=… --trace/--pcap for its trace)"
+        );
     }
     let dir = match out {
         Some(d) => d,

@@ -408,7 +408,12 @@ fn topology_of(sc: &Scenario) -> Result<(Vec<Position>, Links, NoiseModel), RunE
         } else {
             "topology.layout"
         };
-        RunError::Input(format!("{key}: {e}"))
+        match e {
+            // A message that names its key already (`topology.layout.spacing_m = 0: …`) is said
+            // as it is, so that the key's own line (or `--set`) is found for it.
+            crate::topology::TopologyError::Invalid(m) if m.starts_with("topology.layout.") => RunError::Input(m),
+            e => RunError::Input(format!("{key}: {e}")),
+        }
     })?;
     let noise_cfg = match &sc.radio.noise {
         NoiseConfig::Cpm { trace, history, reset_gap_s, max_samples } => NoiseConfig::Cpm {
@@ -782,9 +787,16 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         };
         let frame = wsn_wire::collection::HEADER_LEN + hdr + f.payload_bytes;
         if frame > mac.max_payload {
+            // What would fit (a flow that leaves `payload_bytes` out has 64, which the IFRC
+            // preset's 32-byte frames cannot hold).
+            let headers = wsn_wire::collection::HEADER_LEN + hdr;
+            let fits = match mac.max_payload.checked_sub(headers) {
+                Some(room) => format!("the most that fits is payload_bytes = {room}"),
+                None => format!("not even an empty payload fits: the headers need mac.max_payload ≥ {headers}"),
+            };
             return Err(RunError::Config(format!(
                 "flows[{k}].payload_bytes = {}: with the 14-byte collection and {what} headers \
-                 the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}",
+                 the frame payload is {frame} bytes, above mac.max_payload = {} of preset {}; {fits}",
                 f.payload_bytes, mac.max_payload, mac.preset
             )));
         }
@@ -807,7 +819,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         }
         for s in sources {
             if s as usize >= n {
-                return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist")));
+                return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist ({n} nodes)")));
             }
             if s == sink.0 {
                 return Err(RunError::Config(format!(

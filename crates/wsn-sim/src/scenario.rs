@@ -1543,6 +1543,9 @@ fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
             );
         }
     }
+    if e.message().starts_with("invalid type: ") {
+        return with_wrong_type_key(text, e).unwrap_or(plain);
+    }
     let Some(name) = e.message().strip_prefix("unknown field `").and_then(|r| r.split_once('`')).map(|(n, _)| n) else {
         return plain;
     };
@@ -1588,6 +1591,82 @@ fn with_unknown_key_line(text: &str, e: &toml::de::Error) -> String {
         return plain;
     }
     format!("{plain}(`{name}` is on line {line})")
+}
+
+/// `e` (an `invalid type: …` error) said with the key whose value has the wrong type, when the
+/// parser pointed at the key's table instead: a tagged table such as `topology.layout` or
+/// `[radio.noise]`, which serde reads as a whole, so that `layout = { kind = "grid", nodes = 25,
+/// spacing_m = "8" }` named neither `spacing_m` nor, for a `[header]` table, its line. The key
+/// is the one key of that table whose value is the one the message quotes (a string, a number,
+/// a boolean; an array or a table for `sequence` and `map`); None when no key, or more than one,
+/// holds such a value, or the error points elsewhere (at the value itself, which the parser
+/// then shows).
+fn with_wrong_type_key(text: &str, e: &toml::de::Error) -> Option<String> {
+    use toml_edit::{Item, TableLike, Value};
+    let found = e.message().strip_prefix("invalid type: ")?.rsplit_once(", expected ")?.0;
+    let matches = |item: &Item| -> bool {
+        let v = item.as_value();
+        if let Some(q) = found.strip_prefix("string ") {
+            return v.and_then(Value::as_str).is_some_and(|s| format!("{s:?}") == q);
+        }
+        let quoted = |kind: &str| found.strip_prefix(kind).and_then(|r| r.strip_prefix(" `")?.strip_suffix('`'));
+        if let Some(n) = quoted("integer") {
+            return v.and_then(Value::as_integer).is_some_and(|i| i.to_string() == n);
+        }
+        if let Some(f) = quoted("floating point") {
+            return v.and_then(Value::as_float).is_some_and(|x| f.parse::<f64>().is_ok_and(|y| y == x));
+        }
+        if let Some(b) = quoted("boolean") {
+            return v.and_then(Value::as_bool).is_some_and(|x| x.to_string() == b);
+        }
+        match found {
+            "sequence" => item.is_array() || item.is_array_of_tables(),
+            "map" => item.is_table_like(),
+            _ => false,
+        }
+    };
+    let at = e.span()?.start;
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    // Depth-first: the table (or inline table) whose span starts where the error points.
+    fn table_at(t: &dyn TableLike, at: usize) -> Option<&dyn TableLike> {
+        for (_, item) in t.iter() {
+            let sub: Option<&dyn TableLike> = match item {
+                Item::Table(t) => Some(t),
+                Item::Value(v) => v.as_inline_table().map(|t| t as &dyn TableLike),
+                Item::ArrayOfTables(a) => {
+                    if let Some(t) = a.iter().find_map(|t| {
+                        if t.span().is_some_and(|s| s.start == at) {
+                            Some(t as &dyn TableLike)
+                        } else {
+                            table_at(t, at)
+                        }
+                    }) {
+                        return Some(t);
+                    }
+                    None
+                }
+                Item::None => None,
+            };
+            if let Some(sub) = sub {
+                if item.span().is_some_and(|s| s.start == at) {
+                    return Some(sub);
+                }
+                if let Some(t) = table_at(sub, at) {
+                    return Some(t);
+                }
+            }
+        }
+        None
+    }
+    let table = table_at(doc.as_table(), at)?;
+    let mut hits = table.iter().filter(|(_, item)| matches(item));
+    let (name, _) = hits.next()?;
+    if hits.next().is_some() {
+        return None;
+    }
+    let (k, v) = table.get_key_value(name)?;
+    let line = text[..k.span().or_else(|| v.span())?.start].matches('\n').count() + 1;
+    Some(format!("{e}(`{name}` is on line {line})"))
 }
 
 /// Serde's Rust type names in an error message, in words a scenario's author knows: `expected u8`
@@ -1671,6 +1750,26 @@ fn protocol_error(doc: &toml_edit::DocumentMut) -> Option<String> {
             _ => return None,
         };
         if let Some(m) = err {
+            // A table keyed by node (`weights`, `sink_policies`): the entry at fault, by its
+            // key, so that the message names it and `with_line` finds its line, not the table's.
+            let entry = item.as_table_like().and_then(|t| {
+                t.iter().find(|(sub, v)| {
+                    let mut one = toml_edit::DocumentMut::new();
+                    let mut table = toml_edit::Table::new();
+                    table.insert(sub, (*v).clone());
+                    one.insert(k, toml_edit::Item::Table(table));
+                    let text = one.to_string();
+                    let e = match kind {
+                        "ifrc" => toml::from_str::<IfrcScenario>(&text).err(),
+                        _ => toml::from_str::<RcrtConfig>(&text).err(),
+                    };
+                    e.is_some_and(|e| e.message() == m)
+                })
+            });
+            if let Some((sub, v)) = entry {
+                let shown = v.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
+                return Some(format!("protocol.{k}.{sub}{shown}: {}", m.trim_end()));
+            }
             let shown = item.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
             return Some(format!("protocol.{k}{shown}: {}", m.trim_end()));
         }
