@@ -92,7 +92,7 @@ fn mistakes_in_a_scenario_file_name_the_field_and_the_line() {
         (
             "a flow's sink that is no sink",
             format!("{BASE}sink = 4\n"),
-            vec!["flows[0].sink: node 4 is not in topology.sinks", "(line 16)"],
+            vec!["flows[0].sink: node 4 is not in topology.sinks (the sinks: 0)", "(line 16)"],
         ),
         (
             "a policy name misspelt",

@@ -1160,7 +1160,11 @@ impl Scenario {
             }
             if let Some(s) = f.sink {
                 if !self.topology.sinks.contains(&s) {
-                    return Err(format!("flows[{i}].sink: node {s} is not in topology.sinks"));
+                    let sinks: Vec<String> = self.topology.sinks.iter().map(|s| s.to_string()).collect();
+                    return Err(format!(
+                        "flows[{i}].sink: node {s} is not in topology.sinks (the sinks: {})",
+                        sinks.join(", ")
+                    ));
                 }
             }
         }
