@@ -1008,9 +1008,12 @@ fn a_second_sink_gets_its_own_tree_figure() {
     let svg = std::fs::read_to_string(out.join("tree_sink3.svg")).unwrap();
     assert!(svg.contains("Tree of sink 3 (2 of 2 sinks"), "the second figure is not sink 3's tree");
     assert!(std::fs::read_to_string(out.join("tree.svg")).unwrap().contains("Tree of sink 0 (1 of 2 sinks"));
+    // The title's counts are the run's, over both trees, and say so.
+    assert!(svg.contains("all trees: max depth"), "the counts do not say they cover every tree");
     std::fs::write(out.join("tree_sink03.png"), "mine").unwrap();
     run(&[]);
     assert!(out.join("tree.png").exists());
+    assert!(!std::fs::read_to_string(out.join("tree.svg")).unwrap().contains("all trees"), "one tree, one count");
     assert!(!out.join("tree_sink3.png").exists(), "the second sink's tree left beside a one-sink run");
     assert!(!out.join("tree_sink3.svg").exists());
     assert!(out.join("tree_sink03.png").exists(), "a file the tool did not write was removed");

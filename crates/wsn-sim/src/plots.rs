@@ -738,16 +738,13 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
             } else {
                 String::new()
             };
-            format!(
-                "Tree of sink {} ({} of {} sinks{drawn}; the others drawn as its nodes; counts: all trees)",
-                sinks[k].0,
-                k + 1,
-                sinks.len()
-            )
+            format!("Tree of sink {} ({} of {} sinks{drawn})", sinks[k].0, k + 1, sinks.len())
         }
     };
+    // The counts are the run's, over every tree, where the colours are this tree's hops.
+    let over = if net.sinks().len() > 1 { "all trees: " } else { "" };
     let title = format!(
-        "{which} at t = {} s — {} — max depth {}, parent changes {} ({} during traffic)",
+        "{which} at t = {} s — {} — {over}max depth {}, parent changes {} ({} during traffic)",
         trim(fin(r.summary.sim_seconds)),
         r.summary.scenario,
         rs.max_depth,
