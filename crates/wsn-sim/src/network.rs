@@ -3421,6 +3421,49 @@ mod tests {
         assert_eq!(net.node_stats(1).data_rx, 2);
     }
 
+    /// Reports the drops it is given, one `AgentEvent::Dropped` each.
+    struct Dropper {
+        drops: Vec<DropReason>,
+    }
+
+    impl NodeAgent for Dropper {
+        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+        fn wants_to_send(&self) -> bool {
+            false
+        }
+        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            None
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            self.drops.pop().map(|reason| AgentEvent::Dropped { reason, origin: None })
+        }
+        fn queue_len(&self) -> usize {
+            0
+        }
+        fn queue_capacity(&self) -> usize {
+            1
+        }
+        no_application!();
+    }
+
+    /// An agent's drops land in the node's counters by reason: a full queue in `queue_drops`
+    /// (forwarded packets; a refused local send is counted where it is refused), a MAC give-up
+    /// (retries or channel access) in `mac_drops`, and each other reason in its own counter.
+    #[test]
+    fn agent_drops_are_counted_by_reason() {
+        use DropReason::*;
+        let mut net = clean_chain(2, 1.0, "", &[]);
+        let drops =
+            vec![QueueFull, QueueFull, QueueFull, RetriesExhausted, ChannelAccess, NoRoute, Duplicate, Duplicate];
+        let drops = [drops, vec![Malformed, TtlExpired, Loop]].concat();
+        net.nodes[1].agent = Box::new(Dropper { drops });
+        net.after_agent(1);
+        let s = net.node_stats(1);
+        let got = (s.queue_drops, s.mac_drops, s.no_route_drops, s.duplicates, s.malformed, s.other_drops);
+        assert_eq!(got, (3, 2, 1, 2, 1, 2), "{s:?}");
+    }
+
     proptest! {
         /// However frames start and end at a radio, its summed power returns to exactly 0 once
         /// the air is empty (no drift over a long run), and the count follows the frames. The
