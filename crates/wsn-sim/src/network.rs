@@ -3102,6 +3102,368 @@ mod tests {
         eprintln!("{passed} of 400000 chunks passed; {fallbacks} decided by the exact chain");
     }
 
+    // ------------------------------------------------------------ MAC audit (mac33)
+
+    /// Sends `left` frames to `dst` (asking for an ACK if `ack_request`) and keeps every
+    /// `SendDone` with its time; it wants to send all along, but its first `refusals` polls
+    /// find nothing ready (late binding: the backoff ended before the frame was).
+    struct TimedProbe {
+        dst: NodeId,
+        left: u32,
+        ack_request: bool,
+        refusals: u32,
+        done: std::sync::Arc<std::sync::Mutex<Vec<(Instant, SendDone)>>>,
+    }
+
+    impl NodeAgent for TimedProbe {
+        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+        fn handle_send_done(&mut self, now: Instant, _: &mut dyn LinkCtx, done: &SendDone) {
+            self.done.lock().unwrap().push((now, *done));
+        }
+        fn wants_to_send(&self) -> bool {
+            self.left > 0
+        }
+        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            if self.refusals > 0 {
+                self.refusals -= 1;
+                return None;
+            }
+            self.left = self.left.checked_sub(1)?;
+            Some(wsn_proto::agent::Frame { dst: self.dst, ack_request: self.ack_request, payload: vec![0; 20] })
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            None
+        }
+        fn queue_len(&self) -> usize {
+            self.left as usize
+        }
+        fn queue_capacity(&self) -> usize {
+            usize::MAX
+        }
+        no_application!();
+    }
+
+    type Timed = std::sync::Arc<std::sync::Mutex<Vec<(Instant, SendDone)>>>;
+
+    /// `clean_chain(2, …)` with a `TimedProbe` at node 1 sending `left` frames to `dst`; the
+    /// agent is started (its MAC contends from time 0), the network not run.
+    fn timed_probe(extra: &str, overrides: &[&str], dst: NodeId, left: u32, refusals: u32) -> (Network, Timed) {
+        let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
+        let mut net = clean_chain(2, 30.0, extra, &overrides);
+        let done = Timed::default();
+        net.nodes[1].agent = Box::new(TimedProbe { dst, left, ack_request: true, refusals, done: done.clone() });
+        net.after_agent(1);
+        (net, done)
+    }
+
+    /// A one-value backoff window of `units` units of `unit_ns`, as a `[mac]` override.
+    fn fixed_backoff(key: &str, units: u32, unit_ns: u64) -> String {
+        format!("mac.{key}={{min_units={units},max_units={units},unit_ns={unit_ns}}}")
+    }
+
+    /// On a busy channel (the noise floor above the CCA threshold) every CCA fails and the MAC
+    /// waits a *congestion* backoff before the next, without limit and without sending [spec
+    /// radio-mac-routing §5.3 step 4, §5.6]: with one-value windows (initial 2 units,
+    /// congestion 5) the MAC steps at exactly 2 units (bind and TXFIFO load), 2 units + the
+    /// load (first CCA), then every 5 units.
+    #[test]
+    fn a_busy_channel_repeats_congestion_backoffs_without_sending() {
+        let unit = MacConfig::tinyos1_tenet().initial_backoff.unit_ns;
+        let (ini, cong) = (fixed_backoff("initial_backoff", 2, unit), fixed_backoff("congestion_backoff", 5, unit));
+        let (mut net, done) = timed_probe("", &[&ini, &cong, "radio.noise.floor_dbm=-70.0"], NodeId(0), 1, 0);
+        let load = MacConfig::tinyos1_tenet().txfifo_load(20).as_nanos();
+        let g0 = net.nodes[1].mac.gen;
+        let mut steps = vec![2 * unit, 2 * unit + load];
+        steps.extend((1..=40).map(|k| 2 * unit + load + k * 5 * unit));
+        for (k, &t) in steps.iter().enumerate() {
+            net.run_until(Instant(t - 1));
+            assert_eq!(net.nodes[1].mac.gen, g0.wrapping_add(k as u32), "a MAC step before {t} ns");
+            net.run_until(Instant(t));
+            assert_eq!(net.nodes[1].mac.gen, g0.wrapping_add(k as u32 + 1), "no MAC step at {t} ns");
+            // The first step loads the frame; every later one found the channel busy.
+            assert_eq!(net.nodes[1].mac.phase, if k == 0 { Phase::Loading } else { Phase::Backoff });
+        }
+        assert_eq!(net.node_stats(1).data_tx, 0, "sent on a busy channel");
+        assert!(done.lock().unwrap().is_empty());
+    }
+
+    /// Clear channel assessment: clear while the energy (here the −98 dBm floor) is below the
+    /// threshold, busy at or above it; in CCA mode 3 (`cca_mode3`, the CC2420 presets) also
+    /// busy while the radio is locked on a frame, whatever the energy [spec radio-mac-routing
+    /// §4.6].
+    #[test]
+    fn cca_reads_the_energy_and_in_mode_3_the_lock() {
+        let set = |kv: &[&str]| kv.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let mut net = clean_chain(2, 1.0, "", &[]);
+        assert!(net.mac.cca_mode3);
+        assert!(net.cca_clear(1), "−98 dBm of noise read busy");
+        net.radios[1].locked = Some(0);
+        assert!(!net.cca_clear(1), "mode 3: a radio locked on a frame reads clear");
+        let mut net = clean_chain(2, 1.0, "", &set(&["mac.cca_mode3=false"]));
+        net.radios[1].locked = Some(0);
+        assert!(net.cca_clear(1), "without mode 3 the lock counts");
+        let mut net = clean_chain(2, 1.0, "", &set(&["mac.cca_threshold_dbm=-98.5"]));
+        assert!(!net.cca_clear(1), "−98 dBm read clear against a −98.5 dBm threshold");
+    }
+
+    /// A MAC without ACKs (`noack`) never asks for one, whatever the agent asks: each frame
+    /// goes out once, is not acknowledged, no ACK is on the air, and the sendDone comes at the
+    /// end of the frame, not after an ACK wait [spec radio-mac-routing §5.3 step 6].
+    #[test]
+    fn a_mac_without_acks_never_waits_for_one() {
+        let mac = MacConfig::noack();
+        let unit = mac.initial_backoff.unit_ns;
+        let ini = fixed_backoff("initial_backoff", 20, unit);
+        let (mut net, done) = timed_probe("", &["mac.preset=\"noack\"", &ini], NodeId(0), 3, 0);
+        net.run_until(Instant::from_millis(1_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 3);
+        let frame = 20 * unit + mac.cca_guard_ns + mac.turnaround_ns + mac.airtime(20).as_nanos();
+        for (k, (t, d)) in done.iter().enumerate() {
+            assert!(!d.acked && d.transmissions == 1 && d.time_to_ack.is_none(), "{d:?}");
+            assert_eq!(t.as_nanos(), (k as u64 + 1) * frame, "sendDone {k}");
+        }
+        assert_eq!(net.frames_on_air(), (3, 0));
+        assert_eq!((net.node_stats(1).data_tx, net.node_stats(1).acked), (3, 0));
+        assert_eq!(net.node_stats(0).data_rx, 3);
+    }
+
+    /// Late binding: when the backoff ends and the agent has nothing ready although it wants
+    /// to send, the MAC goes back to idle and contends afresh with a new initial backoff, so
+    /// two empty polls cost two backoffs; the frame's time to ACK counts from the contention
+    /// that bound it.
+    #[test]
+    fn a_frame_not_ready_after_the_backoff_costs_a_new_backoff() {
+        let mac = MacConfig::tinyos1_tenet();
+        let unit = mac.initial_backoff.unit_ns;
+        let (mut net, done) = timed_probe("", &[&fixed_backoff("initial_backoff", 2, unit)], NodeId(0), 1, 2);
+        net.run_until(Instant::from_millis(1_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 1, "the frame never went out");
+        let fixed = 2 * unit
+            + mac.txfifo_load(20).as_nanos()
+            + mac.turnaround_ns
+            + mac.airtime(20).as_nanos()
+            + mac.ack_latency_ns;
+        let (t, d) = done[0];
+        assert_eq!(t.as_nanos(), 2 * 2 * unit + fixed, "{d:?}");
+        assert_eq!(d.time_to_ack, Some(Duration(fixed)), "{d:?}");
+        assert_eq!(net.node_stats(1).frames_accepted, 1);
+    }
+
+    /// A backoff that ends while the node's radio is off does not sense the channel: the MAC
+    /// contends afresh with an initial backoff drawn from the end of the outage.
+    #[test]
+    fn contention_resumes_a_backoff_after_the_outage() {
+        let mac = MacConfig::tinyos1_tenet();
+        let unit = mac.initial_backoff.unit_ns;
+        let outage = "[[outages]]\nnodes = 1\nfrom_s = 0.0\nto_s = 0.05\n";
+        let (mut net, done) = timed_probe(outage, &[&fixed_backoff("initial_backoff", 2, unit)], NodeId(0), 1, 0);
+        net.run_until(Instant::from_millis(1_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 1);
+        let end = 50_000_000
+            + 2 * unit
+            + mac.txfifo_load(20).as_nanos()
+            + mac.turnaround_ns
+            + mac.airtime(20).as_nanos()
+            + mac.ack_latency_ns;
+        assert_eq!(done[0].0.as_nanos(), end, "{:?}", done[0].1);
+        assert!(done[0].1.acked && done[0].1.transmissions == 1);
+        assert_eq!(done[0].1.time_to_ack, Some(Duration(end)), "the outage is part of the first attempt");
+    }
+
+    /// Tenet's gap between tries is drawn per retry from 5–36 binary ms [spec radio-mac-routing
+    /// §5.5]: to a silent node each frame takes its five fixed attempts (one-value backoff)
+    /// plus four gaps, each within the window, and the gaps vary from frame to frame.
+    #[test]
+    fn retry_gaps_are_drawn_from_their_window() {
+        let mac = MacConfig::tinyos1_tenet();
+        let unit = mac.initial_backoff.unit_ns;
+        let outage = "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 30.0\n";
+        let (mut net, done) = timed_probe(outage, &[&fixed_backoff("initial_backoff", 2, unit)], NodeId(0), 60, 0);
+        net.run_until(Instant::from_millis(30_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 60);
+        let tries = u64::from(mac.max_retries) + 1;
+        let attempt = 2 * unit
+            + mac.txfifo_load(20).as_nanos()
+            + mac.turnaround_ns
+            + mac.airtime(20).as_nanos()
+            + mac.ack_timeout_ns;
+        let (lo, hi) =
+            ((tries - 1) * mac.retry_gap_min_ns, (tries - 1) * (mac.retry_gap_min_ns + mac.retry_gap_spread_ns));
+        let mut start = 0;
+        let mut gaps = Vec::new();
+        for (t, d) in &done {
+            assert!(!d.acked && u64::from(d.transmissions) == tries, "{d:?}");
+            let g = (t.as_nanos() - start).checked_sub(tries * attempt).expect("shorter than its attempts");
+            assert!((lo..=hi).contains(&g), "gaps of {g} ns, not in [{lo}, {hi}]");
+            gaps.push(g);
+            start = t.as_nanos();
+        }
+        let (min, max) = (gaps.iter().min().unwrap(), gaps.iter().max().unwrap());
+        // Four uniform gaps of 0–31 ms over their minimum: sums spread over tens of ms.
+        assert!(max - min > 40_000_000, "gap sums within {min}–{max} ns");
+    }
+
+    /// IEEE 802.15.4 CSMA-CA: each busy CCA raises BE by one up to macMaxBE, and the next
+    /// backoff is drawn from [0, 2^BE − 1] units [spec radio-mac-routing §5.9; IEEE 802.15.4
+    /// §7.5.1.4]. On a channel that is always busy, with BE from 1 to 4, a frame fails after 5
+    /// CCAs of 128 µs and backoffs with BE 1, 2, 3, 4, 4: at most 1 + 3 + 7 + 15 + 15 = 41
+    /// units in all; without the growth it could wait at most 5 units, uncapped 57.
+    #[test]
+    fn ieee802154_backoff_exponent_grows_to_its_cap() {
+        let (mut net, done) = timed_probe(
+            "",
+            &["mac.preset=\"ieee802154\"", "mac.csma_min_be=1", "mac.csma_max_be=4", "radio.noise.floor_dbm=-90.0"],
+            NodeId(0),
+            200,
+            0,
+        );
+        net.run_until(Instant::from_millis(30_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 200);
+        let mac = MacConfig::ieee802154();
+        let (unit, ccas) = (mac.initial_backoff.unit_ns, u64::from(mac.csma_max_backoffs) + 1);
+        let mut start = 0;
+        let mut most = 0;
+        for (t, d) in &done {
+            assert!(d.channel_access_failure && d.transmissions == 0, "{d:?}");
+            let wait = (t.as_nanos() - start) - ccas * mac.cca_guard_ns;
+            assert_eq!(wait % unit, 0, "{wait} ns of backoff");
+            assert!(wait / unit <= 41, "{} units of backoff", wait / unit);
+            most = most.max(wait / unit);
+            start = t.as_nanos();
+        }
+        assert!(most > 30, "at most {most} units of backoff");
+        // Every frame the MAC accepted (the 200 and the routing layer's beacon, which fails
+        // as well) was finished; none went on the air, so none counts as sent.
+        let s = net.node_stats(1);
+        assert!(s.frames_accepted >= 200 && s.frames_accepted == s.send_done, "{s:?}");
+        assert_eq!((s.data_tx, s.beacon_tx, s.data_sent), (0, 0, 0), "{s:?}");
+    }
+
+    /// `tinyos2` waits its 7-jiffy guard after a clear CCA and senses again before the
+    /// turnaround [spec radio-mac-routing §5.3 step 4]: on a clean link with one sender and a
+    /// one-value backoff every frame's time to ACK is backoff + guard + turnaround + air time +
+    /// ACK latency, exactly.
+    #[test]
+    fn tinyos2_waits_its_guard_after_a_clear_cca() {
+        let mac = MacConfig::tinyos2();
+        let unit = mac.initial_backoff.unit_ns;
+        let ini = fixed_backoff("initial_backoff", 20, unit);
+        let (mut net, done) = timed_probe("", &["mac.preset=\"tinyos2\"", &ini], NodeId(0), 5, 0);
+        net.run_until(Instant::from_millis(1_000));
+        let done = done.lock().unwrap().clone();
+        assert_eq!(done.len(), 5);
+        let want = 20 * unit + mac.cca_guard_ns + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_latency_ns;
+        for (_, d) in &done {
+            assert_eq!(d.time_to_ack, Some(Duration(want)), "{d:?}");
+        }
+        let s = net.node_stats(1);
+        assert_eq!((s.data_tx, s.data_sent, s.acked, s.send_done), (5, 5, 5, 5), "{s:?}");
+    }
+
+    /// TOSSIM's packet model (`tossim`): the ACK allowance is part of the frame, and sendDone
+    /// follows 11 symbols after the (extended) frame whether or not it was acknowledged; a
+    /// broadcast has no allowance but the same 11 symbols [spec radio-mac-routing §5.4, §5.9].
+    /// On a clean link with a one-value backoff, an acknowledged unicast frame ends at backoff +
+    /// RX/TX delay + air time + 34 + 11 symbols, a broadcast 34 symbols earlier.
+    #[test]
+    fn tossim_send_done_follows_the_extended_frame_by_eleven_symbols() {
+        let mac = MacConfig::tossim();
+        let unit = mac.initial_backoff.unit_ns;
+        let ini = fixed_backoff("initial_backoff", 100, unit);
+        let base = 100 * unit + mac.turnaround_ns + mac.airtime(20).as_nanos();
+        for (dst, extra) in
+            [(NodeId(0), mac.ack_timeout_ns), (NodeId::BROADCAST, mac.ack_timeout_ns - mac.ack_latency_ns)]
+        {
+            let (mut net, done) = timed_probe("", &["mac.preset=\"tossim\"", &ini], dst, 3, 0);
+            net.run_until(Instant::from_millis(1_000));
+            let done = done.lock().unwrap().clone();
+            assert_eq!(done.len(), 3);
+            for (k, (t, d)) in done.iter().enumerate() {
+                assert_eq!(t.as_nanos(), (k as u64 + 1) * (base + extra), "{dst:?}: sendDone {k}, {d:?}");
+                assert_eq!(d.acked, dst == NodeId(0), "{d:?}");
+                assert_eq!(d.time_to_ack, d.acked.then_some(Duration(base + extra)), "{d:?}");
+            }
+        }
+    }
+
+    /// Under `tossim` too, an unacknowledged unicast frame is retransmitted up to
+    /// `max_retries` times (the packet model adds no retries of its own, the preset has none):
+    /// to a silent node with two retries it goes out three times, each attempt ending 11
+    /// symbols after its extended frame; and after each sendDone the radio hears again.
+    #[test]
+    fn tossim_retries_an_unacknowledged_frame_and_then_hears_again() {
+        let mac = MacConfig::tossim();
+        let unit = mac.initial_backoff.unit_ns;
+        let ini = fixed_backoff("initial_backoff", 100, unit);
+        let attempt = 100 * unit + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_timeout_ns;
+        let outage = "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 0.5\n";
+        let (mut net, done) =
+            timed_probe(outage, &["mac.preset=\"tossim\"", "mac.max_retries=2", &ini], NodeId(0), 1, 0);
+        net.run_until(Instant::from_millis(500));
+        let got = done.lock().unwrap().clone();
+        assert_eq!(got.len(), 1);
+        assert!(!got[0].1.acked && got[0].1.transmissions == 3, "{:?}", got[0].1);
+        assert_eq!(got[0].0.as_nanos(), 3 * attempt);
+        // Node 0, back, sends to node 1, whose radio is no longer transmitting.
+        let back = Timed::default();
+        net.nodes[0].agent =
+            Box::new(TimedProbe { dst: NodeId(1), left: 2, ack_request: true, refusals: 0, done: back.clone() });
+        net.after_agent(0);
+        net.run_until(Instant::from_millis(1_000));
+        let back = back.lock().unwrap().clone();
+        assert_eq!(back.len(), 2);
+        assert!(back.iter().all(|(_, d)| d.acked), "{back:?}");
+        assert_eq!(net.node_stats(1).data_rx, 2);
+    }
+
+    /// Reports the drops it is given, one `AgentEvent::Dropped` each.
+    struct Dropper {
+        drops: Vec<DropReason>,
+    }
+
+    impl NodeAgent for Dropper {
+        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+        fn wants_to_send(&self) -> bool {
+            false
+        }
+        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            None
+        }
+        fn poll_event(&mut self) -> Option<AgentEvent> {
+            self.drops.pop().map(|reason| AgentEvent::Dropped { reason, origin: None })
+        }
+        fn queue_len(&self) -> usize {
+            0
+        }
+        fn queue_capacity(&self) -> usize {
+            1
+        }
+        no_application!();
+    }
+
+    /// An agent's drops land in the node's counters by reason: a full queue in `queue_drops`
+    /// (forwarded packets; a refused local send is counted where it is refused), a MAC give-up
+    /// (retries or channel access) in `mac_drops`, and each other reason in its own counter.
+    #[test]
+    fn agent_drops_are_counted_by_reason() {
+        use DropReason::*;
+        let mut net = clean_chain(2, 1.0, "", &[]);
+        let drops =
+            vec![QueueFull, QueueFull, QueueFull, RetriesExhausted, ChannelAccess, NoRoute, Duplicate, Duplicate];
+        let drops = [drops, vec![Malformed, TtlExpired, Loop]].concat();
+        net.nodes[1].agent = Box::new(Dropper { drops });
+        net.after_agent(1);
+        let s = net.node_stats(1);
+        let got = (s.queue_drops, s.mac_drops, s.no_route_drops, s.duplicates, s.malformed, s.other_drops);
+        assert_eq!(got, (3, 2, 1, 2, 1, 2), "{s:?}");
+    }
+
     proptest! {
         /// However frames start and end at a radio, its summed power returns to exactly 0 once
         /// the air is empty (no drift over a long run), and the count follows the frames. The
