@@ -5,10 +5,9 @@
 
 mod common;
 
-use std::path::Path;
 use std::process::Command;
 
-use common::Scratch;
+use common::{run_text, Scratch};
 
 /// A small RCRT scenario whose line numbers the cases below rely on.
 const BASE: &str = r#"name = "nu33"
@@ -31,23 +30,6 @@ sources = "all"
 rate_pps = 1.0
 start_s = 10.0
 "#;
-
-/// Runs `wsn run FILE --out DIR/out -q ARGS...` on `text` written to `DIR/name.toml`; returns
-/// the exit code and standard error.
-fn run_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
-    let file = dir.join(format!("{name}.toml"));
-    std::fs::write(&file, text).unwrap();
-    let o = Command::new(env!("CARGO_BIN_EXE_wsn"))
-        .arg("run")
-        .arg(&file)
-        .arg("--out")
-        .arg(dir.join("out"))
-        .arg("-q")
-        .args(args)
-        .output()
-        .unwrap();
-    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
-}
 
 /// Asserts a refusal: exit code 1, every `wanted` piece in the message, none of `unwanted`, no
 /// panic.

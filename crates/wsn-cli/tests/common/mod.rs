@@ -79,3 +79,20 @@ impl Drop for Scratch {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Runs `wsn run FILE --out DIR/out -q ARGS...` on `text` written to `DIR/name.toml`; returns
+/// the exit code and standard error.
+pub fn run_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> (Option<i32>, String) {
+    let file = dir.join(format!("{name}.toml"));
+    std::fs::write(&file, text).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wsn"))
+        .arg("run")
+        .arg(&file)
+        .arg("--out")
+        .arg(dir.join("out"))
+        .arg("-q")
+        .args(args)
+        .output()
+        .unwrap();
+    (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
