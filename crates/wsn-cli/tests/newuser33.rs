@@ -100,6 +100,17 @@ fn a_bad_weight_names_its_node_and_its_line() {
         &["protocol.weights.4 = \"three\"", "(from --set protocol.weights.4=three)"],
         &[],
     );
+    // A keyed table the protocol does not have is at fault as a whole, at its header's line,
+    // not its first entry (a review: IFRC has no `sink_policies`).
+    let ifrc = "name = \"nu33-ifrc\"\nduration_s = 10.0\n[topology]\nlayout = { kind = \"chain\", nodes = 4, \
+                spacing_m = 5.0 }\n[protocol]\nkind = \"ifrc\"\n[protocol.sink_policies]\n0 = \"max_min\"\n\
+                [[flows]]\nsources = \"all\"\npayload_bytes = 0\n";
+    assert_refused(
+        "sink_policies under IFRC",
+        run_text(&dir, "ifrc-policies", ifrc, &[]),
+        &["protocol.sink_policies: unknown field `sink_policies`", "(line 7)"],
+        &["sink_policies.0", "(line 8)"],
+    );
 }
 
 /// A flow source beyond the topology says how many nodes there are, as an out-of-range sink
@@ -218,6 +229,20 @@ fn a_payload_too_large_for_the_frame_says_what_fits() {
         "best effort in frames of 18 bytes",
         run_text(&dir, "payload", &best_effort, &["--set", "mac.max_payload=18"]),
         &["the frame payload is 84 bytes", "not even an empty payload fits: the headers need mac.max_payload ≥ 20"],
+        &[],
+    );
+    // RCRT's payload holds at least the 6-byte flow/sequence check: the advice counts it (a
+    // review: "the most that fits is payload_bytes = 2" was then refused as below 6).
+    assert_refused(
+        "RCRT in frames of 24 bytes",
+        run_text(&dir, "payload", BASE, &["--set", "mac.max_payload=24"]),
+        &["not even the smallest payload fits (6 bytes): the frame needs mac.max_payload ≥ 28"],
+        &["the most that fits"],
+    );
+    assert_refused(
+        "RCRT in frames of 29 bytes",
+        run_text(&dir, "payload", BASE, &["--set", "mac.max_payload=29"]),
+        &["the most that fits is payload_bytes = 7"],
         &[],
     );
 }

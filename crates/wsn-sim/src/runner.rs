@@ -785,14 +785,23 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             ),
             _ => (wsn_wire::rcrt::DATA_HEADER_LEN, "8-byte RCRT DATA"),
         };
+        // RCRT's payload carries the simulator's 6-byte flow/sequence check (below).
+        let min_payload = match sc.protocol {
+            ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_) => wsn_wire::besteffort::HEADER_LEN,
+            _ => 0,
+        };
         let frame = wsn_wire::collection::HEADER_LEN + hdr + f.payload_bytes;
         if frame > mac.max_payload {
             // What would fit (a flow that leaves `payload_bytes` out has 64, which the IFRC
             // preset's 32-byte frames cannot hold).
             let headers = wsn_wire::collection::HEADER_LEN + hdr;
             let fits = match mac.max_payload.checked_sub(headers) {
-                Some(room) => format!("the most that fits is payload_bytes = {room}"),
-                None => format!("not even an empty payload fits: the headers need mac.max_payload ≥ {headers}"),
+                Some(room) if room >= min_payload => format!("the most that fits is payload_bytes = {room}"),
+                _ if min_payload > 0 => format!(
+                    "not even the smallest payload fits ({min_payload} bytes): the frame needs mac.max_payload ≥ {}",
+                    headers + min_payload
+                ),
+                _ => format!("not even an empty payload fits: the headers need mac.max_payload ≥ {headers}"),
             };
             return Err(RunError::Config(format!(
                 "flows[{k}].payload_bytes = {}: with the 14-byte collection and {what} headers \
@@ -812,10 +821,8 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 )));
             }
         }
-        if matches!(sc.protocol, ProtocolConfig::Rcrt(_) | ProtocolConfig::Reliable(_))
-            && f.payload_bytes < wsn_wire::besteffort::HEADER_LEN
-        {
-            return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ 6 for RCRT flows")));
+        if f.payload_bytes < min_payload {
+            return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ {min_payload} for RCRT flows")));
         }
         for s in sources {
             if s as usize >= n {
@@ -823,7 +830,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             }
             if s == sink.0 {
                 return Err(RunError::Config(format!(
-                    "flows[{k}]: node {s} cannot send to itself (it is the flow's sink)"
+                    "flows[{k}].sources: node {s} cannot send to itself (it is the flow's sink)"
                 )));
             }
             // An IFRC base station runs the base-station role: it originates nothing.

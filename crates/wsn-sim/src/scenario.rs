@@ -1378,16 +1378,16 @@ const MIN_AGING_PERIOD_S: f64 = 0.1;
 /// `message` with the line of the scenario text where its key is written, when it starts with a
 /// key path (`mac.max_retries`, `protocol.policy`, `flows[0].rate_pps`, …) found in the text
 /// and does not name a line already. A key set with `--set` gets the override instead of a line:
-/// its value is not the file's.
+/// its value is not the file's (see [`override_note`]).
 fn with_line(text: &str, overrides: &[String], message: String) -> String {
-    if message.contains("line ") || message.contains("--set ") {
+    if message.contains("line ") || message.starts_with("--set ") || message.contains("from --set ") {
         return message;
     }
     let path: String = message.chars().take_while(|c| !matches!(c, ':' | ' ' | '=')).collect();
     // `flows[0].x` in messages is `flows.0.x` on the command line.
     let dotted = path.replace('[', ".").replace(']', "");
-    if let Some(o) = covering_override(overrides, &dotted) {
-        return format!("{message} (from --set {o})");
+    if let Some(note) = override_note(overrides, &dotted) {
+        return format!("{message} ({note})");
     }
     match key_line(text, &path) {
         Some(n) => format!("{message} (line {n})"),
@@ -1400,18 +1400,30 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
 /// (`topology.layout.spacing_m` for `topology.layout`: the file's line would then be the wrong
 /// one to blame).
 fn overrides_cover(overrides: &[String], key: &str) -> bool {
-    covering_override(overrides, key).is_some()
+    override_note(overrides, key).is_some()
 }
 
-/// The last `--set` override that sets `key` in the sense of [`overrides_cover`] (the last one
-/// wins when several do).
-fn covering_override<'a>(overrides: &'a [String], key: &str) -> Option<&'a str> {
+/// What a message about `key` says of the `--set` overrides that touched it, in the sense of
+/// [`overrides_cover`]: the one that set `key` or a table holding it (the last of several, which
+/// wins) as "from --set …"; otherwise the overrides of keys inside it, all of them, as "some of
+/// its keys from --set …", since the message does not say which of its keys is at fault (a flow
+/// whose `sources` came from the file is not to be blamed on a `--set` of its rate).
+fn override_note(overrides: &[String], key: &str) -> Option<String> {
     let nested = |a: &str, b: &str| a.strip_prefix(b).is_some_and(|rest| rest.starts_with('.'));
-    overrides.iter().rev().map(String::as_str).find(|o| {
-        o.split_once('=').is_some_and(|(k, _)| {
-            let k = bracket_indices_to_dots(k.trim());
-            key == k || nested(key, &k) || nested(&k, key)
-        })
+    let dotted = |o: &str| o.split_once('=').map(|(k, _)| bracket_indices_to_dots(k.trim()));
+    let holding = overrides.iter().rev().find(|o| dotted(o).is_some_and(|k| key == k || nested(key, &k)));
+    if let Some(o) = holding {
+        return Some(format!("from --set {o}"));
+    }
+    let mut inside: Vec<&str> = Vec::new();
+    for o in overrides {
+        if dotted(o).is_some_and(|k| nested(&k, key)) && !inside.contains(&o.as_str()) {
+            inside.push(o);
+        }
+    }
+    (!inside.is_empty()).then(|| {
+        let list: Vec<String> = inside.iter().map(|o| format!("--set {o}")).collect();
+        format!("some of its keys from {}", list.join(", "))
     })
 }
 
@@ -1735,6 +1747,9 @@ fn plain_types(message: String) -> String {
     .replace("data did not match any variant of untagged enum OutageNodes", "expected a node id or a list of node ids")
 }
 
+/// The tables of `[protocol]` keyed by node id (`protocol.weights.8`, `protocol.sink_policies.0`).
+const KEYED_BY_NODE_ID: [&str; 2] = ["weights", "sink_policies"];
+
 /// The first key of `[protocol]` that its protocol refuses, named, or None.
 fn protocol_error(doc: &toml_edit::DocumentMut) -> Option<String> {
     let t = doc.get("protocol")?.as_table_like()?;
@@ -1742,41 +1757,40 @@ fn protocol_error(doc: &toml_edit::DocumentMut) -> Option<String> {
     if !PROTOCOL_KINDS.contains(&kind) {
         return Some(format!("protocol.kind = {kind:?}: unknown protocol (known: {})", PROTOCOL_KINDS.join(", ")));
     }
-    for (k, item) in t.iter().filter(|(k, _)| *k != "kind") {
-        // One key alone, as a document of its own: every other field has its default.
+    // The message of `[protocol]` holding only `k = item`, read as `kind`'s parameters (every
+    // other field has its default); None when it reads.
+    let parse = |k: &str, item: toml_edit::Item| -> Option<String> {
         let mut one = toml_edit::DocumentMut::new();
-        one.insert(k, item.clone());
+        one.insert(k, item);
         let text = one.to_string();
-        let err = match kind {
-            "rcrt" | "reliable" => toml::from_str::<RcrtConfig>(&text).err().map(|e| e.message().to_string()),
+        match kind {
             "ifrc" => toml::from_str::<IfrcScenario>(&text).err().map(|e| e.message().to_string()),
-            // Best effort ignores the other keys.
-            _ => return None,
-        };
-        if let Some(m) = err {
-            // A table keyed by node (`weights`, `sink_policies`): the entry at fault, by its
-            // key, so that the message names it and `with_line` finds its line, not the table's.
-            let entry = item.as_table_like().and_then(|t| {
-                t.iter().find(|(sub, v)| {
-                    let mut one = toml_edit::DocumentMut::new();
-                    let mut table = toml_edit::Table::new();
-                    table.insert(sub, (*v).clone());
-                    one.insert(k, toml_edit::Item::Table(table));
-                    let text = one.to_string();
-                    let e = match kind {
-                        "ifrc" => toml::from_str::<IfrcScenario>(&text).err(),
-                        _ => toml::from_str::<RcrtConfig>(&text).err(),
-                    };
-                    e.is_some_and(|e| e.message() == m)
-                })
-            });
-            if let Some((sub, v)) = entry {
-                let shown = v.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
-                return Some(format!("protocol.{k}.{sub}{shown}: {}", m.trim_end()));
-            }
-            let shown = item.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
-            return Some(format!("protocol.{k}{shown}: {}", m.trim_end()));
+            _ => toml::from_str::<RcrtConfig>(&text).err().map(|e| e.message().to_string()),
         }
+    };
+    if !matches!(kind, "rcrt" | "reliable" | "ifrc") {
+        // Best effort ignores the other keys.
+        return None;
+    }
+    for (k, item) in t.iter().filter(|(k, _)| *k != "kind") {
+        let Some(m) = parse(k, item.clone()) else { continue };
+        // A table keyed by node (`weights`, `sink_policies`) that the protocol has: the entry
+        // at fault, by its key, so that the message names it and `with_line` finds its line,
+        // not the table's. (A table the protocol does not have is at fault as a whole.)
+        let keyed = KEYED_BY_NODE_ID.contains(&k) && !m.starts_with(&format!("unknown field `{k}`"));
+        let entry = item.as_table_like().filter(|_| keyed).and_then(|t| {
+            t.iter().find(|(sub, v)| {
+                let mut table = toml_edit::Table::new();
+                table.insert(sub, (*v).clone());
+                parse(k, toml_edit::Item::Table(table)).is_some_and(|e| e == m)
+            })
+        });
+        if let Some((sub, v)) = entry {
+            let shown = v.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
+            return Some(format!("protocol.{k}.{sub}{shown}: {}", m.trim_end()));
+        }
+        let shown = item.as_value().map(|v| format!(" = {}", v.to_string().trim())).unwrap_or_default();
+        return Some(format!("protocol.{k}{shown}: {}", m.trim_end()));
     }
     None
 }
@@ -1892,7 +1906,6 @@ fn set_in(
     // `protocol.sink_policies`, present or not) or in another table the scenario has, it is a
     // key like any other, below. (A missing `flows` or `policy_changes` is a list the scenario
     // lacks: that gets the error below, not a type error from the parser.)
-    const KEYED_BY_NODE_ID: [&str; 2] = ["weights", "sink_policies"];
     let keyed_table =
         child.is_table_like() && !child.is_array_of_tables() && (existed || KEYED_BY_NODE_ID.contains(head));
     if let (Ok(idx), false) = (rest[0].parse::<usize>(), keyed_table) {
@@ -2101,8 +2114,26 @@ mod tests {
         let m = "topology.layout: invalid topology: topology.layout.spacing_m = -1: must be positive".to_string();
         let text = "[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n";
         assert!(with_line(text, &[], m.clone()).contains("(line 2)"));
-        let e = with_line(text, &["topology.layout.spacing_m=-1".into()], m);
-        assert!(!e.contains("line") && e.ends_with("(from --set topology.layout.spacing_m=-1)"), "{e}");
+        let e = with_line(text, &["topology.layout.spacing_m=-1".into()], m.clone());
+        assert!(
+            !e.contains("line") && e.ends_with("(some of its keys from --set topology.layout.spacing_m=-1)"),
+            "{e}"
+        );
+        // Overrides inside the key are all listed, none blamed; one that sets the key itself, or
+        // a table holding it, is named alone, the last of several.
+        let sets: Vec<String> =
+            ["topology.layout.nodes=4", "duration_s=9", "topology.layout.spacing_m=-1"].map(String::from).to_vec();
+        let e = with_line(text, &sets, m.clone());
+        assert!(
+            e.ends_with("(some of its keys from --set topology.layout.nodes=4, --set topology.layout.spacing_m=-1)"),
+            "{e}"
+        );
+        let sets = [sets, vec!["topology={sinks=[0]}".into(), "topology.layout={kind=\"chain\"}".into()]].concat();
+        let e = with_line(text, &sets, m);
+        assert!(e.ends_with("(from --set topology.layout={kind=\"chain\"})"), "{e}");
+        // A message that quotes a user's "--set " text still gets its line.
+        let m = "topology.layout: the name \"--set x\" is not a kind".to_string();
+        assert!(with_line(text, &[], m).ends_with("(line 2)"));
         // A top-level key.
         let text = office.replacen("duration_s = 3600.0", "duration_s = -1.0", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
