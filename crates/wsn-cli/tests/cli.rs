@@ -615,7 +615,16 @@ fn bench_case_reports_frames_and_arrivals() {
 fn rcrt_run_writes_congestion_traces() {
     let out = std::env::temp_dir().join(format!("wsn-congestion-test-{}", std::process::id()));
     let o = wsn()
-        .args(["run", "rcrt-baseline", "-q", "--set", "duration_s=900", "--out"])
+        .args([
+            "run",
+            "rcrt-baseline",
+            "-q",
+            "--set",
+            "duration_s=900",
+            "--set",
+            "protocol.sink_policies.0=demand_limited",
+        ])
+        .arg("--out")
         .arg(&out)
         .output()
         .expect("wsn runs");
@@ -624,7 +633,14 @@ fn rcrt_run_writes_congestion_traces() {
         serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
     // The summary says which run this is: the scenario's origin and the overrides.
     assert_eq!(summary["scenario_origin"], "built-in scenario rcrt-baseline");
-    assert_eq!(summary["overrides"], serde_json::json!(["duration_s=900"]));
+    assert_eq!(summary["overrides"], serde_json::json!(["duration_s=900", "protocol.sink_policies.0=demand_limited"]));
+    // ... and which protocol parameters and allocation policies it ran with.
+    let p = &summary["protocol_config"];
+    assert_eq!(
+        (p["kind"].as_str(), p["profile"].as_str(), p["policy"].as_str()),
+        (Some("rcrt"), Some("paper"), Some("fair"))
+    );
+    assert_eq!(p["sink_policies"], serde_json::json!({"0": "demand_limited"}));
     let cuts = summary["totals"]["congestion_decreases"].as_u64().expect("an RCRT run counts its cuts");
     assert!(cuts > 0, "the baseline cuts R in its first 600 s of traffic");
     let decreases = std::fs::read_to_string(out.join("decreases.csv")).unwrap();

@@ -78,6 +78,11 @@ pub struct Summary {
     pub reception: crate::scenario::Reception,
     /// Protocol.
     pub protocol: String,
+    /// The scenario's `[protocol]` section as the run read it, overrides applied (for RCRT the
+    /// profile, the default and per-sink policies, the policy changes and weights; for IFRC its
+    /// parameters; `null` where the profile's own value applies), so that a summary says which
+    /// allocation and parameters produced it.
+    pub protocol_config: crate::scenario::ProtocolConfig,
     /// Simulated seconds.
     pub sim_seconds: f64,
     /// Wall-clock seconds of the simulation loop.
@@ -1366,6 +1371,7 @@ fn summarize(
         prr_curve: sc.radio.prr_curve,
         reception: sc.radio.reception,
         protocol: sc.protocol.name().into(),
+        protocol_config: sc.protocol.clone(),
         sim_seconds: end.as_secs_f64(),
         wall_seconds,
         events: net.events(),
