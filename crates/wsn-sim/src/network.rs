@@ -2421,6 +2421,27 @@ mod tests {
     use super::*;
 
     /// The `send` of a test agent, which has no application.
+    /// The methods of a test agent that ignores frames and send-dones and never sends: an
+    /// empty queue of capacity 1.
+    macro_rules! sends_nothing {
+        () => {
+            fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+            fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+            fn wants_to_send(&self) -> bool {
+                false
+            }
+            fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+                None
+            }
+            fn queue_len(&self) -> usize {
+                0
+            }
+            fn queue_capacity(&self) -> usize {
+                1
+            }
+        };
+    }
+
     macro_rules! no_application {
         () => {
             fn send(
@@ -2669,8 +2690,6 @@ mod tests {
     }
 
     impl NodeAgent for Ticker {
-        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
-        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
         fn handle_timeout(&mut self, now: Instant, _: &mut dyn LinkCtx) {
             *self.fired.lock().unwrap() += 1;
             *self.next.lock().unwrap() = now + self.period;
@@ -2678,21 +2697,10 @@ mod tests {
         fn poll_timeout(&self) -> Option<Instant> {
             Some(*self.next.lock().unwrap())
         }
-        fn wants_to_send(&self) -> bool {
-            false
-        }
-        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
-            None
-        }
         fn poll_event(&mut self) -> Option<AgentEvent> {
             None
         }
-        fn queue_len(&self) -> usize {
-            0
-        }
-        fn queue_capacity(&self) -> usize {
-            1
-        }
+        sends_nothing!();
         no_application!();
     }
 
@@ -3427,23 +3435,10 @@ mod tests {
     }
 
     impl NodeAgent for Dropper {
-        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
-        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
-        fn wants_to_send(&self) -> bool {
-            false
-        }
-        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
-            None
-        }
         fn poll_event(&mut self) -> Option<AgentEvent> {
             self.drops.pop().map(|reason| AgentEvent::Dropped { reason, origin: None })
         }
-        fn queue_len(&self) -> usize {
-            0
-        }
-        fn queue_capacity(&self) -> usize {
-            1
-        }
+        sends_nothing!();
         no_application!();
     }
 
