@@ -625,7 +625,14 @@ impl Scenario {
             apply_override(&mut doc, o).map_err(invalid)?;
         }
         default_protocol_kind(&mut doc).map_err(invalid)?;
-        let mut sc: Scenario = match toml::from_str(&doc.to_string()) {
+        // The file itself when no override changed it, but for an empty `[protocol]` header
+        // turned into a comment of the same length (serde's default then runs best effort, as
+        // the `kind` inserted above would): the parser's lines and spans are then the file's.
+        let parsed = match overrides.is_empty().then(|| empty_protocol_commented(text)).flatten() {
+            Some(same_spans) => same_spans,
+            None => doc.to_string(),
+        };
+        let mut sc: Scenario = match toml::from_str(&parsed) {
             Ok(sc) => sc,
             Err(e) => return Err(invalid(with_line(text, overrides, explain(text, &doc, overrides, &e)))),
         };
@@ -1496,6 +1503,18 @@ fn default_protocol_kind(doc: &mut toml_edit::DocumentMut) -> Result<(), String>
     }
     t.insert("kind", toml_edit::value("best_effort"));
     Ok(())
+}
+
+/// `text` with its `[protocol]` header made a comment (`#protocol]`, the same bytes but the
+/// first) when that table is written as a header and holds nothing; None otherwise.
+fn empty_protocol_commented(text: &str) -> Option<String> {
+    let doc = toml_edit::ImDocument::parse(text).ok()?;
+    let toml_edit::Item::Table(t) = doc.get("protocol")? else { return None };
+    if !t.is_empty() || t.is_implicit() {
+        return None;
+    }
+    let at = t.span()?.start;
+    (text.as_bytes().get(at) == Some(&b'[')).then(|| format!("{}#{}", &text[..at], &text[at + 1..]))
 }
 
 /// A deserialization error `e` of the scenario `doc` (the file `text` with `overrides` applied),
@@ -2540,5 +2559,23 @@ mod tests {
             "{:?}",
             sc.warnings
         );
+    }
+
+    /// An empty `[protocol]` runs best effort, and the parser's lines stay the file's: a later
+    /// error is shown on its own line with its key's (the `kind` once inserted for it moved every
+    /// later line down by one and lost the key's line, a review).
+    #[test]
+    fn an_empty_protocol_table_keeps_the_files_lines() {
+        let head = "name = \"t\"\nduration_s = 10.0\n[protocol] # best effort\n[radio.noise]\nmodel = \"constant\"\n";
+        let tail =
+            "[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n[[flows]]\nsources = \"all\"\nrate_pps = 1.0\n";
+        let ok = format!("{head}floor_dbm = -95.0\n{tail}");
+        let sc = Scenario::from_toml(&ok, "t.toml", PathBuf::from("."), &[]).expect("loads");
+        assert_eq!(sc.protocol, ProtocolConfig::BestEffort);
+        let bad = format!("{head}floor_dbm = \"x\"\n{tail}");
+        let e = Scenario::from_toml(&bad, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
+        assert!(e.contains("at line 4") && e.contains("(`floor_dbm` is on line 6)"), "{e}");
+        assert_eq!(empty_protocol_commented("[protocol]\nx = 1\n"), None, "a table with keys is the file's");
+        assert_eq!(empty_protocol_commented("protocol = {}\n"), None, "an inline table has no header");
     }
 }
