@@ -105,6 +105,13 @@ fn a_bad_weight_names_its_node_and_its_line() {
     let ifrc = "name = \"nu33-ifrc\"\nduration_s = 10.0\n[topology]\nlayout = { kind = \"chain\", nodes = 4, \
                 spacing_m = 5.0 }\n[protocol]\nkind = \"ifrc\"\n[protocol.sink_policies]\n0 = \"max_min\"\n\
                 [[flows]]\nsources = \"all\"\npayload_bytes = 0\n";
+    let unknown_node = ifrc.replace("[protocol.sink_policies]\n0 = \"max_min\"", "[protocol.weights]\n77 = 2.0");
+    assert_refused(
+        "a weight for a node the topology lacks",
+        run_text(&dir, "ifrc-weights", &unknown_node, &[]),
+        &["protocol.weights.77: `77` is not a node id of this topology (node ids 0 to 3) (line 8)"],
+        &[],
+    );
     assert_refused(
         "sink_policies under IFRC",
         run_text(&dir, "ifrc-policies", ifrc, &[]),

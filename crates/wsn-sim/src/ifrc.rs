@@ -247,9 +247,7 @@ pub fn agent_factory(
     let mut named: std::collections::BTreeMap<usize, &str> = std::collections::BTreeMap::new();
     for (k, &w) in &c.weights {
         let i: usize =
-            k.parse().ok().filter(|&i: &usize| i < n).ok_or_else(|| {
-                RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology"))
-            })?;
+            k.parse().ok().filter(|&i: &usize| i < n).ok_or_else(|| crate::runner::weight_not_a_node(k, n))?;
         // `"3"` and `"03"` are two keys of the table but one node: refuse rather than keep one.
         if let Some(other) = named.insert(i, k) {
             return Err(RunError::Config(format!("protocol.weights: `{other}` and `{k}` both name node {i}")));

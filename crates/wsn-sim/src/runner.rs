@@ -692,7 +692,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
     // RCRT's weights name nodes, as IFRC's do (`ifrc::agent_factory`, same message).
     if let ProtocolConfig::Rcrt(c) | ProtocolConfig::Reliable(c) = &sc.protocol {
         if let Some(k) = c.weights.keys().find(|k| !k.parse::<usize>().is_ok_and(|i| i < n)) {
-            return Err(RunError::Config(format!("protocol.weights: `{k}` is not a node id of this topology")));
+            return Err(weight_not_a_node(k, n));
         }
     }
     let static_parents = match sc.routing.kind {
@@ -1155,6 +1155,15 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
         }
     }
     Ok(e)
+}
+
+/// The error for a `protocol.weights` key `k` that names no node of an `n`-node topology (RCRT
+/// and IFRC say it alike), named by its entry so that the message finds the entry's line.
+pub(crate) fn weight_not_a_node(k: &str, n: usize) -> RunError {
+    RunError::Config(format!(
+        "protocol.weights.{k}: `{k}` is not a node id of this topology (node ids 0 to {})",
+        n.saturating_sub(1)
+    ))
 }
 
 /// Whether a MAC preset is of the TinyOS 1.x / Tenet era, whose MultiHopLQI drops a route on a
@@ -1842,7 +1851,7 @@ mod tests {
                 .err()
                 .expect("weight of node 99 accepted")
                 .to_string();
-            assert!(e.contains("protocol.weights: `99` is not a node id of this topology"), "{e}");
+            assert!(e.contains("protocol.weights.99: `99` is not a node id of this topology (node ids 0 to 8)"), "{e}");
             // Two keys for one node are refused, not one of them kept.
             let sc = small(&[&format!("protocol.kind=\"{kind}\""), "protocol.weights={\"3\"=2.0, \"03\"=5.0}"]);
             let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None })
