@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::{run_text, Scratch};
+use common::{assert_refused, run_text, Scratch};
 
 /// A small RCRT scenario whose line numbers the cases below rely on.
 const BASE: &str = r#"name = "nu33"
@@ -30,19 +30,6 @@ sources = "all"
 rate_pps = 1.0
 start_s = 10.0
 "#;
-
-/// Asserts a refusal: exit code 1, every `wanted` piece in the message, none of `unwanted`, no
-/// panic.
-fn assert_refused(case: &str, (code, err): (Option<i32>, String), wanted: &[&str], unwanted: &[&str]) {
-    assert_eq!(code, Some(1), "{case}: {err}");
-    assert!(!err.contains("panicked"), "{case}: {err}");
-    for w in wanted {
-        assert!(err.contains(w), "{case}: expected {w:?} in: {err}");
-    }
-    for u in unwanted {
-        assert!(!err.contains(u), "{case}: did not expect {u:?} in: {err}");
-    }
-}
 
 /// The base scenario runs, so that each refusal below is the mistake's alone.
 #[test]

@@ -96,3 +96,16 @@ pub fn run_text(dir: &Path, name: &str, text: &str, args: &[&str]) -> (Option<i3
         .unwrap();
     (o.status.code(), String::from_utf8_lossy(&o.stderr).into_owned())
 }
+
+/// Asserts a refusal: exit code 1, every `wanted` piece in the message, none of `unwanted`, no
+/// panic.
+pub fn assert_refused(case: &str, (code, err): (Option<i32>, String), wanted: &[&str], unwanted: &[&str]) {
+    assert_eq!(code, Some(1), "{case}: {err}");
+    assert!(!err.contains("panicked"), "{case}: {err}");
+    for w in wanted {
+        assert!(err.contains(w), "{case}: expected {w:?} in: {err}");
+    }
+    for u in unwanted {
+        assert!(!err.contains(u), "{case}: did not expect {u:?} in: {err}");
+    }
+}
