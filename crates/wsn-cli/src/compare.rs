@@ -235,6 +235,23 @@ pub(crate) fn run_freeze_links_text(r: &RunResult) -> Option<String> {
     freeze_links_text(&r.summary.routing, r.network.sinks().len() > 1)
 }
 
+/// How a report says one text per run: `Once(text)` when every run has the same text, else
+/// `Each` with the runs that have one (by label, in order). Runs with no text (`None`) say
+/// nothing; when none has a text, `Each` is empty.
+#[derive(Debug, PartialEq)]
+pub(crate) enum SayOnce<'a, L> {
+    Once(&'a str),
+    Each(Vec<(L, &'a str)>),
+}
+
+/// [`SayOnce`] of labelled texts, e.g. the freeze's changed links of the runs of one sweep.
+pub(crate) fn say_once<L: Copy>(texts: &[(L, Option<String>)]) -> SayOnce<'_, L> {
+    match texts.first() {
+        Some((_, Some(first))) if texts.iter().all(|(_, t)| t.as_ref() == Some(first)) => SayOnce::Once(first),
+        _ => SayOnce::Each(texts.iter().filter_map(|(l, t)| t.as_deref().map(|t| (*l, t))).collect()),
+    }
+}
+
 /// Below this share of acknowledged attempts on its weakest link (in percent, as printed), the
 /// reports flag IFRC's frozen tree. A heuristic \[REC\]: under load the share counts
 /// collisions as well as the link's own losses, so it sits well below a link's PRR. In
@@ -459,16 +476,14 @@ pub(crate) fn section(
          away); and its larger packets (the 32-byte rows take that away).\n"
     )?;
     for (run, what) in [("cmp-ifrc", "IFRC's tree"), ("cmp-rcrt-hw-frozen", "the frozen RCRT run's tree")] {
-        let texts: Vec<Option<String>> =
-            PROFILES.iter().map(|p| runs.get(&format!("{run}/{p}")).and_then(run_freeze_links_text)).collect();
-        for (i, p) in PROFILES.iter().enumerate() {
-            let Some(text) = &texts[i] else { continue };
-            // The profiles usually freeze the same tree: say it once.
-            let same = texts.iter().all(|t| t.as_ref() == Some(text));
-            if same && i > 0 {
-                continue;
-            }
-            let whose = if same { "both profiles".to_string() } else { format!("{p} profile") };
+        let texts: Vec<(&str, Option<String>)> =
+            PROFILES.iter().map(|&p| (p, runs.get(&format!("{run}/{p}")).and_then(run_freeze_links_text))).collect();
+        // The profiles usually freeze the same tree: say it once.
+        let said: Vec<(String, &str)> = match say_once(&texts) {
+            SayOnce::Once(text) => vec![("both profiles".to_string(), text)],
+            SayOnce::Each(each) => each.into_iter().map(|(p, text)| (format!("{p} profile"), text)).collect(),
+        };
+        for (whose, text) in said {
             writeln!(
                 md,
                 "**The good-tree freeze** changed {what} ({whose}; each link's expected share of frames on a quiet \
@@ -729,11 +744,24 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
 #[cfg(test)]
 mod tests {
     use super::{
-        is_weak, jobs, mean_rate, sink_control_pps, weak_link_facts, weakest_link, weakest_link_cell, weakest_of,
-        WeakLink, WEAKEST_LINK_MIN_ATTEMPTS,
+        is_weak, jobs, mean_rate, say_once, sink_control_pps, weak_link_facts, weakest_link, weakest_link_cell,
+        weakest_of, SayOnce, WeakLink, WEAKEST_LINK_MIN_ATTEMPTS,
     };
     use wsn_sim::runner::{run, RunOptions};
     use wsn_sim::scenario::{builtin_base, Scenario};
+
+    /// A text every run shares is said once; otherwise each run's own, in order, and runs without
+    /// one say nothing (also when the others agree).
+    #[test]
+    fn say_once_says_a_shared_text_once_and_otherwise_each() {
+        let s = |t: &str| Some(t.to_string());
+        assert_eq!(say_once(&[(1, s("a")), (2, s("a")), (3, s("a"))]), SayOnce::Once("a"));
+        assert_eq!(say_once(&[(1, s("a")), (2, s("b"))]), SayOnce::Each(vec![(1, "a"), (2, "b")]));
+        assert_eq!(say_once(&[(1, s("a")), (2, None), (3, s("a"))]), SayOnce::Each(vec![(1, "a"), (3, "a")]));
+        assert_eq!(say_once(&[(1, None), (2, s("a"))]), SayOnce::Each(vec![(2, "a")]));
+        assert_eq!(say_once::<u8>(&[(1, None), (2, None)]), SayOnce::Each(vec![]));
+        assert_eq!(say_once::<u8>(&[]), SayOnce::Each(vec![]));
+    }
 
     /// The sink's control rate counts the control packets sent while traffic flows only: a
     /// reference-code base station whose rate control runs from boot (`start_with_traffic =

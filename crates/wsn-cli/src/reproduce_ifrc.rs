@@ -968,13 +968,10 @@ fn report(
         writeln!(md)?;
         // The runs of one sweep freeze one tree (the freeze comes before the traffic): say it
         // once when every run agrees.
-        if freeze_texts.iter().all(|(_, t)| *t == freeze_texts[0].1) {
-            if let Some((_, Some(text))) = freeze_texts.first() {
-                writeln!(md, "**The good-tree freeze** changed the tree of every run (each link's expected share of frames on a quiet channel): {text}.\n")?;
-            }
-        } else {
-            for (e, text) in &freeze_texts {
-                if let Some(text) = text {
+        match crate::compare::say_once(&freeze_texts) {
+            crate::compare::SayOnce::Once(text) => writeln!(md, "**The good-tree freeze** changed the tree of every run (each link's expected share of frames on a quiet channel): {text}.\n")?,
+            crate::compare::SayOnce::Each(each) => {
+                for (e, text) in each {
                     writeln!(md, "**The good-tree freeze**, ε = {e}: {text}.\n")?;
                 }
             }
