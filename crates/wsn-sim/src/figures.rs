@@ -9,7 +9,6 @@ use plotters::prelude::*;
 
 /// The size of every figure, in pixels.
 pub(crate) const SIZE: (u32, u32) = (1000, 560);
-const FONT: &str = "sans-serif";
 
 /// One series of a line figure.
 pub struct Series {
@@ -190,7 +189,7 @@ fn draw_lines<DB: DrawingBackend>(
         _ => y1,
     };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, crate::plots::caption_size(title, 20.0)))
+        .caption(title, crate::plots::font(crate::plots::caption_size(title, 20.0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -202,8 +201,8 @@ fn draw_lines<DB: DrawingBackend>(
         .y_desc(y_label)
         .x_label_formatter(&crate::plots::tick)
         .y_label_formatter(&crate::plots::tick)
-        .label_style((FONT, 13))
-        .axis_desc_style((FONT, 15))
+        .label_style(crate::plots::font(13.0))
+        .axis_desc_style(crate::plots::font(15.0))
         .light_line_style(RGBColor(235, 235, 235))
         .draw()
         .map_err(|e| e.to_string())?;
@@ -298,7 +297,7 @@ fn draw_lines<DB: DrawingBackend>(
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .label_font((FONT, 13))
+            .label_font(crate::plots::font(13.0))
             .position(legend_corner(series, (x0, x1), (y0, y1)))
             .draw()
             .map_err(|e| e.to_string())?;
@@ -468,7 +467,7 @@ fn draw_bars<DB: DrawingBackend>(
     // Headroom above the tallest bar for the legend of a stacked chart, in the upper right.
     let top = if top > 0.0 { top * if layers.len() > 1 { 1.35 } else { 1.1 } } else { 1.0 };
     let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, crate::plots::caption_size(title, 20.0)))
+        .caption(title, crate::plots::font(crate::plots::caption_size(title, 20.0)))
         .margin(12)
         .x_label_area_size(40)
         .y_label_area_size(60)
@@ -491,8 +490,8 @@ fn draw_bars<DB: DrawingBackend>(
         })
         .y_label_formatter(&crate::plots::tick)
         .disable_x_mesh()
-        .label_style((FONT, 12))
-        .axis_desc_style((FONT, 15))
+        .label_style(crate::plots::font(12.0))
+        .axis_desc_style(crate::plots::font(15.0))
         .draw()
         .map_err(|e| e.to_string())?;
     let mut base = vec![0.0; n];
@@ -516,7 +515,7 @@ fn draw_bars<DB: DrawingBackend>(
             .configure_series_labels()
             .background_style(WHITE.mix(0.85))
             .border_style(BLACK)
-            .label_font((FONT, 13))
+            .label_font(crate::plots::font(13.0))
             .position(SeriesLabelPosition::UpperRight)
             .draw()
             .map_err(|e| e.to_string())?;
