@@ -963,7 +963,8 @@ impl Scenario {
     }
 
     /// `message` about this scenario, prefixed with its origin and, when it starts with a key
-    /// written in the file, followed by that key's line.
+    /// written in the file, followed by that key's line (for a key the file leaves out, the line
+    /// of the table it would go in).
     pub fn locate(&self, message: String) -> String {
         format!(
             "{}: {}",
@@ -1396,8 +1397,14 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
     if let Some(note) = override_note(overrides, &dotted) {
         return format!("{message} ({note})");
     }
-    match key_line(text, &path) {
-        Some(n) => format!("{message} (line {n})"),
+    if let Some(n) = key_line(text, &path) {
+        return format!("{message} (line {n})");
+    }
+    // A key the file leaves out (its default, or the base scenario's value): point at the table
+    // it would go in, e.g. the `[[flows]]` of a flow without `payload_bytes`.
+    let parent = path.rsplit_once('.').map(|(p, _)| p).filter(|p| !p.is_empty());
+    match parent.and_then(|p| key_line(text, p).map(|n| (p, n))) {
+        Some((p, n)) => format!("{message} (not set in the file; {p} begins at line {n})"),
         None => message,
     }
 }
@@ -2153,6 +2160,20 @@ mod tests {
         // A message that quotes a user's "--set " text still gets its line.
         let m = "topology.layout: the name \"--set x\" is not a kind".to_string();
         assert!(with_line(text, &[], m).ends_with("(line 2)"));
+        // A key the file leaves out points at the table it would go in (a flow's default
+        // payload that the preset's frames cannot hold); with no such table, no line.
+        let text = "name = \"t\"\n[mac]\npreset = \"ifrc2006\"\n\n[[flows]]\nsources = \"all\"\n";
+        let m = "flows[0].payload_bytes = 64: above mac.max_payload = 32".to_string();
+        assert!(with_line(text, &[], m.clone()).ends_with("(not set in the file; flows[0] begins at line 5)"));
+        let m = "mac.max_retries = 9: too many".to_string();
+        assert!(with_line(text, &[], m).ends_with("(not set in the file; mac begins at line 2)"));
+        let text3 = "[topology]\nsinks = [0]\nlayout = { kind = \"grid\" }\n";
+        let m = "topology.layout.nodes = 0: none".to_string();
+        assert!(with_line(text3, &[], m).ends_with("(not set in the file; topology.layout begins at line 3)"));
+        let m = "routing.kind = \"x\": no such kind".to_string();
+        assert_eq!(with_line(text, &[], m.clone()), m);
+        let m = "duration_s = 0: no time".to_string();
+        assert_eq!(with_line(text, &[], m.clone()), m);
         // A top-level key.
         let text = office.replacen("duration_s = 3600.0", "duration_s = -1.0", 1);
         let e = Scenario::from_toml(&text, "t.toml", PathBuf::from("."), &[]).unwrap_err().to_string();
