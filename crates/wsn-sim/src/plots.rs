@@ -823,22 +823,12 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
     let arrow = RGBColor(80, 80, 80);
     for (i, p) in parents.iter().enumerate() {
         let Some(p) = *p else { continue };
-        let (a, b) = (pos[i], pos[p]);
-        let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-        let d = (dx * dx + dy * dy).sqrt();
-        let gap = (radius(i) + radius(p) + 8.0) * mpp;
-        if d.is_nan() || d <= gap {
-            chart.draw_series(std::iter::once(PathElement::new(vec![a, b], arrow.stroke_width(2)))).s()?;
-            continue;
+        let others = pos.iter().enumerate().filter(|&(j, _)| j != i && j != p).map(|(_, &q)| q);
+        let (line, head) = parent_arrow(pos[i], pos[p], radius(i) * mpp, radius(p) * mpp, mpp, others);
+        chart.draw_series(std::iter::once(PathElement::new(line, arrow.stroke_width(2)))).s()?;
+        if let Some(head) = head {
+            chart.draw_series(std::iter::once(Polygon::new(head.to_vec(), arrow.filled()))).s()?;
         }
-        let (ux, uy) = (dx / d, dy / d);
-        let start = (a.0 + ux * radius(i) * mpp, a.1 + uy * radius(i) * mpp);
-        let tip = (b.0 - ux * (radius(p) + 2.0) * mpp, b.1 - uy * (radius(p) + 2.0) * mpp);
-        let (len, wid) = (11.0 * mpp, 4.5 * mpp);
-        let base = (tip.0 - ux * len, tip.1 - uy * len);
-        let head = vec![tip, (base.0 - uy * wid, base.1 + ux * wid), (base.0 + uy * wid, base.1 - ux * wid)];
-        chart.draw_series(std::iter::once(PathElement::new(vec![start, base], arrow.stroke_width(2)))).s()?;
-        chart.draw_series(std::iter::once(Polygon::new(head, arrow.filled()))).s()?;
     }
     let colour = |i: usize| hops[i].map_or(UNROUTED, |h| hop_colour(h, max_h));
     for (i, &at) in pos.iter().enumerate() {
@@ -870,6 +860,91 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
         chart.draw_series(std::iter::once(t)).s()?;
     }
     draw_tree_legend(&legend, &hops, max_h, has_tree)
+}
+
+/// The arrow from a node at `a` (drawn with radius `ra`, in metres) to its parent at `b`
+/// (radius `rb`), `mpp` metres per pixel: the line from `a`'s edge to the arrowhead's base, and
+/// the arrowhead (`None` when the two nodes nearly touch: then the line joins the centres).
+/// A straight arrow that would pass within a node's radius (7 px) plus 3 px of another node
+/// (`others`) bows to its left as a quadratic curve, a quarter of its length out at the middle:
+/// on a chain, 2 → 0 would otherwise lie on top of 2 → 1 → 0 and run through node 1.
+fn parent_arrow(
+    a: (f64, f64),
+    b: (f64, f64),
+    ra: f64,
+    rb: f64,
+    mpp: f64,
+    others: impl Iterator<Item = (f64, f64)>,
+) -> (Vec<(f64, f64)>, Option<[(f64, f64); 3]>) {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let d = (dx * dx + dy * dy).sqrt();
+    if d.is_nan() || d <= ra + rb + 8.0 * mpp {
+        return (vec![a, b], None);
+    }
+    let (ux, uy) = (dx / d, dy / d);
+    let clear = 10.0 * mpp;
+    let crosses = others.into_iter().any(|q| {
+        let t = (q.0 - a.0) * ux + (q.1 - a.1) * uy;
+        let off = ((q.0 - a.0) * uy - (q.1 - a.1) * ux).abs();
+        t > 0.0 && t < d && off < clear
+    });
+    // The path as points from `a` to `b`: the straight segment, or the bowed curve sampled.
+    let points: Vec<(f64, f64)> = if crosses {
+        let bow = 0.25 * d;
+        let c = ((a.0 + b.0) / 2.0 - uy * bow * 2.0, (a.1 + b.1) / 2.0 + ux * bow * 2.0);
+        (0..=64)
+            .map(|k| {
+                let t = f64::from(k) / 64.0;
+                let (s, u) = ((1.0 - t) * (1.0 - t), 2.0 * t * (1.0 - t));
+                (s * a.0 + u * c.0 + t * t * b.0, s * a.1 + u * c.1 + t * t * b.1)
+            })
+            .collect()
+    } else {
+        vec![a, b]
+    };
+    let dist = |p: (f64, f64), q: (f64, f64)| ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
+    // A point at distance `r` from `centre` on the segment from `inside` (nearer than r) to
+    // `outside` (at least r away), by bisection.
+    let cut = |centre: (f64, f64), r: f64, inside: (f64, f64), outside: (f64, f64)| {
+        let (mut lo, mut hi) = (0.0, 1.0);
+        for _ in 0..30 {
+            let mid = (lo + hi) / 2.0;
+            let p = (inside.0 + (outside.0 - inside.0) * mid, inside.1 + (outside.1 - inside.1) * mid);
+            if dist(p, centre) < r {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        (inside.0 + (outside.0 - inside.0) * hi, inside.1 + (outside.1 - inside.1) * hi)
+    };
+    // Leave `a`'s disc.
+    let first = points.iter().position(|&p| dist(p, a) >= ra).unwrap_or(points.len() - 1);
+    let start = cut(a, ra, points[first.saturating_sub(1)], points[first]);
+    // The tip 2 px before `b`'s edge, the head's base 11 px back along the path.
+    let (len, wid) = (11.0 * mpp, 4.5 * mpp);
+    let tip_at = points.iter().rposition(|&p| dist(p, b) >= rb + 2.0 * mpp).unwrap_or(0);
+    let tip = cut(b, rb + 2.0 * mpp, points[(tip_at + 1).min(points.len() - 1)], points[tip_at]);
+    let back = points[..=tip_at].iter().rposition(|&p| dist(p, tip) >= len).unwrap_or(0);
+    let (hx, hy) = (tip.0 - points[back].0, tip.1 - points[back].1);
+    let h = (hx * hx + hy * hy).sqrt().max(f64::MIN_POSITIVE);
+    let (vx, vy) = (hx / h, hy / h);
+    let base = (tip.0 - vx * len, tip.1 - vy * len);
+    let mut line = vec![start];
+    // Points closer than 2 px to the last kept one are left out: plotters draws a wide line's
+    // near-zero segments as spikes.
+    for &p in points[first..=back.max(first)].iter().chain(std::iter::once(&base)) {
+        if dist(p, tip) > len + 2.0 * mpp && dist(p, *line.last().unwrap()) >= 2.0 * mpp {
+            line.push(p);
+        }
+    }
+    if dist(*line.last().unwrap(), base) >= 0.5 * mpp {
+        line.push(base);
+    } else {
+        *line.last_mut().unwrap() = base;
+    }
+    let head = [tip, (base.0 - vy * wid, base.1 + vx * wid), (base.0 + vy * wid, base.1 - vx * wid)];
+    (line, Some(head))
 }
 
 fn draw_tree_legend<DB: DrawingBackend>(
@@ -1306,6 +1381,47 @@ mod tests {
     fn notes(texts: &[String]) -> Vec<&String> {
         const NOTES: [&str; 4] = ["no data", "no flows", "no samples", "no complete time bin"];
         texts.iter().filter(|t| NOTES.contains(&t.as_str()) || t.starts_with("no flow start")).collect()
+    }
+
+    /// A parent arrow is straight when no other node lies on its way, and bows around one that
+    /// does (on a chain, 2 → 0 passes over node 1): its line keeps clear of that node, starts
+    /// at the child's edge and ends at the arrowhead, whose tip stops 2 px before the parent.
+    #[test]
+    fn parent_arrows_bow_around_nodes_on_their_way() {
+        let mpp = 0.05; // metres per pixel
+        let (ra, rb) = (7.0 * mpp, 10.0 * mpp);
+        let dist = |p: (f64, f64), q: (f64, f64)| ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
+        let (a, b) = ((10.0, 0.0), (0.0, 0.0));
+        // Nothing on the way (a node beside it, one beyond the parent): straight.
+        let (line, head) = parent_arrow(a, b, ra, rb, mpp, [(5.0, 3.0), (-5.0, 0.0)].into_iter());
+        let head = head.unwrap();
+        assert_eq!(line.len(), 2, "{line:?}");
+        assert!((dist(line[0], a) - ra).abs() < 1e-6 && line.iter().all(|p| p.1.abs() < 1e-9), "{line:?}");
+        assert!((dist(head[0], b) - (rb + 2.0 * mpp)).abs() < 1e-6, "{head:?}");
+        assert!((dist(line[1], head[0]) - 11.0 * mpp).abs() < 1e-6, "the line ends at the head's base");
+        // Node 1 on the way: the line and the head keep clear of it, bowing to the arrow's left.
+        let on_way = (5.0, 0.0);
+        let (line, head) = parent_arrow(a, b, ra, rb, mpp, std::iter::once(on_way));
+        let head = head.unwrap();
+        assert!(line.len() > 10, "a curve: {line:?}");
+        assert!((dist(line[0], a) - ra).abs() < 1e-6, "{:?}", line[0]);
+        assert!((dist(head[0], b) - (rb + 2.0 * mpp)).abs() < 1e-6, "{head:?}");
+        let last = *line.last().unwrap();
+        assert!((dist(last, head[0]) - 11.0 * mpp).abs() < 1e-6, "the line ends at the head's base");
+        // Every segment of the line stays more than a node's radius plus 3 px from node 1.
+        let seg_dist = |p: (f64, f64), q: (f64, f64), x: (f64, f64)| {
+            let (dx, dy) = (q.0 - p.0, q.1 - p.1);
+            let t = (((x.0 - p.0) * dx + (x.1 - p.1) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
+            dist((p.0 + t * dx, p.1 + t * dy), x)
+        };
+        let nearest = line.windows(2).map(|w| seg_dist(w[0], w[1], on_way)).fold(f64::INFINITY, f64::min);
+        assert!(nearest > 10.0 * mpp, "{nearest} m from node 1");
+        assert!(line[1..].iter().all(|p| p.1 < 0.0), "to the left of a → b (−y): {line:?}");
+        // A node 8 px beside the straight line is on the way too; one 12 px beside it is not.
+        assert!(parent_arrow(a, b, ra, rb, mpp, std::iter::once((5.0, 8.0 * mpp))).0.len() > 10);
+        assert_eq!(parent_arrow(a, b, ra, rb, mpp, std::iter::once((5.0, 12.0 * mpp))).0.len(), 2);
+        // No segment shorter than 2 px (plotters draws those as spikes), but the last.
+        assert!(line.windows(2).rev().skip(1).all(|w| dist(w[0], w[1]) >= 2.0 * mpp - 1e-9), "{line:?}");
     }
 
     /// In the PNGs a decimal point sits on the digits' baseline at every size the figures ask
