@@ -862,6 +862,9 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
     draw_tree_legend(&legend, &hops, max_h, has_tree)
 }
 
+/// An arrowhead's corners: the tip, then the two ends of its base.
+type ArrowHead = [(f64, f64); 3];
+
 /// The arrow from a node at `a` (drawn with radius `ra`, in metres) to its parent at `b`
 /// (radius `rb`), `mpp` metres per pixel: the line from `a`'s edge to the arrowhead's base, and
 /// the arrowhead (`None` when the two nodes nearly touch: then the line joins the centres).
@@ -875,7 +878,7 @@ fn parent_arrow(
     rb: f64,
     mpp: f64,
     others: impl Iterator<Item = (f64, f64)>,
-) -> (Vec<(f64, f64)>, Option<[(f64, f64); 3]>) {
+) -> (Vec<(f64, f64)>, Option<ArrowHead>) {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let d = (dx * dx + dy * dy).sqrt();
     if d.is_nan() || d <= ra + rb + 8.0 * mpp {
