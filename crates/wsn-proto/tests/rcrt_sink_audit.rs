@@ -1033,3 +1033,55 @@ fn demand_proportional_with_no_demand_gives_zero() {
     let flows = policy_flows(&[(0.0, 0.0, 0.0), (0.0, 0.0, 0.0)]);
     assert_eq!(DemandProportional.allocate(2.0, &flows), vec![0.0, 0.0]);
 }
+
+/// [Spec §2.18.2 step 4: after a timer-driven cut "set C_last = C_i"; §2.14 "should decrease"
+/// needs C_i > C_last] The second expiry cuts R at level c1; the lost packet is then repaired,
+/// and 21 s later (past any wait) new losses raise C again: packets whose C is between 2 and c1
+/// cut nothing, although every other condition holds (a loss pending, a delivery ratio below
+/// the last cut's); the first one above c1 cuts.
+#[test]
+fn a_timer_cut_sets_the_level_a_later_cut_must_exceed() {
+    let (mut s, _) = code_congested();
+    expire(&mut s);
+    let te = expire(&mut s);
+    assert_eq!(s.stats().decreases, 1);
+    let cut = s.flow_info(SRC).unwrap();
+    let (c1, p1) = (cut.congestion, cut.delivery_ratio);
+    let rate = assigned(&s);
+    let repair = bytes(&Repr::Data {
+        seq: w(21),
+        rate,
+        fid: 0,
+        since_feedback_2ms: 0,
+        ack_request: false,
+        retransmission: true,
+        payload: &[21],
+    });
+    let t = te + Duration::from_millis(100);
+    s.handle_datagram(t, SRC, &repair);
+    drain(&mut s, t);
+    assert_eq!(s.flow_info(SRC).unwrap().missing, 0);
+    // 27 in order, then 28, 30, 32, 34 lost.
+    let mut t = te + Duration::from_secs(21);
+    let mut below = 0;
+    for seq in [27, 29, 31, 33, 35] {
+        let rate = assigned(&s);
+        s.handle_datagram(t, SRC, &data(seq, rate, 0, 0));
+        drain(&mut s, t);
+        t += Duration::from_millis(100);
+        let i = s.flow_info(SRC).unwrap();
+        if i.congestion > c1 {
+            assert_eq!(s.stats().decreases, 2, "C = {} > c1 = {c1}: {i:?}", i.congestion);
+            assert!(below > 0, "no packet between 2 and c1");
+            return;
+        }
+        if i.congestion >= 2.0 && i.missing > 0 {
+            // An attempt here would cut: p/p_last gives a factor of at most 0.98.
+            let q = i.delivery_ratio / p1;
+            assert!(q < 1.0 && q / (2.0 - q) <= 0.98, "{i:?}");
+            below += 1;
+        }
+        assert_eq!(s.stats().decreases, 1, "C = {} ≤ c1 = {c1} cut R: {i:?}", i.congestion);
+    }
+    panic!("C never exceeded c1 = {c1}");
+}
