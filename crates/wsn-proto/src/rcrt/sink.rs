@@ -3549,3 +3549,34 @@ mod tests {
         }
     }
 }
+
+/// Checks from a mutation audit (sink34) that need the sink's private state.
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+    use std::vec::Vec;
+
+    const SRC: NodeId = NodeId(7);
+
+    /// [idle_deadline docs: k slow-downs built since the source's last new DATA, the latest at
+    /// t, keep the flow until t + (k + 11)·iv "with k ≤ 128 (the code's token is an int8_t)"]
+    /// A flow at 0.25 pkt/s (iv = 4 s) last heard at 100 s (a retransmission, which leaves the
+    /// count) with 200 slow-downs, the latest at 0: kept until 0 + (128 + 11)·4 s = 556 s, not
+    /// 0 + 211·4 s (which the cap of 100 s + 139·4 s = 656 s would allow).
+    #[test]
+    fn the_slowdown_count_is_capped_at_the_token_deficit() {
+        let cfg = SinkConfig { tx_spacing: Duration::ZERO, ..SinkConfig::paper() };
+        let mut s = Sink::new(NodeId(0), cfg, Box::new(Fair));
+        let mut syn = vec![0; Repr::Syn { demand: Rate::from_pps(1.0), nonce: 1 }.buffer_len()];
+        Repr::Syn { demand: Rate::from_pps(1.0), nonce: 1 }.emit(&mut syn);
+        s.handle_datagram(Instant::ZERO, SRC, &syn);
+        let _: Vec<_> = core::iter::from_fn(|| s.poll_transmit(Instant::ZERO)).collect();
+        let flow = s.flows.get_mut(&SRC).unwrap();
+        flow.slowest_told = Rate::from_pps(0.25);
+        flow.slowdowns_unheard = 200;
+        flow.last_slowdown = Some(Instant::ZERO);
+        flow.last_heard = Instant::from_secs(100);
+        let flow = &s.flows[&SRC];
+        assert_eq!(s.idle_deadline(flow), Some(Instant::from_secs(556)));
+    }
+}
