@@ -215,6 +215,12 @@ pub(crate) fn weak_link_facts(w: &WeakLink) -> String {
 /// when the run has several sinks, the tree ("in sink 39's tree"); `None` when the freeze
 /// judged every link good (or the run did not use it).
 pub(crate) fn freeze_links_text(rt: &wsn_sim::runner::RoutingSummary, several_sinks: bool) -> Option<String> {
+    let all = freeze_links(rt, several_sinks);
+    (!all.is_empty()).then(|| all.join("; "))
+}
+
+/// The links of [`freeze_links_text`], one text each: the replaced ones, then the kept ones.
+pub(crate) fn freeze_links(rt: &wsn_sim::runner::RoutingSummary, several_sinks: bool) -> Vec<String> {
     let pc = |q: f64| format!("{:.0} %", 100.0 * q);
     let tree = |sink: u16| if several_sinks { format!(" in sink {sink}'s tree") } else { String::new() };
     let moved = rt.freeze_moves.iter().map(|m| {
@@ -226,8 +232,7 @@ pub(crate) fn freeze_links_text(rt: &wsn_sim::runner::RoutingSummary, several_si
         .freeze_weak_kept
         .iter()
         .map(|k| format!("{} → {} ({}) kept: no good neighbour{}", k.node, k.parent, pc(k.quality), tree(k.sink)));
-    let all: Vec<String> = moved.chain(kept).collect();
-    (!all.is_empty()).then(|| all.join("; "))
+    moved.chain(kept).collect()
 }
 
 /// [`freeze_links_text`] of a run.

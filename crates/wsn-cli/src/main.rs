@@ -1400,6 +1400,19 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
     Ok(r)
 }
 
+/// The good-tree freeze's links the run summary lists before "and N more".
+const FREEZE_LINKS_SHOWN: usize = 6;
+
+/// The first `n` of `items` joined with "; ", then "… and K more (see WHERE)" when there are
+/// more.
+fn first_of(items: &[String], n: usize, r#where: &str) -> String {
+    let shown = items[..items.len().min(n)].join("; ");
+    match items.len().checked_sub(n) {
+        Some(more) if more > 0 => format!("{shown}; … and {more} more (see {where})"),
+        _ => shown,
+    }
+}
+
 /// The one-screen summary of a run whose results are in place. Its lines go through [`say!`]: a
 /// standard output that cannot take them (`> /dev/full`, a closed pipe) does not stop the
 /// warnings that follow on standard error; the failure ends the command once they are said.
@@ -1444,9 +1457,14 @@ fn print_summary(r: &RunResult, dir: &std::path::Path) {
         s.routing.parent_changes_during_traffic,
         s.routing.unrouted_nodes
     );
-    // The good-tree freeze, when it acted: each replaced or kept link with its expected share.
-    if let Some(text) = crate::compare::run_freeze_links_text(r) {
-        say!("          good-tree freeze (expected share of frames on a quiet channel): {text}");
+    // The good-tree freeze, when it acted: each replaced or kept link with its expected share,
+    // the first few of them (a chain of weak links filled the screen); summary.json has all.
+    let links = crate::compare::freeze_links(&s.routing, r.network.sinks().len() > 1);
+    if !links.is_empty() {
+        say!(
+            "          good-tree freeze (expected share of frames on a quiet channel): {}",
+            first_of(&links, FREEZE_LINKS_SHOWN, "routing.freeze_moves and freeze_weak_kept in summary.json")
+        );
     }
     if t.originated > 0 {
         say!(
@@ -1624,7 +1642,18 @@ fn short_s(x: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::{mean_of_defined, no_value, parse_values, rate, set_to_param, toml_number};
+    use super::{first_of, mean_of_defined, no_value, parse_values, rate, set_to_param, toml_number};
+
+    /// A long list is cut after its first items with a count of the rest and where they are;
+    /// one of at most that length is shown whole.
+    #[test]
+    fn long_lists_show_their_first_items_and_count_the_rest() {
+        let items: Vec<String> = (1..=8).map(|i| format!("l{i}")).collect();
+        assert_eq!(first_of(&items, 3, "x.json"), "l1; l2; l3; … and 5 more (see x.json)");
+        assert_eq!(first_of(&items[..3], 3, "x.json"), "l1; l2; l3");
+        assert_eq!(first_of(&items[..1], 3, "x.json"), "l1");
+        assert_eq!(first_of(&items[..4], 3, "x.json"), "l1; l2; l3; … and 1 more (see x.json)");
+    }
 
     #[test]
     fn small_rates_keep_three_significant_digits() {
