@@ -908,7 +908,9 @@ fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
         s.routing.parent_changes.to_string(),
         s.routing.median_max_depth.to_string(),
         t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
-        t.feedback_packets.map_or(String::new(), |f| cell(f as f64 / t.originated.max(1) as f64)),
+        // Per data packet originated: no packet originated, no ratio (an empty cell, as the
+        // run's summary prints "–"), not 0 feedback per packet.
+        t.feedback_packets.map_or(String::new(), |f| cell(f as f64 / t.originated as f64)),
         max_repaired_share(s).map_or(String::new(), cell),
         s.trace_sha256.clone(),
         t.originated.to_string(),
@@ -1026,9 +1028,13 @@ impl PartialCsv {
 }
 
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
-/// baseline; `None` for protocols without end-to-end repair).
+/// baseline; `None` for protocols without end-to-end repair). A flow that delivered nothing has
+/// no share; when no flow delivered anything the value is undefined (NaN, an empty cell), not 0.
 fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
-    s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| r as f64 / f.delivered.max(1) as f64)).reduce(f64::max)
+    let mut repairing = s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| (r, f.delivered))).peekable();
+    repairing.peek()?;
+    // f64::max keeps the number against NaN, so the fold is NaN only when no flow delivered.
+    Some(repairing.filter(|&(_, d)| d > 0).map(|(r, d)| r as f64 / d as f64).fold(f64::NAN, f64::max))
 }
 
 fn sweep(

@@ -1,0 +1,85 @@
+//! A researcher's workflows after the first run: several seeds of one scenario, sweeps over a
+//! load and over a protocol parameter, and their edge cases (runs that carry no traffic, long
+//! keys, a folder that holds an unfinished sweep). Small networks and short runs: the whole file
+//! takes a few seconds.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use common::Scratch;
+
+/// Nine nodes on a grid, RCRT from 10 s to the end (90 s): feedback, decreases and repairs.
+const SCENARIO: &str = r#"name = "nu34"
+duration_s = 90.0
+
+[topology]
+sinks = [0]
+layout = { kind = "grid", nodes = 9, spacing_m = 5.0 }
+
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+
+[protocol]
+kind = "rcrt"
+
+[[flows]]
+sources = "all"
+rate_pps = 2.0
+start_s = 10.0
+"#;
+
+/// The scenario written into `dir`, as a path string.
+fn scenario_file(dir: &Path) -> String {
+    let f = dir.join("nu34.toml");
+    std::fs::write(&f, SCENARIO).unwrap();
+    f.display().to_string()
+}
+
+fn wsn(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_wsn")).args(args).output().unwrap()
+}
+
+/// Runs `wsn ARGS...`, which must succeed; returns its standard output.
+fn ok(args: &[&str]) -> String {
+    let o = wsn(args);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "wsn {args:?}: {:?}\n{out}\n{err}", o.status.code());
+    assert!(!err.contains("panicked"), "{err}");
+    out.into_owned()
+}
+
+/// A CSV file as its rows of named cells.
+fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records().map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+}
+
+/// A run that originated no packet has no feedback per packet originated, and one that delivered
+/// none no repaired share: sweep.csv leaves both cells empty (as the run's summary prints "–"),
+/// as it does the goodput, instead of writing 0.0, which reads as a measured "no feedback" and
+/// "nothing repaired" and pulls a mean over seeds down. A run with traffic keeps its numbers.
+#[test]
+fn sweep_ratios_of_a_run_without_traffic_are_empty_not_zero() {
+    let dir = Scratch::new("newuser34", "ratios");
+    let f = scenario_file(&dir);
+    let out = dir.join("sw");
+    // Traffic from 10 s: at 5 s the run ends before any flow starts.
+    ok(&["sweep", &f, "--param", "duration_s=5,90", "--out", out.to_str().unwrap()]);
+    let rows = csv_rows(&out.join("sweep.csv"));
+    assert_eq!(rows.len(), 2);
+    let (none, some) = (&rows[0], &rows[1]);
+    assert_eq!((none["x"].as_str(), none["originated"].as_str(), none["delivered"].as_str()), ("5", "0", "0"));
+    assert_eq!(none["mean_goodput_pps"], "", "the goodput of a run without traffic is empty");
+    assert_eq!(none["congestion_decreases"], "0", "a count stays a count");
+    assert_eq!(none["feedback_ratio"], "", "feedback per packet of no packet");
+    assert_eq!(none["max_e2e_repaired_share"], "", "repaired share of no delivered packet");
+    // The run with traffic has both, as numbers in range.
+    assert!(some["delivered"].parse::<u64>().unwrap() > 0, "{some:?}");
+    let fb: f64 = some["feedback_ratio"].parse().unwrap_or_else(|_| panic!("{some:?}"));
+    let share: f64 = some["max_e2e_repaired_share"].parse().unwrap_or_else(|_| panic!("{some:?}"));
+    assert!(fb > 0.0 && (0.0..=1.0).contains(&share), "{some:?}");
+}
