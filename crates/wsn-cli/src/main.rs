@@ -1027,6 +1027,17 @@ impl PartialCsv {
     }
 }
 
+/// The name of the sweep table's first column for the swept `key`: its last dotted part, with
+/// the part before it when the last is a number (`protocol.weights.5` → `weights.5`).
+fn sweep_column_name(key: &str) -> String {
+    let parts: Vec<&str> = key.split('.').collect();
+    match parts.as_slice() {
+        [.., before, last] if last.chars().all(|c| c.is_ascii_digit()) => format!("{before}.{last}"),
+        [.., last] => last.to_string(),
+        [] => key.to_string(),
+    }
+}
+
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
 /// baseline; `None` for protocols without end-to-end repair). A flow that delivered nothing has
 /// no share; when no flow delivered anything the value is undefined (NaN, an empty cell), not 0.
@@ -1292,14 +1303,16 @@ fn sweep(
     // written stops the command where it fails): built here, printed at the end.
     let mut points = Vec::new();
     let mut table = Vec::new();
+    // The first column is named by the key's last part (`rate_pps`), with the part before it when
+    // that is a node id or an index (`weights.5`, not `5`), and is as wide as its name and its
+    // widest value, so that a long key (`congestion_gain`) or value (a large seed) keeps the
+    // other columns under their names.
+    let x_name = sweep_column_name(&key);
+    let x_width =
+        vals.iter().map(|v| format!("{v}").chars().count()).chain([x_name.chars().count(), 10]).max().unwrap_or(10);
     table.push(format!(
-        "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
-        key.rsplit('.').next().unwrap_or(&key),
-        "mean",
-        "min",
-        "max",
-        "delivery",
-        seeds
+        "{:>x_width$} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
+        x_name, "mean", "min", "max", "delivery", seeds
     ));
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
@@ -1322,7 +1335,7 @@ fn sweep(
             },
         };
         table.push(format!(
-            "{:>10} {:>10} {:>10} {:>10} {:>9}",
+            "{:>x_width$} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
             no_value(p.mean, |x| format!("{x:.3}")),
             no_value(p.min, |x| format!("{x:.3}")),

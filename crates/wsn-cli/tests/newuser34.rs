@@ -83,3 +83,40 @@ fn sweep_ratios_of_a_run_without_traffic_are_empty_not_zero() {
     let share: f64 = some["max_e2e_repaired_share"].parse().unwrap_or_else(|_| panic!("{some:?}"));
     assert!(fb > 0.0 && (0.0..=1.0).contains(&share), "{some:?}");
 }
+
+/// The end (in characters) of each of the first five whitespace-separated fields of `line`.
+fn field_ends(line: &str) -> Vec<usize> {
+    let chars: Vec<char> = line.chars().collect();
+    let mut ends = Vec::new();
+    for i in 0..chars.len() {
+        if !chars[i].is_whitespace() && chars.get(i + 1).is_none_or(|c| c.is_whitespace()) {
+            ends.push(i + 1);
+        }
+    }
+    ends.truncate(5);
+    ends
+}
+
+/// The sweep's table keeps its columns under their names whatever the key's length
+/// (`congestion_gain` is longer than the ten characters the first column had), and names a
+/// key that ends in a node id by more than the id (`weights.5`, not `5`).
+#[test]
+fn sweep_table_columns_line_up_under_their_names() {
+    let dir = Scratch::new("newuser34", "table");
+    let f = scenario_file(&dir);
+    for (param, name) in [
+        ("protocol.congestion_gain=0.25,1", "congestion_gain"),
+        ("protocol.weights.5=1,2", "weights.5"),
+        ("flows.0.rate_pps=0.5,1", "rate_pps"),
+    ] {
+        let out = dir.join("sw");
+        let text =
+            ok(&["sweep", &f, "--param", param, "--set", "protocol.policy=weighted", "--out", out.to_str().unwrap()]);
+        let lines: Vec<&str> = text.lines().take(3).collect();
+        assert_eq!(lines[0].split_whitespace().next(), Some(name), "{param}:\n{text}");
+        let header = field_ends(lines[0]);
+        for row in &lines[1..] {
+            assert_eq!(field_ends(row), header, "{param}: a column is not under its name:\n{text}");
+        }
+    }
+}
