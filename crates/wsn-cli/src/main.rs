@@ -57,9 +57,14 @@ enum Cmd {
         #[arg(default_value = "rcrt-baseline")]
         scenario: String,
         /// Override the scenario's seed (default: its `seed` field, 1 when it has none): 0 to
-        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1).
+        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1). For several
+        /// seeds, one row each in sweep.csv: wsn sweep SCENARIO --param seed=1:5:1.
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
+        /// Not an option of `run` (one run, one seed): refused with a pointer to `wsn sweep
+        /// --param seed=…`, instead of clap's hint at --seed, which takes a seed, not a count.
+        #[arg(long, hide = true, value_name = "K", allow_negative_numbers = true, value_parser = refuse_run_seeds)]
+        seeds: Option<u64>,
         /// Output directory (default: out/<name>, the scenario's `name` field).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -235,6 +240,16 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
 /// message for `-1` was "invalid digit found in string").
 pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
+}
+
+/// `wsn run --seeds K`: always refused (a usage error), saying how to run K seeds.
+fn refuse_run_seeds(s: &str) -> Result<u64, String> {
+    let k = s.trim().parse::<u64>().ok().filter(|&k| k >= 1).map_or("K".to_string(), |k| k.to_string());
+    Err(format!(
+        "`wsn run` runs one seed (--seed N); to run several seeds of a scenario use `wsn sweep SCENARIO \
+         --param seed=1:{k}:1` (a run and a row of sweep.csv per seed), or `wsn sweep SCENARIO --param KEY=… \
+         --seeds {k}` to average every value of a sweep over {k} seeds"
+    ))
 }
 
 /// A count option's value (`--jobs`, `--seeds`, `--payload-bytes`): a whole number, said so when it
@@ -532,7 +547,7 @@ fn error_report(e: &anyhow::Error) -> String {
 
 fn run_cli(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Run { scenario, seed, out, mut set, trace, pcap, quiet } => {
+        Cmd::Run { scenario, seed, seeds: _, out, mut set, trace, pcap, quiet } => {
             if trace {
                 set.push("output.trace=true".into());
             }

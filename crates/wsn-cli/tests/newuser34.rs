@@ -120,3 +120,19 @@ fn sweep_table_columns_line_up_under_their_names() {
         }
     }
 }
+
+/// `wsn run` has no `--seeds`: instead of clap's hint at `--seed` (which takes a seed, not a
+/// count), the refusal says how to run several seeds, with the count given.
+#[test]
+fn run_with_seeds_says_how_to_run_several_seeds() {
+    let o = wsn(&["run", "nu34.toml", "--seeds", "3"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {err}");
+    assert!(err.contains("wsn sweep SCENARIO --param seed=1:3:1"), "{err}");
+    assert!(err.contains("--seeds 3"), "{err}");
+    assert!(!err.contains("similar argument"), "{err}");
+    // Not offered in the help either, whose --seed points at the sweep.
+    let help = String::from_utf8_lossy(&wsn(&["run", "--help"]).stdout).into_owned();
+    assert!(!help.contains("--seeds"), "{help}");
+    assert!(help.contains("--param seed=1:5:1"), "{help}");
+}
