@@ -136,3 +136,42 @@ fn run_with_seeds_says_how_to_run_several_seeds() {
     assert!(!help.contains("--seeds"), "{help}");
     assert!(help.contains("--param seed=1:5:1"), "{help}");
 }
+
+/// Horizontal segments of the polylines of colour `stroke` in an SVG, as (x0, x1, y), longer
+/// than nothing.
+fn horizontal_segments(svg: &str, stroke: &str) -> Vec<(f64, f64, f64)> {
+    let mut out = Vec::new();
+    for line in svg.lines().filter(|l| l.starts_with("<polyline") && l.contains(&format!("stroke=\"{stroke}\""))) {
+        let pts = line.split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+        let pts: Vec<(f64, f64)> = pts
+            .split_whitespace()
+            .map(|p| {
+                let (x, y) = p.split_once(',').unwrap();
+                (x.parse().unwrap(), y.parse().unwrap())
+            })
+            .collect();
+        for w in pts.windows(2) {
+            if w[0].1 == w[1].1 && w[0].0 != w[1].0 {
+                out.push((w[0].0.min(w[1].0), w[0].0.max(w[1].0), w[0].1));
+            }
+        }
+    }
+    out
+}
+
+/// The sweep figure's offered-load line (y = x) is dashed, and so is its legend sample: a solid
+/// sample read as a fourth series. The diagonal line has no horizontal segment, so the
+/// horizontal grey segments are the legend's: two short dashes, not one 20-pixel line.
+#[test]
+fn the_sweep_legend_draws_the_offered_load_dashed() {
+    let dir = Scratch::new("newuser34", "legend");
+    let f = scenario_file(&dir);
+    let out = dir.join("sw");
+    ok(&["sweep", &f, "--param", "flows.0.rate_pps=0.5,1", "--out", out.to_str().unwrap()]);
+    let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+    assert!(svg.contains("offered load (y = x)"), "no offered-load line");
+    let grey = horizontal_segments(&svg, "#5A5A5A");
+    assert!(grey.len() >= 2, "{grey:?}");
+    assert!(grey.iter().all(|s| s.2 == grey[0].2), "one legend row: {grey:?}");
+    assert!(grey.iter().all(|s| s.1 - s.0 <= 10.0), "a solid legend sample: {grey:?}");
+}
