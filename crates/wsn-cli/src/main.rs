@@ -1244,6 +1244,19 @@ fn sweep(
     // The finished runs' rows, written as they come (see PartialCsv); removed once sweep.csv is
     // in place.
     let partial_path = dir.join("sweep.csv.partial");
+    // An earlier sweep into this folder that did not finish left its finished runs' rows here:
+    // kept under another name (replacing an older such file), not emptied by this sweep's rows.
+    if partial_path.is_file() {
+        let earlier = dir.join("sweep.csv.partial.earlier");
+        std::fs::rename(&partial_path, &earlier)
+            .with_context(|| format!("moving {} to {}", partial_path.display(), earlier.display()))?;
+        let rows = std::fs::read_to_string(&earlier).map_or(0, |t| t.lines().count().saturating_sub(1));
+        say!(
+            "kept      an earlier unfinished sweep's {rows} row(s) as {} (this sweep writes its own {})",
+            earlier.display(),
+            partial_path.display()
+        );
+    }
     let partial = std::sync::Mutex::new(PartialCsv::create(partial_path.clone())?);
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     // Collected into one Result: after a failed run no new run starts (the ones under way

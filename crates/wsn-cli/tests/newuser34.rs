@@ -175,3 +175,21 @@ fn the_sweep_legend_draws_the_offered_load_dashed() {
     assert!(grey.iter().all(|s| s.2 == grey[0].2), "one legend row: {grey:?}");
     assert!(grey.iter().all(|s| s.1 - s.0 <= 10.0), "a solid legend sample: {grey:?}");
 }
+
+/// A sweep into a folder where an earlier sweep stopped keeps that sweep's finished rows
+/// (`sweep.csv.partial`) as `sweep.csv.partial.earlier` and says so, instead of emptying the file
+/// for its own rows; its own results are as usual.
+#[test]
+fn an_earlier_unfinished_sweeps_rows_are_kept() {
+    let dir = Scratch::new("newuser34", "earlier");
+    let f = scenario_file(&dir);
+    let out = dir.join("sw");
+    std::fs::create_dir(&out).unwrap();
+    let earlier = "x,seed\n0.25,1\n0.5,1\n";
+    std::fs::write(out.join("sweep.csv.partial"), earlier).unwrap();
+    let text = ok(&["sweep", &f, "--param", "flows.0.rate_pps=1", "--out", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv.partial.earlier")).unwrap(), earlier);
+    assert!(text.contains("2 row(s)") && text.contains("sweep.csv.partial.earlier"), "{text}");
+    assert!(!out.join("sweep.csv.partial").exists(), "the finished sweep's own partial file stays");
+    assert_eq!(csv_rows(&out.join("sweep.csv")).len(), 1);
+}
