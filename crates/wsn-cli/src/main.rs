@@ -57,9 +57,14 @@ enum Cmd {
         #[arg(default_value = "rcrt-baseline")]
         scenario: String,
         /// Override the scenario's seed (default: its `seed` field, 1 when it has none): 0 to
-        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1).
+        /// 2^64 − 1 (a scenario file's `seed`, a TOML integer, goes to 2^63 − 1). For several
+        /// seeds, one row each in sweep.csv: wsn sweep SCENARIO --param seed=1:5:1.
         #[arg(long, allow_negative_numbers = true, value_parser = parse_seed)]
         seed: Option<u64>,
+        /// Not an option of `run` (one run, one seed): refused with a pointer to `wsn sweep
+        /// --param seed=…`, instead of clap's hint at --seed, which takes a seed, not a count.
+        #[arg(long, hide = true, value_name = "K", allow_negative_numbers = true, value_parser = refuse_run_seeds)]
+        seeds: Option<u64>,
         /// Output directory (default: out/<name>, the scenario's `name` field).
         #[arg(long)]
         out: Option<PathBuf>,
@@ -235,6 +240,16 @@ fn default_dir(name: &str, suffix: &str) -> Result<PathBuf> {
 /// message for `-1` was "invalid digit found in string").
 pub(crate) fn parse_seed(s: &str) -> Result<u64, String> {
     s.trim().parse::<u64>().map_err(|_| format!("a seed is a whole number from 0 to {}", u64::MAX))
+}
+
+/// `wsn run --seeds K`: always refused (a usage error), saying how to run K seeds.
+fn refuse_run_seeds(s: &str) -> Result<u64, String> {
+    let k = s.trim().parse::<u64>().ok().filter(|&k| k >= 1).map_or("K".to_string(), |k| k.to_string());
+    Err(format!(
+        "`wsn run` runs one seed (--seed N); to run several seeds of a scenario use `wsn sweep SCENARIO \
+         --param seed=1:{k}:1` (a run and a row of sweep.csv per seed), or `wsn sweep SCENARIO --param KEY=… \
+         --seeds {k}` to average every value of a sweep over {k} seeds"
+    ))
 }
 
 /// A count option's value (`--jobs`, `--seeds`, `--payload-bytes`): a whole number, said so when it
@@ -532,7 +547,7 @@ fn error_report(e: &anyhow::Error) -> String {
 
 fn run_cli(cli: Cli) -> Result<()> {
     match cli.cmd {
-        Cmd::Run { scenario, seed, out, mut set, trace, pcap, quiet } => {
+        Cmd::Run { scenario, seed, seeds: _, out, mut set, trace, pcap, quiet } => {
             if trace {
                 set.push("output.trace=true".into());
             }
@@ -908,7 +923,9 @@ fn sweep_row(key: &str, v: f64, s: &wsn_sim::runner::Summary) -> Vec<String> {
         s.routing.parent_changes.to_string(),
         s.routing.median_max_depth.to_string(),
         t.congestion_decreases.map_or(String::new(), |c| c.to_string()),
-        t.feedback_packets.map_or(String::new(), |f| cell(f as f64 / t.originated.max(1) as f64)),
+        // Per data packet originated: no packet originated, no ratio (an empty cell, as the
+        // run's summary prints "–"), not 0 feedback per packet.
+        t.feedback_packets.map_or(String::new(), |f| cell(f as f64 / t.originated as f64)),
         max_repaired_share(s).map_or(String::new(), cell),
         s.trace_sha256.clone(),
         t.originated.to_string(),
@@ -1025,10 +1042,25 @@ impl PartialCsv {
     }
 }
 
+/// The name of the sweep table's first column for the swept `key`: its last dotted part, with
+/// the part before it when the last is a number (`protocol.weights.5` → `weights.5`).
+fn sweep_column_name(key: &str) -> String {
+    let parts: Vec<&str> = key.split('.').collect();
+    match parts.as_slice() {
+        [.., before, last] if last.chars().all(|c| c.is_ascii_digit()) => format!("{before}.{last}"),
+        [.., last] => last.to_string(),
+        [] => key.to_string(),
+    }
+}
+
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
-/// baseline; `None` for protocols without end-to-end repair).
+/// baseline; `None` for protocols without end-to-end repair). A flow that delivered nothing has
+/// no share; when no flow delivered anything the value is undefined (NaN, an empty cell), not 0.
 fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
-    s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| r as f64 / f.delivered.max(1) as f64)).reduce(f64::max)
+    let mut repairing = s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| (r, f.delivered))).peekable();
+    repairing.peek()?;
+    // f64::max keeps the number against NaN, so the fold is NaN only when no flow delivered.
+    Some(repairing.filter(|&(_, d)| d > 0).map(|(r, d)| r as f64 / d as f64).fold(f64::NAN, f64::max))
 }
 
 fn sweep(
@@ -1212,6 +1244,19 @@ fn sweep(
     // The finished runs' rows, written as they come (see PartialCsv); removed once sweep.csv is
     // in place.
     let partial_path = dir.join("sweep.csv.partial");
+    // An earlier sweep into this folder that did not finish left its finished runs' rows here:
+    // kept under another name (replacing an older such file), not emptied by this sweep's rows.
+    if partial_path.is_file() {
+        let earlier = dir.join("sweep.csv.partial.earlier");
+        std::fs::rename(&partial_path, &earlier)
+            .with_context(|| format!("moving {} to {}", partial_path.display(), earlier.display()))?;
+        let rows = std::fs::read_to_string(&earlier).map_or(0, |t| t.lines().count().saturating_sub(1));
+        say!(
+            "kept      an earlier unfinished sweep's {rows} row(s) as {} (this sweep writes its own {})",
+            earlier.display(),
+            partial_path.display()
+        );
+    }
     let partial = std::sync::Mutex::new(PartialCsv::create(partial_path.clone())?);
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     // Collected into one Result: after a failed run no new run starts (the ones under way
@@ -1286,14 +1331,16 @@ fn sweep(
     // written stops the command where it fails): built here, printed at the end.
     let mut points = Vec::new();
     let mut table = Vec::new();
+    // The first column is named by the key's last part (`rate_pps`), with the part before it when
+    // that is a node id or an index (`weights.5`, not `5`), and is as wide as its name and its
+    // widest value, so that a long key (`congestion_gain`) or value (a large seed) keeps the
+    // other columns under their names.
+    let x_name = sweep_column_name(&key);
+    let x_width =
+        vals.iter().map(|v| format!("{v}").chars().count()).chain([x_name.chars().count(), 10]).max().unwrap_or(10);
     table.push(format!(
-        "{:>10} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
-        key.rsplit('.').next().unwrap_or(&key),
-        "mean",
-        "min",
-        "max",
-        "delivery",
-        seeds
+        "{:>x_width$} {:>10} {:>10} {:>10} {:>9}   ({} seed(s) per value)",
+        x_name, "mean", "min", "max", "delivery", seeds
     ));
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
@@ -1316,7 +1363,7 @@ fn sweep(
             },
         };
         table.push(format!(
-            "{:>10} {:>10} {:>10} {:>10} {:>9}",
+            "{:>x_width$} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
             no_value(p.mean, |x| format!("{x:.3}")),
             no_value(p.min, |x| format!("{x:.3}")),

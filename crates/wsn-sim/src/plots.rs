@@ -1214,7 +1214,12 @@ fn draw_sweep<DB: DrawingBackend>(
                     .draw_series(DashedLineSeries::new(vec![(a, a), (b, b)], 8, 6, grey.stroke_width(2)))
                     .s()?
                     .label("offered load (y = x)")
-                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], grey.stroke_width(2)));
+                    // Dashed in the legend as on the chart (a solid sample read as another line).
+                    .legend(move |(x, y)| {
+                        EmptyElement::at((x, y))
+                            + PathElement::new(vec![(0, 0), (8, 0)], grey.stroke_width(2))
+                            + PathElement::new(vec![(12, 0), (20, 0)], grey.stroke_width(2))
+                    });
             }
         }
         let mean: Vec<(f64, f64)> = pts.iter().filter_map(|p| Some((p.x, f(p.mean)?.clamp(0.0, ytop)))).collect();
