@@ -677,7 +677,7 @@ pub(crate) fn section(
     for (k, label) in [
         ("cmp-rcrt-hw/paper", "RCRT (hardware ACKs)"),
         ("cmp-rcrt-sw/paper", "RCRT (software ACKs)"),
-        ("cmp-ifrc/paper", "IFRC, one node"),
+        ("cmp-ifrc/paper", "IFRC"),
     ] {
         let r = get(k)?;
         let end = r.summary.sim_seconds;
@@ -685,7 +685,9 @@ pub(crate) fn section(
         if let Some(&(_, v)) = tr.last() {
             tr.push((end, v));
         }
-        series.push(Series::step(label, tr));
+        // The flow drawn is the first one: name its source.
+        let node = r.network.flows().first().map_or(String::new(), |f| format!(", node {}", f.source.0));
+        series.push(Series::step(format!("{label}{node}"), tr));
     }
     let r = get("cmp-ifrc/paper")?;
     let end = r.summary.sim_seconds;

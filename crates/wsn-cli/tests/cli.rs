@@ -302,6 +302,12 @@ fn compare_quick_writes_the_required_numbers() {
     // attempts acknowledged); now neither seed is. (If the simulation changes, pick a seed whose
     // freeze still replaces a link.)
     let report5 = std::fs::read_to_string(out.join("seed-5/report.md")).expect("seed 5's report");
+    // Fig. 15's legend names the node whose rate each line is (the first flow's source).
+    let fig = std::fs::read_to_string(out.join("seed-5/fig15-compare.svg")).expect("Fig. 15");
+    for want in ["RCRT (hardware ACKs), node ", "RCRT (software ACKs), node ", "IFRC, node "] {
+        let at = fig.find(want).unwrap_or_else(|| panic!("no {want:?} in Fig. 15"));
+        assert!(fig[at + want.len()..].starts_with(|c: char| c.is_ascii_digit()), "{want:?} without a node id");
+    }
     assert!(
         report3.contains(
             "**The good-tree freeze** changed IFRC's tree (both profiles; each link's expected share of frames on a \
