@@ -1244,19 +1244,7 @@ fn sweep(
     // The finished runs' rows, written as they come (see PartialCsv); removed once sweep.csv is
     // in place.
     let partial_path = dir.join("sweep.csv.partial");
-    // An earlier sweep into this folder that did not finish left its finished runs' rows here:
-    // kept under another name (replacing an older such file), not emptied by this sweep's rows.
-    if partial_path.is_file() {
-        let earlier = dir.join("sweep.csv.partial.earlier");
-        std::fs::rename(&partial_path, &earlier)
-            .with_context(|| format!("moving {} to {}", partial_path.display(), earlier.display()))?;
-        let rows = std::fs::read_to_string(&earlier).map_or(0, |t| t.lines().count().saturating_sub(1));
-        say!(
-            "kept      an earlier unfinished sweep's {rows} row(s) as {} (this sweep writes its own {})",
-            earlier.display(),
-            partial_path.display()
-        );
-    }
+    keep_earlier_partial(&partial_path)?;
     let partial = std::sync::Mutex::new(PartialCsv::create(partial_path.clone())?);
     let bar = progress::Batch::new(&format!("sweep {key}"), jobs_list.len());
     // Collected into one Result: after a failed run no new run starts (the ones under way
@@ -1445,6 +1433,43 @@ fn run_with_bar(sc: &Scenario, seed: Option<u64>, dir: &std::path::Path, quiet: 
     let r = run(sc, RunOptions { seed, out_dir: Some(dir.to_path_buf()), progress: Some(&mut progress) })?;
     bar.finish_and_clear();
     Ok(r)
+}
+
+/// An earlier sweep into this folder that did not finish left its finished runs' rows in
+/// `partial` (`sweep.csv.partial`): they are moved to `sweep.csv.partial.earlier` (or
+/// `.earlier.2`, `.earlier.3`, … when that name is taken, so that no earlier rows are lost)
+/// before this sweep writes its own, and the move is said. A file with no row (a sweep stopped
+/// before its first run finished) is removed.
+fn keep_earlier_partial(partial: &std::path::Path) -> Result<()> {
+    if !partial.is_file() {
+        return Ok(());
+    }
+    let rows = std::fs::read_to_string(partial)
+        .with_context(|| format!("reading {}", partial.display()))?
+        .lines()
+        .skip(1)
+        .filter(|l| !l.is_empty())
+        .count();
+    if rows == 0 {
+        return std::fs::remove_file(partial).with_context(|| format!("removing {}", partial.display()));
+    }
+    let name = |k: u32| {
+        let mut n = partial.as_os_str().to_owned();
+        n.push(if k == 1 { ".earlier".to_string() } else { format!(".earlier.{k}") });
+        std::path::PathBuf::from(n)
+    };
+    let earlier = (1..=u32::MAX)
+        .map(name)
+        .find(|p| !p.exists())
+        .with_context(|| format!("no free name to keep {} under", partial.display()))?;
+    std::fs::rename(partial, &earlier)
+        .with_context(|| format!("moving {} to {}", partial.display(), earlier.display()))?;
+    say!(
+        "kept      an earlier unfinished sweep's {rows} row(s) as {} (this sweep writes its own {})",
+        earlier.display(),
+        partial.display()
+    );
+    Ok(())
 }
 
 /// The good-tree freeze's links the run summary lists before "and N more".

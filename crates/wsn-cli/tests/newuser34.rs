@@ -178,7 +178,8 @@ fn the_sweep_legend_draws_the_offered_load_dashed() {
 
 /// A sweep into a folder where an earlier sweep stopped keeps that sweep's finished rows
 /// (`sweep.csv.partial`) as `sweep.csv.partial.earlier` and says so, instead of emptying the file
-/// for its own rows; its own results are as usual.
+/// for its own rows; its own results are as usual. A second such file goes to `.earlier.2`
+/// (the first is not replaced); one without rows is removed without a word.
 #[test]
 fn an_earlier_unfinished_sweeps_rows_are_kept() {
     let dir = Scratch::new("newuser34", "earlier");
@@ -192,4 +193,18 @@ fn an_earlier_unfinished_sweeps_rows_are_kept() {
     assert!(text.contains("2 row(s)") && text.contains("sweep.csv.partial.earlier"), "{text}");
     assert!(!out.join("sweep.csv.partial").exists(), "the finished sweep's own partial file stays");
     assert_eq!(csv_rows(&out.join("sweep.csv")).len(), 1);
+    // Another interrupted sweep's rows do not replace the kept ones: they go to `.earlier.2`.
+    let second = "x,seed\n0.75,1\n";
+    std::fs::write(out.join("sweep.csv.partial"), second).unwrap();
+    let text = ok(&["sweep", &f, "--param", "flows.0.rate_pps=1", "--out", out.to_str().unwrap()]);
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv.partial.earlier")).unwrap(), earlier);
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv.partial.earlier.2")).unwrap(), second);
+    assert!(text.contains("1 row(s)") && text.contains("sweep.csv.partial.earlier.2"), "{text}");
+    // One stopped before its first run finished left only the header: removed, nothing kept.
+    std::fs::write(out.join("sweep.csv.partial"), "x,seed\n").unwrap();
+    let text = ok(&["sweep", &f, "--param", "flows.0.rate_pps=1", "--out", out.to_str().unwrap()]);
+    assert!(!text.contains("kept "), "{text}");
+    assert!(!out.join("sweep.csv.partial.earlier.3").exists());
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv.partial.earlier")).unwrap(), earlier);
+    assert_eq!(std::fs::read_to_string(out.join("sweep.csv.partial.earlier.2")).unwrap(), second);
 }
