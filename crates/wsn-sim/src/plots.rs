@@ -7,6 +7,7 @@
 //! valid plot, never a panic.
 
 use std::fmt::Display;
+use std::ops::Range;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Once;
@@ -824,7 +825,8 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
     for (i, p) in parents.iter().enumerate() {
         let Some(p) = *p else { continue };
         let others = pos.iter().enumerate().filter(|&(j, _)| j != i && j != p).map(|(_, &q)| q);
-        let (line, head) = parent_arrow(pos[i], pos[p], radius(i) * mpp, radius(p) * mpp, mpp, others);
+        let area = ((cx - hx)..(cx + hx), (cy - hy)..(cy + hy));
+        let (line, head) = parent_arrow(pos[i], pos[p], radius(i) * mpp, radius(p) * mpp, mpp, area, others);
         chart.draw_series(std::iter::once(PathElement::new(line, arrow.stroke_width(2)))).s()?;
         if let Some(head) = head {
             chart.draw_series(std::iter::once(Polygon::new(head.to_vec(), arrow.filled()))).s()?;
@@ -869,14 +871,17 @@ type ArrowHead = [(f64, f64); 3];
 /// (radius `rb`), `mpp` metres per pixel: the line from `a`'s edge to the arrowhead's base, and
 /// the arrowhead (`None` when the two nodes nearly touch: then the line joins the centres).
 /// A straight arrow that would pass within a node's radius (7 px) plus 3 px of another node
-/// (`others`) bows to its left as a quadratic curve, a quarter of its length out at the middle:
-/// on a chain, 2 → 0 would otherwise lie on top of 2 → 1 → 0 and run through node 1.
+/// (`others`) bows as a quadratic curve, a quarter of its length out at the middle: on a chain,
+/// 2 → 0 would otherwise lie on top of 2 → 1 → 0 and run through node 1. It bows to its left
+/// unless that leaves the plotting area `area` (x range, y range, less 4 px), then to its right,
+/// then less deep (0.15, 0.08 of its length); with no room at all it stays straight.
 fn parent_arrow(
     a: (f64, f64),
     b: (f64, f64),
     ra: f64,
     rb: f64,
     mpp: f64,
+    area: (Range<f64>, Range<f64>),
     others: impl Iterator<Item = (f64, f64)>,
 ) -> (Vec<(f64, f64)>, Option<ArrowHead>) {
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
@@ -891,9 +896,8 @@ fn parent_arrow(
         let off = ((q.0 - a.0) * uy - (q.1 - a.1) * ux).abs();
         t > 0.0 && t < d && off < clear
     });
-    // The path as points from `a` to `b`: the straight segment, or the bowed curve sampled.
-    let points: Vec<(f64, f64)> = if crosses {
-        let bow = 0.25 * d;
+    // The bowed curve sampled, `bow` out to the left (negative: to the right) at the middle.
+    let curve = |bow: f64| -> Vec<(f64, f64)> {
         let c = ((a.0 + b.0) / 2.0 - uy * bow * 2.0, (a.1 + b.1) / 2.0 + ux * bow * 2.0);
         (0..=64)
             .map(|k| {
@@ -902,9 +906,20 @@ fn parent_arrow(
                 (s * a.0 + u * c.0 + t * t * b.0, s * a.1 + u * c.1 + t * t * b.1)
             })
             .collect()
-    } else {
-        vec![a, b]
     };
+    let inside = |p: &(f64, f64)| {
+        let m = 4.0 * mpp;
+        p.0 >= area.0.start + m && p.0 <= area.0.end - m && p.1 >= area.1.start + m && p.1 <= area.1.end - m
+    };
+    // The path as points from `a` to `b`: the first bowed curve that stays inside, or the
+    // straight segment.
+    let bows = [0.25, -0.25, 0.15, -0.15, 0.08, -0.08];
+    let points: Vec<(f64, f64)> = bows
+        .iter()
+        .filter(|_| crosses)
+        .map(|f| curve(f * d))
+        .find(|pts| pts.iter().all(inside))
+        .unwrap_or_else(|| vec![a, b]);
     let dist = |p: (f64, f64), q: (f64, f64)| ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
     // A point at distance `r` from `centre` on the segment from `inside` (nearer than r) to
     // `outside` (at least r away), by bisection.
@@ -1400,8 +1415,9 @@ mod tests {
         let (ra, rb) = (7.0 * mpp, 10.0 * mpp);
         let dist = |p: (f64, f64), q: (f64, f64)| ((p.0 - q.0).powi(2) + (p.1 - q.1).powi(2)).sqrt();
         let (a, b) = ((10.0, 0.0), (0.0, 0.0));
+        let wide = || (-20.0..30.0, -20.0..20.0);
         // Nothing on the way (a node beside it, one beyond the parent): straight.
-        let (line, head) = parent_arrow(a, b, ra, rb, mpp, [(5.0, 3.0), (-5.0, 0.0)].into_iter());
+        let (line, head) = parent_arrow(a, b, ra, rb, mpp, wide(), [(5.0, 3.0), (-5.0, 0.0)].into_iter());
         let head = head.unwrap();
         assert_eq!(line.len(), 2, "{line:?}");
         assert!((dist(line[0], a) - ra).abs() < 1e-6 && line.iter().all(|p| p.1.abs() < 1e-9), "{line:?}");
@@ -1409,7 +1425,7 @@ mod tests {
         assert!((dist(line[1], head[0]) - 11.0 * mpp).abs() < 1e-6, "the line ends at the head's base");
         // Node 1 on the way: the line and the head keep clear of it, bowing to the arrow's left.
         let on_way = (5.0, 0.0);
-        let (line, head) = parent_arrow(a, b, ra, rb, mpp, std::iter::once(on_way));
+        let (line, head) = parent_arrow(a, b, ra, rb, mpp, wide(), std::iter::once(on_way));
         let head = head.unwrap();
         assert!(line.len() > 10, "a curve: {line:?}");
         assert!((dist(line[0], a) - ra).abs() < 1e-6, "{:?}", line[0]);
@@ -1426,8 +1442,19 @@ mod tests {
         assert!(nearest > 10.0 * mpp, "{nearest} m from node 1");
         assert!(line[1..].iter().all(|p| p.1 < 0.0), "to the left of a → b (−y): {line:?}");
         // A node 8 px beside the straight line is on the way too; one 12 px beside it is not.
-        assert!(parent_arrow(a, b, ra, rb, mpp, std::iter::once((5.0, 8.0 * mpp))).0.len() > 10);
-        assert_eq!(parent_arrow(a, b, ra, rb, mpp, std::iter::once((5.0, 12.0 * mpp))).0.len(), 2);
+        assert!(parent_arrow(a, b, ra, rb, mpp, wide(), std::iter::once((5.0, 8.0 * mpp))).0.len() > 10);
+        assert_eq!(parent_arrow(a, b, ra, rb, mpp, wide(), std::iter::once((5.0, 12.0 * mpp))).0.len(), 2);
+        // At the plotting area's lower edge it bows to its right instead, and with room for
+        // neither side's quarter-length bow, less deep; with no room at all, straight.
+        let inside = |line: &[(f64, f64)], y0: f64, y1: f64| line.iter().all(|p| p.1 >= y0 && p.1 <= y1);
+        let (up, _) = parent_arrow(a, b, ra, rb, mpp, (-20.0..30.0, -1.0..20.0), std::iter::once(on_way));
+        let peak = |line: &[(f64, f64)]| line.iter().map(|p| p.1.abs()).fold(0.0, f64::max);
+        assert!(up.len() > 10 && inside(&up, -1.0, 20.0) && up[1..].iter().all(|p| p.1 > 0.0), "{up:?}");
+        assert!((peak(&up) - 2.5).abs() < 0.1, "a quarter of the length: {up:?}");
+        let (low, _) = parent_arrow(a, b, ra, rb, mpp, (-20.0..30.0, -1.0..2.0), std::iter::once(on_way));
+        assert!(low.len() > 10 && inside(&low, -1.0, 2.0) && (peak(&low) - 1.5).abs() < 0.1, "{low:?}");
+        let (flat, _) = parent_arrow(a, b, ra, rb, mpp, (-20.0..30.0, -0.3..0.3), std::iter::once(on_way));
+        assert_eq!(flat.len(), 2, "{flat:?}");
         // No segment shorter than 2 px (plotters draws those as spikes), but the last.
         assert!(line.windows(2).rev().skip(1).all(|w| dist(w[0], w[1]) >= 2.0 * mpp - 1e-9), "{line:?}");
     }
