@@ -1163,3 +1163,228 @@ mod tests {
         }
     }
 }
+
+/// Tests added by a hand mutation audit of this module (fwd34): each one kills a mutant of the
+/// code above that the tests in `tests` let live.
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+    use alloc::vec::Vec;
+
+    use crate::test_ctx::TestCtx as Ctx;
+
+    fn ctx(me: u16, parent: u16) -> Ctx {
+        Ctx::new(me, Some(parent))
+    }
+
+    fn rx(from: u16, to: u16) -> RxInfo {
+        RxInfo { link_src: NodeId(from), link_dst: NodeId(to), rssi_dbm: -70, lqi: 105 }
+    }
+
+    fn acked(dst: NodeId) -> SendDone {
+        SendDone { frame_id: 1, dst, acked: true, transmissions: 1, time_to_ack: None, channel_access_failure: false }
+    }
+
+    /// A packet with the given header fields (protocol 1, previous hop = origin, hops 0) and a
+    /// one-byte body.
+    fn packet(direction: Direction, origin: u16, dst: u16, sink: u16, ttl: u8, seqno: u16) -> Vec<u8> {
+        let mut b = vec![0u8; collection::HEADER_LEN + 1];
+        let mut p = Packet::new_unchecked(&mut b[..]);
+        Repr {
+            direction,
+            protocol: 1,
+            origin: NodeId(origin),
+            dst: NodeId(dst),
+            sink: NodeId(sink),
+            prev_hop: NodeId(origin),
+            ttl,
+            seqno,
+            hops: 0,
+        }
+        .emit(&mut p);
+        b
+    }
+
+    fn events(f: &mut CollectionForwarder) -> Vec<AgentEvent> {
+        core::iter::from_fn(|| f.poll_event()).collect()
+    }
+    /// A jump of 127 numbers (the largest shift that keeps bits) still remembers the old
+    /// highest, now 127 behind and inside the window, and the unseen numbers between.
+    #[test]
+    fn a_jump_of_127_keeps_the_old_highest_as_seen() {
+        let t = Instant::ZERO;
+        let mut w = SeqWindow::new(0, t);
+        assert!(w.accept(127, t));
+        assert!(!w.accept(0, t), "the old highest, 127 behind, was seen");
+        assert!(w.accept(1, t), "126 behind, never seen");
+        assert!(!w.accept(1, t));
+    }
+
+    /// A jump wider than the window forgets every number seen before it: the numbers just
+    /// behind the new highest were never seen and are accepted, whatever bits the old window
+    /// held.
+    #[test]
+    fn a_jump_beyond_the_window_forgets_the_old_numbers() {
+        let t = Instant::ZERO;
+        let mut w = SeqWindow::new(0, t);
+        assert!(w.accept(1, t) && w.accept(2, t) && w.accept(3, t));
+        assert!(w.accept(1000, t), "997 ahead");
+        for back in 1..=3u16 {
+            assert!(w.accept(1000 - back, t), "{back} behind the new highest, never seen");
+        }
+    }
+    /// Every drop after the MAC's last retry is counted in `mac_drops`.
+    #[test]
+    fn a_mac_drop_is_counted() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 9, 0, 0, 20, 1));
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        f.handle_send_done(Instant::ZERO, &mut c, &SendDone { acked: false, transmissions: 5, ..acked(fr.dst) });
+        assert_eq!(
+            events(&mut f),
+            [AgentEvent::Dropped { reason: DropReason::RetriesExhausted, origin: Some(NodeId(9)) }]
+        );
+        assert_eq!((f.stats().mac_drops, f.stats().channel_access, f.stats().no_route), (1, 0, 0));
+    }
+
+    /// `max_queue` is the largest queue length seen, the frame with the MAC included (as
+    /// `queue_len` counts it), and a shorter queue later does not lower it.
+    #[test]
+    fn max_queue_counts_the_frame_in_flight_and_never_falls() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a").unwrap();
+        let first = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b").unwrap();
+        assert_eq!((f.queue_len(), f.stats().max_queue), (2, 2), "one with the MAC, one queued");
+        f.handle_send_done(Instant::ZERO, &mut c, &acked(first.dst));
+        let second = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        f.handle_send_done(Instant::ZERO, &mut c, &acked(second.dst));
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"c").unwrap();
+        assert_eq!((f.queue_len(), f.stats().max_queue), (1, 2));
+    }
+
+    /// The test context, recording the trees of the `own_packet_returned` calls.
+    struct ReturnCtx {
+        inner: Ctx,
+        returned: Vec<NodeId>,
+    }
+
+    impl LinkCtx for ReturnCtx {
+        fn node(&self) -> NodeId {
+            self.inner.node()
+        }
+        fn parent(&self, sink: NodeId) -> Option<NodeId> {
+            self.inner.parent(sink)
+        }
+        fn hop_count(&self, sink: NodeId) -> Option<u8> {
+            self.inner.hop_count(sink)
+        }
+        fn down_next_hop(&self, sink: NodeId, dst: NodeId) -> Option<NodeId> {
+            self.inner.down_next_hop(sink, dst)
+        }
+        fn learn_reverse(&mut self, sink: NodeId, origin: NodeId, prev: NodeId) -> bool {
+            self.inner.learn_reverse(sink, origin, prev)
+        }
+        fn own_packet_returned(&mut self, sink: NodeId) {
+            self.returned.push(sink);
+        }
+        fn random_u32(&mut self) -> u32 {
+            self.inner.random_u32()
+        }
+    }
+
+    /// A node that gets its own upward packet back tells the routing of that packet's tree, so
+    /// that it can delete the child entry for its parent [spec radio-mac-routing §6.3, Loop
+    /// handling]; another origin's packet does not.
+    #[test]
+    fn own_upward_packet_coming_back_is_reported_to_the_routing() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ReturnCtx { inner: ctx(5, 2), returned: Vec::new() };
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 9, 3, 3, 20, 0));
+        assert!(c.returned.is_empty());
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 5, 3, 3, 20, 0));
+        assert_eq!(c.returned, [NodeId(3)]);
+    }
+
+    /// A node forwards a downward packet that is not addressed to it even when it is the sink
+    /// of the packet's tree: only an upward packet is the sink's to deliver, so the first copy
+    /// goes on (to its destination, no reverse path being known), not dropped as a duplicate.
+    #[test]
+    fn the_sink_forwards_a_downward_packet_for_another_node() {
+        let mut sink = CollectionForwarder::new(NodeId(0), ForwarderConfig::default());
+        let mut c = Ctx::new(0, None);
+        sink.handle_frame(Instant::ZERO, &mut c, &rx(4, 0), &packet(Direction::Down, 4, 9, 0, 20, 6));
+        assert_eq!(events(&mut sink), []);
+        assert_eq!((sink.stats().forwarded, sink.stats().duplicates), (1, 0));
+        assert_eq!(sink.poll_frame(Instant::ZERO, &mut c).unwrap().dst, NodeId(9));
+    }
+
+    /// A packet that arrives with TTL 1 still has a hop left: it is forwarded with TTL 0, and
+    /// the next forwarder drops it [spec radio-mac-routing §6.3: "dropped at 0"].
+    #[test]
+    fn a_packet_with_ttl_one_makes_one_more_hop() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = ctx(5, 2);
+        f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 9, 0, 0, 1, 1));
+        assert_eq!(events(&mut f), []);
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!(Packet::new_unchecked(&fr.payload[..]).ttl(), 0);
+        let mut g = CollectionForwarder::new(NodeId(2), ForwarderConfig::default());
+        let mut c2 = ctx(2, 1);
+        g.handle_frame(Instant::ZERO, &mut c2, &rx(5, 2), &fr.payload);
+        assert_eq!(events(&mut g), [AgentEvent::Dropped { reason: DropReason::TtlExpired, origin: Some(NodeId(9)) }]);
+        assert!(!g.wants_to_send());
+    }
+
+    /// A frame the MAC could not put on the air is a channel-access drop even when it was sent
+    /// to the broadcast address for want of a route ("whatever else the report says").
+    #[test]
+    fn channel_access_failure_wins_over_a_missing_route() {
+        let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
+        let mut c = Ctx::new(5, None);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"y").unwrap();
+        let fr = f.poll_frame(Instant::ZERO, &mut c).unwrap();
+        assert_eq!(fr.dst, NodeId::BROADCAST);
+        let done = SendDone { acked: false, transmissions: 0, channel_access_failure: true, ..acked(fr.dst) };
+        f.handle_send_done(Instant::ZERO, &mut c, &done);
+        assert_eq!(
+            events(&mut f),
+            [
+                AgentEvent::Dropped { reason: DropReason::ChannelAccess, origin: Some(NodeId(5)) },
+                AgentEvent::OwnSent { protocol: 1, sink: NodeId(0), upward: true, acked: false },
+            ]
+        );
+        assert_eq!((f.stats().channel_access, f.stats().no_route), (1, 0));
+    }
+
+    /// `can_send` answers for the direction asked about: with `own_slot`, a queue full of
+    /// forwarded packets still takes one own upward packet but no downward one, and once the
+    /// own upward packet is in, no second.
+    #[test]
+    fn can_send_depends_on_the_direction() {
+        let cfg = ForwarderConfig { queue_capacity: 2, own_slot: true, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        assert!(f.can_send(true) && f.can_send(false));
+        for s in 0..2 {
+            f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 9, 0, 0, 20, s));
+        }
+        assert!(f.can_send(true), "the reserved slot is free");
+        assert!(!f.can_send(false), "no room for a downward packet");
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"own").unwrap();
+        assert!(!f.can_send(true), "one own upward packet at a time");
+    }
+    /// An own packet the queue refuses is counted as a queue drop (IFRC reads the counter to
+    /// update its queue average on an overflow), and not as originated.
+    #[test]
+    fn a_refused_own_packet_is_a_queue_drop() {
+        let cfg = ForwarderConfig { queue_capacity: 1, ..ForwarderConfig::default() };
+        let mut f = CollectionForwarder::new(NodeId(5), cfg);
+        let mut c = ctx(5, 2);
+        f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"a").unwrap();
+        assert_eq!(f.send(Instant::ZERO, &mut c, NodeId(0), NodeId(0), 1, b"b"), Err(SendError::QueueFull));
+        assert_eq!((f.stats().originated, f.stats().queue_drops), (1, 1));
+    }
+}

@@ -425,3 +425,65 @@ mod tests {
         assert!(matches!(e, RoutingError::TooDeep { node: 256, line: 258, .. }), "{e:?}");
     }
 }
+
+/// Tests added by a hand mutation audit of this module (fwd34): each one kills a mutant of the
+/// code above that the tests in `tests` let live.
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+
+    fn parse(s: &str) -> Result<StaticTree, RoutingError> {
+        parse_tree(s.as_bytes(), Path::new("t.csv"))
+    }
+
+    /// An empty tree has no nodes and depth 0; a tree of one root is not empty.
+    #[test]
+    fn an_empty_tree_is_empty_with_depth_zero() {
+        let empty = StaticTree { parent: Vec::new(), hops: Vec::new() };
+        assert_eq!((empty.len(), empty.is_empty(), empty.max_depth()), (0, true, 0));
+        let root = parse("node,parent\n0,-1\n").unwrap();
+        assert_eq!((root.len(), root.is_empty(), root.max_depth()), (1, false, 0));
+    }
+
+    /// A parent id equal to the number of nodes is the first id outside the slice: no path to a
+    /// root (and no panic).
+    #[test]
+    fn a_parent_just_past_the_last_id_has_no_depth() {
+        assert_eq!(tree_depths(&[None, Some(NodeId(2))]), vec![Some(0), None]);
+    }
+
+    /// With N rows the ids are 0..N−1: an id equal to N, or a parent equal to N, is refused
+    /// with the file's line (not a panic).
+    #[test]
+    fn an_id_or_parent_just_past_the_last_row_is_refused() {
+        let e = parse("node,parent\n0,-1\n2,0\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:3: node id 2 out of range"), "{e}");
+        let e = parse("node,parent\n0,-1\n1,2\n").unwrap_err();
+        assert!(matches!(e, RoutingError::UnknownParent { line: 3, node: 1, parent: 2, .. }), "{e:?}");
+    }
+
+    /// The broadcast address is no node id: a row naming it is a bad node id, as a parent
+    /// naming it is a bad parent.
+    #[test]
+    fn the_broadcast_address_is_a_bad_node_id() {
+        let e = parse("node,parent\n65535,-1\n").unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:2: bad node id `65535`"), "{e}");
+    }
+
+    /// 65,535 rows (ids 0..65534) are the most a file may have; a row more is refused at that
+    /// row's line, before its id is looked at (here a repeated one).
+    #[test]
+    fn at_most_65535_rows() {
+        let rows = |n: usize| {
+            let mut s = String::from("node,parent\n0,-1\n");
+            for i in 1..n {
+                s.push_str(&format!("{},0\n", i % 65_535));
+            }
+            s
+        };
+        let t = parse(&rows(65_535)).unwrap();
+        assert_eq!((t.len(), t.max_depth()), (65_535, 1));
+        let e = parse(&rows(65_536)).unwrap_err().to_string();
+        assert!(e.starts_with("t.csv:65537: 65536 rows: more nodes than 16-bit ids allow"), "{e}");
+    }
+}
