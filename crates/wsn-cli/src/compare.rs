@@ -209,8 +209,20 @@ pub(crate) fn weak_link_facts(w: &WeakLink) -> String {
     )
 }
 
+/// A link's expected share of frames as a whole percentage, or to a tenth (cut, not rounded)
+/// when it is short of 100 % but would round to it: with `freeze_min_prr = 1` a link judged
+/// 99.6 % read "3 → 2 (100 %) replaced by 3 → 4 (100 %)".
+fn share_percent(q: f64) -> String {
+    let p = 100.0 * q;
+    if p < 100.0 && p.round() >= 100.0 {
+        format!("{:.1} %", (10.0 * p).floor() / 10.0)
+    } else {
+        format!("{p:.0} %")
+    }
+}
+
 /// The links the good-tree freeze (`routing.freeze_min_prr`) replaced or kept in a run, for the
-/// reports and the run summary: "7 → 5 (58 %) replaced by 7 → 6 (100 %)" and "3 → 1 (20 %)
+/// reports and the run summary: "7 → 5 (58 %) replaced by 7 → 6 (99.7 %)" and "3 → 1 (20 %)
 /// kept: no good neighbour", with each link's expected share of frames on a quiet channel and,
 /// when the run has several sinks, the tree ("in sink 39's tree"); `None` when the freeze
 /// judged every link good (or the run did not use it).
@@ -221,7 +233,7 @@ pub(crate) fn freeze_links_text(rt: &wsn_sim::runner::RoutingSummary, several_si
 
 /// The links of [`freeze_links_text`], one text each: the replaced ones, then the kept ones.
 pub(crate) fn freeze_links(rt: &wsn_sim::runner::RoutingSummary, several_sinks: bool) -> Vec<String> {
-    let pc = |q: f64| format!("{:.0} %", 100.0 * q);
+    let pc = share_percent;
     let tree = |sink: u16| if several_sinks { format!(" in sink {sink}'s tree") } else { String::new() };
     let moved = rt.freeze_moves.iter().map(|m| {
         let to = m.new_parent.map_or("?".into(), |p| p.to_string());
@@ -751,11 +763,22 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
 #[cfg(test)]
 mod tests {
     use super::{
-        is_weak, jobs, mean_rate, say_once, sink_control_pps, weak_link_facts, weakest_link, weakest_link_cell,
-        weakest_of, SayOnce, WeakLink, WEAKEST_LINK_MIN_ATTEMPTS,
+        is_weak, jobs, mean_rate, say_once, share_percent, sink_control_pps, weak_link_facts, weakest_link,
+        weakest_link_cell, weakest_of, SayOnce, WeakLink, WEAKEST_LINK_MIN_ATTEMPTS,
     };
     use wsn_sim::runner::{run, RunOptions};
     use wsn_sim::scenario::{builtin_base, Scenario};
+
+    /// A share just short of 100 % is not printed as 100 %.
+    #[test]
+    fn a_share_short_of_all_is_not_printed_as_all() {
+        assert_eq!(share_percent(1.0), "100 %");
+        assert_eq!(share_percent(0.996), "99.6 %");
+        assert_eq!(share_percent(0.99999), "99.9 %");
+        assert_eq!(share_percent(0.994), "99 %");
+        assert_eq!(share_percent(0.58), "58 %");
+        assert_eq!(share_percent(0.0), "0 %");
+    }
 
     /// A text every run shares is said once; otherwise each run's own, in order, and runs without
     /// one say nothing (also when the others agree).

@@ -63,7 +63,7 @@ enum Cmd {
         seed: Option<u64>,
         /// Not an option of `run` (one run, one seed): refused with a pointer to `wsn sweep
         /// --param seed=…`, instead of clap's hint at --seed, which takes a seed, not a count.
-        #[arg(long, hide = true, value_name = "K", allow_negative_numbers = true, value_parser = refuse_run_seeds)]
+        #[arg(long, hide = true, value_name = "K", allow_negative_numbers = true, value_parser = refuse_run_seeds, num_args = 0..=1, default_missing_value = "K")]
         seeds: Option<u64>,
         /// Output directory (default: out/<name>, the scenario's `name` field).
         #[arg(long)]

@@ -131,6 +131,11 @@ fn run_with_seeds_says_how_to_run_several_seeds() {
     assert!(err.contains("wsn sweep SCENARIO --param seed=1:3:1"), "{err}");
     assert!(err.contains("--seeds 3"), "{err}");
     assert!(!err.contains("similar argument"), "{err}");
+    // Without a count, the same advice (clap said only that a value is required).
+    let o = wsn(&["run", "nu34.toml", "--seeds"]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "a usage error: {err}");
+    assert!(err.contains("wsn sweep SCENARIO --param seed=1:K:1"), "{err}");
     // Not offered in the help either, whose --seed points at the sweep.
     let help = String::from_utf8_lossy(&wsn(&["run", "--help"]).stdout).into_owned();
     assert!(!help.contains("--seeds"), "{help}");

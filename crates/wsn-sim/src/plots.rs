@@ -94,7 +94,7 @@ pub(crate) fn caption_size(title: &str, base: f64) -> f64 {
 /// glyph's top and cuts that toward zero, so at an odd or fractional size glyphs whose tops lie
 /// above and below that point land a pixel apart: a decimal point or comma sat a pixel above
 /// the digits' baseline in the PNGs ("4·5"). At an even size the sum is whole and every glyph
-/// keeps the baseline. (The SVGs leave the text to the viewer.)
+/// keeps the baseline. The SVGs, whose text the viewer draws, get the same sizes.
 pub(crate) fn font(size: f64) -> TextStyle<'static> {
     TextStyle::from((FONT, even_px(size)).into_font())
 }
@@ -1232,8 +1232,8 @@ fn draw_sweep<DB: DrawingBackend>(
                     // Dashed in the legend as on the chart (a solid sample read as another line).
                     .legend(move |(x, y)| {
                         EmptyElement::at((x, y))
-                            + PathElement::new(vec![(0, 0), (8, 0)], grey.stroke_width(2))
-                            + PathElement::new(vec![(12, 0), (20, 0)], grey.stroke_width(2))
+                            + PathElement::new(vec![(0, 0), (7, 0)], grey.stroke_width(2))
+                            + PathElement::new(vec![(13, 0), (20, 0)], grey.stroke_width(2))
                     });
             }
         }

@@ -1400,7 +1400,7 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
     if let Some(n) = key_line(text, &path) {
         return format!("{message} (line {n})");
     }
-    // A key the file leaves out (its default, or the base scenario's value): point at the table
+    // A key the file leaves out (its default, or a preset's value): point at the table
     // it would go in, e.g. the `[[flows]]` of a flow without `payload_bytes`.
     let parent = path.rsplit_once('.').map(|(p, _)| p).filter(|p| !p.is_empty());
     match parent.and_then(|p| key_line(text, p).map(|n| (p, n))) {
