@@ -3,28 +3,15 @@
 //! comparison, a dropped statement) broke without any earlier test noticing. The section of
 //! docs/specs/rcrt.md each one follows is named in its doc comment.
 
+mod common;
+
+use common::{bytes, ms, w, NONCE};
 use wsn_proto::rcrt::{seq_offset, Fair, Sink, SinkConfig, SinkEvent};
 use wsn_proto::time::{Duration, Instant};
 use wsn_proto::NodeId;
 use wsn_wire::rcrt::{Rate, Repr};
 
 const SRC: NodeId = NodeId(7);
-const NONCE: u16 = 1;
-
-fn bytes(repr: &Repr<'_>) -> Vec<u8> {
-    let mut b = vec![0; repr.buffer_len()];
-    repr.emit(&mut b);
-    b
-}
-
-fn ms(v: u64) -> Instant {
-    Instant::from_millis(v)
-}
-
-/// Wire numbering of the connection's own sequence number `seq`.
-fn w(seq: u32) -> u16 {
-    (seq as u16).wrapping_add(seq_offset(NONCE))
-}
 
 fn syn(demand: f64) -> Vec<u8> {
     bytes(&Repr::Syn { demand: Rate::from_pps(demand), nonce: NONCE })

@@ -3,27 +3,13 @@
 //! duplicates and numbers freed or never sent, and a cumulative ACK beyond what was sent. Each
 //! pins behaviour that the review found correct.
 
+mod common;
+
+use common::{bytes, ms, w, NONCE};
 use wsn_proto::rcrt::{seq_offset, Source, SourceConfig};
 use wsn_proto::time::{Duration, Instant};
 use wsn_proto::NodeId;
 use wsn_wire::rcrt::{NackList, NackRange, Rate, Repr};
-
-const NONCE: u16 = 1;
-
-fn bytes(repr: &Repr<'_>) -> Vec<u8> {
-    let mut b = vec![0; repr.buffer_len()];
-    repr.emit(&mut b);
-    b
-}
-
-fn ms(v: u64) -> Instant {
-    Instant::from_millis(v)
-}
-
-/// Wire numbering of the connection's own sequence number `seq` (mod 2^16).
-fn w(seq: u32) -> u16 {
-    (seq as u16).wrapping_add(seq_offset(NONCE))
-}
 
 fn feedback(fid: u8, pps: f64, cack: u32, nacks: &[u32]) -> Vec<u8> {
     let mut list = NackList::new();
