@@ -11,27 +11,6 @@ use std::process::Command;
 
 use common::Scratch;
 
-/// Nine nodes on a grid, RCRT from 10 s to 90 s: every kind of frame and a few repairs.
-const SCENARIO: &str = r#"name = "nu31"
-duration_s = 90.0
-
-[topology]
-sinks = [0]
-layout = { kind = "grid", nodes = 9, spacing_m = 5.0 }
-
-[radio.noise]
-model = "constant"
-floor_dbm = -98.0
-
-[protocol]
-kind = "rcrt"
-
-[[flows]]
-sources = "all"
-rate_pps = 2.0
-start_s = 10.0
-"#;
-
 /// Runs `wsn ARGS...`, which must succeed; returns its standard output.
 fn wsn(args: &[&str]) -> String {
     let o = Command::new(env!("CARGO_BIN_EXE_wsn")).args(args).output().unwrap();
@@ -40,11 +19,9 @@ fn wsn(args: &[&str]) -> String {
     out.into_owned()
 }
 
-/// The scenario written into `dir`, as a path string.
+/// The tests' scenario (tests/common: nine nodes, RCRT) written into `dir`, as a path string.
 fn scenario_file(dir: &Path) -> String {
-    let f = dir.join("nu31.toml");
-    std::fs::write(&f, SCENARIO).unwrap();
-    f.display().to_string()
+    common::nine_node_rcrt_file(dir, "nu31")
 }
 
 /// A CSV file as its header and rows of named cells.

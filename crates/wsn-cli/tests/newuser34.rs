@@ -10,32 +10,9 @@ use std::process::{Command, Output};
 
 use common::Scratch;
 
-/// Nine nodes on a grid, RCRT from 10 s to the end (90 s): feedback, decreases and repairs.
-const SCENARIO: &str = r#"name = "nu34"
-duration_s = 90.0
-
-[topology]
-sinks = [0]
-layout = { kind = "grid", nodes = 9, spacing_m = 5.0 }
-
-[radio.noise]
-model = "constant"
-floor_dbm = -98.0
-
-[protocol]
-kind = "rcrt"
-
-[[flows]]
-sources = "all"
-rate_pps = 2.0
-start_s = 10.0
-"#;
-
-/// The scenario written into `dir`, as a path string.
+/// The tests' scenario (tests/common: nine nodes, RCRT) written into `dir`, as a path string.
 fn scenario_file(dir: &Path) -> String {
-    let f = dir.join("nu34.toml");
-    std::fs::write(&f, SCENARIO).unwrap();
-    f.display().to_string()
+    common::nine_node_rcrt_file(dir, "nu34")
 }
 
 fn wsn(args: &[&str]) -> Output {

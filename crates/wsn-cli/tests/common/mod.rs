@@ -109,3 +109,33 @@ pub fn assert_refused(case: &str, (code, err): (Option<i32>, String), wanted: &[
         assert!(!err.contains(u), "{case}: did not expect {u:?} in: {err}");
     }
 }
+
+/// Nine nodes on a 5-m grid, RCRT from 10 s to the end (90 s), named `name`: every kind of
+/// frame, feedback, decreases and a few repairs, in a second or so. Written into `dir` as
+/// `NAME.toml`; returns the path as a string.
+pub fn nine_node_rcrt_file(dir: &Path, name: &str) -> String {
+    let text = format!(
+        r#"name = "{name}"
+duration_s = 90.0
+
+[topology]
+sinks = [0]
+layout = {{ kind = "grid", nodes = 9, spacing_m = 5.0 }}
+
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+
+[protocol]
+kind = "rcrt"
+
+[[flows]]
+sources = "all"
+rate_pps = 2.0
+start_s = 10.0
+"#
+    );
+    let f = dir.join(format!("{name}.toml"));
+    std::fs::write(&f, text).unwrap();
+    f.display().to_string()
+}
