@@ -1056,7 +1056,7 @@ fn sweep_column_name(key: &str) -> String {
 /// The largest share of a flow's delivered packets repaired end to end (RCRT and the reliable
 /// baseline; `None` for protocols without end-to-end repair). A flow that delivered nothing has
 /// no share; when no flow delivered anything the value is undefined (NaN, an empty cell), not 0.
-fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
+pub(crate) fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
     let mut repairing = s.flows.iter().filter_map(|f| f.e2e_repaired.map(|r| (r, f.delivered))).peekable();
     repairing.peek()?;
     // f64::max keeps the number against NaN, so the fold is NaN only when no flow delivered.

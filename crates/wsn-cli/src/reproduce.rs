@@ -582,10 +582,10 @@ fn report(
             .iter()
             .map(|f| if f.originated > 0 { f.delivered as f64 / f.originated as f64 } else { 0.0 })
             .fold(f64::INFINITY, f64::min);
-        let rep =
-            s.flows.iter().map(|f| f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).fold(0.0, f64::max);
+        // As sweep.csv's columns: undefined (NaN, "n/a") without deliveries or packets.
+        let rep = crate::max_repaired_share(s).unwrap_or(f64::NAN);
         let orig: u64 = s.flows.iter().map(|f| f.originated).sum();
-        let fb = s.totals.feedback_packets.unwrap_or(0) as f64 / orig.max(1) as f64;
+        let fb = s.totals.feedback_packets.unwrap_or(0) as f64 / orig as f64;
         let pc = s.routing.parent_changes_during_traffic as f64 / (s.nodes - 1) as f64;
         let within = allocation_within(r, 0.25);
         let within_txt = within.map_or("–".to_string(), |w| format!("{:.1} %", 100.0 * w));
