@@ -849,19 +849,62 @@ fn draw_tree<DB: DrawingBackend>(root: &Area<DB>, r: &RunResult, k: usize) -> Re
             chart.draw_series(std::iter::once(dot)).s()?;
         }
     }
-    let label_style = font(12.0).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Bottom));
-    for (i, &at) in pos.iter().enumerate() {
-        let off = radius(i) as i32 - 1;
-        let id = i.to_string();
+    let label_style = font(12.0).color(&BLACK).pos(Pos::new(HPos::Left, VPos::Top));
+    let ids: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let sizes: Vec<(i32, i32)> = ids
+        .iter()
+        .map(|id| {
+            let (w, h) =
+                chart.plotting_area().estimate_text_size(id, &label_style).unwrap_or((7 * id.len() as u32, 12));
+            (w as i32, h as i32)
+        })
+        .collect();
+    let centres: Vec<(i32, i32)> = pos.iter().map(|p| chart.plotting_area().map_coordinate(p)).collect();
+    let radii: Vec<i32> = (0..n).map(|i| radius(i) as i32).collect();
+    let corners = label_corners(&centres, &radii, &sizes);
+    for (i, id) in ids.into_iter().enumerate() {
+        let ((dx, dy), (w, h)) = (corners[i], sizes[i]);
         // A translucent white box behind the id keeps it readable over arrows.
-        let (w, h) = chart.plotting_area().estimate_text_size(&id, &label_style).unwrap_or((7 * id.len() as u32, 12));
-        let (w, h) = (w as i32, h as i32);
-        let t = EmptyElement::at(at)
-            + Rectangle::new([(off - 1, -off - h), (off + w + 1, -off + 1)], WHITE.mix(0.8).filled())
-            + Text::new(id, (off, -off), label_style.clone());
+        let t = EmptyElement::at(pos[i])
+            + Rectangle::new([(dx - 1, dy), (dx + w + 1, dy + h + 1)], WHITE.mix(0.8).filled())
+            + Text::new(id, (dx, dy), label_style.clone());
         chart.draw_series(std::iter::once(t)).s()?;
     }
     draw_tree_legend(&legend, &hops, max_h, has_tree)
+}
+
+/// Where each node's id label goes, as its top-left corner relative to the node's centre (in
+/// pixels; `centres`, `radii` and the labels' `sizes` in pixels): above right of the node as
+/// before, unless that box would cover a label placed earlier or another node (its disc as the
+/// square 2 px inside its bounding square), then above left,
+/// below right or below left, the first that covers neither (above right when none is free).
+/// Nodes are placed in order. Neighbours closer than a label's width had their ids on top of
+/// each other (nodes 9 and 10 of a new user's network).
+fn label_corners(centres: &[(i32, i32)], radii: &[i32], sizes: &[(i32, i32)]) -> Vec<(i32, i32)> {
+    // Boxes as (x0, y0, x1, y1), the label's with the white margin it is drawn with.
+    let overlaps = |a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+    let mut placed: Vec<(i32, i32, i32, i32)> = Vec::with_capacity(centres.len());
+    let mut corners = Vec::with_capacity(centres.len());
+    for (i, (&(cx, cy), &(w, h))) in centres.iter().zip(sizes).enumerate() {
+        let off = radii[i] - 1;
+        let candidates = [(off, -off - h), (-off - w, -off - h), (off, off), (-off - w, off)];
+        let label = |(dx, dy): (i32, i32)| (cx + dx - 1, cy + dy, cx + dx + w + 1, cy + dy + h + 1);
+        let free = |c: &(i32, i32)| {
+            let b = label(*c);
+            placed.iter().all(|&p| !overlaps(b, p))
+                && centres
+                    .iter()
+                    .zip(radii)
+                    .enumerate()
+                    // The disc as the square 2 px inside its bounding square (a label touching
+                    // that square's corner does not cover the disc).
+                    .all(|(j, (&(x, y), &r))| j == i || !overlaps(b, (x - r + 2, y - r + 2, x + r - 2, y + r - 2)))
+        };
+        let c = candidates.iter().copied().find(free).unwrap_or(candidates[0]);
+        placed.push(label(c));
+        corners.push(c);
+    }
+    corners
 }
 
 /// An arrowhead's corners: the tip, then the two ends of its base.
@@ -1404,6 +1447,50 @@ mod tests {
     fn notes(texts: &[String]) -> Vec<&String> {
         const NOTES: [&str; 4] = ["no data", "no flows", "no samples", "no complete time bin"];
         texts.iter().filter(|t| NOTES.contains(&t.as_str()) || t.starts_with("no flow start")).collect()
+    }
+
+    /// Node labels go above right unless that covers an earlier label or another node, then
+    /// to the first free corner: two nodes 20 px apart get their ids apart, and a lone node keeps
+    /// the usual place.
+    #[test]
+    fn node_labels_avoid_each_other_and_other_nodes() {
+        let boxes = |c: &[(i32, i32)], corners: &[(i32, i32)], s: &[(i32, i32)]| -> Vec<(i32, i32, i32, i32)> {
+            (0..c.len())
+                .map(|i| {
+                    let (x, y) = (c[i].0 + corners[i].0, c[i].1 + corners[i].1);
+                    (x - 1, y, x + s[i].0 + 1, y + s[i].1 + 1)
+                })
+                .collect()
+        };
+        let overlap =
+            |a: (i32, i32, i32, i32), b: (i32, i32, i32, i32)| a.0 < b.2 && b.0 < a.2 && a.1 < b.3 && b.1 < a.3;
+        // A lone node: above right, as before (text from x + 6, its bottom at y − 6).
+        assert_eq!(label_corners(&[(100, 100)], &[7], &[(14, 12)]), vec![(6, -18)]);
+        // Close nodes (one up and right of another, as 9 and 10 were, and one 20 px to the
+        // right of the first): no label on another or on another node.
+        let centres = [(100, 100), (112, 86), (120, 100), (300, 300)];
+        let (radii, sizes) = ([7; 4], [(8, 12), (15, 12), (15, 12), (15, 12)]);
+        let corners = label_corners(&centres, &radii, &sizes);
+        let b = boxes(&centres, &corners, &sizes);
+        for i in 0..4 {
+            for j in 0..4 {
+                if i != j {
+                    assert!(!overlap(b[i], b[j]), "labels {i} and {j}: {b:?}");
+                    let (x, y) = centres[j];
+                    assert!(!overlap(b[i], (x - 5, y - 5, x + 5, y + 5)), "label {i} on node {j}: {b:?}");
+                }
+            }
+        }
+        assert_eq!(corners[3], (6, -18), "the far node keeps the usual place");
+        // A label that would only cover an earlier label (a wide one) moves too: below right.
+        let (centres, sizes) = ([(100, 100), (110, 110)], [(30, 12), (15, 12)]);
+        let corners = label_corners(&centres, &[7, 7], &sizes);
+        let b = boxes(&centres, &corners, &sizes);
+        assert!(!overlap(b[0], b[1]), "{b:?}");
+        assert_eq!(corners[1], (6, 6));
+        // With every corner taken, above right.
+        let crowd = [(100, 100), (90, 80), (112, 80), (90, 120), (112, 120)];
+        assert_eq!(label_corners(&crowd, &[7; 5], &[(14, 12); 5])[0], (6, -18));
     }
 
     /// A parent arrow is straight when no other node lies on its way, and bows around one that
