@@ -825,3 +825,215 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod audit34 {
+    //! Tests added by a hand mutation audit; each one kills a mutant the older tests let live.
+    use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    use crate::test_vector as vector;
+
+    const DATA_ACKREQ: &str = include_str!("../../../testdata/vectors/ieee802154/data_ackreq.hex");
+    const ACK: &str = include_str!("../../../testdata/vectors/ieee802154/ack.hex");
+
+    /// A data frame with the given FCF, `payload_len` zero bytes of payload and a valid FCS.
+    fn data_frame_with_fcf(control: u16, payload_len: usize) -> Vec<u8> {
+        let mut bytes = vec![0u8; DATA_MIN_LEN + payload_len];
+        let mut frame = Frame::new_unchecked(&mut bytes[..]);
+        frame.set_frame_control(control);
+        frame.set_dsn(7);
+        frame.set_dst_pan(DEFAULT_PAN);
+        frame.set_dst_addr(NodeId(1));
+        frame.set_src_addr(NodeId(2));
+        frame.set_am_type(AM_DATA);
+        frame.fill_fcs();
+        bytes
+    }
+
+    /// An ACK-sized frame with the given FCF and a valid FCS.
+    fn ack_frame_with_fcf(control: u16) -> Vec<u8> {
+        let mut bytes = vec![0u8; ACK_LEN];
+        let mut frame = Frame::new_unchecked(&mut bytes[..]);
+        frame.set_frame_control(control);
+        frame.set_dsn(0x2a);
+        frame.fill_fcs();
+        bytes
+    }
+
+    /// The lengths follow from the layout in the module docs: a 10-byte data header (FCF 2, DSN 1,
+    /// PAN 2, dst 2, src 2, AM type 1), a 2-byte FCS, a 5-byte ACK and a 127-byte MPDU limit.
+    #[test]
+    fn lengths_follow_the_documented_layout() {
+        assert_eq!(DATA_HEADER_LEN, 10);
+        assert_eq!(DATA_MIN_LEN, 12);
+        assert_eq!(ACK_LEN, 5);
+        assert_eq!(MAX_PAYLOAD_LEN, 127 - 12);
+    }
+
+    /// IEEE 802.15.4 Table 79: the frame type is FCF bits 0–2; the other bits do not change it.
+    #[test]
+    fn frame_type_is_the_low_three_bits() {
+        let expected = |t: u16| match t {
+            0 => FrameType::Beacon,
+            1 => FrameType::Data,
+            2 => FrameType::Ack,
+            3 => FrameType::MacCommand,
+            r => FrameType::Reserved(r as u8),
+        };
+        for t in 0..8u16 {
+            for high in [0x0000u16, 0xfff8, 0x8840, 0x0008] {
+                let bytes = ack_frame_with_fcf(high | t);
+                assert_eq!(Frame::new_unchecked(&bytes[..]).frame_type(), expected(t), "FCF {:#06x}", high | t);
+            }
+        }
+        for value in 0..=255u8 {
+            let got = FrameType::from(value);
+            assert_eq!(got, FrameType::from(value & 0x07), "FrameType::from({value:#04x})");
+            if let FrameType::Reserved(r) = got {
+                assert!((4..=7).contains(&r), "FrameType::from({value:#04x}) = Reserved({r})");
+            }
+        }
+    }
+
+    /// Only a data frame has the data-only fields, however long its buffer is, and only a data
+    /// frame needs more than ACK_LEN bytes to pass `check_len`.
+    #[test]
+    fn data_fields_are_none_for_other_frame_types() {
+        let base = vector(DATA_ACKREQ);
+        for t in [0u16, 2, 3, 4, 5, 6, 7] {
+            let mut bytes = base.clone();
+            let control = (0x8861 & !fcf::FRAME_TYPE_MASK) | t;
+            Frame::new_unchecked(&mut bytes[..]).set_frame_control(control);
+            let frame = Frame::new_checked(&bytes[..]).unwrap();
+            assert_eq!(frame.dst_pan(), None, "type {t}");
+            assert_eq!(frame.dst_addr(), None, "type {t}");
+            assert_eq!(frame.src_addr(), None, "type {t}");
+            assert_eq!(frame.am_type(), None, "type {t}");
+            assert_eq!(frame.payload(), None, "type {t}");
+            // Five bytes are enough for any frame that is not a data frame.
+            assert_eq!(Frame::new_checked(&bytes[..ACK_LEN]).map(|_| ()), Ok(()), "type {t}");
+        }
+    }
+
+    /// The documented fallbacks on buffers too short to hold a field, and no FCS means no match.
+    #[test]
+    fn short_buffer_getters_return_the_documented_defaults() {
+        let bytes = vector(DATA_ACKREQ);
+        for len in 0..2 {
+            let frame = Frame::new_unchecked(&bytes[..len]);
+            assert_eq!(frame.frame_control(), 0, "len {len}");
+            assert_eq!(frame.fcs(), 0, "len {len}");
+            assert!(!frame.verify_fcs(), "len {len}: a buffer without room for an FCS never verifies");
+        }
+        for len in 0..3 {
+            assert_eq!(Frame::new_unchecked(&bytes[..len]).dsn(), 0, "len {len}");
+        }
+    }
+
+    /// Flipping any one FCF bit outside the ACK-request bit of a data frame (security, frame
+    /// pending, PAN-ID compression, reserved, addressing modes, version, frame type) gives a
+    /// frame the module refuses as malformed, even with a valid FCS; the same for the ACK FCF.
+    #[test]
+    fn every_other_fcf_bit_is_malformed() {
+        for ack_request in [0, fcf::ACK_REQUEST] {
+            for bit in 0..16 {
+                let flip = 1u16 << bit;
+                if flip == fcf::ACK_REQUEST {
+                    continue;
+                }
+                let control = (fcf::DATA_BASE | ack_request) ^ flip;
+                let bytes = data_frame_with_fcf(control, 3);
+                let frame = Frame::new_unchecked(&bytes[..]);
+                assert_eq!(FrameRepr::parse(&frame), Err(Error::Malformed), "data FCF {control:#06x}");
+            }
+        }
+        for bit in 0..16 {
+            let control = fcf::ACK ^ (1u16 << bit);
+            let bytes = ack_frame_with_fcf(control);
+            let frame = Frame::new_unchecked(&bytes[..]);
+            assert_eq!(FrameRepr::parse(&frame), Err(Error::Malformed), "ACK FCF {control:#06x}");
+        }
+        // The unflipped forms do parse, so the refusals above are about the flipped bit.
+        assert!(FrameRepr::parse(&Frame::new_unchecked(&data_frame_with_fcf(fcf::DATA_BASE, 3)[..])).is_ok());
+        assert!(FrameRepr::parse(&Frame::new_unchecked(&ack_frame_with_fcf(fcf::ACK)[..])).is_ok());
+    }
+
+    /// A frame of exactly 127 bytes (payload 115) is emitted and parsed back; one byte more, with a
+    /// valid FCS, is malformed (not a checksum error, not accepted).
+    #[test]
+    fn mpdu_length_limit_is_exact() {
+        let payload: Vec<u8> = (0..MAX_PAYLOAD_LEN).map(|i| i as u8).collect();
+        let repr = FrameRepr {
+            kind: FrameKind::Data,
+            ack_request: true,
+            dsn: 1,
+            pan: DEFAULT_PAN,
+            dst: NodeId(0x0102),
+            src: NodeId(0x0304),
+            am_type: AM_DATA,
+            payload_len: payload.len(),
+        };
+        assert_eq!(repr.buffer_len(), MAX_MPDU_LEN);
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut Frame::new_unchecked(&mut bytes[..]), &payload);
+        let frame = Frame::new_checked(&bytes[..]).unwrap();
+        assert_eq!(FrameRepr::parse(&frame), Ok(repr));
+        assert_eq!(frame.payload(), Some(&payload[..]));
+
+        let long = data_frame_with_fcf(fcf::DATA_BASE, MAX_PAYLOAD_LEN + 1);
+        assert_eq!(long.len(), MAX_MPDU_LEN + 1);
+        let frame = Frame::new_unchecked(&long[..]);
+        assert!(frame.verify_fcs());
+        assert_eq!(FrameRepr::parse(&frame), Err(Error::Malformed));
+    }
+
+    /// `emit` never writes a data frame longer than the PHY can carry (it would not parse back).
+    #[test]
+    #[should_panic(expected = "payload longer than")]
+    fn emit_refuses_a_payload_over_the_limit() {
+        let repr = FrameRepr {
+            kind: FrameKind::Data,
+            ack_request: false,
+            dsn: 0,
+            pan: DEFAULT_PAN,
+            dst: NodeId(1),
+            src: NodeId(2),
+            am_type: AM_DATA,
+            payload_len: MAX_PAYLOAD_LEN + 1,
+        };
+        let payload = vec![0u8; repr.payload_len];
+        let mut bytes = vec![0u8; repr.buffer_len()];
+        repr.emit(&mut Frame::new_unchecked(&mut bytes[..]), &payload);
+    }
+
+    /// `emit` refuses a buffer that is not exactly `buffer_len` bytes: an ACK written into six
+    /// bytes would be a frame that does not parse back.
+    #[test]
+    #[should_panic(expected = "802.15.4 emit: buffer length")]
+    fn emit_refuses_a_buffer_of_the_wrong_length() {
+        let mut bytes = [0u8; ACK_LEN + 1];
+        FrameRepr::ack(1).emit(&mut Frame::new_unchecked(&mut bytes[..]), &[]);
+    }
+
+    /// Every proper prefix of a valid data frame and of a valid ACK is refused, without a panic:
+    /// as truncated while shorter than the frame type's minimum, otherwise by the FCS check or
+    /// (ACK-typed prefixes never get there) the length rules.
+    #[test]
+    fn every_prefix_is_refused() {
+        for (text, min) in [(DATA_ACKREQ, DATA_MIN_LEN), (ACK, ACK_LEN)] {
+            let bytes = vector(text);
+            assert!(FrameRepr::parse(&Frame::new_unchecked(&bytes[..])).is_ok());
+            for len in 0..bytes.len() {
+                let frame = Frame::new_unchecked(&bytes[..len]);
+                let got = FrameRepr::parse(&frame);
+                if len < min {
+                    assert_eq!(got, Err(Error::Truncated), "prefix of {len} bytes");
+                } else {
+                    assert!(got.is_err(), "prefix of {len} bytes parsed: {got:?}");
+                }
+            }
+        }
+    }
+}
