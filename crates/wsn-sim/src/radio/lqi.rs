@@ -114,3 +114,35 @@ mod tests {
         assert_eq!(row_for(f64::INFINITY).0, 31);
     }
 }
+
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+
+    #[test]
+    fn samples_follow_each_rows_measured_distribution() {
+        // Module doc: the coin is a real number in [0, 100) compared with the exact cumulative
+        // percents, i.e. a draw reproduces the measured distribution itself, including its last
+        // (highest-cumulative) entries.
+        let n = 60_000usize;
+        for (snr, row) in LQI_ROWS.iter() {
+            let mut want = [0.0f64; 256];
+            let mut prev = 0.0;
+            for &(lqi, cum) in row.iter() {
+                want[lqi as usize] += (cum - prev) / 100.0;
+                prev = cum;
+            }
+            let mut rng = stream(34, 0, *snr as u32, Purpose::Reception);
+            let mut got = [0usize; 256];
+            for _ in 0..n {
+                got[sample_lqi(*snr as f64, &mut rng) as usize] += 1;
+            }
+            for (v, (&p, &g)) in want.iter().zip(got.iter()).enumerate() {
+                let f = g as f64 / n as f64;
+                let tol = 5.0 * (p * (1.0 - p) / n as f64).sqrt() + 1e-4;
+                assert!((f - p).abs() <= tol, "row {snr} dB, LQI {v}: frequency {f}, measured {p}");
+            }
+        }
+    }
+}

@@ -1404,3 +1404,199 @@ mod tests {
         NoiseConfig::Cpm { trace: t.into(), history: 20, reset_gap_s: 10.0, max_samples: None }
     }
 }
+
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+    use crate::rng::{stream, Purpose};
+
+    fn cpm_k(history: usize, reset_gap_s: f64) -> NoiseConfig {
+        NoiseConfig::Cpm { trace: String::new(), history, reset_gap_s, max_samples: None }
+    }
+
+    /// One reading in each of the 23 key bins, ascending: −115, −110, …, −5 dBm (all distinct).
+    fn one_per_bin() -> Vec<i16> {
+        (0..23).map(|j| -115 + 5 * j as i16).collect()
+    }
+
+    #[test]
+    fn key_bins_follow_the_spec_formula() {
+        // Spec §3.1: bin(v) = ⌊(v + 115) / 5⌋ + 1 on [−115, −5] dBm (23 bins); values outside the
+        // range count as −115 (bin 1).
+        for v in -115i16..=-5 {
+            assert_eq!(key_bin(v) as i32, (v as i32 + 115) / 5 + 1, "{v} dBm");
+        }
+        assert_eq!(key_bin(-111), 1);
+        assert_eq!(key_bin(-110), 2);
+        assert_eq!(key_bin(-5), 23);
+        for v in [-4i16, 0, -116, -200] {
+            assert_eq!(key_bin(v), 1, "{v} dBm is outside the key range");
+        }
+    }
+
+    #[test]
+    fn fallback_ties_go_to_the_key_seen_first() {
+        // k = 1, keys = bin of the previous reading. Keys bin(A) (successors B, B) and bin(B)
+        // (successors A, Z) both occur twice; bin(A) is seen first, so it is the fallback. The
+        // end key bin(Z) never occurs earlier, so after a Z (which ends the trace) the walk draws
+        // from bin(A)'s successors: always B.
+        let (a, b, z) = (-100i16, -80i16, -30i16);
+        let model = NoiseModel::from_trace(&cpm_k(1, 1e9), vec![a, b, a, b, z]).unwrap();
+        let mut zs = 0;
+        for seed in 0..20 {
+            let mut n = model.node(0.0, stream(seed, 0, 0, Purpose::Noise));
+            let x: Vec<f64> = (0..400).map(|m| n.sample(&model, Instant::from_millis(m))).collect();
+            for w in x.windows(2) {
+                if w[0] == z as f64 {
+                    zs += 1;
+                    assert_eq!(w[1], b as f64, "seed {seed}: after the trace end the fallback emits B");
+                }
+            }
+        }
+        assert!(zs > 100, "the trace end should be reached often ({zs})");
+    }
+
+    #[test]
+    fn same_bin_successors_are_drawn_not_replayed() {
+        // k = 1 and every reading in one key bin (−90 … −86 dBm): the single key's successors are
+        // the readings at positions 1..6, all of the same bin. Each sample after the first is a
+        // uniform draw among them (spec §3.1: drawn from the key's empirical successor
+        // distribution), whatever the slot.
+        let trace: Vec<i16> = vec![-90, -86, -88, -89, -87, -90];
+        let model = NoiseModel::from_trace(&cpm_k(1, 1e9), trace.clone()).unwrap();
+        let succ = &trace[1..];
+        for slot in [1u64, 3, 4, 17] {
+            let n_nodes = 1000;
+            let mut count = std::collections::HashMap::<i64, usize>::new();
+            for node in 0..n_nodes {
+                let mut n = model.node(0.0, stream(7, 0, node, Purpose::Noise));
+                *count.entry(n.sample(&model, Instant::from_millis(slot)) as i64).or_default() += 1;
+            }
+            for v in [-86i64, -87, -88, -89, -90] {
+                let want = succ.iter().filter(|&&s| s as i64 == v).count() as f64 / succ.len() as f64;
+                let got = *count.get(&v).unwrap_or(&0) as f64 / n_nodes as f64;
+                assert!((got - want).abs() < 0.07, "slot {slot}, {v} dBm: {got} vs {want}");
+            }
+        }
+    }
+
+    #[test]
+    fn reset_gap_boundary_reseed_position_and_continuation() {
+        // One reading per key bin and k = 1: every key occurs once, so the walk is deterministic
+        // and replays the trace; only a re-seed is random. Reset gap 5 ms.
+        let trace = one_per_bin();
+        let len = trace.len();
+        let model = NoiseModel::from_trace(&cpm_k(1, 0.005), trace.clone()).unwrap();
+        let mut seen = std::collections::BTreeSet::new();
+        for seed in 0..300 {
+            let mut n = model.node(0.0, stream(seed, 0, 0, Purpose::Noise));
+            assert_eq!(n.sample(&model, Instant::from_millis(1)), trace[1] as f64);
+            // Exactly 5 ms later: not *more* than the gap, so the walk goes on along the trace.
+            assert_eq!(n.sample(&model, Instant::from_millis(6)), trace[6] as f64, "seed {seed}");
+            // 6 ms later: re-seed at a uniform position p ≥ k, emitting trace[p]…
+            let v = n.sample(&model, Instant::from_millis(12));
+            let p = trace.iter().position(|&t| t as f64 == v).unwrap();
+            assert!(p >= 1, "seed {seed}: re-seeded below k");
+            seen.insert(p);
+            // …and moving to p + 1: the next ms is trace[p + 1] (at the trace end, the fallback
+            // key bin(trace[0])'s only successor, trace[1]).
+            let next = n.sample(&model, Instant::from_millis(13));
+            let want = if p + 1 < len { trace[p + 1] } else { trace[1] };
+            assert_eq!(next, want as f64, "seed {seed}, re-seeded at {p}");
+        }
+        assert!(seen.len() >= 15, "re-seed positions {seen:?}");
+    }
+
+    #[test]
+    fn first_k_ms_replay_the_trace_even_with_a_zero_reset_gap() {
+        // Spec §3.1: for m < k the trace is returned directly; a re-seed only happens from k on.
+        let trace = one_per_bin();
+        let model = NoiseModel::from_trace(&cpm_k(3, 0.0), trace.clone()).unwrap();
+        for seed in 0..20 {
+            let mut n = model.node(0.0, stream(seed, 0, 0, Purpose::Noise));
+            for m in 0..3u64 {
+                assert_eq!(n.sample(&model, Instant::from_millis(m)), trace[m as usize] as f64, "seed {seed}");
+            }
+        }
+    }
+
+    #[test]
+    fn replay_offsets_differ_between_nodes() {
+        // Spec §3.4 item 2: trace[(o_i + ms) mod L] with a random per-node offset o_i.
+        let trace: Vec<i16> = (0..10).map(|j| -90 - j as i16).collect();
+        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: String::new() }, trace).unwrap();
+        let firsts: std::collections::BTreeSet<i64> = (0..40)
+            .map(|node| m.node(0.0, stream(1, 0, node, Purpose::Noise)).sample(&m, Instant::from_millis(0)) as i64)
+            .collect();
+        assert!(firsts.len() >= 6, "offsets {firsts:?}");
+    }
+
+    #[test]
+    fn replay_validity_spans_the_run_of_equal_values() {
+        // `same_until_ns`: for replay, the end of the last slot of the run of equal trace values
+        // (not across the wrap-around) the sample belongs to; a slot m ends at m ms + 0.5 ms.
+        let trace: Vec<i16> = vec![-90, -90, -90, -91, -92, -92, -93];
+        let m = NoiseModel::from_trace(&NoiseConfig::Replay { trace: String::new() }, trace.clone()).unwrap();
+        let mut n = m.node(0.0, stream(2, 0, 0, Purpose::Noise));
+        let mut runs_seen = 0;
+        for slot in 0..40u64 {
+            n.sample(&m, Instant::from_millis(slot));
+            let NodeState::Replay { pos, .. } = n.state else { unreachable!() };
+            let pos = pos as usize;
+            let run = trace[pos + 1..].iter().take_while(|&&v| v == trace[pos]).count() as u64;
+            runs_seen += usize::from(run > 0);
+            assert_eq!(n.same_until_ns(&m), (slot + run) * 1_000_000 + 500_000, "slot {slot}, index {pos}");
+            assert_eq!(n.valid_until_ns(), slot * 1_000_000 + 500_000);
+        }
+        assert!(runs_seen > 10);
+    }
+
+    #[test]
+    fn validity_ends_exactly_where_the_next_slot_begins() {
+        let c = NoiseModel::from_trace(&NoiseConfig::Gaussian { floor_dbm: -98.0, sigma_db: 2.0 }, vec![]).unwrap();
+        let mut n = c.node(0.0, stream(1, 0, 0, Purpose::Noise));
+        assert_eq!(n.valid_until_ns(), 0);
+        for slot in [0u64, 1, 7, 1000] {
+            let v = n.sample(&c, Instant::from_millis(slot));
+            let until = n.valid_until_ns();
+            assert_eq!(slot_ms(Instant(until - 1)), slot);
+            assert_eq!(slot_ms(Instant(until)), slot + 1);
+            assert_eq!(n.sample(&c, Instant(until - 1)), v);
+            assert_ne!(n.sample(&c, Instant(until)), v, "a fresh Gaussian draw in the next slot");
+        }
+    }
+
+    #[test]
+    fn gaussian_with_zero_sigma_has_the_floor_as_its_only_level() {
+        let g = NoiseModel::from_trace(&NoiseConfig::Gaussian { floor_dbm: -97.0, sigma_db: 0.0 }, vec![]).unwrap();
+        assert_eq!(g.level_distribution(), vec![(-97.0, 1.0)]);
+        assert_eq!(g.min_dbm(), -97.0);
+    }
+
+    #[test]
+    fn out_of_range_reset_gap_and_floor_are_refused() {
+        for gap in [-1.0, -0.001, f64::NAN] {
+            let err = NoiseModel::from_trace(&cpm_k(1, gap), one_per_bin()).unwrap_err();
+            assert!(err.to_string().contains("radio.noise.reset_gap_s"), "{err}");
+        }
+        assert!(NoiseModel::from_trace(&cpm_k(1, 0.0), one_per_bin()).is_ok());
+        assert!(NoiseModel::from_trace(&cpm_k(1, f64::INFINITY), one_per_bin()).is_ok());
+        for floor in [0.5, 30.0, -200.5, f64::NAN] {
+            for cfg in
+                [NoiseConfig::Constant { floor_dbm: floor }, NoiseConfig::Gaussian { floor_dbm: floor, sigma_db: 1.0 }]
+            {
+                let err = NoiseModel::from_trace(&cfg, vec![]).unwrap_err();
+                assert!(err.to_string().contains("radio.noise.floor_dbm"), "{err}");
+            }
+        }
+        for floor in [0.0, -200.0, -98.0] {
+            assert!(NoiseModel::from_trace(&NoiseConfig::Constant { floor_dbm: floor }, vec![]).is_ok());
+        }
+    }
+
+    #[test]
+    fn decimal_readings_round_to_the_nearest_db() {
+        let got = parse_trace("-97.6\n-97.4\n-0.2\n-98.9\n", Path::new("x")).unwrap();
+        assert_eq!(got, vec![-98, -97, 0, -99]);
+    }
+}

@@ -582,3 +582,46 @@ mod tests {
         }
     }
 }
+
+#[cfg(test)]
+mod audit34 {
+    use super::*;
+
+    #[test]
+    fn a_non_positive_or_nan_exponent_gives_certain_reception_at_any_sinr() {
+        // Documented: a non-positive or NaN exponent is treated as 0, so PRR is 1 unless the SINR
+        // is NaN, also far below the curve's transition where every real exponent gives 0.
+        for x in [-40.0, -6.3, -1.0, 2.0, 4.5, 11.1, 30.0] {
+            assert_eq!(prr_with_exponent(x, 0.0), 1.0, "{x} dB, exponent 0");
+            assert_eq!(prr_with_exponent(x, -2.0), 1.0, "{x} dB, exponent -2");
+            assert_eq!(prr_with_exponent(x, f64::NAN), 1.0, "{x} dB, NaN exponent");
+        }
+        assert_eq!(prr_with_exponent(f64::NAN, 0.0), 0.0);
+        // The same low SINRs with a positive exponent are (nearly) certain losses.
+        assert!(prr_with_exponent(-1.0, 46.0) < 1e-9);
+    }
+
+    #[test]
+    fn the_chunk_estimate_answers_up_to_2048_bits_inclusive() {
+        // Documented range: `None` only for chunks *over* 2,048 bits; a 2,048-bit chunk whose
+        // chance is clearly below 1 is estimated, within the stated error of the exact chain.
+        for ratio in [0.5, 1.0, 1.5, 2.0] {
+            let (p, err) = oqpsk_chunk_estimate(ratio, 2048).expect("2,048 bits is within the range");
+            let exact = oqpsk_chunk_success_db(10.0 * f64::log10(ratio), 2048);
+            assert!(exact < 1.0 && (p - exact).abs() <= err, "ratio {ratio}: {p} ± {err} vs {exact}");
+            assert_eq!(oqpsk_chunk_estimate(ratio, 2049), None);
+        }
+    }
+
+    #[test]
+    fn oqpsk_log_table_is_exactly_zero_from_the_one_threshold_on() {
+        // From `prr_oqpsk_one_from_db` on, both interpolation ends of the ln(1 − BER) table are 0
+        // (the code's stated reason why the O-QPSK chance is exactly 1 there).
+        let one = prr_oqpsk_one_from_db();
+        let mut x = one;
+        while x < one + 0.01 {
+            assert_eq!(oqpsk_ln_ok(x), 0.0, "{x} dB (threshold {one})");
+            x += 0.000_01;
+        }
+    }
+}
