@@ -2487,22 +2487,45 @@ mod tests {
         Radio::new(model.node(0.0, stream(1, 0, 0, Purpose::Noise)), stream(1, 0, 0, Purpose::Reception))
     }
 
-    /// Sends `left` unicast frames to `dst` and keeps every `SendDone`.
+    /// The `SendDone`s a [`Probe`] got, each with its time.
+    type Timed = std::sync::Arc<std::sync::Mutex<Vec<(Instant, SendDone)>>>;
+
+    /// Sends `left` frames to `dst`, each asking for an ACK, and keeps every `SendDone` with its
+    /// time; it wants to send all along, but its first `refusals` polls find nothing ready (late
+    /// binding: the backoff ended before the frame was).
     struct Probe {
         dst: NodeId,
         left: u32,
-        done: std::sync::Arc<std::sync::Mutex<Vec<SendDone>>>,
+        refusals: u32,
+        done: Timed,
+    }
+
+    impl Probe {
+        /// A probe that never refuses a poll, with the list it fills.
+        fn to(dst: NodeId, left: u32) -> (Box<Probe>, Timed) {
+            let done = Timed::default();
+            (Box::new(Probe { dst, left, refusals: 0, done: done.clone() }), done)
+        }
+    }
+
+    /// The `SendDone`s of `done`, without their times.
+    fn sent(done: &Timed) -> Vec<SendDone> {
+        done.lock().unwrap().iter().map(|&(_, d)| d).collect()
     }
 
     impl NodeAgent for Probe {
         fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
-        fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, done: &SendDone) {
-            self.done.lock().unwrap().push(*done);
+        fn handle_send_done(&mut self, now: Instant, _: &mut dyn LinkCtx, done: &SendDone) {
+            self.done.lock().unwrap().push((now, *done));
         }
         fn wants_to_send(&self) -> bool {
             self.left > 0
         }
         fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+            if self.refusals > 0 {
+                self.refusals -= 1;
+                return None;
+            }
             self.left = self.left.checked_sub(1)?;
             Some(wsn_proto::agent::Frame { dst: self.dst, ack_request: true, payload: vec![0; 20] })
         }
@@ -2538,16 +2561,16 @@ mod tests {
     /// and its count of restarted backoffs.
     fn two_probes(overrides: &[String], both: bool) -> (Vec<SendDone>, u64) {
         let mut net = clean_chain(2, 30.0, "", overrides);
-        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 200, done: done.clone() });
+        let (probe, done) = Probe::to(NodeId(0), 200);
+        net.nodes[1].agent = probe;
         if both {
-            let other = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-            net.nodes[0].agent = Box::new(Probe { dst: NodeId(1), left: 200, done: other });
+            let (probe, _) = Probe::to(NodeId(1), 200);
+            net.nodes[0].agent = probe;
             net.after_agent(0);
         }
         net.after_agent(1);
         net.run_until(Instant::from_millis(30_000));
-        let done = done.lock().unwrap().clone();
+        let done = sent(&done);
         assert_eq!(done.len(), 200);
         (done, net.node_stats(1).backoff_restarts)
     }
@@ -2649,15 +2672,15 @@ mod tests {
                 "radio.noise.floor_dbm=-90.0",
             ]),
         );
-        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 1, done: done.clone() });
+        let (probe, done) = Probe::to(NodeId(0), 1);
+        net.nodes[1].agent = probe;
         net.after_agent(1);
         let mac = MacConfig::ieee802154();
         let failed_at = Instant(u64::from(mac.csma_max_backoffs + 1) * mac.cca_guard_ns);
         net.run_until(Instant(failed_at.as_nanos() - 1));
         assert!(done.lock().unwrap().is_empty(), "channel access failed before {failed_at:?}");
         net.run_until(failed_at);
-        let done = done.lock().unwrap().clone();
+        let done = sent(&done);
         assert_eq!(done.len(), 1, "no channel access failure at {failed_at:?}");
         assert!(done[0].channel_access_failure && !done[0].acked && done[0].transmissions == 0, "{:?}", done[0]);
     }
@@ -2668,12 +2691,12 @@ mod tests {
     #[test]
     fn an_unanswered_frame_uses_every_retry() {
         let mut net = clean_chain(2, 30.0, "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 30.0\n", &[]);
-        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 3, done: done.clone() });
+        let (probe, done) = Probe::to(NodeId(0), 3);
+        net.nodes[1].agent = probe;
         net.after_agent(1);
         net.run_until(Instant::from_millis(30_000));
         let tries = MacConfig::tinyos1_tenet().max_retries + 1;
-        let done = done.lock().unwrap().clone();
+        let done = sent(&done);
         assert_eq!(done.len(), 3);
         for d in &done {
             assert!(!d.acked && !d.channel_access_failure && d.time_to_ack.is_none(), "{d:?}");
@@ -2780,8 +2803,8 @@ mod tests {
             "mac.retry_gap_spread_ns=0".to_string(),
         ];
         let mut net = clean_chain(2, 2.0, "[[outages]]\nnodes = 0\nfrom_s = 0.0\nto_s = 2.0\n", &over);
-        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { dst: NodeId(0), left: 1, done: done.clone() });
+        let (probe, done) = Probe::to(NodeId(0), 1);
+        net.nodes[1].agent = probe;
         net.after_agent(1);
         let tries = u64::from(mac.max_retries) + 1;
         let attempt = 2 * unit
@@ -2793,7 +2816,7 @@ mod tests {
         net.run_until(Instant(end.as_nanos() - 1));
         assert!(done.lock().unwrap().is_empty(), "sendDone before {end:?}");
         net.run_until(end);
-        let done = done.lock().unwrap().clone();
+        let done = sent(&done);
         assert_eq!(done.len(), 1, "no sendDone at {end:?}");
         assert!(!done[0].acked && u64::from(done[0].transmissions) == tries, "{:?}", done[0]);
     }
@@ -2804,11 +2827,11 @@ mod tests {
     #[test]
     fn a_broadcast_goes_out_once_even_with_an_ack_asked_for() {
         let mut net = clean_chain(2, 1.0, "", &[]);
-        let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        net.nodes[1].agent = Box::new(Probe { dst: NodeId::BROADCAST, left: 3, done: done.clone() });
+        let (probe, done) = Probe::to(NodeId::BROADCAST, 3);
+        net.nodes[1].agent = probe;
         net.after_agent(1);
         net.run_until(Instant::from_millis(1_000));
-        let done = done.lock().unwrap().clone();
+        let done = sent(&done);
         assert_eq!(done.len(), 3);
         assert!(done.iter().all(|d| !d.acked && d.transmissions == 1), "{done:?}");
         assert_eq!(net.node_stats(1).data_tx, 3);
@@ -2826,13 +2849,11 @@ mod tests {
         let waits = |from: usize, to: u16, overrides: &[String]| {
             let mut net = clean_chain(2, 30.0, "", overrides);
             assert!(net.nodes[0].sink && !net.nodes[1].sink);
-            let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-            net.nodes[from].agent = Box::new(Probe { dst: NodeId(to), left: 200, done: done.clone() });
+            let (probe, done) = Probe::to(NodeId(to), 200);
+            net.nodes[from].agent = probe;
             net.after_agent(from);
             net.run_until(Instant::from_millis(30_000));
-            let units: std::collections::BTreeSet<u64> = done
-                .lock()
-                .unwrap()
+            let units: std::collections::BTreeSet<u64> = sent(&done)
                 .iter()
                 .map(|d| (d.time_to_ack.expect("a clean link acks").as_nanos() - floor) / unit)
                 .collect();
@@ -2880,8 +2901,8 @@ mod tests {
     fn a_radio_back_from_an_outage_senses_frames_already_on_the_air() {
         let mut net = clean_chain(3, 6.0, "[[outages]]\nnodes = 0\nfrom_s = 1.0\nto_s = 3.0\n", &[]);
         for (i, dst) in [(1, 0), (2, 0)] {
-            let done = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-            net.nodes[i].agent = Box::new(Probe { dst: NodeId(dst), left: 100_000, done });
+            let (probe, _) = Probe::to(NodeId(dst), 100_000);
+            net.nodes[i].agent = probe;
             net.after_agent(i);
         }
         let (mut checks, mut off_with_power) = (0u64, 0u64);
@@ -3112,54 +3133,13 @@ mod tests {
 
     // ------------------------------------------------------------ MAC audit (mac33)
 
-    /// Sends `left` frames to `dst` (asking for an ACK if `ack_request`) and keeps every
-    /// `SendDone` with its time; it wants to send all along, but its first `refusals` polls
-    /// find nothing ready (late binding: the backoff ended before the frame was).
-    struct TimedProbe {
-        dst: NodeId,
-        left: u32,
-        ack_request: bool,
-        refusals: u32,
-        done: std::sync::Arc<std::sync::Mutex<Vec<(Instant, SendDone)>>>,
-    }
-
-    impl NodeAgent for TimedProbe {
-        fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
-        fn handle_send_done(&mut self, now: Instant, _: &mut dyn LinkCtx, done: &SendDone) {
-            self.done.lock().unwrap().push((now, *done));
-        }
-        fn wants_to_send(&self) -> bool {
-            self.left > 0
-        }
-        fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
-            if self.refusals > 0 {
-                self.refusals -= 1;
-                return None;
-            }
-            self.left = self.left.checked_sub(1)?;
-            Some(wsn_proto::agent::Frame { dst: self.dst, ack_request: self.ack_request, payload: vec![0; 20] })
-        }
-        fn poll_event(&mut self) -> Option<AgentEvent> {
-            None
-        }
-        fn queue_len(&self) -> usize {
-            self.left as usize
-        }
-        fn queue_capacity(&self) -> usize {
-            usize::MAX
-        }
-        no_application!();
-    }
-
-    type Timed = std::sync::Arc<std::sync::Mutex<Vec<(Instant, SendDone)>>>;
-
-    /// `clean_chain(2, …)` with a `TimedProbe` at node 1 sending `left` frames to `dst`; the
+    /// `clean_chain(2, …)` with a `Probe` at node 1 sending `left` frames to `dst`; the
     /// agent is started (its MAC contends from time 0), the network not run.
     fn timed_probe(extra: &str, overrides: &[&str], dst: NodeId, left: u32, refusals: u32) -> (Network, Timed) {
         let overrides: Vec<String> = overrides.iter().map(|s| s.to_string()).collect();
         let mut net = clean_chain(2, 30.0, extra, &overrides);
         let done = Timed::default();
-        net.nodes[1].agent = Box::new(TimedProbe { dst, left, ack_request: true, refusals, done: done.clone() });
+        net.nodes[1].agent = Box::new(Probe { dst, left, refusals, done: done.clone() });
         net.after_agent(1);
         (net, done)
     }
@@ -3419,8 +3399,7 @@ mod tests {
         assert_eq!(got[0].0.as_nanos(), 3 * attempt);
         // Node 0, back, sends to node 1, whose radio is no longer transmitting.
         let back = Timed::default();
-        net.nodes[0].agent =
-            Box::new(TimedProbe { dst: NodeId(1), left: 2, ack_request: true, refusals: 0, done: back.clone() });
+        net.nodes[0].agent = Box::new(Probe { dst: NodeId(1), left: 2, refusals: 0, done: back.clone() });
         net.after_agent(0);
         net.run_until(Instant::from_millis(1_000));
         let back = back.lock().unwrap().clone();
