@@ -1265,43 +1265,13 @@ mod audit34 {
         assert_eq!((f.queue_len(), f.stats().max_queue), (1, 2));
     }
 
-    /// The test context, recording the trees of the `own_packet_returned` calls.
-    struct ReturnCtx {
-        inner: Ctx,
-        returned: Vec<NodeId>,
-    }
-
-    impl LinkCtx for ReturnCtx {
-        fn node(&self) -> NodeId {
-            self.inner.node()
-        }
-        fn parent(&self, sink: NodeId) -> Option<NodeId> {
-            self.inner.parent(sink)
-        }
-        fn hop_count(&self, sink: NodeId) -> Option<u8> {
-            self.inner.hop_count(sink)
-        }
-        fn down_next_hop(&self, sink: NodeId, dst: NodeId) -> Option<NodeId> {
-            self.inner.down_next_hop(sink, dst)
-        }
-        fn learn_reverse(&mut self, sink: NodeId, origin: NodeId, prev: NodeId) -> bool {
-            self.inner.learn_reverse(sink, origin, prev)
-        }
-        fn own_packet_returned(&mut self, sink: NodeId) {
-            self.returned.push(sink);
-        }
-        fn random_u32(&mut self) -> u32 {
-            self.inner.random_u32()
-        }
-    }
-
     /// A node that gets its own upward packet back tells the routing of that packet's tree, so
     /// that it can delete the child entry for its parent [spec radio-mac-routing §6.3, Loop
     /// handling]; another origin's packet does not.
     #[test]
     fn own_upward_packet_coming_back_is_reported_to_the_routing() {
         let mut f = CollectionForwarder::new(NodeId(5), ForwarderConfig::default());
-        let mut c = ReturnCtx { inner: ctx(5, 2), returned: Vec::new() };
+        let mut c = ctx(5, 2);
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 9, 3, 3, 20, 0));
         assert!(c.returned.is_empty());
         f.handle_frame(Instant::ZERO, &mut c, &rx(9, 5), &packet(Direction::Up, 5, 3, 3, 20, 0));

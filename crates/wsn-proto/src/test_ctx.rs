@@ -1,5 +1,6 @@
 //! A routing context for unit tests: a fixed parent, a fixed reverse path (none by default),
-//! the reverse-path learning calls recorded, and a small deterministic random sequence.
+//! the reverse-path learning and own-packet-returned calls recorded, and a small deterministic
+//! random sequence.
 
 use alloc::vec::Vec;
 
@@ -14,6 +15,8 @@ pub(crate) struct TestCtx {
     pub parent: Option<NodeId>,
     /// `(origin, previous hop)` of every `learn_reverse` call.
     pub learned: Vec<(NodeId, NodeId)>,
+    /// The tree (sink) of every `own_packet_returned` call.
+    pub returned: Vec<NodeId>,
     /// The next hop down the tree, to every destination (`None`: no reverse path known).
     pub down: Option<NodeId>,
     /// State of the random sequence (a 32-bit LCG).
@@ -23,7 +26,14 @@ pub(crate) struct TestCtx {
 impl TestCtx {
     /// Node `me` with parent `parent`.
     pub fn new(me: u16, parent: Option<u16>) -> TestCtx {
-        TestCtx { me: NodeId(me), parent: parent.map(NodeId), learned: Vec::new(), down: None, rng: 1 }
+        TestCtx {
+            me: NodeId(me),
+            parent: parent.map(NodeId),
+            learned: Vec::new(),
+            returned: Vec::new(),
+            down: None,
+            rng: 1,
+        }
     }
 }
 
@@ -45,7 +55,9 @@ impl LinkCtx for TestCtx {
         self.learned.push((origin, prev));
         Some(origin) != self.parent
     }
-    fn own_packet_returned(&mut self, _: NodeId) {}
+    fn own_packet_returned(&mut self, sink: NodeId) {
+        self.returned.push(sink);
+    }
     fn random_u32(&mut self) -> u32 {
         self.rng = self.rng.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
         self.rng

@@ -30,7 +30,7 @@ fn node_with(me: u16, parent: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
     let mut a = IfrcAgent::new(NodeId(me), Role::Node { sink: SINK }, cfg, fwd, Instant::ZERO);
     // The starting rate is reported once (see `a_new_agent_reports_its_starting_rate`).
     while a.poll_event().is_some() {}
-    (a, Ctx { me: NodeId(me), parent: Some(NodeId(parent)), learned: Vec::new(), down: None, rng: u32::from(me) })
+    (a, Ctx { rng: u32::from(me), ..Ctx::new(me, Some(parent)) })
 }
 
 /// A new agent reports its starting rate (r_init, or r_b at the base station) as its first
@@ -53,7 +53,7 @@ fn node(me: u16, parent: u16) -> (IfrcAgent, Ctx) {
 fn bs_with(me: u16, cfg: IfrcConfig) -> (IfrcAgent, Ctx) {
     let mut a = IfrcAgent::new(NodeId(me), Role::BaseStation, cfg, ForwarderConfig::default(), Instant::ZERO);
     while a.poll_event().is_some() {}
-    (a, Ctx { me: NodeId(me), parent: None, learned: Vec::new(), down: None, rng: 7 })
+    (a, Ctx { rng: 7, ..Ctx::new(me, None) })
 }
 
 fn rx(from: u16, to: NodeId) -> RxInfo {
@@ -1965,26 +1965,14 @@ impl Medium {
             bs,
             SimNode {
                 agent: IfrcAgent::new(NodeId(bs), Role::BaseStation, cfg.clone(), fwd.clone(), Instant::ZERO),
-                ctx: Ctx { me: NodeId(bs), parent: None, learned: Vec::new(), down: None, rng: 1 },
+                ctx: Ctx::new(bs, None),
             },
         );
         let mut links = BTreeSet::new();
         for &(child, parent) in parents {
             let agent =
                 IfrcAgent::new(NodeId(child), Role::Node { sink: NodeId(bs) }, cfg.clone(), fwd.clone(), Instant::ZERO);
-            nodes.insert(
-                child,
-                SimNode {
-                    agent,
-                    ctx: Ctx {
-                        me: NodeId(child),
-                        parent: Some(NodeId(parent)),
-                        learned: Vec::new(),
-                        down: None,
-                        rng: u32::from(child),
-                    },
-                },
-            );
+            nodes.insert(child, SimNode { agent, ctx: Ctx { rng: u32::from(child), ..Ctx::new(child, Some(parent)) } });
             links.insert((child, parent));
             links.insert((parent, child));
         }
@@ -2274,7 +2262,7 @@ fn reference_code_first_tick_takes_the_codes_jitter() {
         let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
         let start = Instant::from_secs(600);
         let mut a = IfrcAgent::new(NodeId(3), Role::Node { sink: SINK }, cfg, fwd, start);
-        let mut ctx = Ctx { me: NodeId(3), parent: Some(SINK), learned: Vec::new(), down: None, rng: seed };
+        let mut ctx = Ctx { rng: seed, ..Ctx::new(3, Some(SINK.0)) };
         assert_eq!(a.poll_timeout(), Some(start), "the phase is drawn at the start");
         a.handle_timeout(start, &mut ctx);
         a.poll_timeout().expect("a first tick") - start
