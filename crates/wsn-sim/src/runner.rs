@@ -1154,6 +1154,9 @@ fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result
             e.source.recovery_capacity = b;
         }
     }
+    // A backstop: the keys above are checked where they are read, and the rest are profile
+    // defaults.
+    e.sink.check().map_err(|err| RunError::Config(format!("RCRT sink configuration: {err}")))?;
     Ok(e)
 }
 

@@ -47,7 +47,7 @@ mod tests;
 
 pub use estimators::LevelFormula;
 pub use policy::{DemandLimited, DemandProportional, Fair, FairGoodput, FlowDemand, Policy, Weighted};
-pub use sink::{FeedbackTriggers, FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats};
+pub use sink::{ConfigError, FeedbackTriggers, FlowInfo, FlowState, FlowStats, Sink, SinkConfig, SinkEvent, SinkStats};
 pub use source::{SendError, Source, SourceConfig, SourceEvent, SourceState, SourceStats};
 
 /// Transport protocol number of RCRT in the collection header.

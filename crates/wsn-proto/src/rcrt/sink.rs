@@ -254,6 +254,83 @@ impl SinkConfig {
             Profile::ReferenceCode => SinkConfig::reference_code(),
         }
     }
+
+    /// Checks the values the sink's rules assume, the first offence named by its field:
+    /// thresholds with 0 < L ≤ U (increases need every C_j < L; a decrease needs some C_i
+    /// above U), gains and probabilities within their ranges, positive rates, floors and
+    /// weights, ALI weights that are finite, not negative and give the most recent interval a
+    /// share, and at least one fid record, NACK range, NACKed number and flow. [`Sink::new`]
+    /// takes any configuration; call this first on one read from a file or a command line.
+    pub fn check(&self) -> Result<(), ConfigError> {
+        let bad = |field: &'static str, rule: &'static str| Err(ConfigError { field, rule });
+        let positive = |x: f64| x.is_finite() && x > 0.0;
+        let unit = |x: f64| x > 0.0 && x <= 1.0;
+        if !positive(self.lower_threshold) {
+            return bad("lower_threshold", "must be finite and > 0");
+        }
+        if !(self.upper_threshold.is_finite() && self.upper_threshold >= self.lower_threshold) {
+            return bad("upper_threshold", "must be finite and ≥ lower_threshold");
+        }
+        for (field, x) in [
+            ("additive_increase_pps", self.additive_increase_pps),
+            ("congestion_norm_floor", self.congestion_norm_floor),
+            ("min_rate_per_flow_pps", self.min_rate_per_flow_pps),
+            ("join_rate_pps", self.join_rate_pps),
+            ("default_demand_pps", self.default_demand_pps),
+            ("default_weight", self.default_weight),
+        ] {
+            if !positive(x) {
+                return bad(field, "must be finite and > 0");
+            }
+        }
+        if !(self.join_slow_start_limit_pps.is_finite() && self.join_slow_start_limit_pps >= 0.0) {
+            return bad("join_slow_start_limit_pps", "must be finite and ≥ 0");
+        }
+        for (field, x) in
+            [("congestion_gain", self.congestion_gain), ("rtt_alpha", self.rtt_alpha), ("rtt_beta", self.rtt_beta)]
+        {
+            if !unit(x) {
+                return bad(field, "must be in (0, 1]");
+            }
+        }
+        if !(0.0..=1.0).contains(&self.feedback_probability) {
+            return bad("feedback_probability", "must be in [0, 1]");
+        }
+        if self.ali_weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+            return bad("ali_weights", "must be finite and ≥ 0");
+        }
+        if self.ali_weights[0] <= 0.0 {
+            return bad("ali_weights", "the first (most recent interval's) must be > 0");
+        }
+        for (field, n) in [
+            ("fid_ring_len", self.fid_ring_len),
+            ("max_nack_ranges", self.max_nack_ranges),
+            ("max_nack_seqnos", self.max_nack_seqnos),
+            ("max_flows", self.max_flows),
+            ("max_seq_jump", self.max_seq_jump as usize),
+            ("give_up_distance", self.give_up_distance.map_or(1, |d| d as usize)),
+        ] {
+            if n == 0 {
+                return bad(field, "must be at least 1");
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A [`SinkConfig`] value outside what the sink's rules assume ([`SinkConfig::check`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The field, as named in [`SinkConfig`].
+    pub field: &'static str,
+    /// What it must be.
+    pub rule: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.field, self.rule)
+    }
 }
 
 impl Default for SinkConfig {
@@ -2111,6 +2188,70 @@ mod tests {
     use std::vec::Vec;
 
     const SRC: NodeId = NodeId(7);
+
+    /// [`SinkConfig::check`] accepts both profiles and names the first field out of range:
+    /// each case below breaks one rule its doc comment states and nothing else.
+    #[test]
+    fn config_check_names_the_field_out_of_range() {
+        assert_eq!(SinkConfig::paper().check(), Ok(()));
+        assert_eq!(SinkConfig::reference_code().check(), Ok(()));
+        let p = SinkConfig::paper;
+        let mut ali = ALI_WEIGHTS;
+        ali[7] = -0.1;
+        let mut ali_first = ALI_WEIGHTS;
+        ali_first[0] = 0.0;
+        let mut ali_nan = ALI_WEIGHTS;
+        ali_nan[3] = f64::NAN;
+        let cases = [
+            (SinkConfig { lower_threshold: 0.0, ..p() }, "lower_threshold"),
+            (SinkConfig { lower_threshold: f64::INFINITY, upper_threshold: f64::INFINITY, ..p() }, "lower_threshold"),
+            (SinkConfig { upper_threshold: 0.9, ..p() }, "upper_threshold"),
+            (SinkConfig { upper_threshold: f64::NAN, ..p() }, "upper_threshold"),
+            (SinkConfig { additive_increase_pps: 0.0, ..p() }, "additive_increase_pps"),
+            (SinkConfig { congestion_norm_floor: -0.1, ..p() }, "congestion_norm_floor"),
+            (SinkConfig { min_rate_per_flow_pps: 0.0, ..p() }, "min_rate_per_flow_pps"),
+            (SinkConfig { join_rate_pps: f64::NAN, ..p() }, "join_rate_pps"),
+            (SinkConfig { default_demand_pps: 0.0, ..p() }, "default_demand_pps"),
+            (SinkConfig { default_weight: 0.0, ..p() }, "default_weight"),
+            (SinkConfig { join_slow_start_limit_pps: -1.0, ..p() }, "join_slow_start_limit_pps"),
+            (SinkConfig { congestion_gain: 0.0, ..p() }, "congestion_gain"),
+            (SinkConfig { rtt_alpha: 1.5, ..p() }, "rtt_alpha"),
+            (SinkConfig { rtt_beta: 0.0, ..p() }, "rtt_beta"),
+            (SinkConfig { feedback_probability: 1.01, ..p() }, "feedback_probability"),
+            (SinkConfig { ali_weights: ali, ..p() }, "ali_weights"),
+            (SinkConfig { ali_weights: ali_first, ..p() }, "ali_weights"),
+            (SinkConfig { ali_weights: ali_nan, ..p() }, "ali_weights"),
+            (SinkConfig { fid_ring_len: 0, ..p() }, "fid_ring_len"),
+            (SinkConfig { max_nack_ranges: 0, ..p() }, "max_nack_ranges"),
+            (SinkConfig { max_nack_seqnos: 0, ..p() }, "max_nack_seqnos"),
+            (SinkConfig { max_flows: 0, ..p() }, "max_flows"),
+            (SinkConfig { max_seq_jump: 0, ..p() }, "max_seq_jump"),
+            (SinkConfig { give_up_distance: Some(0), ..p() }, "give_up_distance"),
+        ];
+        for (cfg, field) in cases {
+            let e = cfg.check().expect_err(field);
+            assert_eq!(e.field, field, "{e}");
+        }
+        // The edges of each range are accepted: L = U, a gain of 1, probabilities 0 and 1, a
+        // zero join limit and ALI weights of 0 after the first.
+        let mut ali_tail = [0.0; 8];
+        ali_tail[0] = 1.0;
+        let edges = SinkConfig {
+            lower_threshold: 2.0,
+            upper_threshold: 2.0,
+            congestion_gain: 1.0,
+            rtt_alpha: 1.0,
+            rtt_beta: 1.0,
+            feedback_probability: 0.0,
+            join_slow_start_limit_pps: 0.0,
+            ali_weights: ali_tail,
+            give_up_distance: Some(1),
+            ..p()
+        };
+        assert_eq!(edges.check(), Ok(()));
+        let e = SinkConfig { upper_threshold: 0.5, ..p() }.check().unwrap_err();
+        assert_eq!(alloc::format!("{e}"), "upper_threshold: must be finite and ≥ lower_threshold");
+    }
 
     /// The wire offset of nonce 1, which most tests open their flow with: the tests write and
     /// read sequence numbers as the incarnation's own numbers.
