@@ -1132,4 +1132,70 @@ mod tests {
             assert_eq!(n.parent_changes(), u32::from(i > 0));
         }
     }
+
+    /// Tests added by the routing35 mutation audit.
+    mod audit35 {
+        use super::*;
+
+        /// A node whose static route was ended by unfreezing, then frozen again, keeps its
+        /// parent: the freeze disables parent changes (spec radio-mac-routing §6.4; doc of
+        /// [`MhlqiNode`]: "Freezing … no switch"; only a node that has never had a route may
+        /// acquire its first, and a static route is a route although it is no parent change).
+        #[test]
+        fn refrozen_former_static_node_does_not_switch() {
+            let mut n = node();
+            n.set_static(Some(NodeId(3)), 4);
+            assert_eq!(n.parent_changes(), 0);
+            n.set_frozen(false);
+            n.set_frozen(true);
+            assert!(n.is_frozen() && !n.is_static());
+            // 0 + 125 is far below 75 % of the static cost 500: an unfrozen node would switch.
+            assert_eq!(n.handle_beacon(&beacon(6, 0, 0, 0), 110), RouteChange::None);
+            assert_eq!(n.parent(), Some(NodeId(3)));
+        }
+
+        /// Unfreezing restarts the timeout: the parent gets the full eight silent periods after
+        /// the freeze ends, whatever ticks had passed before it (doc of
+        /// `frozen_node_keeps_parent`: "Unfreezing restores the normal rules, timeout counted
+        /// from zero"; spec §6.1 Timeout: the route is dropped once lastHeard > 8).
+        #[test]
+        fn unfreezing_restarts_the_timeout() {
+            let mut n = node_with_cost_1000();
+            for _ in 0..5 {
+                n.on_beacon_tick();
+            }
+            assert_eq!(n.last_heard(), 5);
+            n.set_frozen(true);
+            n.set_frozen(false);
+            for _ in 0..8 {
+                assert_eq!(n.on_beacon_tick().1, RouteChange::None);
+            }
+            assert_eq!(n.on_beacon_tick().1, RouteChange::Lost { old: NodeId(5) });
+        }
+
+        /// [`MhlqiNode::set_static`]: "the broadcast address … means no route".
+        #[test]
+        fn static_broadcast_parent_means_no_route() {
+            let mut n = node();
+            n.set_static(Some(NodeId::BROADCAST), 1);
+            assert_eq!((n.parent(), n.hop_count(), n.cost()), (None, None, NO_ROUTE_COST));
+            assert!(!n.current_beacon().advertises_route());
+        }
+
+        /// A static tree may be 255 hops deep (static_tree: "deeper than 255 hops" is refused,
+        /// 255 is not); the node keeps a valid hop count, saturated at [`MAX_HOP_COUNT`] "so that
+        /// a valid hop count never reads as [`INVALID_HOP_COUNT`]". A node below a parent is at
+        /// least one hop from the sink (spec §6.1: h = parent's hop + 1; only the root has 0).
+        #[test]
+        fn static_hop_count_stays_valid_and_nonzero() {
+            let mut n = node();
+            n.set_static(Some(NodeId(3)), 255);
+            assert_eq!(n.hop_count(), Some(MAX_HOP_COUNT));
+            assert!(n.current_beacon().advertises_route());
+            let mut n = node();
+            n.set_static(Some(NodeId(3)), 0);
+            assert_eq!(n.hop_count(), Some(1));
+            assert_eq!(n.current_beacon().hop_count, 1);
+        }
+    }
 }
