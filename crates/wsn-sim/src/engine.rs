@@ -310,4 +310,21 @@ mod tests {
             prop_assert_eq!(got, want);
         }
     }
+
+    mod audit35 {
+        use super::*;
+
+        /// `is_empty`: "True when no event waits": a queue holding one event is not empty (the
+        /// network's run loop stops on an empty queue).
+        #[test]
+        fn one_waiting_event_is_not_empty() {
+            let mut q = EventQueue::new();
+            assert!(q.is_empty());
+            q.push(Instant(7), ());
+            assert!(!q.is_empty());
+            assert_eq!(q.len(), 1);
+            assert_eq!(q.pop(), Some((Instant(7), ())));
+            assert!(q.is_empty());
+        }
+    }
 }

@@ -96,4 +96,19 @@ mod tests {
             assert!((0.0..1.0).contains(&u));
         }
     }
+
+    mod audit35 {
+        use super::*;
+
+        /// Module doc: every stream is keyed by `(master seed, run, node, purpose)`: two runs of
+        /// one seed draw from different streams, and no (run, node) pair aliases another.
+        #[test]
+        fn run_is_part_of_the_stream_key() {
+            let first = |run: u32, node: u32| stream(1, run, node, Purpose::Mac).next_u64();
+            assert_ne!(first(0, 3), first(1, 3));
+            assert_ne!(first(1, 0), first(0, 1));
+            assert_ne!(first(1, 2), first(0, 3));
+            assert_eq!(first(2, 5), first(2, 5));
+        }
+    }
 }

@@ -1634,4 +1634,223 @@ mod tests {
         assert!((l.gain(0, 1).unwrap() + 85.0).abs() < 1e-4);
         assert!((l.gain(0, 2).unwrap() + 94.03).abs() < 0.01);
     }
+
+    mod audit35 {
+        use super::*;
+
+        fn no_shadowing() -> LinkModel {
+            LinkModel { shadowing_sigma_db: 0.0, s11: 0.0, s12: 0.0, s22: 0.0, ..LinkModel::default() }
+        }
+
+        /// `check_len`: spacings, widths and heights "must be a positive number of metres": 0 is
+        /// refused for every layout that takes one.
+        #[test]
+        fn zero_lengths_are_refused() {
+            for p in [
+                Placement::Grid { nodes: 4, spacing_m: 0.0 },
+                Placement::Chain { nodes: 4, spacing_m: 0.0 },
+                Placement::Uniform { nodes: 4, width_m: 0.0, height_m: 10.0 },
+                Placement::Random { nodes: 4, width_m: 10.0, height_m: 0.0 },
+            ] {
+                let e = place(&p, here_dir(), &mut rng(), 1.0).unwrap_err().to_string();
+                assert!(e.contains("must be a positive number of metres"), "{p:?}: {e}");
+            }
+        }
+
+        /// `spaced` / [`PLACEMENT_MAX_TRIES`]: a node is drawn at most 100 times and the last draw is
+        /// kept. With a spacing no position can meet, node 1 is the 100th of its draws.
+        #[test]
+        fn impossible_spacing_keeps_the_hundredth_draw() {
+            let p = place(&Placement::Random { nodes: 2, width_m: 1.0, height_m: 1.0 }, here_dir(), &mut rng(), 10.0)
+                .unwrap();
+            let mut r = rng();
+            let mut draw = || Position { x: r.gen::<f64>(), y: r.gen::<f64>() };
+            let first = draw();
+            let mut last = first;
+            for _ in 0..PLACEMENT_MAX_TRIES {
+                last = draw();
+            }
+            assert_eq!(p, vec![first, last]);
+        }
+
+        /// `Placement::Random`: uniformly random in the rectangle: x spans the width, y the height.
+        #[test]
+        fn random_placement_spans_a_wide_rectangle() {
+            let (w, h) = (90.0, 10.0);
+            let p =
+                place(&Placement::Random { nodes: 200, width_m: w, height_m: h }, here_dir(), &mut rng(), 1.0).unwrap();
+            assert!(p.iter().all(|q| (0.0..=w).contains(&q.x) && (0.0..=h).contains(&q.y)));
+            let max_x = p.iter().map(|q| q.x).fold(0.0, f64::max);
+            assert!(max_x > 80.0, "x should cover the 90 m width, max {max_x}");
+        }
+
+        /// `MAX_NODES`: ids run from 0 to 65,534, so a positions file of 65,535 rows is read and one
+        /// of 65,536 is refused; so is a link generation over 65,536 positions.
+        #[test]
+        fn node_limit_is_65535() {
+            let d = tmpdir("limit35");
+            let f = d.join("p.csv");
+            let rows = |n: usize| {
+                let mut s = String::from("node,x_m,y_m\n");
+                for i in 0..n {
+                    s.push_str(&format!("{i},{i},0\n"));
+                }
+                s
+            };
+            std::fs::write(&f, rows(MAX_NODES)).unwrap();
+            assert_eq!(read_positions(&f).unwrap().len(), MAX_NODES);
+            std::fs::write(&f, rows(MAX_NODES + 1)).unwrap();
+            let e = read_positions(&f).unwrap_err().to_string();
+            assert!(e.contains("more than 65535 nodes"), "{e}");
+            std::fs::remove_dir_all(&d).ok();
+
+            let line = |n: usize| (0..n).map(|i| Position { x: i as f64 * 1000.0, y: 0.0 }).collect::<Vec<_>>();
+            let ok = generate_links(&line(MAX_NODES), &no_shadowing(), 1, -110.0).unwrap();
+            assert_eq!((ok.n(), ok.link_count()), (MAX_NODES, 0));
+            let e = generate_links(&line(MAX_NODES + 1), &no_shadowing(), 1, -110.0).unwrap_err().to_string();
+            assert!(e.contains("exceed the limit"), "{e}");
+        }
+
+        /// `validate`: the ranges are inclusive ("within −100 … +40 dBm", "within 0.001 … 1000 m").
+        #[test]
+        fn validation_bounds_are_inclusive() {
+            let ok = |f: &dyn Fn(&mut LinkModel)| {
+                let mut m = LinkModel::default();
+                f(&mut m);
+                m.validate().is_ok()
+            };
+            assert!(ok(&|m| m.tx_power_dbm = 40.0));
+            assert!(ok(&|m| m.tx_power_dbm = -100.0));
+            assert!(!ok(&|m| m.tx_power_dbm = 40.001));
+            assert!(!ok(&|m| m.tx_power_dbm = -100.001));
+            assert!(ok(&|m| m.d0_m = 1e-3));
+            assert!(ok(&|m| m.d0_m = 1e3));
+            assert!(!ok(&|m| m.d0_m = 0.9e-3));
+            assert!(!ok(&|m| m.d0_m = 1.001e3));
+        }
+
+        /// Spec §2.2: |S12| ≤ √(S11·S22) admits a perfectly correlated S. Written with its √ one
+        /// ulp high (as a rounded decimal may be), it is still accepted (`validate` allows for
+        /// rounding) and must give finite offsets and gains: t22 = √((S11·S22 − S12²)/S11) is
+        /// clamped at 0 rather than taken of a negative rounding residue.
+        #[test]
+        fn perfectly_correlated_s_gives_finite_gains() {
+            let s12 = f64::from_bits((3.7f64 * 6.0).sqrt().to_bits() + 1);
+            assert!(3.7 * 6.0 - s12 * s12 < 0.0, "the test needs a negative residue");
+            let m = LinkModel { s11: 3.7, s12: -s12, s22: 6.0, ..LinkModel::default() };
+            m.validate().unwrap();
+            let pos = place(&Placement::Grid { nodes: 16, spacing_m: 5.0 }, here_dir(), &mut rng(), 1.0).unwrap();
+            let l = generate_links(&pos, &m, 2, f64::NEG_INFINITY).unwrap();
+            assert_eq!(l.link_count(), 16 * 15);
+            assert!(l.noise_offset_db.iter().all(|o| o.is_finite()));
+            assert!(l.out.iter().flatten().all(|k| k.gain_db.is_finite()));
+        }
+
+        /// `hardware_variance` doc / spec §2.2: node i's noise offset is t11·r1 with (r1, r2) the
+        /// Box–Muller normals of the first two uniforms of its own `Purpose::Shadowing` stream.
+        #[test]
+        fn noise_offsets_come_from_each_nodes_shadowing_stream() {
+            let pos = place(&Placement::Grid { nodes: 9, spacing_m: 5.0 }, here_dir(), &mut rng(), 1.0).unwrap();
+            let m = LinkModel::default();
+            let l = generate_links(&pos, &m, 11, -110.0).unwrap();
+            for i in 0..9u32 {
+                let mut r = stream(11, 0, i, Purpose::Shadowing);
+                let (r1, _) = box_muller(r.gen::<f64>(), r.gen::<f64>());
+                assert_eq!(l.noise_offset_db[i as usize], m.s11.sqrt() * r1, "node {i}");
+            }
+        }
+
+        /// `generate_links`: `min_rx_dbm` must be a number or −∞ (+∞ would silently give a network
+        /// without links), and every position must be finite.
+        #[test]
+        fn infinite_threshold_and_non_finite_positions_are_refused() {
+            let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 5.0, y: 0.0 }];
+            let e = generate_links(&pos, &LinkModel::default(), 1, f64::INFINITY).unwrap_err().to_string();
+            assert!(e.contains("min_rx_dbm"), "{e}");
+            for bad in [f64::NAN, f64::INFINITY] {
+                let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 5.0, y: bad }];
+                let e = generate_links(&pos, &LinkModel::default(), 1, -110.0).unwrap_err().to_string();
+                assert!(e.contains("node 1 has a non-finite position"), "{e}");
+            }
+        }
+
+        /// `generate_links` / `generate_links_per_receiver`: only links with
+        /// `tx_power + G ≥ cut-off` are kept, and without shadowing (σ = 0, so no 4σ tail) the
+        /// spatial cut-off loses none of them, even from strong transmitters (large ΔP) or to quiet
+        /// receivers (δ_j < 0): the kept links are exactly the uncut ones above the cut-off.
+        #[test]
+        fn without_shadowing_the_cut_off_is_exact() {
+            let pos =
+                place(&Placement::Random { nodes: 300, width_m: 150.0, height_m: 150.0 }, here_dir(), &mut rng(), 1.0)
+                    .unwrap();
+            let m = LinkModel { shadowing_sigma_db: 0.0, s11: 25.0, s12: 0.0, s22: 36.0, ..LinkModel::default() };
+            let min_rx = -95.0;
+            let all = generate_links(&pos, &m, 8, f64::NEG_INFINITY).unwrap();
+            for per in [false, true] {
+                let cut = if per {
+                    generate_links_per_receiver(&pos, &m, 8, min_rx)
+                } else {
+                    generate_links(&pos, &m, 8, min_rx)
+                };
+                let cut = cut.unwrap();
+                let mut n = 0;
+                for i in 0..pos.len() {
+                    let want: Vec<Link> = all.out[i]
+                        .iter()
+                        .copied()
+                        .filter(|l| {
+                            let at = if per { min_rx + all.noise_offset_db[l.to as usize] } else { min_rx };
+                            f64::from(l.gain_db) >= at
+                        })
+                        .collect();
+                    assert_eq!(cut.out[i], want, "node {i}, per receiver {per}");
+                    n += want.len();
+                }
+                assert!(n > 1000, "{n}");
+            }
+        }
+
+        /// Spec §2.1: G = −PL_D0 − 10·n·log10(d/D0) + X + ΔP, with d < D0 treated as D0
+        /// (`LinkModel::d0_m`), and a link whose `tx_power + G` equals the cut-off is kept (≥).
+        #[test]
+        fn mean_gain_uses_d_over_d0_clamped_and_keeps_the_equal_link() {
+            let m = LinkModel { d0_m: 2.0, ..no_shadowing() };
+            let pos = [Position { x: 0.0, y: 0.0 }, Position { x: 0.5, y: 0.0 }, Position { x: 20.0, y: 0.0 }];
+            let l = generate_links(&pos, &m, 1, f64::NEG_INFINITY).unwrap();
+            assert_eq!(l.gain(0, 1), Some(-55.0));
+            assert_eq!(l.gain(0, 2), Some(-85.0));
+            let two = [Position { x: 0.0, y: 0.0 }, Position { x: 10.0, y: 0.0 }];
+            let l = generate_links(&two, &no_shadowing(), 1, -85.0).unwrap();
+            assert_eq!((l.gain(0, 1), l.gain(1, 0)), (Some(-85.0), Some(-85.0)));
+            let l = generate_links(&two, &no_shadowing(), 1, -84.999).unwrap();
+            assert_eq!(l.link_count(), 0);
+        }
+
+        /// `links_up_to`: "refusing a topology of more than `max_links` links": exactly
+        /// `max_links` is accepted.
+        #[test]
+        fn exactly_max_links_is_accepted() {
+            let grid: Vec<Position> = (0..400).map(|k| Position { x: (k % 20) as f64, y: (k / 20) as f64 }).collect();
+            let full = 400 * 399;
+            let m = LinkModel::default();
+            assert_eq!(links_up_to(&grid, &m, 1, f64::NEG_INFINITY, false, full).unwrap().link_count(), full);
+            assert!(links_up_to(&grid, &m, 1, f64::NEG_INFINITY, false, full - 1).is_err());
+        }
+
+        /// `gain_file_marked_folded`: only the header's first field says the power is folded; a
+        /// scenario name holding the bare word `tx_power_folded=yes` does not.
+        #[test]
+        fn scenario_name_cannot_mark_a_file_folded() {
+            let h = GainFileHeader {
+                scenario: "x tx_power_folded=yes y".into(),
+                tx_power_dbm: 0.0,
+                tx_power_folded: false,
+                pruned_below_dbm: None,
+                per_receiver: false,
+                noise_floor_dbm: -105.0,
+            };
+            assert!(!gain_file_marked_folded(&h.line()), "{}", h.line());
+            assert!(gain_file_marked_folded(&GainFileHeader { tx_power_folded: true, ..h }.line()));
+        }
+    }
 }
