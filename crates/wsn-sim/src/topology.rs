@@ -1657,6 +1657,22 @@ mod tests {
             }
         }
 
+        /// README, layouts: `uniform` puts one node per grid cell, at a random point in it, with
+        /// ⌈√(nodes·width/height)⌉ columns and as many rows as needed. 30 nodes on 60 m × 40 m:
+        /// ⌈√45⌉ = 7 columns of 60/7 m and ⌈30/7⌉ = 5 rows of 8 m, node i in column i mod 7 and
+        /// row ⌊i/7⌋ (the last row's cells 2–6 stay empty).
+        #[test]
+        fn uniform_has_one_node_per_cell_of_the_documented_grid() {
+            let p = Placement::Uniform { nodes: 30, width_m: 60.0, height_m: 40.0 };
+            let pos = place(&p, here_dir(), &mut rng(), 0.0).unwrap();
+            let (cw, ch) = (60.0 / 7.0, 8.0);
+            for (i, q) in pos.iter().enumerate() {
+                let (col, row) = ((i % 7) as f64, (i / 7) as f64);
+                assert!((col * cw..(col + 1.0) * cw).contains(&q.x), "node {i} at x {} not in column {col}", q.x);
+                assert!((row * ch..(row + 1.0) * ch).contains(&q.y), "node {i} at y {} not in row {row}", q.y);
+            }
+        }
+
         /// `spaced` / [`PLACEMENT_MAX_TRIES`]: a node is drawn at most 100 times and the last draw is
         /// kept. With a spacing no position can meet, node 1 is the 100th of its draws.
         #[test]
