@@ -7,7 +7,7 @@
 //! so that a log shows how far the batch is. Wall-clock time appears only in these lines, never
 //! in a result.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
@@ -16,7 +16,9 @@ use indicatif::{ProgressBar, ProgressStyle};
 pub(crate) struct Batch {
     bar: ProgressBar,
     label: String,
-    done: AtomicUsize,
+    /// Runs finished so far; held while a line is written, so that the lines of runs that
+    /// finish at the same time on two threads come out in their count's order.
+    done: Mutex<usize>,
     started: Instant,
 }
 
@@ -29,16 +31,19 @@ impl Batch {
                 .progress_chars("=> "),
         );
         bar.set_message(label.to_string());
-        Batch { bar, label: label.to_string(), done: AtomicUsize::new(0), started: Instant::now() }
+        Batch { bar, label: label.to_string(), done: Mutex::new(0), started: Instant::now() }
     }
 
     /// One run of the batch has finished (called from any worker thread).
     pub(crate) fn done_one(&self) {
         self.bar.inc(1);
-        let done = self.done.fetch_add(1, Ordering::Relaxed) + 1;
+        // A worker that panicked while holding the count left a valid count.
+        let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
+        *done += 1;
         if self.bar.is_hidden() {
             let len = self.bar.length().unwrap_or(0);
-            let line = format!("{}: {done}/{len} runs done, {:.0} s", self.label, self.started.elapsed().as_secs_f64());
+            let line =
+                format!("{}: {}/{len} runs done, {:.0} s", self.label, *done, self.started.elapsed().as_secs_f64());
             stderr_line(&line);
         }
     }
