@@ -119,7 +119,7 @@ fn mistakes_in_data_files_name_the_file_and_the_line() {
     assert_refused(
         "gains, too many nodes",
         run_text(&dir, "g12", &BASE.replace("sinks = [0]", "sinks = [0]\ngains_file = \"g12.txt\""), &[]),
-        &["topology.gains_file", "g12.txt:3: node id 11 outside 0..9: the layout has 9 nodes"],
+        &["topology.gains_file", "g12.txt:3: node id 11 outside 0 to 8: the layout has 9 nodes"],
         &[],
     );
 }

@@ -711,7 +711,11 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             let tree = read_tree(&data_file(sc, "routing.tree_file", path)?)
                 .map_err(|e| RunError::Input(format!("routing.tree_file: {e}")))?;
             if tree.len() != n {
-                return Err(RunError::Config(format!("routing.tree_file has {} nodes, the layout {}", tree.len(), n)));
+                return Err(RunError::Config(format!(
+                    "routing.tree_file = {path:?}: the tree has {} nodes, the topology {n} (one row per node, ids 0 to {})",
+                    tree.len(),
+                    n - 1
+                )));
             }
             // The tree's one root must be the sink: another root would be a dead end that still
             // reports a hop count.
@@ -736,10 +740,13 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 .collect();
             if !unusable.is_empty() {
                 warnings.push(format!(
-                    "routing.tree_file: {} tree edges cannot carry traffic both ways ({}{}): data goes up an edge \
-                     and its MAC ACKs and the transport's feedback come down it, so those nodes' packets will be \
-                     lost there",
-                    unusable.len(),
+                    "routing.tree_file: {} cannot carry traffic both ways ({}{}): data goes up an edge and its MAC \
+                     ACKs and the transport's feedback come down it, so those nodes' packets will be lost there",
+                    if unusable.len() == 1 {
+                        "1 tree edge".to_string()
+                    } else {
+                        format!("{} tree edges", unusable.len())
+                    },
                     unusable.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
                     if unusable.len() > 8 { ", …" } else { "" }
                 ));
@@ -1761,6 +1768,17 @@ mod tests {
                 && w.contains("3→0 (up -200.0 dBm, never decodable"),
             "{w}"
         );
+        let w = gains(&good.replace("gain 0 2 -60\n", ""));
+        assert!(w.iter().any(|w| w.contains("tree_file: 1 tree edge cannot carry") && w.contains("2→0")), "{w:?}");
+        // A tree of another network: the file, both counts and the ids it should have.
+        let text = format!(
+            "name = \"t\"\nduration_s = 5.0\n[topology]\nlayout = {{ kind = \"chain\", nodes = 5, spacing_m = 2.0 }}\n\
+             [routing]\nkind = \"static\"\ntree_file = {:?}\n",
+            tree.display().to_string()
+        );
+        let sc = Scenario::from_toml(&text, "t.toml", dir.clone(), &[]).unwrap();
+        let e = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).err().expect("refused").to_string();
+        assert!(e.contains("star.csv\": the tree has 4 nodes, the topology 5 (one row per node, ids 0 to 4)"), "{e}");
         std::fs::write(&tree, "node,parent\n0,-1\n1,0\n2,1\n3,2\n").unwrap();
         let w = chain(2.0, 1);
         assert!(w.iter().any(|w| w.contains("3 hops deep, more than routing.ttl + 1 = 2")), "{w:?}");

@@ -367,7 +367,10 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
     let mut out: Vec<Option<Position>> = vec![None; n];
     for (id, pos, line) in rows {
         if id >= n {
-            return Err(perr(line, format!("node id {id} outside 0..{n} (ids must be 0..n−1)")));
+            return Err(perr(
+                line,
+                format!("node id {id} outside 0 to {}: the file has {n} rows, one per node", n - 1),
+            ));
         }
         if out[id].is_some() {
             return Err(perr(line, format!("node id {id} appears twice")));
@@ -768,10 +771,11 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
                     // A file for another network: say why the id is out of range.
                     Some(n) if n <= MAX_NODES => {
                         format!(
-                            "node id {v} outside 0..{n}: the layout has {n} nodes (a gain file of another network?)"
+                            "node id {v} outside 0 to {}: the layout has {n} nodes (a gain file of another network?)",
+                            n.saturating_sub(1)
                         )
                     }
-                    _ => format!("node id {v} outside 0..{limit}"),
+                    _ => format!("node id {v} outside 0 to {}", limit - 1),
                 },
             ));
         }
@@ -1085,6 +1089,7 @@ mod tests {
             ("node,x_m,y_m\r\n0,1,2\r\n# c\r\n\r\n1,x,2\r\n", ":5: x_m \"x\" is not a finite number"),
             ("# c\nnode,x_m,y_m\n0,1,2\n\n0,3,4\n", ":5: node id 0 appears twice"),
             ("node,x_m,y_m\n0,1,2\n# c\n1,2\n", ":4: malformed CSV record: 2 fields, where the header has 3"),
+            ("node,x_m,y_m\n0,1,2\n2,3,4\n", ":3: node id 2 outside 0 to 1: the file has 2 rows, one per node"),
         ];
         for (text, want) in cases {
             std::fs::write(&f, text).unwrap();

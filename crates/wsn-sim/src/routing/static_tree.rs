@@ -177,7 +177,7 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
     if n > usize::from(NodeId::BROADCAST.0) {
         // Named at the first row beyond the 65,535 ids.
         let line = rows[usize::from(NodeId::BROADCAST.0)].line;
-        return Err(parse_err(line, format!("{n} rows: more nodes than 16-bit ids allow (ids 0..65534)")));
+        return Err(parse_err(line, format!("{n} rows: more nodes than 16-bit ids allow (ids 0 to 65534)")));
     }
     let mut line_of: Vec<Option<u64>> = vec![None; n];
     for r in &rows {
@@ -185,7 +185,7 @@ fn parse_tree(bytes: &[u8], path: &Path) -> Result<StaticTree, RoutingError> {
         if i >= n {
             return Err(parse_err(
                 r.line,
-                format!("node id {} out of range: the file has {n} rows (ids 0..{n})", r.node),
+                format!("node id {} out of range: the file has {n} rows (ids 0 to {})", r.node, n - 1),
             ));
         }
         if let Some(first) = line_of[i] {
@@ -351,7 +351,7 @@ mod tests {
             ("node,parent\n0,65535\n", "bad parent `65535`"),
             ("node,parent,hops\n0,-1,z\n", "t.csv:2: bad hops `z`"),
             ("node,parent\n0,-1\n0,-1\n", "t.csv:3: node 0 already defined on line 2"),
-            ("node,parent\n0,-1\n5,0\n", "t.csv:3: node id 5 out of range"),
+            ("node,parent\n0,-1\n5,0\n", "t.csv:3: node id 5 out of range: the file has 2 rows (ids 0 to 1)"),
             ("node,parent\n0,-1\n1,0,9\n", "t.csv:3: bad row"),
         ];
         for (text, want) in cases {
