@@ -256,8 +256,8 @@ impl SinkConfig {
     }
 
     /// Checks the values the sink's rules assume, the first offence named by its field:
-    /// thresholds with 0 < L ≤ U (increases need every C_j < L; a decrease needs some C_i
-    /// above U), gains and probabilities within their ranges, positive rates, floors and
+    /// thresholds with 0 < L ≤ U, U possibly +∞ (increases need every C_j < L; a decrease needs some C_i
+    /// above U), A ≥ 0, gains and probabilities within their ranges, positive rates, floors and
     /// weights, ALI weights that are finite, not negative and give the most recent interval a
     /// share, and at least one fid record, NACK range, NACKed number and flow. [`Sink::new`]
     /// takes any configuration; call this first on one read from a file or a command line.
@@ -268,14 +268,13 @@ impl SinkConfig {
         if !positive(self.lower_threshold) {
             return bad("lower_threshold", "must be finite and > 0");
         }
-        if !(self.upper_threshold.is_finite() && self.upper_threshold >= self.lower_threshold) {
-            return bad("upper_threshold", "must be finite and ≥ lower_threshold");
+        // U = +∞ is allowed: no decrease ever (the reliable baseline's sinks).
+        if self.upper_threshold.is_nan() || self.upper_threshold < self.lower_threshold {
+            return bad("upper_threshold", "must be ≥ lower_threshold (+∞: never decrease)");
         }
         for (field, x) in [
-            ("additive_increase_pps", self.additive_increase_pps),
             ("congestion_norm_floor", self.congestion_norm_floor),
             ("min_rate_per_flow_pps", self.min_rate_per_flow_pps),
-            ("join_rate_pps", self.join_rate_pps),
             ("default_demand_pps", self.default_demand_pps),
             ("default_weight", self.default_weight),
         ] {
@@ -283,8 +282,16 @@ impl SinkConfig {
                 return bad(field, "must be finite and > 0");
             }
         }
-        if !(self.join_slow_start_limit_pps.is_finite() && self.join_slow_start_limit_pps >= 0.0) {
-            return bad("join_slow_start_limit_pps", "must be finite and ≥ 0");
+        // A = 0 never increases; a join rate and limit of +∞ add every joining flow's whole
+        // demand (both are the reliable baseline's).
+        if !(self.additive_increase_pps.is_finite() && self.additive_increase_pps >= 0.0) {
+            return bad("additive_increase_pps", "must be finite and ≥ 0");
+        }
+        if self.join_rate_pps.is_nan() || self.join_rate_pps <= 0.0 {
+            return bad("join_rate_pps", "must be > 0 (+∞: a joining flow's whole demand)");
+        }
+        if self.join_slow_start_limit_pps.is_nan() || self.join_slow_start_limit_pps < 0.0 {
+            return bad("join_slow_start_limit_pps", "must be ≥ 0");
         }
         for (field, x) in
             [("congestion_gain", self.congestion_gain), ("rtt_alpha", self.rtt_alpha), ("rtt_beta", self.rtt_beta)]
@@ -2207,7 +2214,9 @@ mod tests {
             (SinkConfig { lower_threshold: f64::INFINITY, upper_threshold: f64::INFINITY, ..p() }, "lower_threshold"),
             (SinkConfig { upper_threshold: 0.9, ..p() }, "upper_threshold"),
             (SinkConfig { upper_threshold: f64::NAN, ..p() }, "upper_threshold"),
-            (SinkConfig { additive_increase_pps: 0.0, ..p() }, "additive_increase_pps"),
+            (SinkConfig { additive_increase_pps: -0.5, ..p() }, "additive_increase_pps"),
+            (SinkConfig { additive_increase_pps: f64::INFINITY, ..p() }, "additive_increase_pps"),
+            (SinkConfig { join_rate_pps: 0.0, ..p() }, "join_rate_pps"),
             (SinkConfig { congestion_norm_floor: -0.1, ..p() }, "congestion_norm_floor"),
             (SinkConfig { min_rate_per_flow_pps: 0.0, ..p() }, "min_rate_per_flow_pps"),
             (SinkConfig { join_rate_pps: f64::NAN, ..p() }, "join_rate_pps"),
@@ -2249,8 +2258,18 @@ mod tests {
             ..p()
         };
         assert_eq!(edges.check(), Ok(()));
+        // The reliable baseline's sink: never a decrease, never an increase, every joining
+        // flow's whole demand added to R.
+        let reliable = SinkConfig {
+            upper_threshold: f64::INFINITY,
+            additive_increase_pps: 0.0,
+            join_rate_pps: f64::INFINITY,
+            join_slow_start_limit_pps: f64::INFINITY,
+            ..p()
+        };
+        assert_eq!(reliable.check(), Ok(()));
         let e = SinkConfig { upper_threshold: 0.5, ..p() }.check().unwrap_err();
-        assert_eq!(alloc::format!("{e}"), "upper_threshold: must be finite and ≥ lower_threshold");
+        assert_eq!(alloc::format!("{e}"), "upper_threshold: must be ≥ lower_threshold (+∞: never decrease)");
     }
 
     /// The wire offset of nonce 1, which most tests open their flow with: the tests write and
