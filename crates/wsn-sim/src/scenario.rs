@@ -1385,10 +1385,11 @@ const MIN_AGING_PERIOD_S: f64 = 0.1;
 
 /// `message` with the line of the scenario text where its key is written, when it starts with a
 /// key path (`mac.max_retries`, `protocol.policy`, `flows[0].rate_pps`, …) found in the text
-/// and does not name a line already. A key set with `--set` gets the override instead of a line:
-/// its value is not the file's (see [`override_note`]).
+/// and does not name a line already. A key set with `--set` gets the override instead of a line
+/// (its value is not the file's, see [`override_note`]), also when the message names a line of a
+/// data file that key points to.
 fn with_line(text: &str, overrides: &[String], message: String) -> String {
-    if message.contains("line ") || message.starts_with("--set ") || message.contains("from --set ") {
+    if message.starts_with("--set ") || message.contains("from --set ") {
         return message;
     }
     let path: String = message.chars().take_while(|c| !matches!(c, ':' | ' ' | '=')).collect();
@@ -1396,6 +1397,10 @@ fn with_line(text: &str, overrides: &[String], message: String) -> String {
     let dotted = path.replace('[', ".").replace(']', "");
     if let Some(note) = override_note(overrides, &dotted) {
         return format!("{message} ({note})");
+    }
+    if message.contains("line ") {
+        // It names a line already (of a data file, such as a gain file's duplicate pair).
+        return message;
     }
     if let Some(n) = key_line(text, &path) {
         return format!("{message} (line {n})");
@@ -2157,6 +2162,13 @@ mod tests {
         let sets = [sets, vec!["topology={sinks=[0]}".into(), "topology.layout={kind=\"chain\"}".into()]].concat();
         let e = with_line(text, &sets, m);
         assert!(e.ends_with("(from --set topology.layout={kind=\"chain\"})"), "{e}");
+        // A data file's own line is kept, and the scenario key that named the file gets its
+        // --set (a gain file given on the command line), but no line of the scenario file.
+        let text2 = "[topology]\ngains_file = \"a.txt\"\n";
+        let m = "topology.gains_file: g.txt:2: a second gain line for 0 → 1 (the first is on line 1)".to_string();
+        assert_eq!(with_line(text2, &[], m.clone()), m);
+        let e = with_line(text2, &["topology.gains_file=g.txt".into()], m.clone());
+        assert_eq!(e, format!("{m} (from --set topology.gains_file=g.txt)"));
         // A message that quotes a user's "--set " text still gets its line.
         let m = "topology.layout: the name \"--set x\" is not a kind".to_string();
         assert!(with_line(text, &[], m).ends_with("(line 2)"));
