@@ -385,5 +385,18 @@ mod tests {
                 assert!(config(&IfrcScenario { bs_initial_rate: Some(cap * 1.01), ..base }, &mac).is_err());
             }
         }
+
+        /// "A queue that can never hold U(0) packets never signals congestion": a u0 equal to
+        /// the queue bound is refused, one just below it is not.
+        #[test]
+        fn u0_at_the_queue_bound_is_refused() {
+            let mac = MacConfig::ifrc2006();
+            let cap = config(&IfrcScenario::default(), &mac).unwrap().queue_capacity as f64;
+            let err = config(&IfrcScenario { u0: Some(cap), ..IfrcScenario::default() }, &mac).unwrap_err();
+            assert!(err.to_string().contains("no node could ever detect congestion"), "{err}");
+            let lower = config(&IfrcScenario::default(), &mac).unwrap().lower_threshold;
+            assert!(lower < cap - 0.5);
+            assert!(config(&IfrcScenario { u0: Some(cap - 0.5), ..IfrcScenario::default() }, &mac).is_ok());
+        }
     }
 }
