@@ -398,5 +398,21 @@ mod tests {
             assert!(lower < cap - 0.5);
             assert!(config(&IfrcScenario { u0: Some(cap - 0.5), ..IfrcScenario::default() }, &mac).is_ok());
         }
+
+        /// A weight's key must be a node id of the topology (`weight_not_a_node`: ids 0 to
+        /// n − 1): the node count itself is refused with that message, not used as an index.
+        #[test]
+        fn a_weight_for_the_node_count_is_refused() {
+            let mac = MacConfig::ifrc2006();
+            let node_sink = [None, Some(NodeId(0)), Some(NodeId(0))];
+            let sinks = [NodeId(0)];
+            let c = |k: &str| IfrcScenario {
+                weights: [(k.to_string(), 2.0)].into_iter().collect(),
+                ..IfrcScenario::default()
+            };
+            assert!(agent_factory(&c("2"), &mac, &node_sink, &sinks, Instant::ZERO).is_ok());
+            let err = agent_factory(&c("3"), &mac, &node_sink, &sinks, Instant::ZERO).err().expect("node 3 of 3");
+            assert!(err.to_string().contains("is not a node id of this topology (node ids 0 to 2)"), "{err}");
+        }
     }
 }
