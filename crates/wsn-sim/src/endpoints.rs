@@ -600,3 +600,54 @@ impl Network {
         &self.decreases
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runner::{run, RunOptions};
+    use crate::scenario::Scenario;
+
+    /// Chain 0–1–2–3, one RCRT flow of `count` packets from node 3 starting at 60 s, and node 3's
+    /// radio off from 50 s to `radio_back_s`: every SYN of the first set-up goes unanswered.
+    fn outage_run(count: u32, radio_back_s: f64) -> crate::runner::RunResult {
+        let text = format!(
+            "name = \"t\"\nduration_s = 1200.0\n[topology]\nsinks = [0]\n\
+             layout = {{ kind = \"chain\", nodes = 4, spacing_m = 6.0 }}\n\
+             [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n[protocol]\nkind = \"rcrt\"\n\
+             [[flows]]\nsources = [3]\nrate_pps = 1.0\ncount = {count}\nstart_s = 60.0\n\
+             [[outages]]\nnodes = [3]\nfrom_s = 50.0\nto_s = {radio_back_s}\n[output]\nplots = false\n"
+        );
+        let sc = Scenario::from_toml(&text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+        run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+    }
+
+    /// The source endpoint of the run's only flow: (application's nonce, live source).
+    fn only_source(r: &crate::runner::RunResult) -> (u16, &Source) {
+        r.network
+            .eps
+            .iter()
+            .find_map(|e| match &e.kind {
+                EpKind::Source { src, cfg, .. } => Some((cfg.nonce, &**src)),
+                _ => None,
+            })
+            .expect("a source endpoint")
+    }
+
+    /// A set-up whose SYNs all went unanswered is tried again "as a new incarnation after
+    /// REOPEN_DELAY" (`after_endpoint`), and each incarnation carries a fresh nonce
+    /// (`SourceConfig::nonce`: "give each connection (or reboot) a fresh value"; a reopening
+    /// source adds one, docs/rcrt.md). Once the radio is back the flow completes intact.
+    #[test]
+    fn a_failed_setup_is_reopened_as_a_new_incarnation_with_the_next_nonce() {
+        let r = outage_run(40, 150.0);
+        let first_nonce = (crate::rng::mix64(r.summary.seed) & 0xffff) as u16;
+        let (nonce, src) = only_source(&r);
+        let reopened = nonce.wrapping_sub(first_nonce);
+        // The radio is off for 90 s after the open; a set-up gives up after 11 SYNs 2 s apart and
+        // the next starts 30 s later: at least one and at most three new incarnations.
+        assert!((1..=3).contains(&reopened), "reopened {reopened} times");
+        assert_eq!(src.config().nonce, nonce, "the live source is the latest incarnation");
+        let f = &r.summary.flows[0];
+        assert_eq!((f.originated, f.delivered, f.in_order_exactly_once), (40, 40, Some(true)), "{f:?}");
+    }
+}

@@ -334,4 +334,85 @@ mod tests {
         let err = config(&IfrcScenario { queue_average: Some("double".into()), ..float }, &mac).unwrap_err();
         assert!(err.to_string().contains("unknown arithmetic `double` (known: float, fixed_point)"), "{err}");
     }
+
+    /// Boundaries of the `[protocol]` overrides `config` checks, each taken from its own rule.
+    mod audit35 {
+        use super::*;
+
+        fn code() -> IfrcScenario {
+            IfrcScenario { profile: RcrtProfile::ReferenceCode, ..IfrcScenario::default() }
+        }
+
+        /// "protocol.w_q … must be within (0, 1]": 1 itself is a valid weight.
+        #[test]
+        fn w_q_of_one_is_accepted() {
+            let mac = MacConfig::ifrc2006();
+            let cfg = config(&IfrcScenario { w_q: Some(1.0), ..IfrcScenario::default() }, &mac).unwrap();
+            assert_eq!(cfg.ewma_weight, 1.0);
+            assert!(config(&IfrcScenario { w_q: Some(1.0 + 1e-9), ..IfrcScenario::default() }, &mac).is_err());
+        }
+
+        /// The reference code's rate floor is r_init itself, so an r_init below the profile's
+        /// default floor is no error there (only the paper profile bounds r_init from below).
+        #[test]
+        fn reference_code_r_init_below_the_default_floor_is_its_own_floor() {
+            let mac = MacConfig::ifrc2006();
+            let default_floor = config(&code(), &mac).unwrap().min_rate_pps;
+            let r = default_floor / 4.0;
+            let cfg = config(&IfrcScenario { r_init: Some(r), ..code() }, &mac).unwrap();
+            assert_eq!((cfg.initial_rate_pps, cfg.min_rate_pps), (r, r));
+        }
+
+        /// φ = r_init / 8 [PAPER §5] unless `phi` is set explicitly.
+        #[test]
+        fn phi_is_an_eighth_of_r_init_unless_set() {
+            let mac = MacConfig::ifrc2006();
+            let cfg = config(&IfrcScenario { r_init: Some(0.8), ..IfrcScenario::default() }, &mac).unwrap();
+            assert_eq!(cfg.slow_start_increment_pps, 0.1);
+            let cfg = config(&IfrcScenario { r_init: Some(0.8), phi: Some(0.3), ..IfrcScenario::default() }, &mac);
+            assert_eq!(cfg.unwrap().slow_start_increment_pps, 0.3);
+        }
+
+        /// r_b is refused only *above* the nominal channel rate every rate is capped at: the cap
+        /// itself is a valid r_b, under both profiles.
+        #[test]
+        fn bs_initial_rate_at_the_cap_is_accepted() {
+            let mac = MacConfig::ifrc2006();
+            for base in [IfrcScenario::default(), code()] {
+                let cap = config(&base, &mac).unwrap().max_rate_pps;
+                let cfg = config(&IfrcScenario { bs_initial_rate: Some(cap), ..base.clone() }, &mac).unwrap();
+                assert_eq!(cfg.bs_initial_rate_pps, cap);
+                assert!(config(&IfrcScenario { bs_initial_rate: Some(cap * 1.01), ..base }, &mac).is_err());
+            }
+        }
+
+        /// "A queue that can never hold U(0) packets never signals congestion": a u0 equal to
+        /// the queue bound is refused, one just below it is not.
+        #[test]
+        fn u0_at_the_queue_bound_is_refused() {
+            let mac = MacConfig::ifrc2006();
+            let cap = config(&IfrcScenario::default(), &mac).unwrap().queue_capacity as f64;
+            let err = config(&IfrcScenario { u0: Some(cap), ..IfrcScenario::default() }, &mac).unwrap_err();
+            assert!(err.to_string().contains("no node could ever detect congestion"), "{err}");
+            let lower = config(&IfrcScenario::default(), &mac).unwrap().lower_threshold;
+            assert!(lower < cap - 0.5);
+            assert!(config(&IfrcScenario { u0: Some(cap - 0.5), ..IfrcScenario::default() }, &mac).is_ok());
+        }
+
+        /// A weight's key must be a node id of the topology (`weight_not_a_node`: ids 0 to
+        /// n − 1): the node count itself is refused with that message, not used as an index.
+        #[test]
+        fn a_weight_for_the_node_count_is_refused() {
+            let mac = MacConfig::ifrc2006();
+            let node_sink = [None, Some(NodeId(0)), Some(NodeId(0))];
+            let sinks = [NodeId(0)];
+            let c = |k: &str| IfrcScenario {
+                weights: [(k.to_string(), 2.0)].into_iter().collect(),
+                ..IfrcScenario::default()
+            };
+            assert!(agent_factory(&c("2"), &mac, &node_sink, &sinks, Instant::ZERO).is_ok());
+            let err = agent_factory(&c("3"), &mac, &node_sink, &sinks, Instant::ZERO).err().expect("node 3 of 3");
+            assert!(err.to_string().contains("is not a node id of this topology (node ids 0 to 2)"), "{err}");
+        }
+    }
 }
