@@ -417,3 +417,40 @@ fn a_stalled_flow_counts_its_whole_active_time() {
         assert!((f.goodput_pps / expected - 1.0).abs() < 1e-9, "flow {}: {} vs {expected}", f.id, f.goodput_pps);
     }
 }
+
+/// The weighted policy in a run: `protocol.weights` reach the sink, which gives r_i = R·w_i/Σw_j
+/// [PAPER §3.6; spec AMBIG-12]. Five sources, nodes 3 and 9 of weights 2 and 3, the others 1 by
+/// default: at every sampled instant while all five are sending, node 3's rate is twice and
+/// node 9's three times the median of the weight-1 flows (within 2 %: rates travel as UF16 codes
+/// of at most 2⁻¹² relative step), and every flow completes exactly once and in order.
+#[test]
+fn rcrt_weights_reach_the_sink() {
+    let r = go(&load(
+        "rcrt/baseline.toml",
+        &[
+            "protocol.policy=\"weighted\"",
+            "protocol.weights={\"3\"=2.0,\"9\"=3.0}",
+            "flows.0.sources=[3,5,9,11,15]",
+            "flows.0.count=1000",
+            "duration_s=2400",
+            "output.plots=false",
+        ],
+    ));
+    for f in &r.summary.flows {
+        assert_eq!(f.in_order_exactly_once, Some(true), "flow {}: {f:?}", f.id);
+    }
+    let flows = r.network.flows();
+    let of = |node: u16| flows.iter().find(|f| f.source.0 == node).unwrap();
+    let ones: Vec<&wsn_sim::network::Flow> = flows.iter().filter(|f| [5, 11, 15].contains(&f.source.0)).collect();
+    let from = flows.iter().map(|f| f.start.as_secs_f64()).fold(0.0, f64::max) + 10.0;
+    let to = flows.iter().map(|f| f.last_delivery.as_secs_f64()).fold(f64::INFINITY, f64::min);
+    assert!(to > from + 60.0, "the five flows overlap for at least a minute: {from} .. {to}");
+    for k in 1..10 {
+        let t = from + (to - from) * k as f64 / 10.0;
+        let base = median_rate(&ones, t).unwrap();
+        for (node, w) in [(3, 2.0), (9, 3.0)] {
+            let r = rate_at(of(node), t).unwrap();
+            assert!((r / base - w).abs() <= 0.02 * w, "node {node} at {t:.0} s: {r:.4} / {base:.4}, expected {w}");
+        }
+    }
+}
