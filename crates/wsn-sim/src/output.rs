@@ -508,4 +508,163 @@ mod tests {
         }
         std::fs::remove_dir_all(&dir).unwrap();
     }
+
+    /// Mutation audit of the result files (session 35).
+    mod audit35 {
+        use crate::runner::{run, RunOptions, RunResult};
+        use crate::scenario::Scenario;
+        use std::collections::HashMap;
+
+        /// A run of nine nodes on a grid (every node a source from 10 s), with `set` applied.
+        fn go(set: &[&str]) -> RunResult {
+            let text = "name = \"t\"\nduration_s = 57.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                        [[flows]]\nsources = \"all\"\nrate_pps = 4.0\nstart_s = 10.0\n";
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+        }
+
+        /// `r`'s files written into a fresh folder: each CSV file as its rows of named cells.
+        fn written(tag: &str, r: &RunResult) -> (std::path::PathBuf, impl Fn(&str) -> Vec<HashMap<String, String>>) {
+            let dir = std::env::temp_dir().join(format!("wsn-audit35-{tag}-{}", std::process::id()));
+            std::fs::remove_dir_all(&dir).ok();
+            super::super::write_all(&dir, r).unwrap();
+            let d = dir.clone();
+            let rows = move |name: &str| {
+                let mut rd = csv::Reader::from_path(d.join(name)).unwrap();
+                let h: Vec<String> = rd.headers().unwrap().iter().map(String::from).collect();
+                rd.records().map(|rec| h.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+            };
+            (dir, rows)
+        }
+
+        fn num(row: &HashMap<String, String>, k: &str) -> f64 {
+            row[k].parse().unwrap_or_else(|_| panic!("{k}: {:?}", row[k]))
+        }
+
+        /// README "What a run writes": `timeseries.csv` stamps each bin with its end, the last
+        /// bin ending with the run; `goodput_pps` is the bin's count over its width (the last
+        /// bin's own width, 7 s of 10 here), to 4 decimals; a flow's `delivered` column sums to
+        /// its `delivered` in `flows.csv`. `queues.csv` leaves out bins with an empty queue and
+        /// stamps the others with the bin's end. `nodes.csv`: −1 for no parent; `hops` the hop
+        /// count the node advertises; the counters are the node's; the `parent_changes` column
+        /// sums to `routing.parent_changes`. `summary.json` holds every flow.
+        #[test]
+        fn binned_files_and_nodes_csv_hold_what_the_readme_says() {
+            let r = go(&[]);
+            let (dir, rows) = written("best", &r);
+            let ts = rows("timeseries.csv");
+            let ends = [10.0, 20.0, 30.0, 40.0, 50.0, 57.0];
+            assert_eq!(ts.len(), 8 * ends.len());
+            for (k, row) in ts.iter().enumerate() {
+                let (flow, bin) = (k / ends.len(), k % ends.len());
+                assert_eq!((num(row, "flow"), num(row, "t_s")), (flow as f64, ends[bin]), "{row:?}");
+                let width = if bin == 5 { 7.0 } else { 10.0 };
+                assert_eq!(row["goodput_pps"], format!("{:.4}", num(row, "delivered") / width), "{row:?}");
+            }
+            let flows = rows("flows.csv");
+            assert_eq!(flows.len(), 8);
+            for f in &flows {
+                let sum: f64 = ts.iter().filter(|row| row["flow"] == f["id"]).map(|row| num(row, "delivered")).sum();
+                assert_eq!(sum, num(f, "delivered"), "{f:?}");
+            }
+            assert!(ts.iter().any(|row| row["t_s"] == "57" && num(row, "delivered") > 0.0));
+            let q = rows("queues.csv");
+            assert!(!q.is_empty());
+            for row in &q {
+                assert!(num(row, "max_queue") > 0.0, "{row:?}");
+                assert!(ends.contains(&num(row, "t_s")), "{row:?}");
+            }
+            let net = &r.network;
+            for (i, q) in (0..net.len()).map(|i| (i, net.queue_bins(i))) {
+                let held: Vec<(f64, f64)> =
+                    q.iter().enumerate().filter(|(_, &q)| q > 0).map(|(b, &q)| (ends[b], q as f64)).collect();
+                let got: Vec<(f64, f64)> = q_rows(&rows("queues.csv"), i);
+                assert_eq!(got, held, "node {i}");
+            }
+            let nodes = rows("nodes.csv");
+            assert_eq!((nodes[0]["parent"].as_str(), nodes[0]["hops"].as_str()), ("-1", "0"));
+            let mut changes = 0.0;
+            for (i, row) in nodes.iter().enumerate() {
+                let s = net.node_stats(i);
+                let want = [s.data_tx, s.beacon_tx, s.data_rx, s.data_overheard, s.acked, s.queue_drops, s.mac_drops];
+                let cols = ["data_tx", "beacon_tx", "data_rx", "data_overheard", "acked", "queue_drops", "mac_drops"];
+                assert_eq!(cols.map(|c| num(row, c) as u64), want, "node {i}");
+                let want = [s.no_route_drops, s.other_drops, s.duplicates, u64::from(s.parent_changes)];
+                assert_eq!(
+                    ["no_route_drops", "loop_ttl_drops", "duplicates", "parent_changes"].map(|c| num(row, c) as u64),
+                    want
+                );
+                assert_eq!(num(row, "hops"), net.hop_count(i, 0).map_or(-1.0, f64::from));
+                assert_eq!(
+                    (num(row, "x_m"), num(row, "y_m")),
+                    ((r.positions[i].x * 100.0).round() / 100.0, (r.positions[i].y * 100.0).round() / 100.0)
+                );
+                changes += num(row, "parent_changes");
+            }
+            assert!(r.positions.iter().any(|p| p.x != p.y));
+            assert_eq!(changes, r.summary.routing.parent_changes as f64);
+            let s: serde_json::Value =
+                serde_json::from_slice(&std::fs::read(dir.join("summary.json")).unwrap()).unwrap();
+            assert_eq!(s["flows"].as_array().unwrap().len(), 8);
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+
+        fn q_rows(q: &[HashMap<String, String>], node: usize) -> Vec<(f64, f64)> {
+            q.iter()
+                .filter(|row| num(row, "node") == node as f64)
+                .map(|row| (num(row, "t_s"), num(row, "max_queue")))
+                .collect()
+        }
+
+        /// README: an RCRT run's `rates.csv`, `congestion.csv` and `deliveries.csv` name the flow
+        /// by its id (the `flow` column of the other files, here not its source's number),
+        /// `total_rate.csv` holds the total rate R over time and `decreases.csv` is
+        /// `t_s,sink,flow,level`. `flows.csv` without a flow holds its header.
+        #[test]
+        fn rcrt_files_name_the_flow_by_its_id() {
+            let r = go(&["protocol.kind=\"rcrt\"", "duration_s=300"]);
+            let (dir, rows) = written("rcrt", &r);
+            let net = &r.network;
+            for (name, per_flow) in [
+                ("rates.csv", net.flows().iter().map(|f| f.rcrt.rates.len()).collect::<Vec<_>>()),
+                ("congestion.csv", net.flows().iter().map(|f| f.rcrt.levels.len()).collect()),
+                ("deliveries.csv", net.flows().iter().map(|f| f.rcrt.deliveries.len()).collect()),
+            ] {
+                let rows = rows(name);
+                assert!(per_flow.iter().all(|&n| n > 0), "{name}: {per_flow:?}");
+                let got: Vec<usize> =
+                    (0..8).map(|id| rows.iter().filter(|row| num(row, "flow") == id as f64).count()).collect();
+                assert_eq!(got, per_flow, "{name}");
+            }
+            let total = rows("total_rate.csv");
+            assert_eq!(total.len(), net.total_rate_series().len());
+            assert!(!total.is_empty() && total.iter().all(|row| row["sink"] == "0"));
+            let dec = rows("decreases.csv");
+            assert_eq!(dec.len(), net.decreases().len());
+            assert!(!dec.is_empty());
+            for (row, d) in dec.iter().zip(net.decreases()) {
+                assert_eq!((num(row, "sink"), num(row, "flow")), (f64::from(d.1), f64::from(d.2)), "{row:?}");
+            }
+            assert!(dec.iter().any(|row| row["flow"] != "0"));
+            std::fs::remove_dir_all(&dir).unwrap();
+            let r = go(&["flows=[]"]);
+            let (dir, rows) = written("none", &r);
+            assert!(rows("flows.csv").is_empty());
+            let text = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
+            assert_eq!(text.trim_end(), crate::runner::FLOW_CSV_COLUMNS.join(","));
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+
+        /// README: `node_rates.csv` is written by IFRC runs (every node's starting rate at 0 s).
+        #[test]
+        fn ifrc_writes_node_rates() {
+            let r = go(&["protocol.kind=\"ifrc\"", "mac.preset=\"ifrc2006\"", "flows.0.payload_bytes=0"]);
+            let (dir, rows) = written("ifrc", &r);
+            let rates = rows("node_rates.csv");
+            let at0: Vec<f64> = rates.iter().filter(|row| num(row, "t_s") == 0.0).map(|row| num(row, "node")).collect();
+            assert_eq!(at0, (0..9).map(f64::from).collect::<Vec<f64>>());
+            std::fs::remove_dir_all(&dir).unwrap();
+        }
+    }
 }

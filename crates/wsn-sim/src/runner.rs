@@ -2205,4 +2205,252 @@ mod tests {
         assert!(r.summary.routing.parent_changes > 0);
         assert_eq!(r.summary.routing.parent_changes_during_traffic, 0);
     }
+
+    /// Mutation audit of the summary's metrics (session 35).
+    mod audit35 {
+        use super::*;
+
+        fn go(sc: &Scenario) -> RunResult {
+            run(sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+        }
+
+        /// `jain`'s doc: (Σx)² / (n·Σx²); 1 for an empty or all-zero set.
+        #[test]
+        fn jain_is_the_square_of_the_sum_over_n_times_the_sum_of_squares() {
+            assert_eq!(jain(&[1.0, 0.0]), 0.5);
+            assert_eq!(jain(&[1.0, 2.0, 3.0]), 36.0 / 42.0);
+            assert_eq!(jain(&[4.0, 4.0]), 1.0);
+            assert_eq!(jain(&[]), 1.0);
+            assert_eq!(jain(&[0.0, 0.0]), 1.0);
+        }
+
+        /// `step_average`'s doc: the time average over [from, to], the first value before the
+        /// first change; nothing over an empty window.
+        #[test]
+        fn step_average_weights_each_value_by_how_long_it_held() {
+            let trace = [(5.0, 2.0, 0.0), (10.0, 4.0, 0.0), (20.0, 8.0, 0.0)];
+            // 0–10 s at 2 (the first value before its change), 10–15 s at 4.
+            assert_eq!(step_average(&trace, 0.0, 15.0), Some(40.0 / 15.0));
+            // A change at or before `from` holds from `from` on.
+            assert_eq!(step_average(&trace, 12.0, 14.0), Some(4.0));
+            assert_eq!(step_average(&trace, 5.0, 25.0), Some((2.0 * 5.0 + 4.0 * 10.0 + 8.0 * 5.0) / 20.0));
+            assert_eq!(step_average(&trace, 3.0, 3.0), None);
+            assert_eq!(step_average(&[], 0.0, 3.0), None);
+        }
+
+        /// README "What a run writes", `summary.json`: `totals` sum the flows; `delivery_ratio`
+        /// is delivered / originated; `mean_delay_ms` is in ms and `mean_hops` a mean over the
+        /// delivered packets; goodput is over the flow's active time, here from its start to
+        /// the end of the run (10 s to 120 s); the drop and frame totals are the sums of `nodes.csv`'s columns;
+        /// the routing depths are the hop counts the routed nodes advertise at the end.
+        #[test]
+        fn the_summary_is_that_of_the_flows_and_nodes() {
+            let r = go(&small(&["flows.0.rate_pps=4.0", "duration_s=120"]));
+            let (s, net, t) = (&r.summary, &r.network, &r.summary.totals);
+            assert_eq!(t.originated, s.flows.iter().map(|f| f.originated).sum::<u64>());
+            assert_eq!(t.delivered, s.flows.iter().map(|f| f.delivered).sum::<u64>());
+            assert!(t.delivered > 0 && t.delivered < t.originated, "{t:?}");
+            assert_eq!(t.delivery_ratio, t.delivered as f64 / t.originated as f64);
+            for (f, nf) in s.flows.iter().zip(net.flows()) {
+                assert_eq!(f.delivery_ratio, Some(f.delivered as f64 / f.originated as f64));
+                assert_eq!(f.goodput_pps, f.delivered as f64 / 110.0, "{f:?}");
+                let d = nf.delay_sum_ns as f64 / 1e6 / nf.delivered as f64;
+                assert!((f.mean_delay_ms.unwrap() - d).abs() < 1e-9 * d, "{f:?}");
+                assert_eq!(f.mean_hops, Some(nf.hops_sum as f64 / nf.delivered as f64));
+                assert!((1.0..=8.0).contains(&f.mean_hops.unwrap()), "{f:?}");
+            }
+            let gp: Vec<f64> = s.flows.iter().map(|f| f.goodput_pps).collect();
+            assert_eq!(t.mean_goodput_pps, gp.iter().sum::<f64>() / gp.len() as f64);
+            assert_eq!(t.min_goodput_pps, gp.iter().copied().fold(f64::INFINITY, f64::min));
+            assert_eq!(t.max_goodput_pps, gp.iter().copied().fold(0.0, f64::max));
+            assert!(t.min_goodput_pps < t.max_goodput_pps, "{gp:?}");
+            assert_eq!(t.goodput_jain_index, jain(&gp));
+            let col =
+                |g: fn(&crate::network::NodeStats) -> u64| (0..net.len()).map(|i| g(net.node_stats(i))).sum::<u64>();
+            let want = [col(|s| s.data_tx), col(|s| s.beacon_tx), col(|s| s.queue_drops), col(|s| s.mac_drops)];
+            assert_eq!([t.data_frames, t.beacon_frames, t.queue_drops, t.mac_drops], want);
+            let want = [col(|s| s.no_route_drops), col(|s| s.duplicates)];
+            assert_eq!([t.no_route_drops, t.duplicates_suppressed], want);
+            assert!(t.queue_drops > 0 && t.mac_drops > 0 && t.no_route_drops > 0 && t.duplicates_suppressed > 0);
+            assert!(t.ack_frames > 0 && t.ack_frames <= t.data_frames, "{t:?}");
+            // Depths: the hop counts of the eight routed nodes (the sink is none), some two hops deep.
+            let hops: Vec<u32> = (1..9).filter_map(|i| net.hop_count(i, 0)).map(u32::from).collect();
+            assert_eq!((hops.len(), s.routing.unrouted_nodes, s.routing.cut_off_nodes), (8, 0, 0));
+            assert_eq!(s.routing.max_depth, *hops.iter().max().unwrap());
+            assert_eq!(s.routing.mean_depth, hops.iter().sum::<u32>() as f64 / 8.0);
+            assert!(s.routing.max_depth >= 2 && s.routing.mean_depth > 1.0, "{:?}", s.routing);
+            assert_eq!(
+                s.routing.parent_changes,
+                (0..9).map(|i| u64::from(net.node_stats(i).parent_changes)).sum::<u64>()
+            );
+            let before: u64 = r.parent_changes_before_traffic.iter().map(|&c| u64::from(c)).sum();
+            assert!(before > 0 && before < s.routing.parent_changes, "{before} {:?}", s.routing);
+            assert_eq!(s.routing.parent_changes_during_traffic, s.routing.parent_changes - before);
+        }
+
+        /// README, `network.csv`: per bin, stamped with the bin's end (a whole second stays
+        /// whole: `sample`'s comment), the depths, `routed` (nodes with a route, the sink not
+        /// counted), cumulative `parent_changes`, the packets `delivered` in the bin (they sum
+        /// to the total) and `queued`, the sum of the queue lengths; `max_depth_seen` is the
+        /// deepest bin, `median_max_depth` and `max_depth_p10_p90` over the bins while traffic
+        /// flows.
+        #[test]
+        fn network_series_bins_hold_what_the_readme_says() {
+            let r = go(&small(&["flows.0.rate_pps=4.0", "output.timeseries_bin_s=5.0"]));
+            let (s, net) = (&r.summary, &r.network);
+            let stamps: Vec<f64> = r.series.iter().map(|b| b.t_s).collect();
+            assert_eq!(stamps, (1..=12).map(|k| (5 * k) as f64).collect::<Vec<f64>>());
+            assert_eq!(r.series.iter().map(|b| b.delivered).sum::<u64>(), s.totals.delivered);
+            assert!(r.series.iter().filter(|b| b.delivered > 0).count() > 5);
+            let last = r.series.last().unwrap();
+            assert_eq!((last.max_depth, last.mean_depth, last.routed), (s.routing.max_depth, s.routing.mean_depth, 8));
+            assert_eq!(last.parent_changes, s.routing.parent_changes);
+            assert_eq!(last.queued, (0..net.len()).map(|i| net.queue_len(i)).sum::<usize>());
+            // A sum over the nodes: above any one node's largest queue in some bin, never above their sum.
+            let qb = |b: usize| (0..net.len()).map(move |i| usize::from(net.queue_bins(i)[b]));
+            assert!(r.series.iter().enumerate().all(|(b, s)| s.queued <= qb(b).sum::<usize>()));
+            assert!(r.series.iter().enumerate().any(|(b, s)| s.queued > qb(b).max().unwrap()), "one queue at a time");
+            assert!(r.series.iter().all(|b| b.routed <= 8));
+            let depths: Vec<u32> = r.series.iter().map(|b| b.max_depth).collect();
+            assert_eq!(s.routing.max_depth_seen, *depths.iter().max().unwrap());
+            let mut during: Vec<u32> = r.series.iter().filter(|b| b.t_s > 10.0).map(|b| b.max_depth).collect();
+            during.sort_unstable();
+            assert_eq!(during.len(), 10);
+            assert_eq!(s.routing.median_max_depth, during[5]);
+            assert_eq!(s.routing.max_depth_p10_p90, [during[1], during[9]]);
+        }
+
+        /// README, `flows[].goodput_pps`: a flow stopped at `stop_s` is active until its last
+        /// delivery, if later (packets in flight at the stop still arrive); a best-effort flow
+        /// with a packet count that generated it all is active to its last delivery, but at
+        /// least until its last packet was due (`count` intervals after its first packet: a
+        /// flow of one packet at 1 pkt/s is not faster than 1 pkt/s because it arrived fast).
+        #[test]
+        fn goodput_is_over_the_active_time() {
+            let r = go(&small(&["flows.0.rate_pps=8.0", "flows.0.stop_s=30.0"]));
+            let late = r.network.flows().iter().filter(|f| f.last_delivery.as_secs_f64() > 30.0);
+            let mut n = 0;
+            for nf in late {
+                let f = &r.summary.flows[nf.id as usize];
+                assert_eq!(f.goodput_pps, nf.delivered as f64 / (nf.last_delivery - nf.start).as_secs_f64(), "{f:?}");
+                n += 1;
+            }
+            assert!(n > 0, "no delivery after the stop");
+            let r = go(&small(&["flows.0.count=1"]));
+            let arrived: Vec<_> =
+                r.summary.flows.iter().zip(r.network.flows()).filter(|(f, _)| f.delivered == 1).collect();
+            assert!(arrived.len() >= 4, "{:?}", r.summary.flows);
+            for (f, nf) in arrived {
+                assert!(f.goodput_pps <= 1.0, "{f:?}");
+                // A count of 1 was generated at the first packet: done one interval later.
+                let active = (nf.last_delivery.max(nf.first_tick + nf.interval) - nf.start).as_secs_f64();
+                assert_eq!(f.goodput_pps, 1.0 / active, "{f:?}");
+            }
+            assert!(r.network.flows().iter().any(|f| f.first_tick > f.start), "every first packet at the start");
+        }
+        /// README `flows[]`, RCRT: `feedback_packets` (feedback the sink sent to the flow) add up
+        /// to `totals.feedback_packets` (sent by all sinks; one here), as do the counts of
+        /// `feedback_by_trigger`; `decreases_triggered` (cuts of R the flow's C_i triggered) add
+        /// up to the cuts of `decreases.csv`; `last_rate_pps` is the last rate the sink
+        /// assigned; `rtt_ms` the sink's smoothed RTT in ms.
+        #[test]
+        fn rcrt_flow_fields_add_up_to_the_sinks_totals() {
+            let r = go(&small(&["protocol.kind=\"rcrt\"", "flows.0.rate_pps=4.0", "duration_s=300"]));
+            let (t, net) = (&r.summary.totals, &r.network);
+            let fb: u64 = r.summary.flows.iter().map(|f| f.feedback_packets.unwrap()).sum();
+            assert!(fb > 0);
+            assert_eq!(t.feedback_packets, Some(fb));
+            let by = t.feedback_by_trigger.as_ref().unwrap();
+            assert_eq!(by.values().sum::<u64>(), fb, "{by:?}");
+            assert_eq!(by.len(), 7, "{by:?}");
+            let dec: u64 = r.summary.flows.iter().map(|f| f.decreases_triggered.unwrap()).sum();
+            assert_eq!(dec, net.decreases().len() as u64);
+            assert_eq!(t.congestion_decreases, Some(dec));
+            let sink = net.rcrt_sink(net.sinks()[0]).unwrap();
+            let (mut changed, mut repairs, mut backlog) = (false, 0, 0);
+            for (f, nf) in r.summary.flows.iter().zip(net.flows()) {
+                assert_eq!(f.last_rate_pps, nf.rcrt.rates.last().map(|r| r.1), "{f:?}");
+                let repaired = sink.stats().per_flow.get(&nf.source).map_or(0, |fs| fs.recovered);
+                assert_eq!(f.e2e_repaired, Some(repaired));
+                repairs += repaired;
+                // `in_order_exactly_once` needs the flow complete (summarize's comment): a flow
+                // that leaves a backlog unsent and its connection open is not.
+                if f.generated > f.originated && nf.rcrt.closed_s.is_none() {
+                    assert_eq!(f.in_order_exactly_once, Some(false), "{f:?}");
+                    backlog += 1;
+                }
+                changed |= nf.rcrt.rates.first() != nf.rcrt.rates.last();
+                let rtt = sink.flow_info(nf.source).and_then(|i| i.rtt).unwrap();
+                assert_eq!(f.rtt_ms, Some(rtt.as_secs_f64() * 1e3));
+            }
+            assert!(changed, "no flow's rate changed");
+            assert!(repairs > 0 && backlog > 0, "{repairs} {backlog}");
+        }
+
+        /// README `summary.json`: `delivery_ratio` is null for a flow that originated nothing,
+        /// and in the totals when nothing was; the goodput statistics are over the flows that
+        /// started before the end of the run (null when none did: here every flow starts at
+        /// the end); `in_order_exactly_once` is false for a flow that originated nothing and
+        /// did not close; the RCRT totals are there, zeros.
+        #[test]
+        fn what_nothing_measured_reads_as_null() {
+            let r = go(&small(&["protocol.kind=\"rcrt\"", "flows.0.start_s=60.0"]));
+            let t = &r.summary.totals;
+            assert_eq!(r.summary.flows.len(), 8);
+            for f in &r.summary.flows {
+                assert_eq!((f.originated, f.delivery_ratio, f.mean_delay_ms, f.mean_hops), (0, None, None, None));
+                assert_eq!(f.in_order_exactly_once, Some(false), "{f:?}");
+            }
+            assert!(t.delivery_ratio.is_nan() && t.mean_goodput_pps.is_nan(), "{t:?}");
+            assert!(t.min_goodput_pps.is_nan() && t.max_goodput_pps.is_nan(), "{t:?}");
+            assert_eq!((t.feedback_packets, t.congestion_decreases), (Some(0), Some(0)));
+        }
+
+        /// README `flows[].goodput_pps`: an RCRT flow with a packet count is done when every
+        /// packet arrived, and active to its last delivery but at least until its last packet
+        /// was due (`count` intervals after its first), within the run: a count of 5 at 1 pkt/s
+        /// ends long before the run does, one of 3 at 0.01 pkt/s (due 300 s after its first
+        /// packet) with the run.
+        #[test]
+        fn an_rcrt_flow_with_a_count_is_active_until_done() {
+            for (rate, count, due_after_end) in [("1.0", 5, false), ("0.01", 3, true)] {
+                let (rate, n) = (format!("flows.0.rate_pps={rate}"), format!("flows.0.count={count}"));
+                let r = go(&small(&["protocol.kind=\"rcrt\"", "duration_s=300", &rate, &n]));
+                let end = r.network.end();
+                let mut done = 0;
+                for (f, nf) in r.summary.flows.iter().zip(r.network.flows()).filter(|(f, _)| f.delivered == count) {
+                    let due = nf.first_tick.max(nf.start) + nf.interval.saturating_mul(count);
+                    assert_eq!(due > end, due_after_end, "{f:?}");
+                    let until = nf.last_delivery.max(due).min(end);
+                    assert_eq!(f.goodput_pps, count as f64 / (until - nf.start).as_secs_f64(), "{f:?}");
+                    assert_eq!(until < end, !due_after_end, "{f:?}");
+                    done += 1;
+                }
+                assert!(done >= 4, "{:?}", r.summary.flows);
+            }
+        }
+
+        /// An IFRC flow with a packet count has no time its last packet was due (IFRC sends on
+        /// the controller's slots, not at `rate_pps`: summarize's comment): it is active until
+        /// its last delivery, however slow its nominal rate.
+        #[test]
+        fn an_ifrc_flow_with_a_count_ends_with_its_last_delivery() {
+            let set =
+                ["protocol.kind=\"ifrc\"", "mac.preset=\"ifrc2006\"", "flows.0.payload_bytes=0", "flows.0.count=3"];
+            let r = go(&small(&[&set[..], &["flows.0.rate_pps=0.01", "duration_s=600"]].concat()));
+            let mut done = 0;
+            for (f, nf) in r.summary.flows.iter().zip(r.network.flows()).filter(|(f, _)| f.delivered == 3) {
+                assert_eq!(f.goodput_pps, 3.0 / (nf.last_delivery - nf.start).as_secs_f64(), "{f:?}");
+                assert!(nf.last_delivery < nf.first_tick + nf.interval.saturating_mul(3), "{f:?}");
+                done += 1;
+            }
+            assert!(done >= 4, "{:?}", r.summary.flows);
+            // README `totals.protocol_counters`: IFRC's counters summed over all nodes.
+            let counters = &r.summary.totals.protocol_counters;
+            let nodes: Vec<Vec<(&str, u64)>> = (0..r.network.len()).map(|i| r.network.agent_counters(i)).collect();
+            let total = |k: &str| nodes.iter().flatten().filter(|c| c.0 == k).map(|c| c.1).sum::<u64>();
+            assert!(counters.iter().all(|(k, &v)| v == total(k)), "{counters:?}");
+            assert!(nodes.iter().filter(|n| n.iter().any(|c| c.0 == "app_slots" && c.1 > 0)).count() > 1);
+        }
+    }
 }
