@@ -36,6 +36,12 @@ impl Batch {
 
     /// One run of the batch has finished (called from any worker thread).
     pub(crate) fn done_one(&self) {
+        self.done_one_to(stderr_line);
+    }
+
+    /// [`Batch::done_one`], writing its line (when the bar is hidden) with `write`, which is
+    /// called while the count is held.
+    fn done_one_to(&self, write: impl FnOnce(&str)) {
         self.bar.inc(1);
         // A worker that panicked while holding the count left a valid count.
         let mut done = self.done.lock().unwrap_or_else(|e| e.into_inner());
@@ -44,7 +50,7 @@ impl Batch {
             let len = self.bar.length().unwrap_or(0);
             let line =
                 format!("{}: {}/{len} runs done, {:.0} s", self.label, *done, self.started.elapsed().as_secs_f64());
-            stderr_line(&line);
+            write(&line);
         }
     }
 
@@ -61,4 +67,26 @@ impl Batch {
 pub(crate) fn stderr_line(line: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The lines of runs that finish at the same time on two threads come out in their count's
+    /// order because each is written while the count is held: no other run can take the next
+    /// count until the line is out.
+    #[test]
+    fn a_line_is_written_while_the_count_is_held() {
+        let b = Batch { bar: ProgressBar::hidden(), ..Batch::new("sweep", 2) };
+        b.bar.set_length(2);
+        let mut lines = Vec::new();
+        for _ in 0..2 {
+            b.done_one_to(|line| {
+                assert!(b.done.try_lock().is_err(), "the count was released before its line: {line}");
+                lines.push(line.split(',').next().unwrap().to_string());
+            });
+        }
+        assert_eq!(lines, ["sweep: 1/2 runs done", "sweep: 2/2 runs done"]);
+    }
 }

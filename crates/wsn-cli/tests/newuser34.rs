@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Output};
 
 use common::Scratch;
 
@@ -15,24 +14,11 @@ fn scenario_file(dir: &Path) -> String {
     common::nine_node_rcrt_file(dir, "nu34")
 }
 
-fn wsn(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_wsn")).args(args).output().unwrap()
-}
+use common::{csv_rows, wsn_output as wsn};
 
 /// Runs `wsn ARGS...`, which must succeed; returns its standard output.
 fn ok(args: &[&str]) -> String {
-    let o = wsn(args);
-    let (out, err) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
-    assert!(o.status.success(), "wsn {args:?}: {:?}\n{out}\n{err}", o.status.code());
-    assert!(!err.contains("panicked"), "{err}");
-    out.into_owned()
-}
-
-/// A CSV file as its rows of named cells.
-fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
-    let mut r = csv::Reader::from_path(path).unwrap();
-    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
-    r.records().map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+    common::wsn_ok(args).0
 }
 
 /// A run that originated no packet has no feedback per packet originated, and one that delivered

@@ -139,3 +139,25 @@ start_s = 10.0
     std::fs::write(&f, text).unwrap();
     f.display().to_string()
 }
+
+/// Runs `wsn ARGS...` and returns what it did.
+pub fn wsn_output(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_wsn")).args(args).output().unwrap()
+}
+
+/// Runs `wsn ARGS...`, which must succeed without a panic; returns its standard output and
+/// standard error.
+pub fn wsn_ok(args: &[&str]) -> (String, String) {
+    let o = wsn_output(args);
+    let (out, err) = (String::from_utf8_lossy(&o.stdout).into_owned(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(o.status.success(), "wsn {args:?}: {:?}\n{out}\n{err}", o.status.code());
+    assert!(!err.contains("panicked"), "{err}");
+    (out, err)
+}
+
+/// A CSV file as its rows of named cells.
+pub fn csv_rows(path: &Path) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_path(path).unwrap();
+    let header: Vec<String> = r.headers().unwrap().iter().map(String::from).collect();
+    r.records().map(|rec| header.iter().cloned().zip(rec.unwrap().iter().map(String::from)).collect()).collect()
+}

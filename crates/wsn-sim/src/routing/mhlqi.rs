@@ -483,10 +483,10 @@ impl MhlqiNode {
 
     /// Move a node to `parent`, which advertises `parent_cost` at `parent_hop` hops, and freeze
     /// it there (the good-tree freeze, `routing.freeze_min_prr`: the experimenter replaces a
-    /// weak link of the tree being frozen; the node need not be frozen yet). The link estimate stays until the new parent's next beacon
-    /// refreshes cost, link estimate and hop count as for any frozen node. Counted in
-    /// [`MhlqiNode::parent_changes`]. Does nothing at the root, to the node itself or to the
-    /// broadcast address.
+    /// weak link of the tree being frozen; the node need not be frozen yet). The link estimate
+    /// stays until the new parent's next beacon refreshes cost, link estimate and hop count as for
+    /// any frozen node. Counted in [`MhlqiNode::parent_changes`]. Does nothing at the root, to the
+    /// node itself or to the broadcast address.
     pub fn move_frozen(&mut self, parent: NodeId, parent_cost: u16, parent_hop: u8) -> RouteChange {
         if self.is_root() || parent == self.me || parent.is_broadcast() || self.parent == Some(parent) {
             return RouteChange::None;
