@@ -257,7 +257,8 @@ pub struct Totals {
     pub data_frames: u64,
     /// Beacon frames on the air.
     pub beacon_frames: u64,
-    /// ACKs sent.
+    /// ACKs sent by receivers, plus the false ACKs drawn for frames lost at their destination
+    /// (`radio.false_ack_prob`).
     pub ack_frames: u64,
     /// Queue-full drops.
     pub queue_drops: u64,
@@ -1980,6 +1981,26 @@ mod tests {
         }
     }
 
+    /// Every sink the runner builds passes `SinkConfig::check` (which `endpoint_spec` runs): RCRT
+    /// and the reliable baseline (U = +∞, A = 0, join rate and limit +∞), both profiles, from the
+    /// smallest frame that holds a FEEDBACK with one NACK range to office40's 86 bytes.
+    #[test]
+    fn every_sink_the_runner_builds_passes_the_check() {
+        use wsn_wire::rcrt::{FEEDBACK_BASE_LEN, NACK_RANGE_LEN};
+        let smallest = wsn_wire::collection::HEADER_LEN + FEEDBACK_BASE_LEN + NACK_RANGE_LEN;
+        for profile in [RcrtProfile::Paper, RcrtProfile::ReferenceCode] {
+            let c = RcrtConfig { profile, ..RcrtConfig::default() };
+            for reliable in [false, true] {
+                for payload in [smallest, 86] {
+                    let e = endpoint_spec(&c, reliable, payload)
+                        .unwrap_or_else(|e| panic!("{profile:?}, reliable {reliable}, {payload} bytes: {e}"));
+                    assert_eq!(e.sink.check(), Ok(()));
+                    assert_eq!(e.sink.upper_threshold.is_infinite(), reliable);
+                }
+            }
+        }
+    }
+
     /// `protocol.buffer_packets` sets the buffer, the ACK-request mark at half of it and, in the
     /// paper profile, the recovery list (as long as the buffer); the reference code's list stays 10.
     #[test]
@@ -2271,6 +2292,8 @@ mod tests {
             assert_eq!([t.data_frames, t.beacon_frames, t.queue_drops, t.mac_drops], want);
             let want = [col(|s| s.no_route_drops), col(|s| s.duplicates)];
             assert_eq!([t.no_route_drops, t.duplicates_suppressed], want);
+            // Not rules but this run's preconditions: with every counter non-zero (the load is 4
+            // pkt/s on a small lossy network), a swapped or dropped counter shows above.
             assert!(t.queue_drops > 0 && t.mac_drops > 0 && t.no_route_drops > 0 && t.duplicates_suppressed > 0);
             assert!(t.ack_frames > 0 && t.ack_frames <= t.data_frames, "{t:?}");
             // Depths: the hop counts of the eight routed nodes (the sink is none), some two hops deep.
@@ -2284,6 +2307,8 @@ mod tests {
                 (0..9).map(|i| u64::from(net.node_stats(i).parent_changes)).sum::<u64>()
             );
             let before: u64 = r.parent_changes_before_traffic.iter().map(|&c| u64::from(c)).sum();
+            // A precondition again: changes on both sides of the traffic's start, so that the split
+            // below is checked.
             assert!(before > 0 && before < s.routing.parent_changes, "{before} {:?}", s.routing);
             assert_eq!(s.routing.parent_changes_during_traffic, s.routing.parent_changes - before);
         }

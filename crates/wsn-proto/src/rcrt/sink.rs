@@ -256,11 +256,14 @@ impl SinkConfig {
     }
 
     /// Checks the values the sink's rules assume, the first offence named by its field:
-    /// thresholds with 0 < L ≤ U, U possibly +∞ (increases need every C_j < L; a decrease needs some C_i
-    /// above U), A ≥ 0, gains and probabilities within their ranges, positive rates, floors and
-    /// weights, ALI weights that are finite, not negative and give the most recent interval a
-    /// share, and at least one fid record, NACK range, NACKed number and flow. [`Sink::new`]
-    /// takes any configuration; call this first on one read from a file or a command line.
+    /// thresholds with 0 < L ≤ U, U possibly +∞ (increases need every C_j < L; a decrease needs
+    /// some C_i above U); A ≥ 0 (0: never increase); gains and probabilities within their
+    /// ranges; a positive normalisation floor, rate floor, default demand and default weight; a
+    /// join rate > 0 and a join limit ≥ 0 (either may be +∞); ALI weights that are finite, not
+    /// negative and give the most recent interval a share; at least one fid record, NACK range,
+    /// NACKed number, flow, sequence number of jump, of give-up distance and of fid window; and
+    /// a longest RTT sample above 0. [`Sink::new`] takes any configuration; call this first on
+    /// one read from a file or a command line.
     pub fn check(&self) -> Result<(), ConfigError> {
         let bad = |field: &'static str, rule: &'static str| Err(ConfigError { field, rule });
         let positive = |x: f64| x.is_finite() && x > 0.0;
@@ -316,10 +319,14 @@ impl SinkConfig {
             ("max_flows", self.max_flows),
             ("max_seq_jump", self.max_seq_jump as usize),
             ("give_up_distance", self.give_up_distance.map_or(1, |d| d as usize)),
+            ("fid_seen_window", usize::from(self.fid_seen_window)),
         ] {
             if n == 0 {
                 return bad(field, "must be at least 1");
             }
+        }
+        if self.max_rtt_sample == Duration::ZERO {
+            return bad("max_rtt_sample", "must be > 0 (every RTT sample above it is discarded)");
         }
         Ok(())
     }
@@ -2236,6 +2243,8 @@ mod tests {
             (SinkConfig { max_flows: 0, ..p() }, "max_flows"),
             (SinkConfig { max_seq_jump: 0, ..p() }, "max_seq_jump"),
             (SinkConfig { give_up_distance: Some(0), ..p() }, "give_up_distance"),
+            (SinkConfig { fid_seen_window: 0, ..p() }, "fid_seen_window"),
+            (SinkConfig { max_rtt_sample: Duration::ZERO, ..p() }, "max_rtt_sample"),
         ];
         for (cfg, field) in cases {
             let e = cfg.check().expect_err(field);
