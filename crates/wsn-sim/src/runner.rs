@@ -1087,6 +1087,19 @@ fn shortest_tree(links: &Links, sink: NodeId, min_rx_dbm: f64) -> Vec<(Option<No
 
 /// The endpoints of an RCRT or reliable-baseline run whose MAC frames carry at most
 /// `frame_payload` bytes.
+/// `in_order_exactly_once` of an end-to-end flow: complete, and every packet delivered once and in
+/// order. Complete: everything generated was originated, or the connection was closed (a flow
+/// stopped at stop_s leaves its unsent backlog behind; one that connected too late to send
+/// anything closes empty); a flow that originated nothing and did not close is not.
+fn complete_in_order(f: &crate::network::Flow) -> bool {
+    (f.originated > 0 || f.rcrt.closed_s.is_some())
+        && (f.generated == f.originated || f.rcrt.closed_s.is_some())
+        && f.delivered == f.originated
+        && f.rcrt.out_of_order == 0
+        && f.duplicate_deliveries == 0
+        && f.phantom_deliveries == 0
+}
+
 fn endpoint_spec(c: &RcrtConfig, reliable: bool, frame_payload: usize) -> Result<EndpointSpec, RunError> {
     let profile = match c.profile {
         RcrtProfile::Paper => wsn_proto::rcrt::Profile::Paper,
@@ -1308,17 +1321,7 @@ fn summarize(
                         .and_then(|s| s.stats().per_flow.get(&f.source).map(|fs| fs.recovered))
                         .unwrap_or(0)
                 }),
-                in_order_exactly_once: f.endpoint.map(|_| {
-                    // Complete: everything generated was originated, or the connection was
-                    // closed (a flow stopped at stop_s leaves its unsent backlog behind; one
-                    // that connected too late to send anything closes empty).
-                    (f.originated > 0 || f.rcrt.closed_s.is_some())
-                        && (f.generated == f.originated || f.rcrt.closed_s.is_some())
-                        && f.delivered == f.originated
-                        && f.rcrt.out_of_order == 0
-                        && f.duplicate_deliveries == 0
-                        && f.phantom_deliveries == 0
-                }),
+                in_order_exactly_once: f.endpoint.map(|_| complete_in_order(f)),
                 last_rate_pps: f.rcrt.rates.last().map(|r| r.1),
                 rtt_ms: net
                     .rcrt_sink(f.sink)
@@ -1979,6 +1982,45 @@ mod tests {
             let e = endpoint_spec(&c, false, 86).expect_err("bad gain accepted").to_string();
             assert!(e.contains("protocol.congestion_gain"), "{e}");
         }
+    }
+
+    /// `in_order_exactly_once` (README: "false also for a flow that originated nothing and did
+    /// not close"), from a real flow that completed, one field changed at a time: a backlog left
+    /// unsent while the connection is open, a closed flow that lost a packet, a duplicate, an
+    /// out-of-order or a phantom delivery, or nothing originated make it false; a closed flow
+    /// that left its backlog unsent, or closed empty, stays complete.
+    #[test]
+    fn in_order_exactly_once_needs_a_complete_flow() {
+        let sc = small(&["protocol.kind=\"rcrt\"", "flows.0.rate_pps=0.5", "flows.0.count=5", "duration_s=300"]);
+        let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+        let done = r.network.flows().iter().find(|f| f.rcrt.closed_s.is_some() && f.delivered == 5).unwrap().clone();
+        assert!(complete_in_order(&done) && done.generated == 5 && done.originated == 5, "{done:?}");
+        let with = |change: &dyn Fn(&mut crate::network::Flow)| {
+            let mut f = done.clone();
+            change(&mut f);
+            complete_in_order(&f)
+        };
+        let open = |f: &mut crate::network::Flow| f.rcrt.closed_s = None;
+        // Open and everything sent was delivered: complete only without a backlog.
+        assert!(with(&|f| open(f)));
+        assert!(!with(&|f| {
+            open(f);
+            f.generated += 1;
+        }));
+        // Closed with its backlog unsent: complete.
+        assert!(with(&|f| f.generated += 3));
+        // A closed flow that lost a packet, or delivered one wrongly.
+        assert!(!with(&|f| f.delivered -= 1));
+        assert!(!with(&|f| f.duplicate_deliveries = 1));
+        assert!(!with(&|f| f.rcrt.out_of_order = 1));
+        assert!(!with(&|f| f.phantom_deliveries = 1));
+        // Nothing originated: complete only if the connection closed (empty).
+        let empty = |f: &mut crate::network::Flow| (f.originated, f.delivered, f.generated) = (0, 0, 0);
+        assert!(with(&|f| empty(f)));
+        assert!(!with(&|f| {
+            empty(f);
+            open(f);
+        }));
     }
 
     /// Every sink the runner builds passes `SinkConfig::check` (which `endpoint_spec` runs): RCRT
