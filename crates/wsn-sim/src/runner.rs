@@ -1087,6 +1087,33 @@ fn shortest_tree(links: &Links, sink: NodeId, min_rx_dbm: f64) -> Vec<(Option<No
 
 /// The endpoints of an RCRT or reliable-baseline run whose MAC frames carry at most
 /// `frame_payload` bytes.
+/// The invariant counters of a run, summed over its flows and nodes ([`Invariants`]).
+fn invariants(net: &Network) -> Invariants {
+    let mut inv = Invariants {
+        phantom_deliveries: net.unattributed_phantoms,
+        datagrams_refused: net.datagrams_refused,
+        ..Invariants::default()
+    };
+    for f in net.flows() {
+        inv.duplicate_deliveries += f.duplicate_deliveries;
+        inv.phantom_deliveries += f.phantom_deliveries;
+        inv.out_of_order_deliveries += f.rcrt.out_of_order;
+        let never_gives_up = net.rcrt_sink(f.sink).is_some_and(|s| s.config().give_up_distance.is_none());
+        if let (Some(_), Some(last), true) = (f.endpoint, f.rcrt.last_seq, never_gives_up) {
+            let behind = f.got.iter().take(last as usize);
+            inv.skipped_deliveries += behind.filter(|&&got| !got).count() as u64;
+        }
+    }
+    for i in 0..net.len() {
+        let s = net.node_stats(i);
+        inv.queue_overflows += s.queue_overflows;
+        if s.frames_accepted < s.send_done || s.frames_accepted - s.send_done > 1 {
+            inv.send_done_mismatch += 1;
+        }
+    }
+    inv
+}
+
 /// `in_order_exactly_once` of an end-to-end flow: complete, and every packet delivered once and in
 /// order. Complete: everything generated was originated, or the connection was closed (a flow
 /// stopped at stop_s leaves its unsent backlog behind; one that connected too late to send
@@ -1360,28 +1387,7 @@ fn summarize(
     // would read as a starved one and drag the minimum and Jain's index down).
     let gp: Vec<f64> =
         net.flows().iter().zip(&flows).filter(|(nf, _)| nf.start < end).map(|(_, f)| f.goodput_pps).collect();
-    let mut inv = Invariants {
-        phantom_deliveries: net.unattributed_phantoms,
-        datagrams_refused: net.datagrams_refused,
-        ..Invariants::default()
-    };
-    for f in net.flows() {
-        inv.duplicate_deliveries += f.duplicate_deliveries;
-        inv.phantom_deliveries += f.phantom_deliveries;
-        inv.out_of_order_deliveries += f.rcrt.out_of_order;
-        let never_gives_up = net.rcrt_sink(f.sink).is_some_and(|s| s.config().give_up_distance.is_none());
-        if let (Some(_), Some(last), true) = (f.endpoint, f.rcrt.last_seq, never_gives_up) {
-            let behind = f.got.iter().take(last as usize);
-            inv.skipped_deliveries += behind.filter(|&&got| !got).count() as u64;
-        }
-    }
-    for i in 0..net.len() {
-        let s = net.node_stats(i);
-        inv.queue_overflows += s.queue_overflows;
-        if s.frames_accepted < s.send_done || s.frames_accepted - s.send_done > 1 {
-            inv.send_done_mismatch += 1;
-        }
-    }
+    let inv = invariants(net);
     let (max_depth, mean_depth, _) = depths(net);
     let parent_changes = total_parent_changes(net);
     let (_, acks) = net.frames_on_air();
@@ -2021,6 +2027,62 @@ mod tests {
             empty(f);
             open(f);
         }));
+    }
+
+    /// The invariant counters are what the reliability claims rest on, so each must count what
+    /// it names ([`Invariants`]): after a clean RCRT run every one is 0; then deliveries are
+    /// injected at the sink as a faulty transport would make them (checked by the simulator, not
+    /// taken from the sink) and node counters broken, and each lands in its own counter.
+    #[test]
+    fn each_invariant_counts_its_own_fault() {
+        let sc = small(&["protocol.kind=\"rcrt\"", "flows.0.rate_pps=0.5", "flows.0.count=5", "duration_s=300"]);
+        let mut net = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap().network;
+        assert_eq!(invariants(&net), Invariants::default());
+        let (fi, f) = net.flows().iter().enumerate().find(|(_, f)| f.delivered == 5).unwrap();
+        let (origin, sink) = (f.source, f.sink.index());
+        let packet = |seq: u32| {
+            let mut data = [0u8; 6];
+            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut data[..]);
+            p.set_flow(fi as u16);
+            p.set_seq(seq);
+            data
+        };
+        // A second copy of packet 0, a packet never originated, and bytes that are no packet.
+        assert!(net.sink_receive(sink, origin, 1, &packet(0), true).is_none());
+        assert!(net.sink_receive(sink, origin, 1, &packet(9), true).is_none());
+        assert!(net.sink_receive(sink, origin, 1, &[1, 2], true).is_none());
+        // Packet 2 handed up again as if never delivered, after 4: out of order; then 1 missing
+        // behind the highest handed up: skipped for good (this sink never gives up).
+        net.flows[fi].got[2] = false;
+        assert!(net.sink_receive(sink, origin, 1, &packet(2), true).is_some());
+        net.flows[fi].got[1] = false;
+        net.nodes[3].stats.queue_overflows = 2;
+        net.nodes[4].stats.send_done = net.nodes[4].stats.frames_accepted + 1;
+        net.nodes[5].stats.frames_accepted = net.nodes[5].stats.send_done + 2;
+        net.datagrams_refused = 7;
+        let want = Invariants {
+            duplicate_deliveries: 1,
+            phantom_deliveries: 2,
+            queue_overflows: 2,
+            send_done_mismatch: 2,
+            out_of_order_deliveries: 1,
+            datagrams_refused: 7,
+            skipped_deliveries: 1,
+        };
+        assert_eq!(invariants(&net), want);
+        // The reference-code profile's sink gives packets up by design: a hole behind the highest
+        // packet handed up is not counted there.
+        let sc = small(&[
+            "protocol.kind=\"rcrt\"",
+            "protocol.profile=\"reference_code\"",
+            "flows.0.rate_pps=0.5",
+            "flows.0.count=5",
+            "duration_s=300",
+        ]);
+        let mut net = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap().network;
+        let fi = net.flows().iter().position(|f| f.delivered == 5).unwrap();
+        net.flows[fi].got[1] = false;
+        assert_eq!(invariants(&net), Invariants::default());
     }
 
     /// Every sink the runner builds passes `SinkConfig::check` (which `endpoint_spec` runs): RCRT
