@@ -260,10 +260,10 @@ impl SinkConfig {
     /// some C_i above U); A ≥ 0 (0: never increase); gains and probabilities within their
     /// ranges; a positive normalisation floor, rate floor, default demand and default weight; a
     /// join rate > 0 and a join limit ≥ 0 (either may be +∞); ALI weights that are finite, not
-    /// negative and give the most recent interval a share; at least one fid record, NACK range,
-    /// NACKed number, flow, sequence number of jump, of give-up distance and of fid window; and
-    /// a longest RTT sample above 0. [`Sink::new`] takes any configuration; call this first on
-    /// one read from a file or a command line.
+    /// negative and give the most recent interval a share; at least 1 for the fid records, NACK
+    /// ranges, NACKed numbers, flows, sequence jump, give-up distance and fid window; and a
+    /// longest RTT sample above 0. [`Sink::new`] takes any configuration; call this first on one
+    /// read from a file or a command line.
     pub fn check(&self) -> Result<(), ConfigError> {
         let bad = |field: &'static str, rule: &'static str| Err(ConfigError { field, rule });
         let positive = |x: f64| x.is_finite() && x > 0.0;
