@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::progress::Batch;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
+use wsn_sim::endpoints::RcrtFlowTrace;
 use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{run, RunOptions, RunResult};
 use wsn_sim::scenario::Scenario;
@@ -350,6 +351,36 @@ pub(crate) fn knee_note(points: &[(f64, f64, f64, f64)], k: f64) -> &'static str
     }
 }
 
+/// A sweep point: (offered load or demand per node, mean goodput, min goodput over the flows,
+/// delivery ratio), as the optimality sweeps give them in ascending load.
+type Point = (f64, f64, f64, f64);
+
+/// `best_effort_knee_pps`: the largest swept load up to which every swept load has ≥ 95 % delivery
+/// and every flow ≥ 80 % of the mean goodput ([`knee`]).
+fn best_effort_knee(be: &[Point]) -> f64 {
+    knee(be, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1)
+}
+
+/// `reliable_knee_pps`: the largest swept load up to which every swept load's mean goodput is
+/// ≥ 90 % of it ([`knee`]).
+fn reliable_knee(rel: &[Point]) -> f64 {
+    knee(rel, |p| p.1 >= 0.9 * p.0)
+}
+
+/// `rcrt_plateau_pps`: the mean goodput at the highest demand, the sweep's last point (NaN
+/// without one).
+fn rcrt_plateau(v: &[Point]) -> f64 {
+    v.last().map_or(f64::NAN, |p| p.1)
+}
+
+/// `reliable_max_goodput_pps`, the highest mean goodput of the reliable-no-CC sweep `rel`, and the
+/// denominator of `rcrt_over_reliable_knee`: the larger of it and the knee `rel_knee` (either
+/// alone where the other is NaN).
+fn reliable_reference(rel: &[Point], rel_knee: f64) -> (f64, f64) {
+    let rel_max = rel.iter().map(|p| p.1).filter(|x| x.is_finite()).fold(f64::NAN, f64::max);
+    (rel_max, rel_knee.max(rel_max))
+}
+
 /// The pieces of the step series `steps` (time s, value; each value holds until the next entry)
 /// that fall in `[from, to)`: (value, seconds). Time before the first entry has no value.
 fn step_spans(steps: &[(f64, f64)], from: f64, to: f64) -> impl Iterator<Item = (f64, f64)> + '_ {
@@ -370,26 +401,24 @@ fn time_within(steps: &[(f64, f64)], from: f64, to: f64, center: f64, tol: f64) 
 
 /// The paper's "after this transient, the allocated rate stays within 25 % of the average
 /// goodput" (§4.2.1) as a share of time: each flow's allocation against the mean goodput of all
-/// flows over the second half of the flow's traffic (from halfway between its first and its
-/// last delivery to the last), pooled over the flows. `None` without RCRT deliveries.
-fn allocation_within(r: &RunResult, tol: f64) -> Option<f64> {
-    let s = &r.summary;
-    let gp: Vec<f64> = s.flows.iter().map(|f| f.goodput_pps).collect();
-    let mg = mean(&gp);
+/// flows (`mg`) over the second half of the flow's traffic (from halfway between its first and its
+/// last delivery to the last), pooled over the flows (`traces`, one per flow). `None` without RCRT
+/// deliveries.
+fn allocation_within(traces: &[&RcrtFlowTrace], mg: f64, tol: f64) -> Option<f64> {
     let (mut inside, mut all) = (0.0, 0.0);
-    for f in r.network.flows() {
-        let Some((from, to)) = second_half(f) else { continue };
-        let (i, a) = time_within(&f.rcrt.rates, from, to, mg, tol);
+    for t in traces {
+        let Some((from, to)) = second_half(t) else { continue };
+        let (i, a) = time_within(&t.rates, from, to, mg, tol);
         inside += i;
         all += a;
     }
     (all > 0.0).then(|| inside / all)
 }
 
-/// The second half of a flow's traffic, from halfway between its first and last delivery to the
-/// last (s); `None` before any delivery.
-fn second_half(f: &wsn_sim::network::Flow) -> Option<(f64, f64)> {
-    let (first, last) = (f.rcrt.deliveries.first()?, f.rcrt.deliveries.last()?);
+/// The second half of a flow's traffic (`t`, its RCRT trace), from halfway between its first and
+/// last delivery to the last (s); `None` before any delivery.
+fn second_half(t: &RcrtFlowTrace) -> Option<(f64, f64)> {
+    let (first, last) = (t.deliveries.first()?, t.deliveries.last()?);
     Some(((first.0 + last.0) / 2.0, last.0))
 }
 
@@ -498,15 +527,13 @@ fn fig1(
 
 /// The allocated rate after the transient: each flow's time mean of its allocation over the
 /// second half of its traffic (the window of [`allocation_within`]), averaged over the flows.
-/// `None` without RCRT deliveries.
-fn allocation_mean(r: &RunResult) -> Option<f64> {
-    let per_flow: Vec<f64> = r
-        .network
-        .flows()
+/// `None` without RCRT deliveries. `traces`: one per flow.
+fn allocation_mean(traces: &[&RcrtFlowTrace]) -> Option<f64> {
+    let per_flow: Vec<f64> = traces
         .iter()
-        .filter_map(|f| {
-            let (from, to) = second_half(f)?;
-            step_mean(&f.rcrt.rates, from, to)
+        .filter_map(|t| {
+            let (from, to) = second_half(t)?;
+            step_mean(&t.rates, from, to)
         })
         .collect();
     (!per_flow.is_empty()).then(|| mean(&per_flow))
@@ -587,7 +614,8 @@ fn report(
         let orig: u64 = s.flows.iter().map(|f| f.originated).sum();
         let fb = s.totals.feedback_packets.unwrap_or(0) as f64 / orig as f64;
         let pc = s.routing.parent_changes_during_traffic as f64 / (s.nodes - 1) as f64;
-        let within = allocation_within(r, 0.25);
+        let traces: Vec<&RcrtFlowTrace> = r.network.flows().iter().map(|f| &f.rcrt).collect();
+        let within = allocation_within(&traces, mean(&gp), 0.25);
         let within_txt = within.map_or("–".to_string(), |w| format!("{:.1} %", 100.0 * w));
         writeln!(
             md,
@@ -658,7 +686,7 @@ fn report(
         out.push(row(
             &pkey(p, "baseline_settled_rate_pps"),
             0.55,
-            allocation_mean(r).unwrap_or(f64::NAN),
+            allocation_mean(&traces).unwrap_or(f64::NAN),
             "pkt/s",
             "allocated rate after the transient: time mean over the second half of each flow's traffic, mean over flows (paper: settles near 0.55, Fig. 3)",
         ));
@@ -746,9 +774,9 @@ fn report(
             f(&rc3)
         )?;
     }
-    let be_knee = knee(&be, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1);
-    let rel_knee = knee(&rel, |p| p.1 >= 0.9 * p.0);
-    let plateau = rc.last().map_or(f64::NAN, |p| p.1);
+    let be_knee = best_effort_knee(&be);
+    let rel_knee = reliable_knee(&rel);
+    let plateau = rcrt_plateau(&rc);
     let rel_after: f64 =
         rel.iter().filter(|p| p.0 > rel_knee).map(|p| p.1).fold(f64::NAN, |a, b| if a.is_nan() { b } else { a.min(b) });
     rows.push(row(
@@ -777,8 +805,7 @@ fn report(
     // floor (the real knee lies up to one step higher) and dividing by it inflated the ratio in
     // the passing direction (a review): the denominator is the larger of the knee and the
     // highest mean goodput the reliable baseline carried in the sweep.
-    let rel_max = rel.iter().map(|p| p.1).filter(|x| x.is_finite()).fold(f64::NAN, f64::max);
-    let denom = rel_knee.max(rel_max);
+    let (rel_max, denom) = reliable_reference(&rel, rel_knee);
     rows.push(row(
         "reliable_max_goodput_pps",
         0.9,
@@ -790,7 +817,7 @@ fn report(
     rows.push(row("rcrt_plateau_pps", 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
     rows.push(row("rcrt_over_reliable_knee", 0.88, plateau / denom, "ratio", ratio_note));
     for (p, v) in [("reference_code", &rc2), ("paper+code_level", &rc3)] {
-        let plateau = v.last().map_or(f64::NAN, |q| q.1);
+        let plateau = rcrt_plateau(v);
         extra.push(row(&pkey(p, "rcrt_plateau_pps"), 0.8, plateau, "pkt/s", "RCRT mean goodput at the highest demand"));
         extra.push(row(&pkey(p, "rcrt_over_reliable_knee"), 0.88, plateau / denom, "ratio", ratio_note));
     }
