@@ -1415,4 +1415,161 @@ mod tests {
         assert_eq!(time_within(&[(30.0, 1.0)], 0.0, 40.0, 1.0, 0.25), (10.0, 10.0));
         assert_eq!(time_within(&steps, 25.0, 25.0, 1.0, 0.25), (0.0, 0.0));
     }
+
+    /// Mutation audit (session 36) of the report's number helpers: each test pins what the helper's
+    /// doc comment, or the meaning docs/rcrt.md ("Paper | ours") gives its `numbers.csv` key, says.
+    mod audit36 {
+        use crate::reproduce::{
+            allocation_mean, allocation_within, best_effort_knee, knee, knee_note, mean, rcrt_plateau, reliable_knee,
+            reliable_reference, second_half, share_row, sig4, time_within, Point,
+        };
+        use wsn_sim::endpoints::RcrtFlowTrace;
+
+        /// Sweep points at `loads` with nothing else set (for predicates on the load alone).
+        fn at(loads: &[f64]) -> Vec<Point> {
+            loads.iter().map(|&x| (x, 0.0, 0.0, 0.0)).collect()
+        }
+
+        /// [`knee`]: "the largest x up to which the predicate holds at every point": a point that
+        /// passes after one that failed does not count, and no point passing gives no knee (NaN,
+        /// which `crate::seeds` counts as below the swept range).
+        #[test]
+        fn knee_is_the_last_point_before_the_first_failure() {
+            let pts = at(&[0.2, 0.4, 0.6, 0.8]);
+            assert_eq!(knee(&pts, |p| p.0 != 0.6), 0.4);
+            assert_eq!(knee(&pts, |_| true), 0.8);
+            assert!(knee(&pts, |p| p.0 > 0.2).is_nan());
+            assert!(knee(&[], |_| true).is_nan());
+        }
+
+        /// [`knee_note`]: only a knee at the sweep's largest value is a lower bound, and the note
+        /// says so in the words `crate::seeds` reads as one (`bound_of`: "only a lower bound").
+        #[test]
+        fn only_a_knee_at_the_top_of_the_sweep_is_noted_as_a_bound() {
+            let pts = at(&[0.2, 0.4, 0.6, 0.8]);
+            assert!(knee_note(&pts, 0.8).contains("only a lower bound"), "{}", knee_note(&pts, 0.8));
+            for k in [0.2, 0.4, f64::NAN] {
+                assert_eq!(knee_note(&pts, k), "", "{k}");
+            }
+            assert_eq!(knee_note(&[], f64::NAN), "");
+        }
+
+        /// [`mean`]: the arithmetic mean, NaN for an empty slice.
+        #[test]
+        fn mean_is_the_arithmetic_mean() {
+            assert_eq!(mean(&[1.0, 2.0, 6.0]), 3.0);
+            assert_eq!(mean(&[0.5]), 0.5);
+            assert!(mean(&[]).is_nan());
+        }
+
+        /// [`sig4`]: four significant digits down to 12 decimals, whole numbers from 1000 up, no
+        /// trailing zeros (none of a whole number's own), `n/a` when not finite; a value that
+        /// rounds to nothing prints 0, not -0.
+        #[test]
+        fn sig4_edges() {
+            for (x, want) in [
+                (1.234e-9, "0.000000001234"),
+                (1000.0, "1000"),
+                (12_340.0, "12340"),
+                (123_456.7, "123457"),
+                (f64::INFINITY, "n/a"),
+                (f64::NEG_INFINITY, "n/a"),
+                (-1e-13, "0"),
+            ] {
+                assert_eq!(sig4(x), want, "{x}");
+            }
+        }
+
+        /// [`time_within`]: "within ±`tol`·`center` of `center`": below the centre as above it, the
+        /// edge included, and the band scales with the centre.
+        #[test]
+        fn time_within_is_a_band_around_the_centre() {
+            // 1.25 (the upper edge) for 10 s, 0.5 (far below) for 10 s: centre 1 ± 25 %.
+            let steps = [(0.0, 1.25), (10.0, 0.5)];
+            assert_eq!(time_within(&steps, 0.0, 20.0, 1.0, 0.25), (10.0, 20.0));
+            // 0.75, the lower edge.
+            assert_eq!(time_within(&[(0.0, 0.75)], 0.0, 10.0, 1.0, 0.25), (10.0, 10.0));
+            // Centre 4: ± 1, so 4.8 and 3.2 are inside, 5.5 is not.
+            let steps = [(0.0, 4.8), (10.0, 3.2), (20.0, 5.5)];
+            assert_eq!(time_within(&steps, 0.0, 30.0, 4.0, 0.25), (20.0, 30.0));
+        }
+
+        /// [`share_row`]: the share `within / of` against the paper's 1, undefined (n/a) without
+        /// instants.
+        #[test]
+        fn share_row_is_within_over_of() {
+            let r = share_row("k", 3, 4, "note".into());
+            assert_eq!((r.paper.as_str(), r.ours.as_str(), r.unit), ("1", "0.75", "ratio"));
+            assert_eq!(share_row("k", 0, 0, String::new()).ours, "n/a");
+            assert_eq!(share_row("k", 0, 5, String::new()).ours, "0");
+        }
+
+        /// The knees of docs/rcrt.md's table and their notes in `numbers.csv`: best effort, the
+        /// largest load up to which every load has ≥ 95 % delivery and every flow ≥ 80 % of the
+        /// mean goodput; reliable, the largest load whose mean goodput is ≥ 90 % of it (both edges
+        /// included).
+        #[test]
+        fn knee_thresholds() {
+            // (load, mean goodput, min goodput, delivery ratio)
+            let be = [(0.2, 1.0, 0.8, 0.95), (0.4, 1.0, 0.79, 1.0), (0.6, 1.0, 1.0, 1.0)];
+            assert_eq!(best_effort_knee(&be), 0.2);
+            let be = [(0.2, 1.0, 1.0, 1.0), (0.4, 1.0, 1.0, 0.949), (0.6, 1.0, 1.0, 1.0)];
+            assert_eq!(best_effort_knee(&be), 0.2);
+            let rel = [(0.5, 0.45, 0.0, 0.0), (1.0, 0.9, 0.0, 0.0), (2.0, 1.7, 0.0, 0.0), (4.0, 4.0, 0.0, 0.0)];
+            assert_eq!(reliable_knee(&rel), 1.0);
+        }
+
+        /// `rcrt_plateau_pps` is "RCRT mean goodput at the highest demand" (the last swept point);
+        /// `rcrt_over_reliable_knee` divides it by the larger of the reliable knee and
+        /// `reliable_max_goodput_pps`, the sweep's highest mean goodput (the note in `numbers.csv`).
+        #[test]
+        fn plateau_and_the_reliable_reference() {
+            let v = [(0.5, 0.4, 0.0, 0.0), (1.0, 0.7, 0.0, 0.0), (1.5, 0.6, 0.0, 0.0)];
+            assert_eq!(rcrt_plateau(&v), 0.6);
+            assert!(rcrt_plateau(&[]).is_nan());
+            // Highest goodput 0.7 above the knee 0.5; below the knee 0.9, the knee.
+            assert_eq!(reliable_reference(&v, 0.5), (0.7, 0.7));
+            assert_eq!(reliable_reference(&v, 0.9), (0.7, 0.9));
+            // No knee (no swept load passed): the highest goodput alone.
+            assert_eq!(reliable_reference(&v, f64::NAN), (0.7, 0.7));
+            let (max, denom) = reliable_reference(&[], f64::NAN);
+            assert!(max.is_nan() && denom.is_nan());
+        }
+
+        /// An RCRT trace with these allocations and delivery times.
+        fn trace(rates: &[(f64, f64)], deliveries: &[f64]) -> RcrtFlowTrace {
+            RcrtFlowTrace {
+                rates: rates.to_vec(),
+                deliveries: deliveries.iter().enumerate().map(|(i, &t)| (t, i as u64)).collect(),
+                ..Default::default()
+            }
+        }
+
+        /// [`second_half`], [`allocation_within`] and [`allocation_mean`]: the window runs from
+        /// halfway between a flow's first and last delivery to the last; the share of time within
+        /// ±25 % is pooled over the flows (`rate_within_25pct_share`), the settled rate is the mean
+        /// over the flows of each flow's time mean (`baseline_settled_rate_pps`); flows without a
+        /// delivery count in neither, and without any there is no number.
+        #[test]
+        fn the_allocation_after_the_transient() {
+            // Window [200, 300): 1.0 for 50 s, 2.0 for 50 s (time mean 1.5).
+            let a = trace(&[(0.0, 1.0), (250.0, 2.0)], &[100.0, 150.0, 300.0]);
+            // Window [50, 100): 1.1 throughout.
+            let b = trace(&[(0.0, 1.1)], &[0.0, 100.0]);
+            // Window [5, 10): 0.4 throughout.
+            let c = trace(&[(0.0, 0.4)], &[0.0, 10.0]);
+            let none = trace(&[(0.0, 9.0)], &[]);
+            assert_eq!(second_half(&a), Some((200.0, 300.0)));
+            assert_eq!(second_half(&none), None);
+            // Inside ±25 % of 1: a's 50 s of 1.0 and b's 50 s of 1.1, of 150 s.
+            let within = allocation_within(&[&a, &b, &none], 1.0, 0.25).unwrap();
+            assert!((within - 100.0 / 150.0).abs() < 1e-12, "{within}");
+            assert_eq!(allocation_within(&[&none], 1.0, 0.25), None);
+            assert_eq!(allocation_within(&[], 1.0, 0.25), None);
+            // Mean over the flows of 1.5, 1.1 and 0.4 (their median would be 1.1).
+            let settled = allocation_mean(&[&a, &b, &c, &none]).unwrap();
+            assert!((settled - 1.0).abs() < 1e-12, "{settled}");
+            assert_eq!(allocation_mean(&[&none]), None);
+        }
+    }
 }
