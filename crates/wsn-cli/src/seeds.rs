@@ -1295,4 +1295,69 @@ mod tests {
         assert!(hidden(&dir).is_empty(), "{:?}", hidden(&dir));
         std::fs::remove_dir_all(&dir).ok();
     }
+
+    /// Mutation audit (session 36) of the multi-seed merge: each test pins what the function's
+    /// doc comment, or README's `--seeds` paragraph, says.
+    mod audit36 {
+        use super::*;
+
+        /// [`seed_list`] and `--seeds`' help: 1 to [`MAX_SEEDS`] seeds, `first, first + 1, …`; any
+        /// first seed up to 2^64 − 1 as long as the list does not overflow.
+        #[test]
+        fn seed_list_accepts_max_seeds_and_the_last_seed() {
+            let v = seed_list(Some(5), MAX_SEEDS).unwrap();
+            assert_eq!(v.len() as u64, MAX_SEEDS);
+            assert_eq!((v[0], v[v.len() - 1]), (5, 4 + MAX_SEEDS));
+            assert_eq!(seed_list(Some(u64::MAX), 1).unwrap(), vec![u64::MAX]);
+        }
+
+        /// [`censor`] and [`Censor::Below`]: a best fixed rate whose lowest swept point already
+        /// failed is below the range, as a knee is (it counts at the low end, and prints so).
+        #[test]
+        fn a_best_fixed_rate_without_a_number_is_below_the_range() {
+            assert_eq!(censor("best_fixed_fair_pps"), Censor::Below);
+            assert_eq!(fmt_for("best_fixed_fair_pps", None), "below range");
+            let t: Vec<Vec<NumberRow>> =
+                ["n/a", "0.5", "0.7"].iter().map(|v| vec![row("best_fixed_fair_pps", v)]).collect();
+            let m = merge(&[1, 2, 3], &t).unwrap();
+            assert_eq!((m[0].min(), m[0].median(), m[0].max()), (None, Some(0.5), Some(0.7)));
+        }
+
+        /// [`merge`]: "every value is a number or `n/a`: anything else is an error". A reproduction
+        /// writes a value that is not finite as `n/a` (`reproduce::sig4`), so `NaN` or `inf` is
+        /// not one of its numbers.
+        #[test]
+        fn non_finite_values_are_refused() {
+            for bad in ["NaN", "inf", "-inf"] {
+                let e = merge(&[1, 2], &[vec![row("a", "1")], vec![row("a", bad)]]).unwrap_err().to_string();
+                assert!(e.contains("seed 2") && e.contains("neither a number nor n/a"), "{bad}: {e}");
+            }
+        }
+
+        /// [`Merged::bounds`]: whether a seed's *number* is only a bound, as its note says in the
+        /// words of [`crate::reproduce::knee_note`]; a seed without a number has none to mark.
+        #[test]
+        fn a_knee_note_marks_a_bound_only_on_a_number() {
+            let pts: Vec<(f64, f64, f64, f64)> = [0.2, 0.4].iter().map(|&x| (x, 0.0, 0.0, 0.0)).collect();
+            let note = format!("largest swept load …{}", crate::reproduce::knee_note(&pts, 0.4));
+            assert_eq!(bound_of("reliable_knee_pps", &note), Bound::AtLeast);
+            let with = |ours: &str| NumberRow { note: note.clone(), ..row("reliable_knee_pps", ours) };
+            let m = merge(&[1, 2], &[vec![with("n/a")], vec![with("0.4")]]).unwrap();
+            assert_eq!(m[0].bounds, [Bound::Exact, Bound::AtLeast]);
+        }
+
+        /// [`quick_mark`]: " (quick)" only "when the command line has `--quick`".
+        #[test]
+        fn only_a_quick_command_line_is_marked() {
+            assert_eq!(quick_mark("wsn reproduce rcrt --quick --seeds 2"), " (quick)");
+            assert_eq!(quick_mark("wsn reproduce rcrt --seeds 2"), "");
+        }
+
+        /// [`note_cell`]: the first seed's note "with `|` escaped for Markdown".
+        #[test]
+        fn note_cells_escape_pipes() {
+            let m = merge(&[1], &[vec![NumberRow { note: "a | b".into(), ..row("k", "1") }]]).unwrap();
+            assert_eq!(note_cell(&m[0]), "a \\| b");
+        }
+    }
 }
