@@ -2611,4 +2611,332 @@ mod tests {
         assert_eq!(empty_protocol_commented("[protocol]\nx = 1\n"), None, "a table with keys is the file's");
         assert_eq!(empty_protocol_commented("protocol = {}\n"), None, "an inline table has no header");
     }
+
+    /// Mutation audit (session 36): the documented range of each checked key, pinned on both sides
+    /// of each boundary, the defaults of docs/simulator.md "Scenario keys", and `--set`'s rules.
+    mod audit36 {
+        use super::*;
+
+        fn load(set: &[&str]) -> Result<Scenario, String> {
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            Scenario::load("office40", &set).map_err(|e| e.to_string())
+        }
+
+        fn ok(set: &[&str]) -> Scenario {
+            load(set).unwrap_or_else(|e| panic!("{set:?} was refused: {e}"))
+        }
+
+        /// `err(set)` names `field` in its message.
+        fn refused(set: &[&str], field: &str) {
+            let e = err(set);
+            assert!(e.contains(field), "{set:?}: {e}");
+        }
+
+        /// `duration_s`: "a positive number of seconds (at most 10^7)" (its check's message).
+        #[test]
+        fn duration_is_positive_and_at_most_1e7() {
+            ok(&["duration_s=1e7"]);
+            ok(&["duration_s=0.001", "flows.0.start_s=0"]);
+            refused(&["duration_s=0"], "duration_s must be a positive number");
+            refused(&["duration_s=10000000.5"], "duration_s must be a positive number");
+        }
+
+        /// `radio.prune_margin_db`: within 0 … 100 dB, both ends included (its check's message).
+        #[test]
+        fn prune_margin_accepts_0_and_100_only_between() {
+            assert_eq!(ok(&["radio.prune_margin_db=0"]).radio.prune_margin_db, 0.0);
+            assert_eq!(ok(&["radio.prune_margin_db=100"]).radio.prune_margin_db, 100.0);
+            refused(&["radio.prune_margin_db=-0.001"], "radio.prune_margin_db = -0.001");
+            refused(&["radio.prune_margin_db=100.001"], "radio.prune_margin_db = 100.001");
+        }
+
+        /// README `[radio]`: `reception = "ns3"` "needs the `ieee802154` curve".
+        #[test]
+        fn ns3_reception_needs_the_ieee802154_curve() {
+            refused(&["radio.reception=\"ns3\""], "radio.reception = \"ns3\" needs radio.prr_curve");
+            let sc = ok(&["radio.reception=\"ns3\"", "radio.prr_curve=\"ieee802154\""]);
+            assert_eq!(sc.radio.reception, Reception::Ns3);
+        }
+
+        /// `[[outages]]`: `from_s` a time ≥ 0, `to_s` after `from_s` (their checks' messages).
+        #[test]
+        fn outage_times_from_zero_and_ending_after_they_start() {
+            ok(&["outages=[{nodes=3, from_s=0.0, to_s=0.5}]"]);
+            refused(&["outages=[{nodes=3, from_s=-0.5}]"], "outages[0].from_s = -0.5");
+            refused(&["outages=[{nodes=3, from_s=5.0, to_s=5.0}]"], "outages[0].to_s = 5: must be after from_s");
+            refused(&["outages=[{nodes=[], from_s=5.0}]"], "outages[0].nodes is an empty list");
+        }
+
+        /// `flows[i].rate_pps`: > 0 and at most [`MAX_FLOW_RATE_PPS`], required except under IFRC
+        /// (FlowConfig's doc comment).
+        #[test]
+        fn flow_rate_is_positive_bounded_and_required_but_under_ifrc() {
+            assert_eq!(ok(&["flows.0.rate_pps=10000"]).flows[0].rate_pps, Some(MAX_FLOW_RATE_PPS));
+            refused(&["flows.0.rate_pps=0"], "flows[0].rate_pps = 0: must be > 0");
+            refused(&["flows.0.rate_pps=10000.5"], "flows[0].rate_pps = 10000.5: at most 10000");
+            let flow = "flows=[{sources=\"all\", start_s=300.0}]";
+            refused(&[flow], "flows[0].rate_pps is required");
+            refused(&["protocol.kind=\"rcrt\"", flow], "flows[0].rate_pps is required");
+            ok(&["protocol.kind=\"ifrc\"", flow]);
+        }
+
+        /// `flows[i].sources`: `"all"`, a node id, or a non-empty list without repeats (README).
+        #[test]
+        fn flow_sources_are_all_an_id_or_a_list_of_distinct_ids() {
+            refused(&["flows.0.sources=\"none\""], "flows[0].sources: expected \"all\"");
+            refused(&["flows.0.sources=[]"], "flows[0].sources is an empty list");
+            refused(&["flows.0.sources=[4, 5, 4]"], "flows[0].sources names node 4 twice");
+            ok(&["flows.0.sources=[4, 5]"]);
+        }
+
+        /// `flows[i].start_s` a time ≥ 0 (default 0), `stop_s` after it, `count` at least 1.
+        #[test]
+        fn flow_times_and_count() {
+            ok(&["flows.0.start_s=0"]);
+            refused(&["flows.0.start_s=-1"], "flows[0].start_s = -1");
+            refused(&["flows.0.stop_s=300"], "flows[0].stop_s = 300: must be after start_s = 300");
+            ok(&["flows.0.stop_s=300.5"]);
+            refused(&["flows.0.count=0"], "flows[0].count = 0");
+            ok(&["flows.0.count=1"]);
+        }
+
+        /// `flows[i].demand_pps`: ≥ 0 (0: the sink chooses) and at most [`MAX_FLOW_RATE_PPS`].
+        #[test]
+        fn flow_demand_from_0_to_the_rate_cap() {
+            ok(&["flows.0.demand_pps=0"]);
+            ok(&["flows.0.demand_pps=10000"]);
+            refused(&["flows.0.demand_pps=-0.001"], "flows[0].demand_pps = -0.001");
+            refused(&["flows.0.demand_pps=10000.001"], "flows[0].demand_pps = 10000.001");
+        }
+
+        /// `protocol.buffer_packets`: at least 2 and at most the profile's sink sanity jump
+        /// (1000 in the paper profile, 100 in the reference-code one).
+        #[test]
+        fn rcrt_buffer_from_2_to_the_profiles_sanity_jump() {
+            let rcrt = "protocol.kind=\"rcrt\"";
+            let code = "protocol.profile=\"reference_code\"";
+            refused(&[rcrt, "protocol.buffer_packets=1"], "protocol.buffer_packets = 1: the retransmit buffer");
+            ok(&[rcrt, "protocol.buffer_packets=2"]);
+            ok(&[rcrt, "protocol.buffer_packets=1000"]);
+            refused(&[rcrt, "protocol.buffer_packets=1001"], "protocol.buffer_packets = 1001: at most 1000");
+            ok(&[rcrt, code, "protocol.buffer_packets=100"]);
+            refused(&[rcrt, code, "protocol.buffer_packets=101"], "protocol.buffer_packets = 101: at most 100");
+        }
+
+        /// `protocol.slow_down_token_floor`: −128 to 0 (README).
+        #[test]
+        fn rcrt_token_floor_from_minus_128_to_0() {
+            let rcrt = "protocol.kind=\"rcrt\"";
+            ok(&[rcrt, "protocol.slow_down_token_floor=0"]);
+            ok(&[rcrt, "protocol.slow_down_token_floor=-128"]);
+            refused(&[rcrt, "protocol.slow_down_token_floor=1"], "protocol.slow_down_token_floor = 1");
+        }
+
+        /// `protocol.weights`: from 10^-6 to 10^6 (its check's message).
+        #[test]
+        fn rcrt_weights_from_1e_minus_6_to_1e6() {
+            let (rcrt, weighted) = ("protocol.kind=\"rcrt\"", "protocol.policy=\"weighted\"");
+            ok(&[rcrt, weighted, "protocol.weights.3=1e-6", "protocol.weights.4=1e6"]);
+            refused(&[rcrt, weighted, "protocol.weights.3=9.9e-7"], "protocol.weights.3");
+            refused(&[rcrt, weighted, "protocol.weights.4=1.000001e6"], "protocol.weights.4");
+        }
+
+        /// `sink_policies` and `policy_changes` name sinks of `topology.sinks`; a change's `at_s`
+        /// is a time ≥ 0.
+        #[test]
+        fn rcrt_per_sink_keys_name_sinks() {
+            let rcrt = "protocol.kind=\"rcrt\"";
+            ok(&[rcrt, "protocol.sink_policies.0=\"fair\""]);
+            refused(&[rcrt, "protocol.sink_policies.5=\"fair\""], "protocol.sink_policies.5");
+            ok(&[rcrt, "protocol.policy_changes=[{at_s=0.0, sink=0, policy=\"fair\"}]"]);
+            refused(&[rcrt, "protocol.policy_changes=[{at_s=-1.0, sink=0, policy=\"fair\"}]"], "at_s = -1");
+            refused(&[rcrt, "protocol.policy_changes=[{at_s=1.0, sink=5, policy=\"fair\"}]"], "sink = 5");
+        }
+
+        /// `radio.false_ack_prob`: a probability in 0..=1, both ends included.
+        #[test]
+        fn false_ack_prob_is_a_probability() {
+            ok(&["radio.false_ack_prob=0"]);
+            ok(&["radio.false_ack_prob=1"]);
+            refused(&["radio.false_ack_prob=-0.001"], "radio.false_ack_prob = -0.001");
+            refused(&["radio.false_ack_prob=1.001"], "radio.false_ack_prob = 1.001");
+        }
+
+        /// `mac.ack_protection_ns` does not combine with `mac.ieee802154_csma`; either alone does.
+        #[test]
+        fn ack_protection_refused_only_with_ieee802154_csma() {
+            refused(&["mac.ack_protection_ns=1000", "mac.ieee802154_csma=true"], "mac.ack_protection_ns");
+            ok(&["mac.ack_protection_ns=1000"]);
+            ok(&["mac.ieee802154_csma=true"]);
+        }
+
+        /// docs/simulator.md `[routing]`: `ttl` 1–255, `timeout_beacons` 1 to 255, `capacity` at
+        /// least 1, `max_age` 1 to 255.
+        #[test]
+        fn routing_counts_start_at_1() {
+            for key in
+                ["routing.ttl", "routing.mhlqi.timeout_beacons", "routing.reverse.capacity", "routing.reverse.max_age"]
+            {
+                refused(&[&format!("{key}=0")], &format!("{key} = 0"));
+                ok(&[&format!("{key}=1")]);
+            }
+        }
+
+        /// `beacon_period_binary_ms` from [`MIN_BEACON_PERIOD_BINARY_MS`] to 2^32, and
+        /// `aging_period_s` from 0.1 to 10^7 s, both ends included (their checks' messages).
+        #[test]
+        fn routing_periods_within_their_ranges() {
+            let beacon = "routing.mhlqi.beacon_period_binary_ms";
+            ok(&[&format!("{beacon}=100")]);
+            ok(&[&format!("{beacon}=4294967296")]);
+            refused(&[&format!("{beacon}=99")], &format!("{beacon} = 99"));
+            refused(&[&format!("{beacon}=4294967297")], &format!("{beacon} = 4294967297"));
+            let aging = "routing.reverse.aging_period_s";
+            ok(&[&format!("{aging}=0.1")]);
+            ok(&[&format!("{aging}=1e7")]);
+            refused(&[&format!("{aging}=0.0999")], &format!("{aging} = 0.0999"));
+            refused(&[&format!("{aging}=10000000.5")], &format!("{aging} = 10000000.5"));
+        }
+
+        /// `freeze_after_s` a time ≥ 0; `freeze_min_prr` in (0, 1] (docs/simulator.md); a
+        /// non-finite `shortest_snr_db` is refused.
+        #[test]
+        fn routing_freeze_and_snr_ranges() {
+            ok(&["routing.freeze_after_s=0"]);
+            refused(&["routing.freeze_after_s=-1"], "routing.freeze_after_s = -1");
+            let freeze = "routing.freeze_after_s=600";
+            ok(&[freeze, "routing.freeze_min_prr=1"]);
+            ok(&[freeze, "routing.freeze_min_prr=1e-9"]);
+            refused(&[freeze, "routing.freeze_min_prr=0"], "routing.freeze_min_prr = 0");
+            refused(&[freeze, "routing.freeze_min_prr=1.0001"], "routing.freeze_min_prr = 1.0001");
+            refused(&["routing.shortest_snr_db=inf"], "routing.shortest_snr_db = inf");
+        }
+
+        /// `output.timeseries_bin_s`: at least 0.001 s and at most 10^6 bins over `duration_s`.
+        #[test]
+        fn timeseries_bin_at_least_a_ms_and_at_most_1e6_bins() {
+            ok(&["duration_s=1000", "output.timeseries_bin_s=0.001"]);
+            refused(&["duration_s=1000", "output.timeseries_bin_s=0.000999"], "output.timeseries_bin_s");
+            refused(&["duration_s=1000.001", "output.timeseries_bin_s=0.001"], "output.timeseries_bin_s");
+        }
+
+        /// A scenario with only the required keys takes every default docs/simulator.md "Scenario
+        /// keys" and the README list.
+        #[test]
+        fn a_minimal_scenario_takes_the_documented_defaults() {
+            let text = "name = \"m\"\nduration_s = 100.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                        [[flows]]\nsources = \"all\"\nrate_pps = 1.0\n";
+            let sc = Scenario::from_toml(text, "m.toml", PathBuf::from("."), &[]).unwrap();
+            assert_eq!((sc.seed, sc.topology.seed, sc.topology.sinks.clone()), (1, 1, vec![0]));
+            let r = &sc.radio;
+            assert_eq!(
+                (r.prune_margin_db, r.noise_offsets, r.prr_length_scaling, r.false_ack_prob),
+                (15.0, true, false, 0.001)
+            );
+            assert_eq!((r.prr_curve, r.reception), (PrrCurve::Cc2420, Reception::Tossim));
+            match &r.noise {
+                NoiseConfig::Cpm { trace, history, reset_gap_s, max_samples } => {
+                    assert_eq!(
+                        (trace.as_str(), *history, *reset_gap_s, *max_samples),
+                        ("data/noise/meyer-heavy.txt", 20, 10.0, None)
+                    );
+                }
+                other => panic!("default noise {other:?}"),
+            }
+            assert_eq!(sc.mac().unwrap().preset, "tinyos1_tenet");
+            let g = &sc.routing;
+            assert_eq!((g.kind, g.shortest_snr_db, g.ttl, g.hop_dedup), (RoutingKind::Mhlqi, 10.0, 20, true));
+            assert_eq!((g.freeze_after_s, g.freeze_min_prr, g.tree_file.as_deref()), (None, None, None));
+            assert_eq!(sc.protocol, ProtocolConfig::BestEffort);
+            let o = &sc.output;
+            assert_eq!((o.trace, o.pcap, o.plots, o.timeseries_bin_s), (false, false, true, 10.0));
+            let f = &sc.flows[0];
+            assert_eq!((f.sink, f.start_s, f.stop_s, f.count), (None, 0.0, None, None));
+            assert_eq!((f.payload_bytes, f.random_phase, f.demand_pps), (64, true, None));
+            assert!(sc.outages.is_empty());
+        }
+
+        /// RCRT's keys default to the paper profile, the fair policy and one datagram in flight
+        /// (README "Protocols").
+        #[test]
+        fn rcrt_takes_the_documented_defaults() {
+            let ProtocolConfig::Rcrt(c) = ok(&["protocol.kind=\"rcrt\""]).protocol else { panic!("not RCRT") };
+            assert_eq!((c.profile, c.policy.as_str(), c.one_datagram_in_flight), (RcrtProfile::Paper, "fair", true));
+            let none = (None, None, None, None);
+            assert_eq!((c.buffer_packets, c.level_formula, c.congestion_gain, c.slow_down_token_floor), none);
+        }
+
+        /// A key given twice with `--set`: the last wins ([`override_note`]: "the last of
+        /// several, which wins").
+        #[test]
+        fn the_last_of_two_sets_of_a_key_wins() {
+            assert_eq!(ok(&["duration_s=500", "duration_s=700"]).duration_s, 700.0);
+            assert_eq!(ok(&["flows.0.rate_pps=2", "flows[0].rate_pps=3"]).flows[0].rate_pps, Some(3.0));
+        }
+
+        /// `--set` values: TOML when they read as TOML (but no dates), a bare string otherwise;
+        /// an integer beyond 64 bits and a broken inline table are errors ([`apply_override`]).
+        #[test]
+        fn set_values_read_as_toml_or_a_bare_string() {
+            assert_eq!(ok(&["name=2024-01-01"]).name, "2024-01-01");
+            assert_eq!(ok(&["name=plain words"]).name, "plain words");
+            let e = load(&["seed=9223372036854775808"]).unwrap_err();
+            assert!(e.contains("--set seed=9223372036854775808: integer out of range"), "{e}");
+            let e = load(&["topology.layout={ kind = \"grid\""]).unwrap_err();
+            assert!(e.contains("the value is not valid TOML"), "{e}");
+        }
+
+        /// Warnings say an outage, a flow, the freeze or a policy change at the run's end itself
+        /// has no effect ("not before the run ends"), and say nothing just before it.
+        #[test]
+        fn times_at_the_runs_end_are_warned_about() {
+            let at_end = |set: &[&str], says: &str| {
+                let sc = ok(set);
+                assert!(sc.warnings.iter().any(|w| w.contains(says)), "{set:?}: {:?}", sc.warnings);
+            };
+            let before_end = |set: &[&str], says: &str| {
+                let sc = ok(set);
+                assert!(sc.warnings.iter().all(|w| !w.contains(says)), "{set:?}: {:?}", sc.warnings);
+            };
+            let d = "duration_s=400";
+            at_end(&[d, "flows.0.start_s=400", "flows.0.stop_s=500"], "flows[0] starts at 400 s");
+            before_end(&[d, "flows.0.start_s=399.5"], "flows[0] starts at");
+            at_end(&[d, "outages=[{nodes=3, from_s=400.0}]"], "outages[0] starts at 400 s");
+            before_end(&[d, "outages=[{nodes=3, from_s=399.5}]"], "outages[0] starts at");
+            at_end(&[d, "routing.freeze_after_s=400"], "routing.freeze_after_s = 400 s is not before");
+            before_end(&[d, "routing.freeze_after_s=399.5"], "routing.freeze_after_s");
+            let rcrt = "protocol.kind=\"rcrt\"";
+            let change = |at: &str| format!("protocol.policy_changes=[{{at_s={at}, sink=0, policy=\"fair\"}}]");
+            at_end(&[d, rcrt, &change("400.0")], "protocol.policy_changes[0] is at 400 s");
+            before_end(&[d, rcrt, &change("399.5")], "protocol.policy_changes[0]");
+        }
+
+        /// `protocol.weights` under RCRT are used only by the `weighted` policy (README
+        /// "Protocols": "`weights` (a table source id → weight, for `weighted`)"): given with
+        /// another policy they are named as ignored; with `weighted` they are not.
+        #[test]
+        fn rcrt_weights_without_the_weighted_policy_are_warned_about() {
+            let says = "protocol.weights are used only by the \"weighted\" policy";
+            let sc = ok(&["protocol.kind=\"rcrt\"", "protocol.weights.3=2.0"]);
+            assert!(sc.warnings.iter().any(|w| w.contains(says)), "{:?}", sc.warnings);
+            let sc = ok(&["protocol.kind=\"rcrt\"", "protocol.policy=\"weighted\"", "protocol.weights.3=2.0"]);
+            assert!(sc.warnings.iter().all(|w| !w.contains(says)), "{:?}", sc.warnings);
+        }
+
+        /// The packets offered count only the time a flow sends within the run
+        /// ([`Scenario::offered_packets`]: "as their rates, sources, start and stop times and
+        /// counts say"): a stop after the run's end ends at the end, and a flow that starts after
+        /// it offers nothing (and takes nothing off the others).
+        #[test]
+        fn offered_packets_count_only_the_time_within_the_run() {
+            let says = "the flows offer about";
+            let warned = |set: &[&str]| ok(set).warnings.iter().any(|w| w.contains(says));
+            // 39 sources at 10,000 pkt/s for 10 s (3.9·10^6), not until 10^7 s.
+            assert!(!warned(&["duration_s=10", "flows.0.start_s=0", "flows.0.rate_pps=10000", "flows.0.stop_s=1e7"]));
+            // 39 × 10,000 × 3000 s = 1.17·10^9, and a flow starting after the end adds nothing.
+            let late = "flows=[{sources=\"all\", rate_pps=10000.0}, {sources=\"all\", rate_pps=10000.0, start_s=1e6}]";
+            assert!(warned(&["duration_s=3000", late]));
+        }
+    }
 }
