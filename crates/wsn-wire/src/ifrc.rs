@@ -842,4 +842,92 @@ mod tests {
             }
         }
     }
+
+    /// Session 36's mutation audit of this module: the rules its surviving mutants showed no test held.
+    mod audit36 {
+        use super::*;
+
+        /// Module docs: "reserved = 0" for flag bits 4–2, each refused on its own as
+        /// [`Error::Malformed`] (the `bad_reserved` vector sets bit 2 only).
+        #[test]
+        fn each_reserved_flag_bit_is_malformed() {
+            for bit in [0x04u8, 0x08, 0x10] {
+                let mut bytes = vector(DATA);
+                bytes[0] |= bit;
+                assert_eq!(Repr::parse(&Packet::new_unchecked(&bytes[..])), Err(Error::Malformed), "{bit:#04x}");
+            }
+        }
+
+        /// The raw setters of 24-bit rates: "values above 2²⁴ − 1 saturate" (to 2²⁴ − 1, not the
+        /// value's low 24 bits); `rate_from_raw`: "bits above 24 are ignored".
+        #[test]
+        fn raw_rates_above_24_bits_saturate_on_write_and_are_masked_on_read() {
+            let mut buf = [0u8; HEADER_LEN + EXT_LEN];
+            let mut p = Packet::new_unchecked(&mut buf[..]);
+            p.set_flags(VERSION << VERSION_SHIFT | FLAG_CODE_EXT);
+            p.set_rate_raw(0x0100_0000);
+            p.set_child_rate_raw(0x0100_0001);
+            p.set_r_thresh_raw(0x0200_0000);
+            p.set_ss_thresh_raw(0x0100_0000);
+            p.set_child_r_thresh_raw(0x8000_0000);
+            let p = Packet::new_unchecked(&buf[..]);
+            assert_eq!((p.rate_raw(), p.child_rate_raw()), (RATE_RAW_MAX, RATE_RAW_MAX));
+            assert_eq!(
+                (p.r_thresh_raw(), p.ss_thresh_raw(), p.child_r_thresh_raw()),
+                (Some(RATE_RAW_MAX), Some(RATE_RAW_MAX), Some(RATE_RAW_MAX))
+            );
+            assert_eq!(rate_from_raw(0x0100_0001), rate_from_raw(1));
+            assert_eq!(rate_from_raw(u32::MAX), rate_from_raw(RATE_RAW_MAX));
+        }
+
+        /// `has_code_ext`: "The code extension follows the header" (flag bit 5), true on the
+        /// extension vectors, false on the plain ones.
+        #[test]
+        fn has_code_ext_follows_the_flag() {
+            for (text, repr, _) in cases() {
+                let bytes = vector(text);
+                assert_eq!(Packet::new_unchecked(&bytes[..]).has_code_ext(), repr.code.is_some(), "{text}");
+            }
+        }
+
+        /// `CodeMode::congested`: "HALF or above", so HALF, FOURTH and EIGHTH are congested and
+        /// START and AI are not.
+        #[test]
+        fn half_and_above_are_congested() {
+            for raw in 0..=4 {
+                let mode = CodeMode::from_raw(raw).unwrap();
+                assert_eq!(mode.raw(), raw);
+                assert_eq!(mode.congested(), raw >= 2, "{mode:?}");
+            }
+        }
+
+        /// `CodeExt::quantized` is the extension "as it reads back after a round trip": an
+        /// ssThresh of 0 (or one that is not positive) is sent as 0 and reads as unknown (`None`).
+        #[test]
+        fn a_zero_ss_thresh_reads_back_as_unknown() {
+            let x = CodeExt {
+                r_thresh_pps: 0.5,
+                ss_thresh_pps: Some(0.0),
+                mode: CodeMode::Ai,
+                child_r_thresh_pps: 0.0,
+                child_mode: CodeMode::Start,
+            };
+            let repr = Repr {
+                child_congested: false,
+                control: false,
+                rate_pps: 0.5,
+                avg_q: 1.0,
+                child_rate_pps: 0.0,
+                child_avg_q: 0.0,
+                protocol: 1,
+                code: Some(x),
+            };
+            let mut buf = [0u8; HEADER_LEN + EXT_LEN];
+            repr.emit(&mut Packet::new_unchecked(&mut buf[..]));
+            let back = Repr::parse(&Packet::new_unchecked(&buf[..])).unwrap();
+            assert_eq!(back.code.unwrap().ss_thresh_pps, None);
+            assert_eq!(x.quantized().ss_thresh_pps, None);
+            assert_eq!(repr.quantized(), back);
+        }
+    }
 }

@@ -1449,4 +1449,100 @@ mod tests {
             }
         }
     }
+
+    /// Session 36's mutation audit of this module: the rules its surviving mutants showed no test held.
+    mod audit36 {
+        use super::*;
+
+        /// Every type, by its 3-bit code.
+        fn kinds() -> Vec<Kind> {
+            (0..8).filter_map(Kind::from_code).collect()
+        }
+
+        /// [`Packet`]'s doc: a getter "return[s] 0 (or an empty slice) when the type has no such
+        /// field", whatever the buffer holds: here every vector with 16 more bytes behind it (so
+        /// every offset holds something) and, on control packets, all three flag bits set (so the
+        /// DATA flags would read true if a getter ignored the type).
+        #[test]
+        fn getters_of_fields_a_type_lacks_read_zero() {
+            use Kind::*;
+            for (text, _) in cases() {
+                let mut bytes = vector(text);
+                let kind = Packet::new_unchecked(&bytes[..]).kind().unwrap();
+                if kind != Data {
+                    bytes[0] |= FLAG_MASK;
+                }
+                bytes.extend_from_slice(&[0x5a; 16]);
+                let p = Packet::new_unchecked(&bytes[..]);
+                let lacks = |kinds: &[Kind]| !kinds.contains(&kind);
+                if lacks(&[Data]) {
+                    assert!(!p.ack_request() && !p.retransmission(), "{kind}");
+                    assert_eq!((p.since_feedback_2ms(), p.payload()), (0, &[][..]), "{kind}");
+                }
+                if lacks(&[Data, Fin, FinAck]) {
+                    assert_eq!(p.seq(), 0, "{kind}");
+                }
+                if lacks(&[Data, Syn, SynAck, Feedback]) {
+                    assert_eq!(p.rate(), Rate::ZERO, "{kind}");
+                }
+                if lacks(&[Data, SynAck, Feedback]) {
+                    assert_eq!(p.fid(), 0, "{kind}");
+                }
+                if lacks(&[SynAck, Feedback]) {
+                    assert_eq!(p.rtt_ms(), 0, "{kind}");
+                }
+                if lacks(&[Syn, SynAck, SynNack]) {
+                    assert_eq!(p.nonce(), 0, "{kind}");
+                }
+                if lacks(&[Feedback]) {
+                    assert_eq!((p.cack(), p.nack_count(), p.nack(0)), (0, 0, NackRange::default()), "{kind}");
+                }
+            }
+        }
+
+        /// `set_header` writes "version [`VERSION`], `kind` and `flags` into byte 0": flags take
+        /// only the three flag bits (module docs' byte-0 layout), so stray high bits in `flags`
+        /// change neither the version nor the type.
+        #[test]
+        fn set_header_keeps_flags_to_the_three_flag_bits() {
+            for kind in kinds() {
+                let mut byte = [0u8; 1];
+                Packet::new_unchecked(&mut byte[..]).set_header(kind, 0xff);
+                let p = Packet::new_unchecked(&byte[..]);
+                assert_eq!((p.version(), p.kind(), p.flags()), (VERSION, Some(kind), FLAG_MASK), "{kind}");
+            }
+        }
+
+        /// `Repr::emit` writes `buffer_len` bytes, CRC included, and "bytes beyond it are left
+        /// alone": the CRC ends the packet, not the caller's longer buffer.
+        #[test]
+        fn emit_into_a_longer_buffer_leaves_the_rest_alone() {
+            for (text, repr) in cases() {
+                let len = repr.buffer_len();
+                let mut buf = vec![0xa5; len + 7];
+                repr.emit(&mut buf);
+                assert_eq!(buf[..len], vector(text)[..], "{repr}");
+                assert!(buf[len..].iter().all(|&b| b == 0xa5), "{repr}: {buf:02x?}");
+            }
+        }
+
+        /// `NackList::is_empty` is "true when there are no ranges": one range is not empty.
+        #[test]
+        fn a_nack_list_with_one_range_is_not_empty() {
+            let mut nacks = NackList::new();
+            assert!(nacks.is_empty());
+            assert!(nacks.push(NackRange { first: 9, run: 1 }));
+            assert!(!nacks.is_empty() && nacks.len() == 1);
+        }
+
+        /// `checksum` reads "the CRC stored in the last two bytes": a buffer of exactly
+        /// [`CRC_LEN`] bytes holds one (0 only below that, or for DATA).
+        #[test]
+        fn checksum_reads_a_two_byte_buffer() {
+            let fin = (VERSION << VERSION_SHIFT) | (Kind::Fin.code() << KIND_SHIFT);
+            let p = Packet::new_unchecked([fin, 0x42]);
+            assert_eq!(p.checksum(), u16::from_be_bytes([fin, 0x42]));
+            assert!(!p.verify_checksum(), "the CRC of no bytes is 0xffff");
+        }
+    }
 }
