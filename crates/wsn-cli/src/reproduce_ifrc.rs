@@ -1091,4 +1091,16 @@ mod tests {
         // E4 (39 → 9 senders): a ratio below 1 that still is not a tenth of 4.3 is no collapse.
         assert!(!collapsed(0.5, 39.0 / 9.0) && collapsed(0.4, 39.0 / 9.0));
     }
+
+    mod audit36 {
+        use super::collapsed;
+
+        /// `collapsed`: strictly below a tenth of the expected ratio; exactly a tenth is not a
+        /// collapse (0.1 × 4 = 0.4 exactly in binary floating point).
+        #[test]
+        fn exactly_a_tenth_of_the_expected_share_is_no_collapse() {
+            assert!(!collapsed(0.4, 4.0));
+            assert!(collapsed(0.399, 4.0));
+        }
+    }
 }
