@@ -966,7 +966,8 @@ mod tests {
         /// to the end (`sink_control_pps`'s doc), not over the whole run.
         #[test]
         fn rcrt_sink_control_is_feedback_over_the_traffic_time() {
-            let text = "name = \"t\"\nduration_s = 300.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+            let text = "name = \"t\"\nduration_s = 300.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
                         [protocol]\nkind = \"rcrt\"\n[[flows]]\nsources = [1, 2, 3]\nrate_pps = 2.0\nstart_s = 60.0\n";
             let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
             let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");

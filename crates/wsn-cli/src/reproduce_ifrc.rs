@@ -1106,7 +1106,8 @@ mod tests {
         /// received + overheard, per second of the traffic period (`busiest_node`, IFRC §6.2).
         #[test]
         fn second_half_rates_and_the_busiest_node_from_a_small_run() {
-            let text = "name = \"t\"\nduration_s = 600.0\n[topology]\nlayout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+            let text = "name = \"t\"\nduration_s = 600.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
                         [mac]\npreset = \"ifrc2006\"\n[protocol]\nkind = \"ifrc\"\n[[flows]]\nsources = \"all\"\n\
                         payload_bytes = 0\nstart_s = 300.0\n[output]\ntimeseries_bin_s = 10.0\n";
             let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
