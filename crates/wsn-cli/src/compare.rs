@@ -834,6 +834,8 @@ mod tests {
         let (ratio, node) = (w.ack_share, w.node);
         assert_ne!(node, sink);
         assert!(ratio > 0.0 && ratio < 1.0, "{ratio}");
+        // The share is the node's acknowledged attempts over its attempts (`WeakLink::ack_share`).
+        assert_eq!(ratio, st(node).acked as f64 / st(node).data_tx as f64);
         assert_eq!(w.parent, r.network.parent(node, 0).map(|p| p.index()));
         assert_eq!((w.mac_drops, w.sent), (st(node).mac_drops, st(node).data_sent));
         let busy: Vec<usize> =
@@ -923,5 +925,56 @@ mod tests {
             assert!(!j.set.iter().any(|s| s == "flows.0.payload_bytes=6"), "{}", j.key);
         }
         assert!(plain.iter().all(|j| !j.set.iter().any(|s| s == "flows.0.payload_bytes=6")));
+    }
+
+    mod audit36 {
+        use super::super::{oscillation, sink_control_pps, steady_window};
+        use super::{weakest_of, WeakLink, WEAKEST_LINK_MIN_ATTEMPTS};
+        use wsn_sim::runner::{run, RunOptions};
+        use wsn_sim::scenario::{builtin_base, Scenario};
+
+        /// `weakest_of` counts a node with exactly [`WEAKEST_LINK_MIN_ATTEMPTS`] attempts ("at least").
+        #[test]
+        fn a_node_with_exactly_the_minimum_attempts_counts() {
+            let link = |node: usize, ack_share: f64| WeakLink { ack_share, node, parent: None, mac_drops: 0, sent: 0 };
+            let nodes = [(false, WEAKEST_LINK_MIN_ATTEMPTS, link(2, 0.1)), (false, 500, link(3, 0.3))];
+            assert_eq!(weakest_of(nodes.into_iter()).map(|w| w.node), Some(2));
+        }
+
+        /// `oscillation`: standard deviation over mean of the rate sampled every 10 s from `from` to
+        /// `to`, both ends included (the value in force at each sample time).
+        #[test]
+        fn oscillation_samples_every_10_s_to_the_end_inclusive() {
+            // Samples at 0, 10, 20: 1, 1, 4 → mean 2, population sd √2, CV √2 / 2.
+            let tr = [(0.0, 1.0), (20.0, 4.0)];
+            let cv = oscillation(&tr, 0.0, 20.0);
+            assert!((cv - 2f64.sqrt() / 2.0).abs() < 1e-12, "{cv}");
+            // A constant rate does not oscillate; a rate at 0 throughout has no CV.
+            assert_eq!(oscillation(&[(0.0, 3.0)], 0.0, 100.0), 0.0);
+            assert!(oscillation(&[(0.0, 0.0)], 0.0, 100.0).is_nan());
+        }
+
+        /// The steady-window note says a --quick run's second half still holds IFRC's slow start
+        /// (its doc comment), and a full run's does not.
+        #[test]
+        fn the_steady_window_note_tells_quick_from_full() {
+            assert!(steady_window(true).contains("--quick") && steady_window(true).contains("slow start"));
+            assert!(!steady_window(false).contains("--quick"));
+        }
+
+        /// RCRT's sink control rate: its feedback packets over the seconds of traffic, from `start`
+        /// to the end (`sink_control_pps`'s doc), not over the whole run.
+        #[test]
+        fn rcrt_sink_control_is_feedback_over_the_traffic_time() {
+            let text = "name = \"t\"\nduration_s = 300.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                        [protocol]\nkind = \"rcrt\"\n[[flows]]\nsources = [1, 2, 3]\nrate_pps = 2.0\nstart_s = 60.0\n";
+            let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
+            let fb = r.summary.totals.feedback_packets.expect("an RCRT run counts feedback");
+            assert!(fb > 0);
+            let got = sink_control_pps(&r, 60.0);
+            assert!((got - fb as f64 / 240.0).abs() < 1e-12, "{got} vs {fb} over 240 s");
+        }
     }
 }

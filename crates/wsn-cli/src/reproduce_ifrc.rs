@@ -1091,4 +1091,53 @@ mod tests {
         // E4 (39 → 9 senders): a ratio below 1 that still is not a tenth of 4.3 is no collapse.
         assert!(!collapsed(0.5, 39.0 / 9.0) && collapsed(0.4, 39.0 / 9.0));
     }
+
+    mod audit36 {
+        use super::super::{busiest_node, second_half_sink_tx, steady_goodputs};
+        use super::collapsed;
+        use wsn_sim::runner::{run, RunOptions};
+        use wsn_sim::scenario::{builtin_base, Scenario};
+
+        /// On a small IFRC run (traffic 300–600 s, 10 s bins), counted independently from the bins
+        /// and node counters: a flow's steady goodput is its deliveries in the bins from the
+        /// midpoint of its active time (450 s) over the 150 s after it (`steady_goodputs`); the
+        /// sink's second-half control rate its transmissions from 300 s over 300 s
+        /// (`second_half_sink_tx`); the busiest node's traffic is packets sent + data frames
+        /// received + overheard, per second of the traffic period (`busiest_node`, IFRC §6.2).
+        #[test]
+        fn second_half_rates_and_the_busiest_node_from_a_small_run() {
+            let text = "name = \"t\"\nduration_s = 600.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                        [mac]\npreset = \"ifrc2006\"\n[protocol]\nkind = \"ifrc\"\n[[flows]]\nsources = \"all\"\n\
+                        payload_bytes = 0\nstart_s = 300.0\n[output]\ntimeseries_bin_s = 10.0\n";
+            let sc = Scenario::from_toml(text, "t.toml", builtin_base(), &[]).expect("scenario");
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run");
+            let sum_from = |bins: &[u32], b: usize| bins.iter().skip(b).map(|&c| f64::from(c)).sum::<f64>();
+            let got = steady_goodputs(&r);
+            assert_eq!(got.len(), r.network.flows().len());
+            for (f, g) in r.network.flows().iter().zip(&got) {
+                assert!((g - sum_from(&f.bins, 45) / 150.0).abs() < 1e-12, "{g}");
+            }
+            assert!(got.iter().any(|&g| g > 0.0), "{got:?}");
+            let tx = sum_from(r.network.sink_tx_bins(0), 30);
+            assert!(tx > 0.0 && (second_half_sink_tx(&r) - tx / 300.0).abs() < 1e-12);
+            let total = |i: usize| {
+                let s = r.network.node_stats(i);
+                s.data_sent + s.data_rx + s.data_overheard
+            };
+            let (node, pps, per) = busiest_node(&r);
+            assert!((0..r.network.len()).all(|i| total(i) <= total(node)));
+            assert!(r.network.node_stats(node).data_overheard > 0, "no overhearing to count");
+            assert!((pps - total(node) as f64 / 300.0).abs() < 1e-9, "{pps}");
+            assert!((per - total(node) as f64 / r.summary.totals.delivered as f64).abs() < 1e-12, "{per}");
+        }
+
+        /// `collapsed`: strictly below a tenth of the expected ratio; exactly a tenth is not a
+        /// collapse (0.1 × 4 = 0.4 exactly in binary floating point).
+        #[test]
+        fn exactly_a_tenth_of_the_expected_share_is_no_collapse() {
+            assert!(!collapsed(0.4, 4.0));
+            assert!(collapsed(0.399, 4.0));
+        }
+    }
 }
