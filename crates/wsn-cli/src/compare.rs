@@ -16,7 +16,7 @@ use anyhow::{Context, Result};
 use wsn_sim::figures::{lines, Series};
 use wsn_sim::runner::RunResult;
 
-use crate::reproduce::{job, knee, mean, row, run_jobs, write_numbers, Job, Row};
+use crate::reproduce::{best_effort_knee, job, mean, row, run_jobs, write_numbers, Job, Row};
 
 const PROFILES: [&str; 2] = ["paper", "reference_code"];
 
@@ -448,7 +448,7 @@ pub(crate) fn section(
             })
         })
         .collect();
-    let best = knee(&pts, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1);
+    let best = best_effort_knee(&pts);
     // The knee as the report and the notes print it (`n/a`, as in numbers.csv, when no rate passed).
     let best_s = if best.is_finite() { best.to_string() } else { "n/a".into() };
     let best_gp = pts.iter().find(|p| p.0 == best).map_or(f64::NAN, |p| p.1);

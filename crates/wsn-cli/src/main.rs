@@ -1369,7 +1369,7 @@ fn sweep(
         ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
         let mut knee = None;
         for p in ascending {
-            if p.delivery >= 0.95 && p.min >= 0.8 * p.mean {
+            if reproduce::fair_and_delivered(p.delivery, p.min, p.mean) {
                 knee = Some(p.x);
             } else {
                 break;

@@ -16,7 +16,7 @@ use wsn_proto::NodeId;
 use wsn_sim::figures::{bars, lines, Series};
 use wsn_sim::runner::{step_average, RunResult};
 
-use crate::reproduce::{job, knee, mean, pkey, row, run_jobs, write_numbers, Job, Row};
+use crate::reproduce::{best_effort_knee, job, mean, pkey, row, run_jobs, write_numbers, Job, Row};
 
 /// Profiles the protocol experiments run under.
 const PROFILES: [&str; 2] = ["paper", "reference_code"];
@@ -583,7 +583,7 @@ fn report(
     }
     // The project's knee rule (as `wsn sweep` and the RCRT report): the largest fixed rate up to
     // which every swept rate has ≥ 95 % delivery and every flow at ≥ 80 % of the mean goodput.
-    let best = knee(&pts, |p| p.3 >= 0.95 && p.2 >= 0.8 * p.1);
+    let best = best_effort_knee(&pts);
     let best_goodput = pts.iter().find(|p| p.0 == best).map_or(f64::NAN, |p| p.1);
     let no_overflow = plan
         .fixed_rates
