@@ -851,5 +851,22 @@ mod tests {
             }
             assert!(each[1..8].iter().all(|e| e[0] && e[1]), "{each:?}");
         }
+
+        /// `after_endpoint`: "End-to-end delay counts from generation: the packet waited in the
+        /// application's backlog while the source was paced. Packets are generated every `interval`
+        /// from the flow's first tick, in order." Each originated packet's send stamp is its
+        /// generation time, also for the packets that waited (the flows keep a backlog: RCRT's rate
+        /// is below their 4 pkt/s).
+        #[test]
+        fn the_delay_of_an_rcrt_packet_counts_from_its_generation() {
+            let mut net = grid(&[]);
+            net.run_until(Instant::from_secs(60));
+            for f in &net.flows {
+                assert!(f.originated > 0 && f.generated > f.originated, "flow {}: no backlog", f.id);
+                for (k, &s) in f.sent_at.iter().enumerate() {
+                    assert_eq!(s, f.first_tick + f.interval.saturating_mul(k as u64), "flow {} packet {k}", f.id);
+                }
+            }
+        }
     }
 }
