@@ -650,4 +650,223 @@ mod tests {
         let f = &r.summary.flows[0];
         assert_eq!((f.originated, f.delivered, f.in_order_exactly_once), (40, 40, Some(true)), "{f:?}");
     }
+
+    mod audit36 {
+        use super::*;
+        use wsn_proto::time::Duration;
+        use wsn_wire::rcrt::{Rate, Repr};
+
+        /// A 9-node grid (sink 0) with an RCRT flow from every other node from 10 s, set up but not run.
+        fn grid(set: &[&str]) -> Network {
+            let text = "name = \"t\"\nduration_s = 120.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
+                        [[flows]]\nsources = \"all\"\nrate_pps = 4.0\nstart_s = 10.0\n[output]\nplots = false\n";
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &set).unwrap();
+            crate::runner::prepare(&sc, None, None).unwrap().net
+        }
+
+        /// An RCRT datagram of the given kind carrying application packet `seq` of flow `flow`.
+        fn datagram(data: bool, flow: u16, seq: u32) -> Vec<u8> {
+            let mut app = vec![0u8; wsn_wire::besteffort::HEADER_LEN];
+            let mut p = wsn_wire::besteffort::Packet::new_unchecked(&mut app[..]);
+            p.set_flow(flow);
+            p.set_seq(seq);
+            let repr = if data {
+                Repr::Data {
+                    seq: 1,
+                    rate: Rate::from_pps(1.0),
+                    fid: 0,
+                    since_feedback_2ms: 0,
+                    ack_request: false,
+                    retransmission: false,
+                    payload: &app,
+                }
+            } else {
+                Repr::SynNack { nonce: 7 }
+            };
+            let mut b = vec![0u8; repr.buffer_len()];
+            repr.emit(&mut b);
+            b
+        }
+
+        /// `endpoint_datagram`: the sink keeps "the hop count of the first DATA datagram carrying
+        /// each application packet" (a later copy does not change it), for the flow of the node that
+        /// sent it only (a packet whose header names another flow is not that flow's).
+        #[test]
+        fn the_first_data_datagram_of_a_packet_gives_its_hop_count() {
+            let mut net = grid(&[]);
+            let (origin, sink) = (net.flows[0].source, net.flows[0].sink.index());
+            // Two packets of flow 0 and one of flow 1 originated (the driver records 0 hops then).
+            net.flows[0].arrival_hops = vec![0, 0];
+            net.flows[1].arrival_hops = vec![0];
+            net.endpoint_datagram(sink, origin, 3, &datagram(true, 0, 1));
+            assert_eq!(net.flows[0].arrival_hops, [0, 3]);
+            net.endpoint_datagram(sink, origin, 5, &datagram(true, 0, 1));
+            assert_eq!(net.flows[0].arrival_hops, [0, 3], "a later copy changed the hop count");
+            net.endpoint_datagram(sink, origin, 4, &datagram(true, 1, 0));
+            assert_eq!((&net.flows[0].arrival_hops[..], &net.flows[1].arrival_hops[..]), (&[0, 3][..], &[0][..]));
+        }
+
+        /// `endpoint_datagram`'s doc: SYN, DATA and FIN go to the node's sink endpoint; SYN-ACK,
+        /// SYN-NACK, FEEDBACK and FIN-ACK to its source endpoint whose sink is the datagram's origin.
+        /// Anything else (bytes that are no RCRT datagram, or one no endpoint of the node takes) is
+        /// counted as malformed at that node.
+        #[test]
+        fn a_datagram_no_endpoint_takes_is_counted_as_malformed() {
+            let mut net = grid(&[]);
+            let (src, sink) = (net.flows[0].source, net.flows[0].sink);
+            let malformed = |net: &Network, n: NodeId| net.node_stats(n.index()).malformed;
+            let (m_src, m_sink) = (malformed(&net, src), malformed(&net, sink));
+            net.endpoint_datagram(sink.index(), src, 1, &[0xff; 3]);
+            assert_eq!(malformed(&net, sink), m_sink + 1, "bytes that are no RCRT datagram");
+            // A SYN-NACK at the sink node, which has no source endpoint.
+            net.endpoint_datagram(sink.index(), src, 1, &datagram(false, 0, 0));
+            assert_eq!(malformed(&net, sink), m_sink + 2, "a SYN-NACK at a node with a sink only");
+            // A SYN-NACK from a node that is not the sink of the node's flow.
+            net.endpoint_datagram(src.index(), NodeId(5), 1, &datagram(false, 0, 0));
+            assert_eq!(malformed(&net, src), m_src + 1, "a SYN-NACK from a node that is not its sink");
+            // The same from its sink reaches the source: nothing counted.
+            net.endpoint_datagram(src.index(), sink, 1, &datagram(false, 0, 0));
+            assert_eq!((malformed(&net, src), malformed(&net, sink)), (m_src + 1, m_sink + 2));
+        }
+
+        /// docs/rcrt.md, "The simulator driver": with `one_datagram_in_flight = false` a source's
+        /// datagram refused by the full queue "is retried every 10 ms as the sink's are": it waits in
+        /// `pending` with the endpoint's retry armed [`LOCAL_RETRY`] after the refusal (its timer no
+        /// later). A sink never holds one: it asks for room first (`Endpoint::pending`), so
+        /// `rcrt_sink_datagrams` reports none waiting, and the datagrams the queue took.
+        #[test]
+        fn a_source_datagram_the_queue_refuses_waits_for_the_retry() {
+            let mut net = grid(&[
+                "protocol.kind=\"reliable\"",
+                "protocol.one_datagram_in_flight=false",
+                "flows.0.rate_pps=8.0",
+                "flows.0.demand_pps=8.0",
+            ]);
+            let sink = net.sinks()[0];
+            let (mut waits, mut t) = (0, Instant::from_secs(10));
+            while t < Instant::from_secs(60) {
+                t += Duration::from_millis(3);
+                net.run_until(t);
+                let now = net.now();
+                for (e, ep) in net.eps.iter().enumerate() {
+                    if ep.pending.is_some() {
+                        assert!(matches!(ep.kind, EpKind::Source { .. }), "endpoint {e} is a sink");
+                        let r = ep.retry_at.unwrap_or_else(|| panic!("endpoint {e}: no retry at {now:?}"));
+                        assert!(r > now && r <= now + LOCAL_RETRY, "endpoint {e}: retry at {r:?}, now {now:?}");
+                        assert!(ep.timer.is_some_and(|s| s <= r), "endpoint {e}: timer {:?}, retry {r:?}", ep.timer);
+                        waits += 1;
+                    }
+                }
+                let (queued, waiting) = net.rcrt_sink_datagrams(sink).expect("the sink's endpoint");
+                assert!(!waiting, "a sink datagram waits at {now:?}");
+                assert_eq!(queued, net.eps[net.node_eps[sink.index()][0] as usize].queued);
+            }
+            assert!(waits > 0, "no source datagram was refused");
+            assert!(net.rcrt_sink_datagrams(sink).unwrap().0 > 0);
+            assert_eq!(net.rcrt_sink_datagrams(NodeId(1)), None, "node 1 has no sink endpoint");
+        }
+
+        /// docs/rcrt.md, "The simulator driver": "The source closes after `count` packets or at
+        /// `stop_s`; at `stop_s` the packets the application generated but RCRT had not yet taken are
+        /// dropped". With the application's ticks on whole seconds (no random phase), its last
+        /// tick falls at the stop itself: at that instant every source has dropped its backlog and
+        /// is closing, though before it each had a backlog (RCRT's rate is below 4 pkt/s).
+        #[test]
+        fn at_the_stop_instant_the_backlog_is_dropped_and_the_connection_closes() {
+            let mut net = grid(&["flows.0.random_phase=false", "flows.0.stop_s=30.0"]);
+            let stop = Instant::from_secs(30);
+            let state = |net: &Network| -> Vec<(u64, bool)> {
+                net.eps
+                    .iter()
+                    .filter_map(|ep| match &ep.kind {
+                        EpKind::Source { backlog, closing, .. } => Some((*backlog, *closing)),
+                        EpKind::Sink { .. } => None,
+                    })
+                    .collect()
+            };
+            net.run_until(Instant(stop.0 - 1));
+            let before = state(&net);
+            assert_eq!(before.len(), 8);
+            assert!(before.iter().all(|&(b, c)| b > 0 && !c), "{before:?}");
+            net.run_until(stop);
+            assert_eq!(state(&net), vec![(0, true); 8]);
+        }
+
+        /// docs/rcrt.md, "The simulator driver": "Policy changes (`policy_changes`) are events at
+        /// their time. They call `Sink::set_policy`": the sink re-allocates at that instant, and the
+        /// rates it then assigns (each flow's `rates`, recorded at every allocation that changes the
+        /// flow's rate) carry the change's time. Fair gives the demand-0.5 and demand-1.0 flows one
+        /// rate; demand-proportional gives the first half of the second's.
+        #[test]
+        fn a_policy_change_reallocates_at_its_time() {
+            let text = "name = \"t\"\nduration_s = 90.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
+                        policy = \"fair\"\n\
+                        policy_changes = [{ at_s = 60.0, sink = 0, policy = \"demand_proportional\" }]\n\
+                        [[flows]]\nsources = [1, 2, 3, 4]\nrate_pps = 4.0\ndemand_pps = 0.5\nstart_s = 10.0\n\
+                        [[flows]]\nsources = [5, 6, 7, 8]\nrate_pps = 4.0\ndemand_pps = 1.0\nstart_s = 10.0\n\
+                        [output]\nplots = false\n";
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+            let at_change: Vec<f64> =
+                r.network.flows.iter().filter_map(|f| f.rcrt.rates.iter().find(|x| x.0 == 60.0).map(|x| x.1)).collect();
+            assert!(!at_change.is_empty(), "no rate assigned at the change");
+            let low = r.network.flows[..4].iter().filter_map(|f| f.rcrt.rates.iter().find(|x| x.0 == 60.0));
+            assert!(low.count() > 0, "the demand-0.5 flows' rates did not change at 60 s");
+        }
+
+        /// docs/rcrt.md, "The simulator driver": "All sources of one node share one datagram in
+        /// flight, as the mote's two connections share one buffer" [CODE RcrTransportM.nc: one `mybuf`].
+        /// Two sinks (0 and 8), and nodes 1–7 a source of each: at no instant does a node have two
+        /// datagrams in flight, though each of its sources has one at times.
+        #[test]
+        fn the_sources_of_a_node_share_one_datagram_in_flight() {
+            let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 4.0\nstart_s = 10.0\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 4.0\nstart_s = 10.0\n\
+                        [output]\nplots = false\n";
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+            let mut each = [[false; 2]; 9];
+            let mut t = Instant::from_secs(10);
+            while t < Instant::from_secs(60) {
+                t += Duration::from_micros(500);
+                net.run_until(t);
+                for (n, seen) in each.iter_mut().enumerate().take(8).skip(1) {
+                    let flying: Vec<bool> = net.node_eps[n]
+                        .iter()
+                        .filter_map(|&e| match &net.eps[e as usize].kind {
+                            EpKind::Source { src, .. } => Some(src.is_in_flight()),
+                            EpKind::Sink { .. } => None,
+                        })
+                        .collect();
+                    assert_eq!(flying.len(), 2);
+                    assert!(!(flying[0] && flying[1]), "node {n}: two datagrams in flight at {t:?}");
+                    seen[0] |= flying[0];
+                    seen[1] |= flying[1];
+                }
+            }
+            assert!(each[1..8].iter().all(|e| e[0] && e[1]), "{each:?}");
+        }
+
+        /// `after_endpoint`: "End-to-end delay counts from generation: the packet waited in the
+        /// application's backlog while the source was paced. Packets are generated every `interval`
+        /// from the flow's first tick, in order." Each originated packet's send stamp is its
+        /// generation time, also for the packets that waited (the flows keep a backlog: RCRT's rate
+        /// is below their 4 pkt/s).
+        #[test]
+        fn the_delay_of_an_rcrt_packet_counts_from_its_generation() {
+            let mut net = grid(&[]);
+            net.run_until(Instant::from_secs(60));
+            for f in &net.flows {
+                assert!(f.originated > 0 && f.generated > f.originated, "flow {}: no backlog", f.id);
+                for (k, &s) in f.sent_at.iter().enumerate() {
+                    assert_eq!(s, f.first_tick + f.interval.saturating_mul(k as u64), "flow {} packet {k}", f.id);
+                }
+            }
+        }
+    }
 }

@@ -2582,4 +2582,80 @@ mod tests {
             assert!(nodes.iter().filter(|n| n.iter().any(|c| c.0 == "app_slots" && c.1 > 0)).count() > 1);
         }
     }
+
+    mod audit36 {
+        use super::*;
+
+        fn go(text: &str) -> RunResult {
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+        }
+
+        /// `unrouted_nodes`' doc: a node counts without a route when it has no parent "or, under the
+        /// 2.x rule, a parent that lost its own route (no valid hop count)", and `cut_off_nodes` counts
+        /// only nodes "with a route of their own". Chain 0–1–2–3 under MultiHopLQI-2.x (`tinyos2`)
+        /// whose sink falls silent at 100 s: by the end node 2 keeps its parent 1 without a hop count.
+        /// The depths (README `network.csv`) are over the routed nodes: a mean of their hop counts
+        /// (the one routed node's own when there is one), 0 with the maximum when none is routed.
+        #[test]
+        fn a_2x_node_whose_parent_lost_its_route_is_unrouted() {
+            let r = go("name = \"t\"\nduration_s = 400.0\n[topology]\n\
+                        layout = { kind = \"chain\", nodes = 4, spacing_m = 6.0 }\n[mac]\npreset = \"tinyos2\"\n\
+                        [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
+                        [[outages]]\nnodes = [0]\nfrom_s = 100.0\n[output]\nplots = false\n");
+            let (net, s) = (&r.network, &r.summary.routing);
+            assert_eq!((net.parent(2, 0), net.hop_count(2, 0)), (Some(NodeId(1)), None), "the 2.x state");
+            assert_eq!((s.unrouted_nodes, s.cut_off_nodes), (3, 0), "{s:?}");
+            assert_eq!((s.max_depth, s.mean_depth), (0, 0.0), "{s:?}");
+            assert!(s.max_depth_seen >= 2, "{s:?}");
+            for b in &r.series {
+                if b.routed == 0 {
+                    assert_eq!((b.max_depth, b.mean_depth), (0, 0.0), "{b:?}");
+                } else {
+                    assert!(b.mean_depth >= 1.0 && b.mean_depth <= b.max_depth as f64, "{b:?}");
+                }
+            }
+            assert!(r.series.iter().any(|b| b.routed == 1), "no bin with one routed node");
+            assert_eq!(r.series.last().unwrap().routed, 0);
+        }
+
+        /// README `summary.json` / docs/rcrt.md "Outputs": the RCRT totals are over all sinks:
+        /// `feedback_packets` (sent by all sinks), `congestion_decreases`, `feedback_by_trigger`
+        /// per trigger, and `flows_expired`, `flows_revived` and `flows_replaced` each from its own
+        /// counter. Two sinks (0 and 8) each serve flows from nodes 1–7; node 4's radio goes off at
+        /// 100 s for good, so each paper-profile sink releases its flow (idle timeout: 300 s, or ten
+        /// intervals of the flow's slowest rate if longer), which never comes back.
+        #[test]
+        fn rcrt_totals_add_up_every_sinks_counters() {
+            let r = go("name = \"t\"\nduration_s = 2000.0\n[topology]\nsinks = [0, 8]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\nprofile = \"paper\"\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 1.0\nstart_s = 10.0\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 1.0\nstart_s = 10.0\n\
+                        [[outages]]\nnodes = [4]\nfrom_s = 100.0\n[output]\nplots = false\n");
+            let (net, t) = (&r.network, &r.summary.totals);
+            let sinks: Vec<&wsn_proto::rcrt::SinkStats> =
+                net.sinks().iter().map(|s| net.rcrt_sink(*s).expect("an RCRT sink").stats()).collect();
+            assert_eq!(sinks.len(), 2);
+            let sum = |g: fn(&wsn_proto::rcrt::SinkStats) -> u64| Some(sinks.iter().map(|s| g(s)).sum::<u64>());
+            assert_eq!(t.feedback_packets, sum(|s| s.feedback_sent));
+            assert_eq!(t.congestion_decreases, sum(|s| s.decreases));
+            assert_eq!(t.flows_expired, sum(|s| s.flows_expired));
+            assert_eq!(t.flows_revived, sum(|s| s.flows_revived));
+            assert_eq!(t.flows_replaced, sum(|s| s.flows_replaced));
+            // Preconditions: both sinks released a flow, fewer came back than left, and both sent
+            // feedback of one trigger at least, so that a sink left out or a swapped counter shows.
+            assert!(sinks.iter().all(|s| s.flows_expired > 0 && s.feedback_sent > 0), "{sinks:?}");
+            assert!(t.flows_revived < t.flows_expired && t.flows_replaced != t.flows_expired, "{t:?}");
+            let by = t.feedback_by_trigger.as_ref().unwrap();
+            let per = |s: &wsn_proto::rcrt::SinkStats| {
+                let b = s.feedback_sent_by;
+                [b.new_loss, b.rate_differs, b.duplicate, b.ack_request, b.decrease, b.fin, b.timer]
+            };
+            let names = ["new_loss", "rate_differs", "duplicate", "ack_request", "decrease", "fin", "timer"];
+            for (k, name) in names.iter().enumerate() {
+                assert_eq!(by[*name], per(sinks[0])[k] + per(sinks[1])[k], "{name}: {by:?}");
+            }
+            assert!((0..7).any(|k| per(sinks[0])[k] > 0 && per(sinks[1])[k] > 0), "{sinks:?}");
+        }
+    }
 }
