@@ -357,8 +357,8 @@ type Point = (f64, f64, f64, f64);
 
 /// The project's rule for a fixed-rate load that the network still carries, "fair with ≥ 95 %
 /// delivery": delivery ≥ 95 % and the lowest per-flow goodput at least 80 % of the mean ("fair"
-/// read as that 80 %, our choice; the README's `wsn sweep`). `wsn sweep`'s knee, the RCRT report's best-effort knee, the IFRC report's
-/// best fixed rate and `wsn compare`'s all use it.
+/// read as that 80 %, our choice; the README's `wsn sweep`). `wsn sweep`'s knee, the RCRT
+/// report's best-effort knee, the IFRC report's best fixed rate and `wsn compare`'s all use it.
 pub(crate) fn fair_and_delivered(delivery: f64, min_goodput: f64, mean_goodput: f64) -> bool {
     delivery >= 0.95 && min_goodput >= 0.8 * mean_goodput
 }

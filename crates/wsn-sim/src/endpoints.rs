@@ -810,11 +810,24 @@ mod tests {
                         [output]\nplots = false\n";
             let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
             let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
-            let at_change: Vec<f64> =
-                r.network.flows.iter().filter_map(|f| f.rcrt.rates.iter().find(|x| x.0 == 60.0).map(|x| x.1)).collect();
-            assert!(!at_change.is_empty(), "no rate assigned at the change");
-            let low = r.network.flows[..4].iter().filter_map(|f| f.rcrt.rates.iter().find(|x| x.0 == 60.0));
-            assert!(low.count() > 0, "the demand-0.5 flows' rates did not change at 60 s");
+            // Each flow's rate in force just before the change, and the one assigned at it.
+            let before: Vec<f64> = r
+                .network
+                .flows
+                .iter()
+                .map(|f| f.rcrt.rates.iter().rev().find(|x| x.0 < 60.0).expect("a rate before 60 s").1)
+                .collect();
+            let at: Vec<f64> = r
+                .network
+                .flows
+                .iter()
+                .map(|f| f.rcrt.rates.iter().find(|x| x.0 == 60.0).expect("a rate assigned at 60 s").1)
+                .collect();
+            assert!(before.iter().all(|&x| x == before[0]), "fair: one rate for all before the change: {before:?}");
+            let (low, high) = at.split_at(4);
+            assert!(low.iter().all(|&x| x == low[0]) && high.iter().all(|&x| x == high[0]), "{at:?}");
+            // Proportional to demand 0.5 : 1.0, within the wire's 16-bit rate code.
+            assert!((low[0] / high[0] - 0.5).abs() < 1e-3, "{at:?}");
         }
 
         /// docs/rcrt.md, "The simulator driver": "All sources of one node share one datagram in

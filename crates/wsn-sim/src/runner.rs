@@ -2335,7 +2335,7 @@ mod tests {
     mod audit35 {
         use super::*;
 
-        fn go(sc: &Scenario) -> RunResult {
+        pub(super) fn go(sc: &Scenario) -> RunResult {
             run(sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
         }
 
@@ -2587,8 +2587,7 @@ mod tests {
         use super::*;
 
         fn go(text: &str) -> RunResult {
-            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
-            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+            super::audit35::go(&Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap())
         }
 
         /// `unrouted_nodes`' doc: a node counts without a route when it has no parent "or, under the
@@ -2628,7 +2627,8 @@ mod tests {
         #[test]
         fn rcrt_totals_add_up_every_sinks_counters() {
             let r = go("name = \"t\"\nduration_s = 2000.0\n[topology]\nsinks = [0, 8]\n\
-                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\nprofile = \"paper\"\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                        [protocol]\nkind = \"rcrt\"\nprofile = \"paper\"\n\
                         [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 1.0\nstart_s = 10.0\n\
                         [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 1.0\nstart_s = 10.0\n\
                         [[outages]]\nnodes = [4]\nfrom_s = 100.0\n[output]\nplots = false\n");
