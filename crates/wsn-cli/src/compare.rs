@@ -299,6 +299,16 @@ fn sink_control_pps(r: &RunResult, start: f64) -> f64 {
     }
 }
 
+/// RCRT's mean per-node goodput over IFRC's under one profile `p`, from the runs' (goodput, rate,
+/// queue drops): (same MAC: RCRT with software ACKs, `rcrt_over_ifrc_same_mac`; the paper's
+/// setting: RCRT with hardware ACKs, `rcrt_over_ifrc_paper_mac`), both over IFRC's goodput
+/// (docs/ifrc.md, "RCRT vs IFRC"). NaN for a run missing.
+fn goodput_ratios(goodput: &BTreeMap<String, (f64, f64, u64)>, p: &str) -> (f64, f64) {
+    let g = |k: &str| goodput.get(&format!("{k}/{p}")).map_or(f64::NAN, |v| v.0);
+    let ifrc = g("cmp-ifrc");
+    (g("cmp-rcrt-sw") / ifrc, g("cmp-rcrt-hw") / ifrc)
+}
+
 /// What the second half of the traffic period holds for IFRC: past its slow start in a full run;
 /// in a `--quick` run (1,800 s of traffic) the window starts at 1,500 s, before the slow start's
 /// end at about 1,900 s (docs/ifrc.md), so it is not the steady state E1 measures.
@@ -451,7 +461,7 @@ pub(crate) fn section(
     let best = best_effort_knee(&pts);
     // The knee as the report and the notes print it (`n/a`, as in numbers.csv, when no rate passed).
     let best_s = if best.is_finite() { best.to_string() } else { "n/a".into() };
-    let best_gp = pts.iter().find(|p| p.0 == best).map_or(f64::NAN, |p| p.1);
+    let best_gp = crate::reproduce_ifrc::goodput_at(&pts, best);
     let (ifrc, ifrc_rate, ifrc_drops) = g("cmp-ifrc/paper");
     let (hw, hw_rate, _) = g("cmp-rcrt-hw/paper");
     let (sw, sw_rate, _) = g("cmp-rcrt-sw/paper");
@@ -568,19 +578,21 @@ pub(crate) fn section(
             format!("{what}, reference-code profiles"),
         ));
     };
+    let (same, paper_mac) = goodput_ratios(&goodput, "paper");
+    let (same_c, paper_mac_c) = goodput_ratios(&goodput, "reference_code");
     both(
         "rcrt_over_ifrc_same_mac",
         "1.7",
-        sw / ifrc,
-        sw_c / ifrc_c,
+        same,
+        same_c,
         "mean per-node goodput, both with software ACKs (the paper's 1.7 is a goodput ratio: \"its average goodput is \
          about 1.7 times that of IFRC\", §4.2.5)",
     );
     both(
         "rcrt_over_ifrc_paper_mac",
         "—",
-        hw / ifrc,
-        hw_c / ifrc_c,
+        paper_mac,
+        paper_mac_c,
         "mean per-node goodput, RCRT hardware ACKs vs IFRC software ACKs (the paper gives no goodput ratio here: its \
          2.8 is a ratio of mean rates, 0.824 / 0.293, compared in rcrt_over_ifrc_paper_mac_rate)",
     );
@@ -975,6 +987,80 @@ mod tests {
             assert!(fb > 0);
             let got = sink_control_pps(&r, 60.0);
             assert!((got - fb as f64 / 240.0).abs() < 1e-12, "{got} vs {fb} over 240 s");
+        }
+    }
+
+    /// Audit of the ratios `section` computes (docs/ifrc.md, "RCRT vs IFRC") and of mutants the
+    /// first audit left.
+    mod audit36b {
+        use super::super::{goodput_ratios, mean_rate, rate_trace, sink_control_pps};
+        use std::collections::BTreeMap;
+        use wsn_sim::runner::{run, step_average, RunOptions, RunResult};
+        use wsn_sim::scenario::{builtin_base, Scenario};
+
+        fn ifrc_run(extra: &str, flows: &str, duration: f64) -> RunResult {
+            let text = format!(
+                "name = \"t\"\nduration_s = {duration}\n[topology]\n{extra}\
+                 layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5.0 }}\n[mac]\npreset = \"ifrc2006\"\n\
+                 [protocol]\nkind = \"ifrc\"\n{flows}[output]\ntimeseries_bin_s = 10.0\n"
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", builtin_base(), &[]).expect("scenario");
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run")
+        }
+
+        /// `rcrt_over_ifrc_same_mac` is RCRT with software ACKs over IFRC, `rcrt_over_ifrc_paper_mac`
+        /// RCRT with hardware ACKs over IFRC, goodputs of one profile's runs.
+        #[test]
+        fn goodput_ratios_pair_the_right_runs() {
+            let mut g = BTreeMap::new();
+            for (k, v) in [("cmp-ifrc", 0.5), ("cmp-rcrt-sw", 1.0), ("cmp-rcrt-hw", 2.0), ("cmp-rcrt-hw-small", 8.0)] {
+                g.insert(format!("{k}/paper"), (v, 9.0, 0));
+                g.insert(format!("{k}/reference_code"), (10.0 * v, 9.0, 0));
+            }
+            g.insert("cmp-ifrc/reference_code".into(), (4.0, 9.0, 0));
+            assert_eq!(goodput_ratios(&g, "paper"), (2.0, 4.0));
+            assert_eq!(goodput_ratios(&g, "reference_code"), (2.5, 5.0));
+        }
+
+        /// The mean rate is over the flows that started before the end (`mean_rate`'s doc): a
+        /// flow starting after the run is not averaged in.
+        #[test]
+        fn mean_rate_leaves_out_flows_that_never_started() {
+            let r = ifrc_run(
+                "",
+                "[[flows]]\nsources = [1, 2, 4]\npayload_bytes = 0\nstart_s = 30.0\n\
+                 [[flows]]\nsources = [5, 7, 8]\npayload_bytes = 0\nstart_s = 500.0\n",
+                200.0,
+            );
+            let fl = r.network.flows();
+            let early: Vec<usize> = (0..fl.len()).filter(|&i| fl[i].start.as_secs_f64() < 200.0).collect();
+            assert_eq!(early.len(), 3);
+            let one = |i: usize| {
+                let mut v: Vec<(f64, f64, f64)> = rate_trace(&r, i).iter().map(|&(a, b)| (a, b, 0.0)).collect();
+                if v.first().is_some_and(|e| e.0 > 30.0) {
+                    v.insert(0, (30.0, 0.0, 0.0));
+                }
+                step_average(&v, 30.0, 200.0).unwrap_or(0.0)
+            };
+            let want = early.iter().map(|&i| one(i)).sum::<f64>() / 3.0;
+            let got = mean_rate(&r, 30.0, 200.0);
+            assert!(want > 0.0 && (got - want).abs() < 1e-12, "{got} vs {want}");
+        }
+
+        /// With two base stations the sink control rate is the network total (the table's "sink
+        /// control pkt/s (total)"): both sinks' transmissions from `start` on.
+        #[test]
+        fn sink_control_rate_sums_every_sink() {
+            let r = ifrc_run(
+                "sinks = [0, 8]\n",
+                "[[flows]]\nsources = [1, 3]\nsink = 0\npayload_bytes = 0\nstart_s = 100.0\n\
+                 [[flows]]\nsources = [5, 7]\nsink = 8\npayload_bytes = 0\nstart_s = 100.0\n",
+                1500.0,
+            );
+            let from = |k: usize| r.network.sink_tx_bins(k).iter().skip(10).map(|&c| f64::from(c)).sum::<f64>();
+            assert!(from(0) > 0.0 && from(1) > 0.0, "{} {}", from(0), from(1));
+            let got = sink_control_pps(&r, 100.0);
+            assert!((got - (from(0) + from(1)) / 1400.0).abs() < 1e-12, "{got}");
         }
     }
 }

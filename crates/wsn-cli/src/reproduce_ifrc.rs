@@ -170,7 +170,7 @@ fn steady_goodputs(r: &RunResult) -> Vec<f64> {
 /// (§6.2: "all packets received, overheard, and transmitted"): packets sent (once each, however
 /// many MAC attempts they took), plus data frames decoded, addressed to it or overheard (each copy
 /// the transport layer handles, a retransmitted copy included), over the traffic period: (node,
-/// packets per second, packets per packet delivered in the network).
+/// packets per second, packets per packet delivered in the network; ties: the lowest id).
 fn busiest_node(r: &RunResult) -> (usize, f64, f64) {
     let start = r.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(f64::INFINITY, f64::min);
     let span = (r.summary.sim_seconds - start).max(f64::MIN_POSITIVE);
@@ -202,11 +202,99 @@ pub(crate) fn e2e_loss(r: &RunResult) -> (f64, u64) {
     (lost as f64 / t.originated as f64, queued)
 }
 
+/// E1's base-station overhead over the whole run: its control packets (`control_sent`) per second
+/// of the run (`bs_overhead_pps`) and per data packet delivered, at least one
+/// (`bs_overhead_per_delivered`; docs/ifrc.md, Validation).
+fn bs_overhead(r: &RunResult) -> (f64, f64) {
+    let sent = counter(r, "control_sent") as f64;
+    (sent / r.summary.sim_seconds, sent / r.summary.totals.delivered.max(1) as f64)
+}
+
+/// E5's mean goodputs of the weight-2 nodes (ids divisible by 4) and of the others, pkt/s.
+fn weight_goodputs(flows: &[wsn_sim::runner::FlowSummary]) -> (f64, f64) {
+    let (w2, w1): (Vec<_>, Vec<_>) = flows.iter().partition(|f| f.source % 4 == 0);
+    (
+        mean(&w2.iter().map(|f| f.goodput_pps).collect::<Vec<_>>()),
+        mean(&w1.iter().map(|f| f.goodput_pps).collect::<Vec<_>>()),
+    )
+}
+
+/// E6 against E1 (docs/ifrc.md, Validation: a one-third subset gets at least the all-senders fair
+/// rate): the smallest and the mean of the subset senders' second-half goodputs `sub`, each over
+/// E1's all-senders mean goodput after slow start, the second of `e1` = (whole run, second half):
+/// ((smallest, mean), (smallest / all, mean / all)).
+fn subset_over_all(sub: &[f64], e1: (f64, f64)) -> ((f64, f64), (f64, f64)) {
+    let all = e1.1;
+    let sub_min = sub.iter().copied().fold(f64::INFINITY, f64::min);
+    let sub_mean = mean(sub);
+    ((sub_min, sub_mean), (sub_min / all, sub_mean / all))
+}
+
+/// The mean goodput of the swept fixed rate `x` among `pts` (rate, mean goodput, min goodput,
+/// delivery), NaN when `x` was not swept (the best fixed rate's goodput, E2 and `wsn compare`).
+pub(crate) fn goodput_at(pts: &[(f64, f64, f64, f64)], x: f64) -> f64 {
+    pts.iter().find(|p| p.0 == x).map_or(f64::NAN, |p| p.1)
+}
+
+/// One run of an ε sweep (Table 2): its halvings per congestion epoch (NaN without an epoch),
+/// whether it is unstable (more than [`UNSTABLE_HALVINGS_PER_EPOCH`] halvings per epoch, or a
+/// queue overflow) and the verdict the table prints ("no congestion" without an epoch or a drop).
+fn stability_verdict(halvings: u64, epochs: u64, drops: u64) -> (f64, bool, &'static str) {
+    let per = if epochs > 0 { halvings as f64 / epochs as f64 } else { f64::NAN };
+    let unstable = per > UNSTABLE_HALVINGS_PER_EPOCH || drops > 0;
+    let verdict = if epochs == 0 && drops == 0 {
+        "no congestion"
+    } else if unstable {
+        "unstable"
+    } else {
+        "stable"
+    };
+    (per, unstable, verdict)
+}
+
+/// The stable/unstable boundary of an ε sweep from its verdicts `(ε, unstable)` in increasing ε:
+/// the smallest ε judged unstable (NaN when none is) and, when there is one, whether the sweep
+/// shows a clean boundary (stable below it, unstable at every larger ε), names the larger ε judged
+/// stable, or has its lowest ε already unstable.
+fn stability_boundary(verdicts: &[(f64, bool)]) -> (f64, Option<String>) {
+    let first_unstable = verdicts.iter().find(|v| v.1).map_or(f64::NAN, |v| v.0);
+    if !first_unstable.is_finite() {
+        return (first_unstable, None);
+    }
+    let stable_above: Vec<String> =
+        verdicts.iter().filter(|(e, u)| *e > first_unstable && !u).map(|(e, _)| e.to_string()).collect();
+    let lowest_unstable = verdicts.first().is_some_and(|&(e, u)| u && e == first_unstable);
+    let shape = if !stable_above.is_empty() {
+        format!("but ε = {} above it judged stable: no clean boundary", stable_above.join(", "))
+    } else if lowest_unstable {
+        "the lowest swept ε is already unstable: the boundary lies below the sweep".to_string()
+    } else {
+        "stable below it, every larger swept ε unstable".to_string()
+    };
+    (first_unstable, Some(shape))
+}
+
+/// E7: the flows of the first and of the second base station, each with its sources' mean rate
+/// over the second half of the traffic period, from halfway between the first flow's start and
+/// the run's end (E7's flows start at 600 s; the second half of the run opened on the large
+/// group's first cuts, a review).
+fn two_sink_rates(r: &RunResult, sinks: &[NodeId]) -> ((Vec<usize>, f64), (Vec<usize>, f64)) {
+    let group = |k: usize| -> Vec<usize> {
+        (0..r.network.flows().len()).filter(|&i| r.network.flows()[i].sink == sinks[k]).collect()
+    };
+    let (ga, gb) = (group(0), group(1));
+    let end = r.summary.sim_seconds;
+    let start = r.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(end, f64::min);
+    let from = start + (end - start) / 2.0;
+    let (ra, rb) = (mean_rate(r, &ga, from, end), mean_rate(r, &gb, from, end));
+    ((ga, ra), (gb, rb))
+}
+
+/// A protocol counter of the run; 0 when the run has no such counter (no such event counted).
 fn counter(r: &RunResult, name: &str) -> u64 {
     r.summary.totals.protocol_counters.get(name).copied().unwrap_or(0)
 }
 
-/// Mean controller rate of the flows' sources over `[from, to]` s.
 /// Whether a fair share after / before a change is a collapse rather than a new fair share: below
 /// a tenth of the `expected` ratio (senders before / senders after). [AMBIG → chosen: a tenth;
 /// the paper's Figs. 11, 12 show the share settling near the new equal share, not a threshold.]
@@ -214,6 +302,8 @@ fn collapsed(ratio: f64, expected: f64) -> bool {
     ratio < 0.1 * expected
 }
 
+/// Mean controller rate of the flows' sources over `[from, to]` s (time-weighted; a source without
+/// a rate left out).
 fn mean_rate(r: &RunResult, flows: &[usize], from: f64, to: f64) -> f64 {
     let v: Vec<f64> = flows
         .iter()
@@ -226,14 +316,24 @@ fn mean_rate(r: &RunResult, flows: &[usize], from: f64, to: f64) -> f64 {
 /// the non-sink nodes' rates: 0 when every node holds the same rate.
 fn rate_spread(r: &RunResult, from: f64, to: f64, step: f64) -> f64 {
     let net = &r.network;
-    let nodes: Vec<usize> =
-        (0..net.len()).filter(|&i| !net.sinks().contains(&NodeId(i as u16)) && !net.rate_trace(i).is_empty()).collect();
+    let traces: Vec<&[(f64, f64, f64)]> = (0..net.len())
+        .filter(|&i| !net.sinks().contains(&NodeId(i as u16)) && !net.rate_trace(i).is_empty())
+        .map(|i| net.rate_trace(i))
+        .collect();
+    cv_median(&traces, from, to, step)
+}
+
+/// [`rate_spread`] over the given rate traces: at every `step` s from `from` to `to` inclusive, the
+/// population coefficient of variation (standard deviation over n, over the mean) of the rates in
+/// force (the traces without a rate yet left out; no sample when the mean is not positive); the
+/// median of those.
+fn cv_median(traces: &[&[(f64, f64, f64)]], from: f64, to: f64, step: f64) -> f64 {
     let mut cvs = Vec::new();
     let mut t = from;
     while t <= to {
-        let rates: Vec<f64> = nodes
+        let rates: Vec<f64> = traces
             .iter()
-            .map(|&i| net.rate_trace(i).iter().take_while(|x| x.0 <= t).last().map_or(f64::NAN, |x| x.1))
+            .map(|tr| tr.iter().take_while(|x| x.0 <= t).last().map_or(f64::NAN, |x| x.1))
             .filter(|x| x.is_finite())
             .collect();
         let m = mean(&rates);
@@ -324,7 +424,7 @@ fn report(
         let s = &r.summary;
         let t = &s.totals;
         let maxq = (0..r.network.len()).map(|i| r.network.node_stats(i).max_queue).max().unwrap_or(0);
-        let bs_pps = counter(r, "control_sent") as f64 / s.sim_seconds;
+        let (bs_pps, bs_per_delivered) = bs_overhead(r);
         let (loss, queued_at_end) = e2e_loss(r);
         let cv = rate_spread(r, s.sim_seconds / 2.0, s.sim_seconds, 10.0);
         let steady = steady_goodput(r);
@@ -407,7 +507,7 @@ fn report(
         out.push(row(
             &pkey(p, "bs_overhead_per_delivered"),
             "< 0.011",
-            counter(r, "control_sent") as f64 / t.delivered.max(1) as f64,
+            bs_per_delivered,
             "ratio",
             "base-station control packets per delivered data packet (paper: < 0.1 pkt/s at 8.8 pkt/s delivered)",
         ));
@@ -584,7 +684,7 @@ fn report(
     // The project's knee rule (as `wsn sweep` and the RCRT report): the largest fixed rate up to
     // which every swept rate has ≥ 95 % delivery and every flow at ≥ 80 % of the mean goodput.
     let best = best_effort_knee(&pts);
-    let best_goodput = pts.iter().find(|p| p.0 == best).map_or(f64::NAN, |p| p.1);
+    let best_goodput = goodput_at(&pts, best);
     let no_overflow = plan
         .fixed_rates
         .iter()
@@ -767,9 +867,7 @@ fn report(
     writeln!(md, "## E5, E6: weights and a subset of senders (Figs. 13, 14)\n")?;
     for p in PROFILES {
         let r = get(&format!("e5/{p}"))?;
-        let (w2, w1): (Vec<_>, Vec<_>) = r.summary.flows.iter().partition(|f| f.source % 4 == 0);
-        let g2 = mean(&w2.iter().map(|f| f.goodput_pps).collect::<Vec<_>>());
-        let g1 = mean(&w1.iter().map(|f| f.goodput_pps).collect::<Vec<_>>());
+        let (g2, g1) = weight_goodputs(&r.summary.flows);
         writeln!(
             md,
             "E5 weights ({p}): weight-2 nodes {g2:.3}, weight-1 nodes {g1:.3} pkt/s, ratio **{:.2}** (paper ≈ 2).\n",
@@ -778,10 +876,10 @@ fn report(
         let s = get(&format!("e6/{p}"))?;
         // Sustained rates (second halves): slow start to the subset's higher rates takes longer.
         let sub = steady_goodputs(s);
-        let sub_min = sub.iter().copied().fold(f64::INFINITY, f64::min);
-        let sub_mean = mean(&sub);
-        let all = e1_goodput.get(p).map_or(f64::NAN, |g| g.1);
-        writeln!(md, "E6 subset ({p}): after slow start the 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; with all 39 sending, {all:.3} (min / all-senders {:.2}, mean / all-senders {:.2}; paper ≈ 4× on average). Whole-run means: {:.3} and {:.3}.\n", sub_min / all, sub_mean / all, s.summary.totals.mean_goodput_pps, e1_goodput.get(p).map_or(f64::NAN, |g| g.0))?;
+        let e1 = e1_goodput.get(p).copied().unwrap_or((f64::NAN, f64::NAN));
+        let all = e1.1;
+        let ((sub_min, sub_mean), (min_over_all, mean_over_all)) = subset_over_all(&sub, e1);
+        writeln!(md, "E6 subset ({p}): after slow start the 13 senders (ids divisible by 3) get {sub_mean:.3} pkt/s on average, at least {sub_min:.3}; with all 39 sending, {all:.3} (min / all-senders {:.2}, mean / all-senders {:.2}; paper ≈ 4× on average). Whole-run means: {:.3} and {:.3}.\n", min_over_all, mean_over_all, s.summary.totals.mean_goodput_pps, e1_goodput.get(p).map_or(f64::NAN, |g| g.0))?;
         let out = if p == "paper" { &mut rows } else { &mut extra };
         out.push(row(
             &pkey(p, "weight2_over_weight1"),
@@ -790,7 +888,7 @@ fn report(
             "ratio",
             "E5 goodput ratio (acceptance 2 ± 20 %)",
         ));
-        out.push(row(&pkey(p, "subset_min_over_all_senders"), "≥ 1", sub_min / all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", sub_mean / all)));
+        out.push(row(&pkey(p, "subset_min_over_all_senders"), "≥ 1", min_over_all, "ratio", format!("E6 smallest subset-sender goodput / E1 mean, both after slow start; subset mean / E1 mean {:.2} (paper ≈ 4)", mean_over_all)));
         if p == "paper" {
             let cats: Vec<String> = r.summary.flows.iter().map(|f| f.source.to_string()).collect();
             fig(bars(
@@ -826,16 +924,7 @@ fn report(
             "e7/{p}: the scenario has {} base station(s), the experiment needs two",
             sinks.len()
         );
-        let group = |k: usize| -> Vec<usize> {
-            (0..r.network.flows().len()).filter(|&i| r.network.flows()[i].sink == sinks[k]).collect()
-        };
-        let (ga, gb) = (group(0), group(1));
-        // The second half of the traffic period (E7's flows start at 600 s; the second half of
-        // the run opened on the large group's first cuts, a review).
-        let end = r.summary.sim_seconds;
-        let start = r.network.flows().iter().map(|f| f.start.as_secs_f64()).fold(end, f64::min);
-        let from = start + (end - start) / 2.0;
-        let (ra, rb) = (mean_rate(r, &ga, from, end), mean_rate(r, &gb, from, end));
+        let ((ga, ra), (gb, rb)) = two_sink_rates(r, &sinks);
         let gp = |g: &[usize]| mean(&g.iter().map(|&i| r.summary.flows[i].goodput_pps).collect::<Vec<_>>());
         writeln!(md, "E7 two sinks ({p}): group of sink {} ({} senders) rate {ra:.3}, goodput {:.3}; group of sink {} ({} senders) rate {rb:.3}, goodput {:.3} pkt/s (mean rates over the second half of the traffic; ratio {:.2}).\n", sinks[0].0, ga.len(), gp(&ga), sinks[1].0, gb.len(), gp(&gb), rb / ra)?;
         if let Some(text) = crate::compare::run_freeze_links_text(r) {
@@ -933,17 +1022,12 @@ fn report(
         writeln!(md, "**{name}** — predicted bound min((5), (6)) with our burst tolerances: {bound:.4}; the paper's predicted {paper_pred:.4}, observed unstable from {paper_obs}.\n\n| ε | halvings | epochs | halvings / epoch | queue drops | verdict | weakest link ACKed |\n|---|---|---|---|---|---|---|")?;
         let mut weak = Vec::new();
         let mut freeze_texts: Vec<(f64, Option<String>)> = Vec::new();
-        let mut first_unstable = f64::NAN;
         let mut verdicts: Vec<(f64, bool)> = Vec::new();
         for &e in eps.iter() {
             let r = get(&format!("{key}/{e}"))?;
             let (h, ep) = (counter(r, "halvings"), counter(r, "epochs"));
-            let per = if ep > 0 { h as f64 / ep as f64 } else { f64::NAN };
             let drops = r.summary.totals.queue_drops;
-            let unstable = per > UNSTABLE_HALVINGS_PER_EPOCH || drops > 0;
-            if unstable && first_unstable.is_nan() {
-                first_unstable = e;
-            }
+            let (per, unstable, verdict) = stability_verdict(h, ep, drops);
             verdicts.push((e, unstable));
             // (No epoch: no ratio to print.)
             let per = if per.is_finite() { format!("{per:.2}") } else { "—".into() };
@@ -954,14 +1038,7 @@ fn report(
             }
             writeln!(
                 md,
-                "| {e} | {h} | {ep} | {per} | {drops} | {} | {} |",
-                if ep == 0 && drops == 0 {
-                    "no congestion"
-                } else if unstable {
-                    "unstable"
-                } else {
-                    "stable"
-                },
+                "| {e} | {h} | {ep} | {per} | {drops} | {verdict} | {} |",
                 crate::compare::weakest_link_cell(weakest)
             )?;
         }
@@ -989,23 +1066,13 @@ fn report(
         }
         let k =
             if key == "e9-2" { "stability_2node_first_unstable_eps" } else { "stability_30node_first_unstable_eps" };
+        let (first_unstable, shape) = stability_boundary(&verdicts);
         rows.push(row(
             k,
             paper_obs,
             first_unstable,
             "1/packet",
-            if first_unstable.is_finite() {
-                // Whether the sweep shows a boundary: stable below, unstable from there on.
-                let stable_above: Vec<String> =
-                    verdicts.iter().filter(|(e, u)| *e > first_unstable && !u).map(|(e, _)| e.to_string()).collect();
-                let lowest_unstable = verdicts.first().is_some_and(|&(e, u)| u && e == first_unstable);
-                let shape = if !stable_above.is_empty() {
-                    format!("but ε = {} above it judged stable: no clean boundary", stable_above.join(", "))
-                } else if lowest_unstable {
-                    "the lowest swept ε is already unstable: the boundary lies below the sweep".to_string()
-                } else {
-                    "stable below it, every larger swept ε unstable".to_string()
-                };
+            if let Some(shape) = shape {
                 format!(
                     "smallest swept ε judged unstable ({shape}); predicted bound {bound:.4} (paper predicted \
                      {paper_pred:.4})"
@@ -1138,6 +1205,219 @@ mod tests {
         fn exactly_a_tenth_of_the_expected_share_is_no_collapse() {
             assert!(!collapsed(0.4, 4.0));
             assert!(collapsed(0.399, 4.0));
+        }
+    }
+
+    /// Audit of the numbers `report` computes inline (docs/ifrc.md, Validation), extracted into
+    /// small functions, and of mutants the first audit left.
+    mod audit36b {
+        use super::super::{
+            bs_overhead, busiest_node, counter, cv_median, goodput_at, mean_rate, rate_series, rate_spread,
+            stability_boundary, stability_verdict, steady_goodputs, subset_over_all, two_sink_rates, weight_goodputs,
+        };
+        use wsn_proto::NodeId;
+        use wsn_sim::runner::{run, RunOptions, RunResult};
+        use wsn_sim::scenario::{builtin_base, Scenario};
+
+        fn ifrc_run(extra: &str, flows: &str, duration: f64) -> RunResult {
+            let text = format!(
+                "name = \"t\"\nduration_s = {duration}\n[topology]\n{extra}\
+                 layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5.0 }}\n[mac]\npreset = \"ifrc2006\"\n\
+                 [protocol]\nkind = \"ifrc\"\n{flows}[output]\ntimeseries_bin_s = 10.0\n"
+            );
+            let sc = Scenario::from_toml(&text, "t.toml", builtin_base(), &[]).expect("scenario");
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run")
+        }
+
+        /// Time average of a step trace over `[from, to]`, its value before the first point taken
+        /// as the first point's (as `step_average`), integrated here point by point.
+        fn avg(tr: &[(f64, f64, f64)], from: f64, to: f64) -> f64 {
+            let at = |t: f64| tr.iter().take_while(|x| x.0 <= t).last().or(tr.first()).map_or(f64::NAN, |x| x.1);
+            let mut cuts: Vec<f64> = tr.iter().map(|x| x.0).filter(|&t| t > from && t < to).collect();
+            cuts.insert(0, from);
+            cuts.push(to);
+            cuts.windows(2).map(|w| at(w[0]) * (w[1] - w[0])).sum::<f64>() / (to - from)
+        }
+
+        /// `rate_spread`'s CV: sampled every `step` s from `from` to `to` inclusive, population
+        /// standard deviation over the mean, the median over the samples. Two nodes at 1 pkt/s,
+        /// one rising to 3 at 10 s: CVs 0, 0.5, 0.5 at 0, 10, 20 s, median 0.5.
+        #[test]
+        fn the_rate_cv_is_a_population_cv_sampled_to_the_end_inclusive() {
+            let (a, b) = ([(0.0, 1.0, 0.0), (10.0, 3.0, 0.0)], [(0.0, 1.0, 0.0)]);
+            assert_eq!(cv_median(&[&a, &b], 0.0, 20.0, 10.0), 0.5);
+            // A node without a rate yet is left out of a sample, not counted as 0.
+            let c = [(15.0, 9.0, 0.0)];
+            assert_eq!(cv_median(&[&a, &b, &c], 0.0, 10.0, 10.0), 0.25);
+            // Every node at 0: no sample (no CV of a zero mean); CVs 0 and 0.5 at 10 and 20 s.
+            let (a, b) = ([(0.0, 0.0, 0.0), (10.0, 1.0, 0.0), (20.0, 3.0, 0.0)], [(0.0, 0.0, 0.0), (10.0, 1.0, 0.0)]);
+            assert_eq!(cv_median(&[&a, &b], 0.0, 20.0, 10.0), 0.25);
+        }
+
+        /// `rate_spread` is over the non-sink nodes only (its doc), the sink's trace left out.
+        #[test]
+        fn the_rate_spread_leaves_out_the_sink() {
+            let r = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 60.0\n", 300.0);
+            let sink = r.network.sinks()[0].index();
+            let others: Vec<&[(f64, f64, f64)]> =
+                (0..r.network.len()).filter(|&i| i != sink).map(|i| r.network.rate_trace(i)).collect();
+            assert!(!r.network.rate_trace(sink).is_empty(), "the sink has no rate to leave out");
+            let got = rate_spread(&r, 150.0, 300.0, 10.0);
+            assert!(got > 0.0 && got == cv_median(&others, 150.0, 300.0, 10.0), "{got}");
+        }
+
+        /// A flow that is never active has a steady goodput of 0 (`steady_goodputs`' doc), and a
+        /// run with no traffic at all names node 0 as its busiest node (ties: the lowest id); a
+        /// counter the run does not have counts 0.
+        #[test]
+        fn idle_flows_count_zero_and_ties_go_to_the_lowest_id() {
+            let r = ifrc_run(
+                "",
+                "[[flows]]\nsources = [1, 2]\npayload_bytes = 0\nstart_s = 20.0\n\
+                 [[flows]]\nsources = [3]\npayload_bytes = 0\nstart_s = 200.0\n",
+                100.0,
+            );
+            let g = steady_goodputs(&r);
+            assert_eq!(g.len(), 3);
+            let late = r.network.flows().iter().position(|f| f.source.index() == 3).expect("late flow");
+            assert_eq!(g[late], 0.0);
+            assert_eq!(counter(&r, "no_such_counter"), 0);
+            let idle = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 200.0\n", 60.0);
+            assert_eq!(busiest_node(&idle).0, 0);
+        }
+
+        /// `mean_rate` averages each source's rate over `[from, to]` exactly; the rate series of a
+        /// node runs from the start of its flow to the run's end, its points in time order.
+        #[test]
+        fn mean_rate_windows_and_rate_series_ends() {
+            let r = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 60.0\n", 300.0);
+            let fl = r.network.flows();
+            let all: Vec<usize> = (0..fl.len()).collect();
+            let want: Vec<f64> = fl.iter().map(|f| avg(r.network.rate_trace(f.source.index()), 100.0, 250.0)).collect();
+            let want = want.iter().sum::<f64>() / want.len() as f64;
+            let got = mean_rate(&r, &all, 100.0, 250.0);
+            assert!((got - want).abs() < 1e-9, "{got} vs {want}");
+            let series = rate_series(&r, "nodes", None, None);
+            assert_eq!(series.len(), fl.len());
+            for s in &series {
+                assert_eq!(s.points.first().map(|p| p.0), Some(60.0));
+                assert_eq!(s.points.last().map(|p| p.0), Some(300.0));
+                assert!(s.points.windows(2).all(|w| w[0].0 < w[1].0 || w[1].0 == 300.0), "{:?}", s.points);
+            }
+        }
+
+        /// E7 (docs/ifrc.md, Validation: two base stations settle at different rates): the flows
+        /// grouped by base station, each group's mean source rate over the second half of the
+        /// traffic period (here 100–300 s).
+        #[test]
+        fn two_sinks_group_flows_by_sink_over_the_second_half() {
+            let r = ifrc_run(
+                "sinks = [0, 8]\n",
+                "[[flows]]\nsources = [1, 2, 3]\nsink = 0\npayload_bytes = 0\nstart_s = 100.0\n\
+                 [[flows]]\nsources = [5, 7]\nsink = 8\npayload_bytes = 0\nstart_s = 100.0\n",
+                300.0,
+            );
+            let sinks = r.network.sinks().to_vec();
+            assert_eq!(sinks, vec![NodeId(0), NodeId(8)]);
+            let ((ga, ra), (gb, rb)) = two_sink_rates(&r, &sinks);
+            let src = |g: &[usize]| g.iter().map(|&i| r.network.flows()[i].source.0).collect::<Vec<_>>();
+            assert_eq!((src(&ga), src(&gb)), (vec![1, 2, 3], vec![5, 7]));
+            let want = |s: &[u16]| {
+                s.iter().map(|&n| avg(r.network.rate_trace(n as usize), 200.0, 300.0)).sum::<f64>() / s.len() as f64
+            };
+            assert!((ra - want(&[1, 2, 3])).abs() < 1e-9 && (rb - want(&[5, 7])).abs() < 1e-9, "{ra} {rb}");
+            assert!(ra != rb);
+        }
+
+        /// E1's base-station overhead (docs/ifrc.md, Validation): its control packets per second of
+        /// the whole run and per data packet delivered, counted here from the sink's transmissions.
+        #[test]
+        fn base_station_overhead_per_second_and_per_delivered_packet() {
+            let r = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 60.0\n", 600.0);
+            let sent = r.network.sink_tx_bins(0).iter().map(|&c| f64::from(c)).sum::<f64>();
+            let t = &r.summary.totals;
+            assert!(sent > 0.0 && t.delivered > 0 && t.delivered < t.originated, "{sent} {t:?}");
+            let (pps, per) = bs_overhead(&r);
+            assert!((pps - sent / 600.0).abs() < 1e-12, "{pps}");
+            assert!((per - sent / t.delivered as f64).abs() < 1e-12, "{per}");
+        }
+
+        /// A node's rate series starts at its flow's start with the rate then in force, once,
+        /// even when the rate changes at that very instant (here the start of the run).
+        #[test]
+        fn a_rate_series_does_not_repeat_its_start() {
+            let r = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 0.0\n", 120.0);
+            let at_start = (0..r.network.len()).any(|i| r.network.rate_trace(i).first().is_some_and(|x| x.0 == 0.0));
+            assert!(at_start, "no rate change at the start to repeat");
+            for s in &rate_series(&r, "nodes", None, None) {
+                assert_eq!(s.points.first().map(|p| p.0), Some(0.0));
+                assert!(s.points.windows(2).all(|w| w[0].0 < w[1].0 || w[1].0 == 120.0), "{:?}", s.points);
+            }
+        }
+
+        /// E6 (docs/ifrc.md, Validation): the slowest subset sender and the subset's mean, each
+        /// over the all-senders fair rate.
+        #[test]
+        fn the_subset_is_judged_by_its_slowest_sender() {
+            // E1: 0.1 pkt/s over the whole run, 0.25 over its second half.
+            let ((min, mean), (min_r, mean_r)) = subset_over_all(&[0.9, 0.3, 0.6], (0.1, 0.25));
+            assert_eq!((min, min_r), (0.3, 0.3 / 0.25));
+            assert!((mean - 0.6).abs() < 1e-12 && (mean_r - 0.6 / 0.25).abs() < 1e-12, "{mean} {mean_r}");
+        }
+
+        /// The best fixed rate's goodput is the mean goodput of that swept rate (not its minimum),
+        /// NaN for a rate not swept (no knee).
+        #[test]
+        fn the_best_fixed_goodput_is_the_mean_goodput_at_that_rate() {
+            let pts = [(0.2, 0.19, 0.18, 1.0), (0.4, 0.37, 0.33, 0.99)];
+            assert_eq!(goodput_at(&pts, 0.4), 0.37);
+            assert!(goodput_at(&pts, f64::NAN).is_nan() && goodput_at(&pts, 0.6).is_nan());
+        }
+
+        /// E5: weight-2 nodes are the ids divisible by 4 (docs/ifrc.md: 2× ± 20 % of the others).
+        #[test]
+        fn weight_two_nodes_are_the_ids_divisible_by_four() {
+            let r = ifrc_run("", "[[flows]]\nsources = \"all\"\npayload_bytes = 0\nstart_s = 60.0\n", 200.0);
+            let mut flows = r.summary.flows.clone();
+            for f in &mut flows {
+                f.goodput_pps = if f.source % 4 == 0 { 2.0 } else { f64::from(f.source % 2) + 0.5 };
+            }
+            // Weight 2: 4, 8 → 2; weight 1: 1, 3, 5, 7 → 1.5 and 2, 6 → 0.5, mean 7 / 6.
+            let (g2, g1) = weight_goodputs(&flows);
+            assert_eq!(g2, 2.0);
+            assert!((g1 - 7.0 / 6.0).abs() < 1e-12, "{g1}");
+        }
+
+        /// Table 2's verdicts: unstable above 1.5 halvings per epoch (exactly 1.5 is stable) or on
+        /// a queue overflow; no epoch and no drop is "no congestion".
+        #[test]
+        fn stability_verdicts() {
+            // Exactly 1.5 halvings per epoch: stable.
+            assert_eq!(stability_verdict(3, 2, 0), (1.5, false, "stable"));
+            assert_eq!(stability_verdict(4, 2, 0), (2.0, true, "unstable"));
+            assert_eq!(stability_verdict(2, 2, 1).2, "unstable");
+            let (per, unstable, v) = stability_verdict(0, 0, 0);
+            assert!(per.is_nan() && !unstable && v == "no congestion");
+            let (per, unstable, v) = stability_verdict(0, 0, 3);
+            assert!(per.is_nan() && unstable && v == "unstable");
+        }
+
+        /// The boundary the report sets beside the paper's (0.0125 / 0.147 predicted, 0.0167 / 0.2
+        /// observed): the smallest unstable ε, and whether the sweep is stable below it and
+        /// unstable above.
+        #[test]
+        fn stability_boundary_finds_the_smallest_unstable_eps_and_its_shape() {
+            let (e, s) = stability_boundary(&[(0.005, false), (0.0125, true), (0.025, true)]);
+            assert_eq!(e, 0.0125);
+            assert!(s.expect("shape").starts_with("stable below it"));
+            let (e, s) = stability_boundary(&[(0.005, false), (0.0125, true), (0.025, false), (0.05, true)]);
+            assert_eq!(e, 0.0125);
+            assert!(s.expect("shape").contains("ε = 0.025 above it judged stable"));
+            let (e, s) = stability_boundary(&[(0.005, true), (0.0125, true)]);
+            assert_eq!(e, 0.005);
+            assert!(s.expect("shape").contains("already unstable"));
+            let (e, s) = stability_boundary(&[(0.05, false), (0.2, false)]);
+            assert!(e.is_nan() && s.is_none());
         }
     }
 }
