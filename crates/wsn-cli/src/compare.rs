@@ -994,19 +994,9 @@ mod tests {
     /// first audit left.
     mod audit36b {
         use super::super::{goodput_ratios, mean_rate, rate_trace, sink_control_pps};
+        use crate::reproduce_ifrc::tests::audit36b::ifrc_run;
         use std::collections::BTreeMap;
-        use wsn_sim::runner::{run, step_average, RunOptions, RunResult};
-        use wsn_sim::scenario::{builtin_base, Scenario};
-
-        fn ifrc_run(extra: &str, flows: &str, duration: f64) -> RunResult {
-            let text = format!(
-                "name = \"t\"\nduration_s = {duration}\n[topology]\n{extra}\
-                 layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5.0 }}\n[mac]\npreset = \"ifrc2006\"\n\
-                 [protocol]\nkind = \"ifrc\"\n{flows}[output]\ntimeseries_bin_s = 10.0\n"
-            );
-            let sc = Scenario::from_toml(&text, "t.toml", builtin_base(), &[]).expect("scenario");
-            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run")
-        }
+        use wsn_sim::runner::step_average;
 
         /// `rcrt_over_ifrc_same_mac` is RCRT with software ACKs over IFRC, `rcrt_over_ifrc_paper_mac`
         /// RCRT with hardware ACKs over IFRC, goodputs of one profile's runs.

@@ -1092,7 +1092,7 @@ fn report(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::{bins_per_second, collapsed, e2e_loss};
 
     /// The end-to-end loss counts the packets the network lost, not those still waiting in a
@@ -1210,7 +1210,7 @@ mod tests {
 
     /// Audit of the numbers `report` computes inline (docs/ifrc.md, Validation), extracted into
     /// small functions, and of mutants the first audit left.
-    mod audit36b {
+    pub(crate) mod audit36b {
         use super::super::{
             bs_overhead, busiest_node, counter, cv_median, goodput_at, mean_rate, rate_series, rate_spread,
             stability_boundary, stability_verdict, steady_goodputs, subset_over_all, two_sink_rates, weight_goodputs,
@@ -1219,7 +1219,9 @@ mod tests {
         use wsn_sim::runner::{run, RunOptions, RunResult};
         use wsn_sim::scenario::{builtin_base, Scenario};
 
-        fn ifrc_run(extra: &str, flows: &str, duration: f64) -> RunResult {
+        /// A 9-node grid under IFRC on the `ifrc2006` MAC (`extra`: more `[topology]` keys; `flows`:
+        /// the `[[flows]]` tables), 10-s bins; also used by `compare`'s tests.
+        pub(crate) fn ifrc_run(extra: &str, flows: &str, duration: f64) -> RunResult {
             let text = format!(
                 "name = \"t\"\nduration_s = {duration}\n[topology]\n{extra}\
                  layout = {{ kind = \"grid\", nodes = 9, spacing_m = 5.0 }}\n[mac]\npreset = \"ifrc2006\"\n\
