@@ -703,9 +703,10 @@ const FLOW_COLOURS: [RGBColor; 10] = [
     RGBColor(23, 170, 190),
 ];
 
-/// A number without useless decimals ("10", "2.5").
+/// A number without useless decimals ("10", "2.5", "0.0015"), to the nanosecond as [`tick`] (it
+/// rounded to the millisecond: a 1.5-ms bin read "0.002 s bins").
 fn trim(v: f64) -> String {
-    let s = format!("{v:.3}");
+    let s = format!("{v:.9}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }
@@ -2056,6 +2057,30 @@ mod tests {
             for (v, want) in [(10.0, "10"), (2.5, "2.5"), (100.0, "100"), (0.0, "0"), (0.125, "0.125")] {
                 assert_eq!(trim(v), want, "{v}");
             }
+        }
+
+        /// Bug (session 36): `trim` rounded to the millisecond, so a 1.5-ms bin (the smallest is
+        /// 1 ms, any width above it allowed) was labelled "0.002 s bins" and a flow start at
+        /// 12.0005 s "traffic starts (12.001 s)". "Without useless decimals" keeps the useful
+        /// ones: the figures say what the scenario says, to the nanosecond as `tick` does.
+        #[test]
+        fn trim_keeps_sub_millisecond_decimals() {
+            for (v, want) in
+                [(0.0015, "0.0015"), (12.0005, "12.0005"), (0.1 + 0.2, "0.3"), (3600.000000001, "3600.000000001")]
+            {
+                assert_eq!(trim(v), want, "{v}");
+            }
+            let text = "name = \"tiny\"\nduration_s = 0.3\n\
+                        [topology]\nlayout = { kind = \"chain\", nodes = 2, spacing_m = 5.0 }\n\
+                        [output]\ntimeseries_bin_s = 0.0015\n";
+            let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+            let sc = Scenario::from_toml(text, "test", base, &[]).unwrap();
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+            let d = temp("audit36-bin");
+            write_all(&d, &r).unwrap();
+            let texts = svg_texts(&d.join("network_time.svg"));
+            assert!(texts.iter().any(|t| t == "delivered (pkt per 0.0015 s)"), "{texts:?}");
+            cleanup(&d);
         }
 
         /// `ramp`: "Viridis-like colour of `t` in [0, 1], darkened at the yellow end": 0 is
