@@ -728,4 +728,131 @@ mod tests {
         assert!(t.iter().any(|t| t == "1") && !t.iter().any(|t| t.ends_with(".0")), "{t:?}");
         std::fs::remove_dir_all(&d).ok();
     }
+
+    /// Mutation audit (session 36): what the generic line figures decide, each as documented.
+    mod audit36 {
+        use super::*;
+        use crate::svg_test::svg_attr;
+
+        fn temp(tag: &str) -> std::path::PathBuf {
+            let d = std::env::temp_dir().join(format!("wsn-figures-{tag}-{}", std::process::id()));
+            std::fs::create_dir_all(&d).unwrap();
+            d
+        }
+
+        /// The axes of a line figure (`bounds`) cover the data and the horizontal reference line
+        /// (it is drawn across the figure: above the axis it would be lost), ignore points that
+        /// are not finite, and are never empty: one x value alone, or only zeros, still give an
+        /// axis with a width and a height.
+        #[test]
+        fn bounds_cover_data_and_reference_line_and_are_never_empty() {
+            let s = [Series::line("", vec![(1.0, 2.0), (4.0, 3.0), (f64::INFINITY, 50.0), (2.0, f64::NAN)])];
+            let (x0, x1, y0, y1) = bounds(&s, None);
+            assert!(x0 <= 1.0 && x1 >= 4.0 && x1.is_finite() && y0 == 0.0 && (3.0..50.0).contains(&y1), "{x1} {y1}");
+            let (_, _, _, y1) = bounds(&s, Some(10.0));
+            assert!(y1 >= 10.0, "{y1}");
+            let (x0, x1, _, _) = bounds(&[Series::line("", vec![(5.0, 1.0)])], None);
+            assert!(x0 < x1 && x0 <= 5.0 && x1 >= 5.0, "{x0}..{x1}");
+            let (_, _, y0, y1) = bounds(&[Series::line("", vec![(0.0, 0.0), (3.0, 0.0)])], None);
+            assert!(y1 > y0, "{y0}..{y1}");
+        }
+
+        /// `hsv` converts hue, saturation and value to RGB: a quarter into each sixth of the hue
+        /// circle (15°, 75°, …) at full saturation and value.
+        #[test]
+        fn hsv_converts_each_sixth_of_the_hue_circle() {
+            let want = [
+                (1.0, 0.25, 0.0),
+                (0.75, 1.0, 0.0),
+                (0.0, 1.0, 0.25),
+                (0.0, 0.75, 1.0),
+                (0.25, 0.0, 1.0),
+                (1.0, 0.0, 0.75),
+            ];
+            for (k, w) in want.into_iter().enumerate() {
+                let (r, g, b) = hsv((k as f64 + 0.25) / 6.0, 1.0, 1.0);
+                assert!(
+                    (r - w.0).abs() < 1e-9 && (g - w.1).abs() < 1e-9 && (b - w.2).abs() < 1e-9,
+                    "{k}: {:?}",
+                    (r, g, b)
+                );
+            }
+            assert_eq!(hsv(0.3, 0.0, 0.5), (0.5, 0.5, 0.5));
+        }
+
+        /// `lines_clipped`: "the y axis ending at `y_max` at most (points above it are cut off at
+        /// the top of the plot)": data up to 100 with `y_max` 5 get y ticks up to 5, no further.
+        #[test]
+        fn lines_clipped_ends_the_y_axis_at_y_max() {
+            let d = temp("audit36-clip");
+            let s = [Series::line("a", vec![(0.0, 1.0), (1.0, 100.0), (2.0, 2.0)])];
+            lines_clipped(&d, "c", "t", "x", "y", &s, None, Some(5.0)).unwrap();
+            let svg = d.join("c.svg");
+            let y_ticks: Vec<f64> = crate::svg_test::svg_elements(&svg, "text")
+                .iter()
+                .zip(svg_texts(&svg))
+                .filter(|(e, _)| svg_attr(e, "text-anchor").as_deref() == Some("end"))
+                .filter_map(|(_, t)| t.parse().ok())
+                .collect();
+            let top = y_ticks.iter().copied().fold(0.0, f64::max);
+            assert!((4.0..=5.0).contains(&top), "{y_ticks:?}");
+            std::fs::remove_dir_all(&d).ok();
+        }
+
+        /// "A legend for up to 12 labelled entries": 12 labelled series are each named, with no
+        /// entry counting them (README: named in the legend up to 12 lines).
+        #[test]
+        fn twelve_series_are_each_named() {
+            let d = temp("audit36-twelve");
+            let s: Vec<Series> =
+                (0..12).map(|i| Series::line(format!("node {i}"), vec![(0.0, i as f64), (1.0, i as f64)])).collect();
+            lines(&d, "twelve", "t", "x", "y", &s, None).unwrap();
+            let t = svg_texts(&d.join("twelve.svg"));
+            for i in 0..12 {
+                assert!(t.iter().any(|t| *t == format!("node {i}")), "no node {i}: {t:?}");
+            }
+            assert!(!t.iter().any(|t| t.contains(" series, one colour each")), "{t:?}");
+            std::fs::remove_dir_all(&d).ok();
+        }
+
+        /// `split_at_reversals` splits where the line "turns back on itself … (by more than about
+        /// 140°)": a turn of 125° keeps one piece, a turn of 160° makes two.
+        #[test]
+        fn split_at_reversals_splits_at_turns_beyond_about_140_degrees() {
+            let (w, h) = SIZE;
+            let mut buf = vec![255u8; (w * h * 3) as usize];
+            let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+            // One unit per pixel in both directions.
+            let chart = ChartBuilder::on(&root).build_cartesian_2d(0f64..w as f64, 0f64..h as f64).unwrap();
+            let turn = |deg: f64| {
+                let a = (180.0 - deg).to_radians();
+                vec![(300.0, 200.0), (500.0, 200.0), (500.0 - 200.0 * a.cos(), 200.0 + 200.0 * a.sin())]
+            };
+            assert_eq!(split_at_reversals(&chart, turn(125.0)).len(), 1);
+            assert_eq!(split_at_reversals(&chart, turn(160.0)).len(), 2);
+        }
+
+        /// `legend_corner`: the upper right "unless more of the data's points lie under the upper
+        /// right than under the upper left": points high in the middle lie under neither corner.
+        #[test]
+        fn legend_corner_counts_only_points_under_the_corners() {
+            let s = [Series::line("a", vec![(0.0, 4.0), (4.9, 4.0), (5.0, 4.0), (5.1, 4.0), (10.0, 0.0)])];
+            let (x0, x1, y0, y1) = bounds(&s, None);
+            assert!(matches!(legend_corner(&s, (x0, x1), (y0, y1)), SeriesLabelPosition::UpperRight));
+        }
+
+        /// `Series::ending_at`: a step series' end is "ignored when not finite or before its last
+        /// point": the last value is then held to the figure's right edge.
+        #[test]
+        fn a_step_end_before_its_last_point_is_ignored() {
+            let d = temp("audit36-end");
+            let s = [Series::step("", vec![(2.0, 1.0), (5.0, 2.0)]).ending_at(Some(1.0)), Series::span(0.0, 10.0)];
+            lines(&d, "end", "t", "x", "y", &s, None).unwrap();
+            let steps = crate::svg_test::lines_with(&d.join("end.svg"), 4);
+            assert_eq!(steps.len(), 1, "{steps:?}");
+            let v = &steps[0];
+            assert!(v[3].0 > v[2].0 && (v[3].1 - v[2].1).abs() < 1e-9, "held to the right: {v:?}");
+            std::fs::remove_dir_all(&d).ok();
+        }
+    }
 }

@@ -703,9 +703,10 @@ const FLOW_COLOURS: [RGBColor; 10] = [
     RGBColor(23, 170, 190),
 ];
 
-/// A number without useless decimals ("10", "2.5").
+/// A number without useless decimals ("10", "2.5", "0.0015"), to the nanosecond as [`tick`] (it
+/// rounded to the millisecond: a 1.5-ms bin read "0.002 s bins").
 fn trim(v: f64) -> String {
-    let s = format!("{v:.3}");
+    let s = format!("{v:.9}");
     let s = s.trim_end_matches('0').trim_end_matches('.');
     s.to_string()
 }
@@ -1966,5 +1967,259 @@ mod tests {
         let t = texts("network_time");
         assert!(!t.iter().any(|t| t == "max depth" || t.starts_with("packets delivered")), "{t:?}");
         cleanup(&d);
+    }
+
+    /// Mutation audit (session 36): the pure rules of the run plots, each as its doc comment
+    /// states it.
+    mod audit36 {
+        use super::*;
+
+        /// `even_px`: "`size` down to a whole even number of pixels, at least 2".
+        #[test]
+        fn even_px_rounds_down_to_an_even_size_of_at_least_2() {
+            for (size, want) in
+                [(13.0, 12.0), (14.5, 14.0), (12.0, 12.0), (19.9, 18.0), (3.0, 2.0), (1.0, 2.0), (0.0, 2.0)]
+            {
+                assert_eq!(even_px(size), want, "{size} px");
+            }
+        }
+
+        /// `fin`: "`v` if finite, else 0".
+        #[test]
+        fn fin_keeps_finite_values_and_zeroes_the_rest() {
+            assert_eq!(fin(2.5), 2.5);
+            assert_eq!(fin(-3.0), -3.0);
+            for v in [f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+                assert_eq!(fin(v), 0.0, "{v}");
+            }
+        }
+
+        /// `span`: "A finite, non-empty range `[lo, hi]` for data that spans `lo..hi` (padding a
+        /// single value)" to `min_width`: wide data keep their range, narrower data (a single
+        /// value) are padded on both sides to the minimum width, and no data give a finite range.
+        #[test]
+        fn span_keeps_wide_data_and_pads_a_single_value_on_both_sides() {
+            assert_eq!(span(2.0, 8.0, 1.0), (2.0, 8.0));
+            assert_eq!(span(5.0, 5.0, 1.0), (4.5, 5.5));
+            assert_eq!(span(5.0, 5.5, 1.0), (4.75, 5.75));
+            let (lo, hi) = span(f64::INFINITY, f64::NEG_INFINITY, 1.0);
+            assert!(lo.is_finite() && hi.is_finite() && lo < hi, "{lo}..{hi}");
+        }
+
+        /// `y_top`: "Upper end of a y axis starting at 0 that shows `max` with some head room";
+        /// with no positive finite maximum the axis still has a height (0..0 is no axis).
+        #[test]
+        fn y_top_leaves_head_room_and_never_an_empty_axis() {
+            let top = y_top(10.0);
+            assert!(top > 10.0 && top < 13.0, "{top}");
+            for max in [0.0, -3.0, f64::NAN, f64::INFINITY] {
+                let top = y_top(max);
+                assert!(top.is_finite() && top > 0.0, "{max}: {top}");
+            }
+        }
+
+        /// `y_top_under_legend`: "room for the legend box above the highest value (about a third
+        /// of the height)": the highest value lies at about two thirds of the axis.
+        #[test]
+        fn y_top_under_legend_keeps_a_third_for_the_legend() {
+            let share = 10.0 / y_top_under_legend(10.0);
+            assert!(share > 0.55 && share < 0.7, "{share}");
+        }
+
+        /// `legend_labels`: "`names` for up to [`MAX_NODE_LABELS`] (12) series, else `many` on the
+        /// first series only" (one label per series; README: named in the legend up to 12 lines).
+        #[test]
+        fn legend_labels_name_up_to_12_series_else_one_entry_first() {
+            let names = |n: usize| (0..n).map(|i| format!("node {i}")).collect::<Vec<_>>();
+            assert_eq!(legend_labels(names(12), "many".into()), names(12));
+            let l = legend_labels(names(13), "many".into());
+            assert_eq!(l.len(), 13, "{l:?}");
+            assert_eq!(l[0], "many");
+            assert!(l[1..].iter().all(String::is_empty), "{l:?}");
+            assert_eq!(node_labels(&[3, 7], String::new()), ["node 3", "node 7"]);
+        }
+
+        /// `tick`: "shortest exact form ("100", "0.25"), no "100.0"": small values keep their
+        /// digits, and a zero that float noise made negative reads "0", not "-0".
+        #[test]
+        fn tick_prints_the_shortest_exact_form() {
+            for (v, want) in [(100.0, "100"), (0.25, "0.25"), (0.0001, "0.0001"), (2.5e-6, "0.0000025"), (0.0, "0")] {
+                assert_eq!(tick(&v), want, "{v}");
+            }
+            assert_eq!(tick(&-1e-12), "0");
+            assert_eq!(tick(&-0.0), "0");
+        }
+
+        /// `trim`: "A number without useless decimals ("10", "2.5")"; a millisecond (a bin or a
+        /// start time given to the millisecond) keeps its three decimals.
+        #[test]
+        fn trim_drops_useless_decimals_only() {
+            for (v, want) in [(10.0, "10"), (2.5, "2.5"), (100.0, "100"), (0.0, "0"), (0.125, "0.125")] {
+                assert_eq!(trim(v), want, "{v}");
+            }
+        }
+
+        /// Bug (session 36): `trim` rounded to the millisecond, so a 1.5-ms bin (the smallest is
+        /// 1 ms, any width above it allowed) was labelled "0.002 s bins" and a flow start at
+        /// 12.0005 s "traffic starts (12.001 s)". "Without useless decimals" keeps the useful
+        /// ones: the figures say what the scenario says, to the nanosecond as `tick` does.
+        #[test]
+        fn trim_keeps_sub_millisecond_decimals() {
+            for (v, want) in
+                [(0.0015, "0.0015"), (12.0005, "12.0005"), (0.1 + 0.2, "0.3"), (3600.000000001, "3600.000000001")]
+            {
+                assert_eq!(trim(v), want, "{v}");
+            }
+            let text = "name = \"tiny\"\nduration_s = 0.3\n\
+                        [topology]\nlayout = { kind = \"chain\", nodes = 2, spacing_m = 5.0 }\n\
+                        [output]\ntimeseries_bin_s = 0.0015\n";
+            let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+            let sc = Scenario::from_toml(text, "test", base, &[]).unwrap();
+            let r = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap();
+            let d = temp("audit36-bin");
+            write_all(&d, &r).unwrap();
+            let texts = svg_texts(&d.join("network_time.svg"));
+            assert!(texts.iter().any(|t| t == "delivered (pkt per 0.0015 s)"), "{texts:?}");
+            cleanup(&d);
+        }
+
+        /// `ramp`: "Viridis-like colour of `t` in [0, 1], darkened at the yellow end": 0 is
+        /// viridis' dark purple, 1 the darkened yellow, a value between them between. Hop colours
+        /// (the tree: "nodes coloured by hop count") run over the whole ramp: the sink (hop 0) is
+        /// the same purple in every tree, one node alone included, and the deepest hop the yellow.
+        #[test]
+        fn ramp_runs_from_purple_to_dark_yellow_and_hops_span_it() {
+            let (purple, yellow) = (RGBColor(68, 1, 84), RGBColor(220, 200, 20));
+            assert_eq!(ramp(0.0), purple);
+            assert_eq!(ramp(1.0), yellow);
+            let mid = ramp(0.5);
+            assert!(mid != purple && mid != yellow && mid.1 > purple.1 && mid.1 < yellow.1, "{mid:?}");
+            for max_h in [0, 1, 3, 9] {
+                assert_eq!(hop_colour(0, max_h), purple, "hop 0 of {max_h}");
+            }
+            for max_h in [1, 3, 9] {
+                assert_eq!(hop_colour(max_h, max_h), yellow, "hop {max_h} of {max_h}");
+            }
+            assert_eq!(hop_colour(2, 4), ramp(0.5));
+        }
+
+        /// `label_corners`: a label goes "above right …, unless that box would cover a label
+        /// placed earlier or another node (its disc as the square 2 px inside its bounding
+        /// square), then above left, below right or below left, the first that covers neither".
+        /// Boxes that only touch cover nothing; a node up and to the right sends the label above
+        /// left, not below right.
+        #[test]
+        fn label_corners_touching_is_free_and_above_left_comes_second() {
+            // Node 0's label box (105, 82)–(121, 95) touches node 1's inner square (111, 95)–
+            // (121, 105) and node 1's label box from x = 121: nothing moves.
+            let (radii, sizes) = ([7, 7], [(14, 12), (14, 12)]);
+            assert_eq!(label_corners(&[(100, 100), (116, 100)], &radii, &sizes), vec![(6, -18), (6, -18)]);
+            // Node 1 up and to the right covers above right; above left and below right are free.
+            assert_eq!(label_corners(&[(100, 100), (112, 86)], &radii, &sizes)[0], (-20, -18));
+        }
+
+        /// `parent_arrow`: only a node on the arrow's way (between child and parent) bends it, one
+        /// behind the child does not; the bow keeps 4 px inside the plotting area ("unless that
+        /// leaves the plotting area `area` (x range, y range, less 4 px)"); no head when the two
+        /// nodes nearly touch (a 4-px gap between their discs).
+        #[test]
+        fn parent_arrow_bends_for_nodes_on_its_way_inside_the_area_less_4_px() {
+            let mpp = 0.05;
+            let (ra, rb) = (7.0 * mpp, 10.0 * mpp);
+            let (a, b) = ((10.0, 0.0), (0.0, 0.0));
+            let wide = || (-20.0..30.0, -20.0..20.0);
+            assert_eq!(parent_arrow(a, b, ra, rb, mpp, wide(), std::iter::once((12.0, 0.0))).0.len(), 2);
+            // The quarter-length bow peaks 2.5 m out: with the area's edge 2 px beyond that, it
+            // leaves the area less 4 px, and so does the right-hand bow; the 0.15 bow fits.
+            let edge = 2.5 + 2.0 * mpp;
+            let (line, _) = parent_arrow(a, b, ra, rb, mpp, (-20.0..30.0, -1.0..edge), std::iter::once((5.0, 0.0)));
+            let peak = line.iter().map(|p| p.1.abs()).fold(0.0, f64::max);
+            assert!(line.len() > 10 && (peak - 1.5).abs() < 0.1, "{peak}: {line:?}");
+            let near = (ra + rb + 4.0 * mpp, 0.0);
+            assert!(parent_arrow(near, b, ra, rb, mpp, wide(), std::iter::empty()).1.is_none());
+        }
+
+        /// A chain with radio outages from `outages` (TOML `[[outages]]` tables).
+        fn outage_run(nodes: usize, outages: &str) -> RunResult {
+            let text = format!(
+                "name = \"tiny\"\nduration_s = 100.0\n\
+                 [topology]\nlayout = {{ kind = \"chain\", nodes = {nodes}, spacing_m = 5.0 }}\n\
+                 [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n\
+                 [[flows]]\nsources = [1]\nrate_pps = 1.0\nstart_s = 10.0\n{outages}"
+            );
+            let base = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+            let sc = Scenario::from_toml(&text, "test", base, &[]).unwrap();
+            run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).unwrap()
+        }
+
+        /// `shade_outages`: "one legend entry naming the nodes (nothing without outages)": a node
+        /// off twice is named once ("node", one node), up to eight nodes are named, more are
+        /// counted; a run without outages has no such entry.
+        #[test]
+        fn outage_legend_names_each_node_once_up_to_eight() {
+            let d = temp("audit36-outages");
+            let entry = |r: &RunResult| {
+                write_all(&d, r).unwrap();
+                let texts: Vec<Vec<String>> =
+                    ["goodput_time", "network_time"].iter().map(|n| svg_texts(&d.join(format!("{n}.svg")))).collect();
+                let found: Vec<Vec<&String>> =
+                    texts.iter().map(|t| t.iter().filter(|t| t.starts_with("radio off")).collect()).collect();
+                assert_eq!(found[0], found[1], "both plots name the same");
+                found[0].iter().map(|s| s.to_string()).collect::<Vec<String>>()
+            };
+            let twice = "[[outages]]\nnodes = 1\nfrom_s = 20.0\nto_s = 30.0\n\
+                         [[outages]]\nnodes = 1\nfrom_s = 50.0\nto_s = 60.0\n";
+            assert_eq!(entry(&outage_run(3, twice)), ["radio off: node 1"]);
+            let eight = "[[outages]]\nnodes = [1, 2, 3, 4, 5, 6, 7, 8]\nfrom_s = 20.0\nto_s = 30.0\n";
+            assert_eq!(entry(&outage_run(10, eight)), ["radio off: nodes 1, 2, 3, 4, 5, 6, 7, 8"]);
+            let nine = "[[outages]]\nnodes = [1, 2, 3, 4, 5, 6, 7, 8, 9]\nfrom_s = 20.0\nto_s = 30.0\n";
+            assert_eq!(entry(&outage_run(10, nine)), ["radio off: nodes 1, 2, 3, 4, 5, 6, 7, 8 and 1 more"]);
+            assert!(entry(&outage_run(3, "")).is_empty());
+            cleanup(&d);
+        }
+
+        /// The run plots' titles name the scenario, preset and seed as such (`run_title`).
+        #[test]
+        fn run_titles_name_preset_and_seed() {
+            let r = tiny_run(2, 20.0, false);
+            let want = format!("{} (preset {}, seed {})", r.summary.scenario, r.summary.preset, r.summary.seed);
+            assert_ne!(r.summary.preset, r.summary.seed.to_string());
+            assert!(run_title(&r) == want, "{}", run_title(&r));
+        }
+
+        /// `congestion_figure`: "the axis stops at 10·U, and the title says when something lies
+        /// above it" (README, docs/rcrt.md: "its axis cut at 10·U"): a level of 30·U is cut at
+        /// 10·U (the y ticks end there) and the title gives the maximum; a level of exactly 10·U
+        /// lies on the axis' end, not above it.
+        #[test]
+        fn congestion_axis_is_cut_at_10_u_and_the_title_says_so() {
+            let d = temp("audit36-cut");
+            let mut r = protocol_run("rcrt", 3, 120.0);
+            let net = &r.network;
+            let u = net.sinks().iter().find_map(|&s| net.rcrt_sink(s)).unwrap().config().upper_threshold;
+            // The y ticks: the right-aligned texts.
+            let y_ticks = |svg: &Path| -> Vec<f64> {
+                svg_elements(svg, "text")
+                    .iter()
+                    .zip(svg_texts(svg))
+                    .filter(|(e, _)| svg_attr(e, "text-anchor").as_deref() == Some("end"))
+                    .filter_map(|(_, t)| t.parse().ok())
+                    .collect()
+            };
+            for (level, cut) in [(30.0 * u, true), (10.0 * u, false)] {
+                let levels = &mut r.network.flows.iter_mut().find(|f| !f.rcrt.levels.is_empty()).unwrap().rcrt.levels;
+                levels.retain(|p| p.1 <= 10.0 * u);
+                levels.push((60.0, level));
+                congestion_figure(&d, "c", "C", &r.network).unwrap();
+                let svg = d.join("c.svg");
+                let texts = svg_texts(&svg);
+                let title = format!("C (axis cut at 10·U; max {level:.0})");
+                assert_eq!(texts.contains(&title), cut, "{level}: {texts:?}");
+                assert_eq!(texts.iter().any(|t| t == "C"), !cut, "{level}: {texts:?}");
+                let top = y_ticks(&svg).into_iter().fold(0.0, f64::max);
+                assert!(top <= 10.0 * u + 1e-9 && top >= 8.0 * u, "{level}: y ticks up to {top}, U = {u}");
+            }
+            cleanup(&d);
+        }
     }
 }
