@@ -1,0 +1,62 @@
+//! A researcher following docs/extending.md: the `rand25` scenario it shows, run and swept, and a
+//! few wrong inputs along the way. Each test runs in a second or two.
+
+mod common;
+
+use common::{assert_refused, run_text, wsn_output, Scratch};
+
+/// The example scenario of docs/extending.md ("Add a scenario"), shortened to 200 s.
+const RAND25: &str = r#"name = "rand25"
+duration_s = 200.0
+
+[topology]
+layout = { kind = "random", nodes = 25, width_m = 40.0, height_m = 40.0 }
+
+[[flows]]
+sources = 7
+rate_pps = 1.0
+start_s = 120.0
+
+[[flows]]
+sources = 19
+rate_pps = 0.25
+start_s = 120.0
+"#;
+
+/// A typo in the head of a `--set` path (`flow.0.rate_pps` for `flows.0.rate_pps`) is an
+/// unknown key, named as such with the keys the format has; it used to be read as a list the
+/// scenario lacks, with the advice to set `flow=[{…}]` whole, a key refused in turn.
+#[test]
+fn set_typo_before_an_index_is_an_unknown_key() {
+    let dir = Scratch::new("newuser36", "set_typo");
+    let unwanted: &[&str] = &["give the list whole", "so no element"];
+    for key in ["flow.0.rate_pps=1", "flowz.0.rate_pps=1"] {
+        let head = key.split('.').next().unwrap();
+        assert_refused(
+            key,
+            run_text(&dir, "rand25", RAND25, &["--set", key]),
+            &[&format!("unknown field `{head}`"), "`flows`"],
+            unwanted,
+        );
+    }
+    // The same through `wsn sweep --param`.
+    let file = dir.join("rand25.toml");
+    let o = wsn_output(&[
+        "sweep",
+        file.to_str().unwrap(),
+        "--param",
+        "flow.0.rate_pps=1,2",
+        "--out",
+        dir.join("sweep").to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&o.stderr).into_owned();
+    assert_refused("--param flow.0.rate_pps", (o.status.code(), err), &["unknown field `flow`"], unwanted);
+    // A list of the format that the scenario lacks keeps its advice; `topology.sinks` holds ids,
+    // not tables.
+    assert_refused(
+        "outages.0.from_s",
+        run_text(&dir, "rand25", RAND25, &["--set", "outages.0.from_s=3"]),
+        &["the scenario has no `outages`, so no element 0; give the list whole (--set 'outages=[{…}]')"],
+        &[],
+    );
+}
