@@ -60,3 +60,38 @@ fn set_typo_before_an_index_is_an_unknown_key() {
         &[],
     );
 }
+
+/// docs/extending.md, "A cap without code": `demand_limited` with every flow's demand at the cap
+/// (0.3 pkt/s) on the RCRT baseline, reference-code profile, 1,500 s. No allocation above the cap
+/// and R at most 39 × 0.3, but congestion cuts take R below N·cap, so most allocations are below
+/// it; the guide said "every allocation 0.300 pkt/s".
+#[test]
+fn a_cap_without_code_keeps_rates_at_most_the_cap() {
+    let dir = Scratch::new("newuser36", "cap_without_code");
+    let out = dir.join("out");
+    common::wsn_ok(&[
+        "run",
+        "rcrt-baseline",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+        "--set",
+        "duration_s=1500",
+        "--set",
+        "protocol.profile=\"reference_code\"",
+        "--set",
+        "protocol.policy=\"demand_limited\"",
+        "--set",
+        "flows.0.demand_pps=0.3",
+    ]);
+    let num = |row: &std::collections::HashMap<String, String>, k: &str| row[k].parse::<f64>().unwrap();
+    let rates: Vec<f64> = common::csv_rows(&out.join("rates.csv")).iter().map(|r| num(r, "rate_pps")).collect();
+    let totals: Vec<f64> = common::csv_rows(&out.join("total_rate.csv")).iter().map(|r| num(r, "total_pps")).collect();
+    // The wire's 16-bit rate code gives 0.30005 for 0.3.
+    let max = rates.iter().copied().fold(0.0, f64::max);
+    assert!((0.299..=0.3001).contains(&max), "largest allocation {max}");
+    let below = rates.iter().filter(|&&r| r < 0.299).count();
+    assert!(below * 2 > rates.len(), "{below} of {} allocations below the cap", rates.len());
+    let r_max = totals.iter().copied().fold(0.0, f64::max);
+    assert!(r_max <= 39.0 * 0.3001, "R at most {r_max}");
+}
