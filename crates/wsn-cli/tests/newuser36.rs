@@ -95,3 +95,23 @@ fn a_cap_without_code_keeps_rates_at_most_the_cap() {
     let r_max = totals.iter().copied().fold(0.0, f64::max);
     assert!(r_max <= 39.0 * 0.3001, "R at most {r_max}");
 }
+
+/// docs/extending.md sweeps one of rand25's two flows (`flows.1.rate_pps`); the sweep figure's
+/// dashed "offered load (y = x)" line was that one flow's offered load, drawn against the mean
+/// goodput of both, which sat above it (0.41 pkt/s at x = 0.25, the other flow offering 1). With
+/// several `[[flows]]` tables the line is left out; with one it stays.
+#[test]
+fn the_sweep_draws_y_equals_x_only_for_the_only_flows_table() {
+    let dir = Scratch::new("newuser36", "sweep_offered");
+    let two = dir.join("rand25.toml");
+    std::fs::write(&two, RAND25).unwrap();
+    let one = dir.join("one.toml");
+    std::fs::write(&one, RAND25.split("\n[[flows]]\nsources = 19").next().unwrap()).unwrap();
+    for (file, param, drawn) in [(&two, "flows.1.rate_pps=0.25,0.5", false), (&one, "flows.0.rate_pps=0.25,0.5", true)]
+    {
+        let out = dir.join(format!("sweep-{drawn}"));
+        common::wsn_ok(&["sweep", file.to_str().unwrap(), "--param", param, "--out", out.to_str().unwrap()]);
+        let svg = std::fs::read_to_string(out.join("sweep.svg")).unwrap();
+        assert_eq!(svg.contains("offered load (y = x)"), drawn, "{param} on {}", file.display());
+    }
+}
