@@ -1380,7 +1380,10 @@ fn sweep(
             None => "knee: delivery below 95 % (or unfair, or nothing sent) already at the first value".to_string(),
         });
     }
-    let offered = key.ends_with("rate_pps");
+    // The dashed y = x line is every flow's offered load only when the swept rate is that of the
+    // only `[[flows]]` table: with several, the other tables keep their own rates, and the mean
+    // per-flow goodput could sit above a line that is one table's offered load (newuser36).
+    let offered = key.ends_with("rate_pps") && base.flows.len() == 1;
     let title = if seeds > 1 {
         format!("{}, sweep of {key}, means over {seeds} seeds (band: mean of each seed's min and max)", base.name)
     } else {

@@ -801,9 +801,30 @@ fn report(
                 (mean_rate(r, &all, b0, b1), mean_rate(r, &early, a0, end))
             };
             let t = &r.summary.totals;
+            // E3's joiners start at the rate their controllers reached while silent (AMBIG-15),
+            // which Fig. 11 draws as a spike at the join: say how high.
+            let joined = if key == "e3" {
+                let at_join: Vec<f64> = (0..flows.len())
+                    .filter(|&i| flows[i].start.as_secs_f64() == change)
+                    .filter_map(|i| {
+                        let trace = r.network.rate_trace(flows[i].source.index());
+                        trace.iter().take_while(|x| x.0 <= change).last().map(|x| x.1)
+                    })
+                    .collect();
+                let max = at_join.iter().copied().fold(f64::NAN, f64::max);
+                format!(
+                    " The {} joiners start at the rate they reached while silent (their rate controllers adapt \
+                     while they do not send, AMBIG-15): {:.3} pkt/s on average, at most {max:.3}{}.",
+                    at_join.len(),
+                    mean(&at_join),
+                    if p == "paper" { ", the spike at the join in Fig. 11" } else { "" }
+                )
+            } else {
+                String::new()
+            };
             writeln!(
                 md,
-                "{key} {title} at {change} s ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}); mean per-node goodput over the run {:.3} pkt/s; {} packets dropped at full queues.\n",
+                "{key} {title} at {change} s ({p}): mean rate of the active nodes {before:.3} pkt/s in {b0}–{b1} s, {after:.3} pkt/s in {a0}–{end} s (ratio {:.2}); mean per-node goodput over the run {:.3} pkt/s; {} packets dropped at full queues.{joined}\n",
                 after / before,
                 t.mean_goodput_pps,
                 t.queue_drops

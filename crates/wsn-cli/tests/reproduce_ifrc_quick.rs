@@ -18,7 +18,7 @@ fn wsn() -> Command {
 fn number_after(text: &str, after: &str) -> f64 {
     let Some(at) = text.find(after).map(|i| i + after.len()) else { return f64::NAN };
     let digits: String = text[at..].trim_start().chars().take_while(|c| c.is_ascii_digit() || *c == '.').collect();
-    digits.parse().unwrap_or(f64::NAN)
+    digits.trim_end_matches('.').parse().unwrap_or(f64::NAN) // "2.260." at a sentence's end
 }
 
 /// The relations checked, each with the numbers it read; the failed ones are reported together.
@@ -166,6 +166,18 @@ fn reproduce_ifrc_quick_numbers_hold_together() {
         c.check(rj >= 0.9, format!("{p}: E8 Jain index of the rates = {rj} (want ≥ 0.9)"));
         c.check(gj < rj - 0.05, format!("{p}: E8 Jain index of goodput {gj} < rates' {rj} − 0.05"));
     }
+    // E3's joiners start at the rate they reached while silent (AMBIG-15), which Fig. 11 draws
+    // as a spike at the join far above the rates before it (paper profile: at the 85-pkt/s cap);
+    // the report says how high, for every variant, and the paper profile's line names the figure
+    // (newuser36).
+    let e3: Vec<&str> = report.lines().filter(|l| l.starts_with("e3 addition")).collect();
+    c.check(e3.len() == 3, format!("E3 paragraphs: {} (want 3: paper, reference_code, paper+skip)", e3.len()));
+    for l in &e3 {
+        let (avg, max) = (number_after(l, "while they do not send, AMBIG-15):"), number_after(l, "at most"));
+        c.check(avg > 0.0 && max >= avg, format!("E3 joiners' rate at the join {avg}, at most {max}: {l}"));
+    }
+    let paper = e3.iter().find(|l| l.contains("(paper)")).copied().unwrap_or_default();
+    c.check(paper.contains("the spike at the join in Fig. 11"), format!("E3 (paper) names Fig. 11's spike: {paper}"));
     // E3 with the reference code's guard against compounding halvings: the share falls too.
     let v = n.num_or_nan("e3_skip_rate_after_over_before");
     c.check(v < 1.0, format!("paper+skip: E3 rate after / before the join = {v} (want < 1)"));

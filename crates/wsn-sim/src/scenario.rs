@@ -1781,6 +1781,10 @@ fn plain_types(message: String) -> String {
 /// The tables of `[protocol]` keyed by node id (`protocol.weights.8`, `protocol.sink_policies.0`).
 const KEYED_BY_NODE_ID: [&str; 2] = ["weights", "sink_policies"];
 
+/// The lists of the scenario format that `--set` can name an element of (`flows.0.rate_pps`), by
+/// their whole path.
+const LIST_KEYS: [&str; 4] = ["flows", "outages", "protocol.policy_changes", "topology.sinks"];
+
 /// The first key of `[protocol]` that its protocol refuses, named, or None.
 fn protocol_error(doc: &toml_edit::DocumentMut) -> Option<String> {
     let t = doc.get("protocol")?.as_table_like()?;
@@ -1937,8 +1941,13 @@ fn set_in(
     // `protocol.sink_policies`, present or not) or in another table the scenario has, it is a
     // key like any other, below. (A missing `flows` or `policy_changes` is a list the scenario
     // lacks: that gets the error below, not a type error from the parser.)
-    let keyed_table =
-        child.is_table_like() && !child.is_array_of_tables() && (existed || KEYED_BY_NODE_ID.contains(head));
+    // A head the scenario lacks that is none of the format's lists (`flow.0.rate_pps`, a typo of
+    // `flows`) is a key like any other too: the parser then names it as unknown, where "give the
+    // list whole" would send the user to a key it refuses as well.
+    let missing_unknown = !existed && !LIST_KEYS.contains(&path_to_head().as_str());
+    let keyed_table = child.is_table_like()
+        && !child.is_array_of_tables()
+        && (existed || KEYED_BY_NODE_ID.contains(head) || missing_unknown);
     if let (Ok(idx), false) = (rest[0].parse::<usize>(), keyed_table) {
         if rest.len() == 1 {
             return Err(if child.is_array_of_tables() {
@@ -1952,8 +1961,9 @@ fn set_in(
         }
         if !existed {
             return Err(format!(
-                "--set {key}: the scenario has no `{head}`, so no element {idx}; give the list whole (--set '{}=[{{…}}]')",
-                path_to_head()
+                "--set {key}: the scenario has no `{head}`, so no element {idx}; give the list whole (--set '{}=[{}]')",
+                path_to_head(),
+                if *head == "sinks" { "…" } else { "{…}" }
             ));
         }
         // A list written inline, `flows = [{ … }]`: its elements are inline tables.
