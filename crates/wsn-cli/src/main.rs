@@ -1063,6 +1063,46 @@ pub(crate) fn max_repaired_share(s: &wsn_sim::runner::Summary) -> Option<f64> {
     Some(repairing.filter(|&(_, d)| d > 0).map(|(r, d)| r as f64 / d as f64).fold(f64::NAN, f64::max))
 }
 
+/// The sweep table's line and plot point for value `v` from its runs (one per seed): goodput
+/// averaged over the seeds that have a value (a run that carried no traffic has no goodput, NaN:
+/// one such seed would make the whole average NaN; NaN when no seed has one), delivery pooled
+/// (all delivered over all originated; undefined, NaN and not plotted, when no run of the value
+/// sent anything).
+fn sweep_point(v: f64, runs: &[&wsn_sim::runner::Summary]) -> wsn_sim::plots::SweepPoint {
+    let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| mean_of_defined(runs.iter().map(|s| f(s)));
+    wsn_sim::plots::SweepPoint {
+        x: v,
+        mean: avg(|s| s.totals.mean_goodput_pps),
+        min: avg(|s| s.totals.min_goodput_pps),
+        max: avg(|s| s.totals.max_goodput_pps),
+        delivery: {
+            let originated = runs.iter().map(|s| s.totals.originated).sum::<u64>();
+            if originated == 0 {
+                f64::NAN
+            } else {
+                runs.iter().map(|s| s.totals.delivered).sum::<u64>() as f64 / originated as f64
+            }
+        },
+    }
+}
+
+/// The sweep's knee: the largest value up to which every value, walked in ascending order
+/// whatever order `--param` gave them in, is fair with at least 95 % delivery
+/// ([`reproduce::fair_and_delivered`]); `None` when the first value already is not.
+fn sweep_knee(points: &[wsn_sim::plots::SweepPoint]) -> Option<f64> {
+    let mut ascending: Vec<&wsn_sim::plots::SweepPoint> = points.iter().collect();
+    ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
+    let mut knee = None;
+    for p in ascending {
+        if reproduce::fair_and_delivered(p.delivery, p.min, p.mean) {
+            knee = Some(p.x);
+        } else {
+            break;
+        }
+    }
+    knee
+}
+
 fn sweep(
     scenario: &str,
     param: &str,
@@ -1073,7 +1113,6 @@ fn sweep(
     jobs: Option<usize>,
 ) -> Result<()> {
     use rayon::prelude::*;
-    use wsn_sim::plots::SweepPoint;
     let (key, vals) = parse_values(param)?;
     anyhow::ensure!(seeds >= 1, "--seeds must be at least 1");
     anyhow::ensure!(
@@ -1332,24 +1371,7 @@ fn sweep(
     ));
     for &v in &vals {
         let runs: Vec<&wsn_sim::runner::Summary> = rows.iter().filter(|(x, _)| *x == v).map(|(_, s)| s).collect();
-        // Over the seeds that have a value (a run that carried no traffic has no goodput, NaN):
-        // one such seed would make the whole average NaN. NaN when no seed has one.
-        let avg = |f: fn(&wsn_sim::runner::Summary) -> f64| mean_of_defined(runs.iter().map(|s| f(s)));
-        let p = SweepPoint {
-            x: v,
-            mean: avg(|s| s.totals.mean_goodput_pps),
-            min: avg(|s| s.totals.min_goodput_pps),
-            max: avg(|s| s.totals.max_goodput_pps),
-            // Pooled; undefined (NaN, not plotted) when no run of the value sent anything.
-            delivery: {
-                let originated = runs.iter().map(|s| s.totals.originated).sum::<u64>();
-                if originated == 0 {
-                    f64::NAN
-                } else {
-                    runs.iter().map(|s| s.totals.delivered).sum::<u64>() as f64 / originated as f64
-                }
-            },
-        };
+        let p = sweep_point(v, &runs);
         table.push(format!(
             "{:>x_width$} {:>10} {:>10} {:>10} {:>9}",
             format!("{v}"),
@@ -1365,17 +1387,7 @@ fn sweep(
     // whatever order `--param` gave them in. Only for a rate (`*_pps`): over another key (a
     // gain, a seed, a spacing) "up to" has no load meaning.
     if key.ends_with("_pps") {
-        let mut ascending: Vec<&SweepPoint> = points.iter().collect();
-        ascending.sort_by(|a, b| a.x.total_cmp(&b.x));
-        let mut knee = None;
-        for p in ascending {
-            if reproduce::fair_and_delivered(p.delivery, p.min, p.mean) {
-                knee = Some(p.x);
-            } else {
-                break;
-            }
-        }
-        table.push(match knee {
+        table.push(match sweep_knee(&points) {
             Some(k) => format!("knee: every value up to {key} = {k} is fair with ≥ 95 % delivery"),
             None => "knee: delivery below 95 % (or unfair, or nothing sent) already at the first value".to_string(),
         });
@@ -1846,5 +1858,138 @@ mod tests {
             let e = super::error_report(&parse_values(spec).unwrap_err());
             assert!(e.contains(bad) && e.contains(spec), "{e}");
         }
+    }
+}
+
+/// Mutation audit of the sweep's and the console's helpers (session 36).
+#[cfg(test)]
+mod audit36 {
+    use super::{
+        max_repaired_share, parse_values, rate, set_to_param, sweep_flow_rows, sweep_knee, sweep_point, sweep_row,
+        toml_number,
+    };
+    use wsn_sim::plots::SweepPoint;
+    use wsn_sim::runner::{run, RunOptions, Summary};
+
+    /// A short run of a small network with two flows' worth of figures to edit.
+    fn summary() -> Summary {
+        let text =
+            "name = \"t\"\nduration_s = 30.0\n[topology]\nlayout = { kind = \"grid\", nodes = 4, spacing_m = 5.0 }\n\
+                    [[flows]]\nsources = \"all\"\nrate_pps = 1.0\nstart_s = 5.0\n[output]\nplots = false\n";
+        let sc = wsn_sim::scenario::Scenario::from_toml(text, "t.toml", wsn_sim::scenario::builtin_base(), &[])
+            .expect("scenario");
+        let s = run(&sc, RunOptions { seed: None, out_dir: None, progress: None }).expect("run").summary;
+        assert!(s.flows.len() >= 2, "{} flows", s.flows.len());
+        s
+    }
+
+    /// README: `KEY=start:stop:step` runs from start to stop inclusive (a range of one value when
+    /// they are equal), the step must be positive, and a sweep has at most 10,000 values.
+    #[test]
+    fn ranges_include_stop_and_hold_at_most_ten_thousand_values() {
+        assert_eq!(parse_values("x=2:2:1").unwrap().1, vec![2.0]);
+        let e = parse_values("x=1:2:0").unwrap_err().to_string();
+        assert!(e.contains("step must be > 0"), "{e}");
+        assert_eq!(parse_values("x=1:10000:1").unwrap().1.len(), 10_000);
+        let e = parse_values("x=0:10000:1").unwrap_err().to_string();
+        assert!(e.contains(": 10001 values, more than the 10000"), "{e}");
+        let list = (1..=10_000).map(|i| i.to_string()).collect::<Vec<_>>().join(",");
+        assert_eq!(parse_values(&format!("x={list}")).unwrap().1.len(), 10_000);
+        assert!(parse_values(&format!("x={list},10001")).is_err());
+    }
+
+    /// The values of a range are rounded to the decimals of start *and* step (a step of 0.1 from
+    /// a whole start keeps its tenths).
+    #[test]
+    fn a_decimal_step_from_a_whole_start_keeps_its_decimals() {
+        assert_eq!(parse_values("x=0:0.3:0.1").unwrap().1, vec![0.0, 0.1, 0.2, 0.3]);
+    }
+
+    /// A list value that is not finite, or an empty key, is refused.
+    #[test]
+    fn lists_refuse_non_finite_values_and_an_empty_key() {
+        for spec in ["x=1,inf", "x=nan"] {
+            let e = parse_values(spec).unwrap_err().to_string();
+            assert!(e.contains("is not a finite number"), "{spec}: {e}");
+        }
+        let e = parse_values("=1,2").unwrap_err().to_string();
+        assert!(e.contains("empty key"), "{e}");
+    }
+
+    /// toml_number: "a value of 10^15 or more in exponent form" (one that is not a whole number up
+    /// to 2^53), so that TOML reads it as a float.
+    #[test]
+    fn large_values_beyond_exact_integers_are_in_exponent_form() {
+        assert_eq!(toml_number(1e16), "1e16");
+        assert_eq!(toml_number(2e16), "2e16");
+        assert_eq!(toml_number(1_000_000_000_000_000.5), "1.0000000000000005e15");
+    }
+
+    /// set_to_param: "a `--set` of another key (`flows.0.rate_pps` is not `flows.0.rate`) does
+    /// not" change; a key that goes on with `_` or `-` is another key.
+    #[test]
+    fn a_longer_key_is_not_the_swept_one() {
+        let k = "flows.0.rate";
+        assert_eq!(set_to_param("--set flows.0.rate_pps=1: bad", k, k), "--set flows.0.rate_pps=1: bad");
+        assert_eq!(set_to_param("--set a.b-c=1: bad", "a.b", "a.b"), "--set a.b-c=1: bad");
+        assert_eq!(set_to_param("--set a.b=1: bad", "a.b", "a.b"), "--param a.b=1: bad");
+    }
+
+    /// rate: "3 decimals, or 3 significant digits below 0.01": 0.01 itself has 3 decimals.
+    #[test]
+    fn a_rate_of_one_hundredth_has_three_decimals() {
+        assert_eq!(rate(0.01), "0.010");
+        assert_eq!(rate(0.00999), "0.00999");
+    }
+
+    /// max_e2e_repaired_share: "the largest share of a flow's delivered packets repaired end to
+    /// end"; in sweep.csv as such.
+    #[test]
+    fn the_repaired_share_is_the_largest_flows() {
+        let mut s = summary();
+        for (f, (r, d)) in s.flows.iter_mut().zip([(1, 10), (3, 10)].into_iter().chain(std::iter::repeat((0, 10)))) {
+            (f.e2e_repaired, f.delivered) = (Some(r), d);
+        }
+        assert_eq!(max_repaired_share(&s), Some(0.3));
+        assert_eq!(sweep_row("k", 1.0, &s)[12], "0.3");
+    }
+
+    /// README: sweep_flows.csv's `x` is written as sweep.csv's, to join on, also for a value that
+    /// TOML would need in exponent form.
+    #[test]
+    fn sweep_flows_x_joins_sweep_csv_x() {
+        let s = summary();
+        for v in [1.0, 0.25, 1e16, 1e25] {
+            let x = &sweep_row("k", v, &s)[0];
+            assert!(sweep_flow_rows("k", v, &s).iter().all(|r| &r.x == x), "{v}: {x}");
+        }
+    }
+
+    /// README: the table averages each value over the seeds that have a value; delivery is
+    /// pooled: all delivered over all originated (not the mean of the seeds' ratios).
+    #[test]
+    fn the_table_averages_defined_goodputs_and_pools_delivery() {
+        let base = summary();
+        let with = |mean: f64, originated: u64, delivered: u64| {
+            let mut s = base.clone();
+            s.totals.mean_goodput_pps = mean;
+            (s.totals.originated, s.totals.delivered) = (originated, delivered);
+            s.totals.delivery_ratio = if originated == 0 { f64::NAN } else { delivered as f64 / originated as f64 };
+            s
+        };
+        let (a, b, none) = (with(1.0, 100, 100), with(3.0, 300, 0), with(f64::NAN, 0, 0));
+        let p = sweep_point(7.0, &[&a, &b, &none]);
+        assert_eq!((p.x, p.mean), (7.0, 2.0));
+        assert_eq!(p.delivery, 0.25, "100 of 400, not the mean 0.5 of 1.0 and 0.0");
+        assert!(sweep_point(7.0, &[&none]).delivery.is_nan());
+    }
+
+    /// README: the knee is "the largest offered value up to which delivery stays ≥ 95 % and the
+    /// flows stay fair": a good value above a bad one does not count.
+    #[test]
+    fn the_knee_stops_at_the_first_bad_value() {
+        let pt = |x: f64, delivery: f64| SweepPoint { x, mean: 1.0, min: 1.0, max: 1.0, delivery };
+        assert_eq!(sweep_knee(&[pt(3.0, 1.0), pt(1.0, 1.0), pt(2.0, 0.5)]), Some(1.0));
+        assert_eq!(sweep_knee(&[pt(2.0, 1.0), pt(1.0, 0.5)]), None);
     }
 }
