@@ -509,40 +509,53 @@ fn finish(dir: &std::path::Path, rows: &[CaseResult], repeat: u32, load_before: 
 /// The speed goals of the simulator (docs/simulator.md, "Speed"), checked against the medians of
 /// this bench. Wall times depend on the machine and its load.
 fn print_goals(rows: &[CaseResult], repeat: u32, load_before: Option<f64>) {
+    for line in goal_lines(rows, repeat, load_before) {
+        out!("{line}");
+    }
+}
+
+/// The lines [`print_goals`] prints.
+fn goal_lines(rows: &[CaseResult], repeat: u32, load_before: Option<f64>) -> Vec<String> {
+    let mut lines = Vec::new();
+    // A line of the goals, as `out!` would print it.
+    macro_rules! goal {
+        ($($arg:tt)*) => { lines.push(format!($($arg)*)) };
+    }
     let find = |c: &str| rows.iter().find(|r| r.case == c);
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
-    out!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
+    goal!("goals (medians of {repeat} run(s) per case; wall times vary with the machine's load):");
     if let Some(l) = find("lrwpan40") {
         let x = NS3_LRWPAN40_WALL_S / l.wall_s.max(1e-9);
-        out!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
+        goal!("  lrwpan40 ≥ 30× faster than ns-3: {x:.1}× — {}", verdict(x >= 30.0));
         let d = 100.0 * (l.delivery - NS3_LRWPAN40_DELIVERY);
-        out!(
+        goal!(
             "  lrwpan40 delivery within 3 points of ns-3's {NS3_LRWPAN40_DELIVERY}: {d:+.1} — {}",
             verdict(d.abs() <= 3.0)
         );
     }
     if let Some(o) = find("office40-hour") {
         let h = o.wall_s * 3600.0 / o.sim_s;
-        out!("  office40 hour < 2 s: {h:.2} s — {}", verdict(h < 2.0));
+        goal!("  office40 hour < 2 s: {h:.2} s — {}", verdict(h < 2.0));
     }
     for (case, rate) in [("uniform-400-0.5-300", "0.5 pkt/s, the ns-3 run's rate"), ("uniform-400-1-300", "1 pkt/s")] {
         if let Some(u) = find(case) {
-            out!("  400 nodes × 300 s < 5 s ({rate}): {:.2} s — {}", u.wall_s, verdict(u.wall_s < 5.0));
+            goal!("  400 nodes × 300 s < 5 s ({rate}): {:.2} s — {}", u.wall_s, verdict(u.wall_s < 5.0));
         }
     }
     let tiled: Vec<&CaseResult> = rows.iter().filter(|r| r.case.starts_with("tiled-")).collect();
     if let (Some(first), Some(last)) = (tiled.first(), tiled.last()) {
-        out!("  {}", flatness_goal(first, last));
+        goal!("  {}", flatness_goal(first, last));
     }
     match rows.iter().filter(|r| r.nodes >= 10_000).map(|r| r.peak_rss_mb).reduce(f64::max) {
-        Some(m) => out!("  peak memory at 10,000 nodes < 500 MB: {m:.1} MB — {}", verdict(m < 500.0)),
+        Some(m) => goal!("  peak memory at 10,000 nodes < 500 MB: {m:.1} MB — {}", verdict(m < 500.0)),
         None => {
-            out!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
+            goal!("  peak memory at 10,000 nodes < 500 MB: not judged (no 10,000-node case; run without --quick)")
         }
     }
     if let Some(note) = busy_note(rows, load_before) {
-        out!("  {note}");
+        goal!("  {note}");
     }
+    lines
 }
 
 /// 1-minute load average, per core, at or above which the machine counts as busy before the
@@ -783,5 +796,113 @@ mod tests {
         // One tile is the uniform network itself.
         let (t, u) = (case_scenario("tiled-400-0.2-60").unwrap(), case_scenario("uniform-400-0.2-60").unwrap());
         assert_eq!(t.topology.sinks, u.topology.sinks);
+    }
+
+    /// Mutation audit (session 36) of the bench's pure helpers and its goals' thresholds.
+    mod audit36 {
+        use super::*;
+
+        /// side: "Area side (m) for `n` nodes at the lrwpan40 density (40 nodes in 35 m × 35 m)".
+        #[test]
+        fn the_side_keeps_the_lrwpan40_density() {
+            assert!((side(40) - 35.0).abs() < 1e-9);
+            assert!((side(160) - 70.0).abs() < 1e-9);
+        }
+
+        /// cells: as `Placement::Uniform` lays the nodes out (columns: the square root rounded
+        /// up, then as many rows as needed).
+        #[test]
+        fn cells_are_those_of_the_uniform_layout() {
+            assert_eq!(cells(40), (7, 6));
+            assert_eq!(cells(400), (20, 20));
+            assert_eq!(cells(3), (2, 2));
+        }
+
+        /// center_cell is "the node in the centre cell": a node index, also when the centre
+        /// cell of a small placement holds no node (3 nodes in 2 × 2 cells).
+        #[test]
+        fn the_centre_node_is_a_node() {
+            for n in 2..=200 {
+                assert!(center_cell(n) < n, "{n} nodes: {}", center_cell(n));
+            }
+            assert_eq!(center_cell(40), 3 * 7 + 3);
+        }
+
+        /// tiles: "cut into round(cols/20) × round(rows/20) tiles": 900 nodes (30 × 30 cells)
+        /// make 2 × 2 tiles.
+        #[test]
+        fn tiles_round_the_number_of_tiles() {
+            assert_eq!(tiles(900).len(), 4);
+            assert_eq!(tiles(600).len(), 1, "25 × 24 cells");
+        }
+
+        /// combine: "The runs of one case must agree on every simulated count (events, frames,
+        /// delivery)", the arrivals too, or the bench stops.
+        #[test]
+        fn runs_that_differ_in_any_count_stop_the_bench() {
+            let r = result(1.0, 7);
+            for other in [
+                CaseResult { events: 1001, ..r.clone() },
+                CaseResult { receptions: 5001, ..r.clone() },
+                CaseResult { delivery: 0.91, ..r.clone() },
+            ] {
+                let e = combine(&[r.clone(), other]).unwrap_err().to_string();
+                assert!(e.contains("not deterministic"), "{e}");
+            }
+        }
+
+        /// busy_note: a case whose median run got "less than 90 % of a core"; 90 % itself is
+        /// not less.
+        #[test]
+        fn ninety_percent_of_a_core_is_not_busy() {
+            let r = CaseResult { cpu_share: 0.9, ..result(1.0, 7) };
+            assert_eq!(busy_note(&[r], None), None);
+        }
+
+        /// flatness_goal: within ±20 % both ways (a cost per frame that fell by 30 % is not
+        /// flat), with the arrivals per frame as a ratio of per-frame figures.
+        #[test]
+        fn flatness_is_judged_both_ways_and_arrivals_are_per_frame() {
+            let at = |nodes: usize, wall_s: f64, frames: u64, receptions: u64| CaseResult {
+                nodes,
+                receptions,
+                ..result(wall_s, frames)
+            };
+            let line = flatness_goal(&at(400, 1.0, 1_000, 45_000), &at(10_000, 0.7, 1_000, 45_000));
+            assert!(line.contains("×0.70 — NOT met"), "{line}");
+            let line = flatness_goal(&at(400, 1.0, 1_000, 45_000), &at(10_000, 2.0, 2_000, 180_000));
+            assert!(line.contains("×1.00 — met") && line.contains("arrivals per frame ×2.00"), "{line}");
+        }
+
+        /// print_goals' thresholds (docs/simulator.md, "Speed"): lrwpan40 at least 30× faster
+        /// than ns-3 with delivery within 3 points of its either way, an office40 hour under 2 s,
+        /// 400 nodes × 300 s under 5 s, and under 500 MB judged at 10,000 nodes.
+        #[test]
+        fn goals_use_the_documented_thresholds() {
+            let case = |c: &str, nodes: usize, wall_s: f64| CaseResult { case: c.into(), nodes, ..result(wall_s, 7) };
+            let goals = |rows: &[CaseResult]| goal_lines(rows, 1, None).join("\n");
+            let verdict = |rows: &[CaseResult], what: &str| {
+                let g = goals(rows);
+                let line = g.lines().find(|l| l.contains(what)).unwrap_or_else(|| panic!("{what}: {g}")).to_string();
+                line.rsplit(" — ").next().unwrap().to_string()
+            };
+            // 10.4 s / 1.0 s = 10.4× (< 30); 10.4 / 0.3 = 34.7×.
+            assert_eq!(verdict(&[case("lrwpan40", 40, 1.0)], "30× faster"), "NOT met");
+            assert_eq!(verdict(&[case("lrwpan40", 40, 0.3)], "30× faster"), "met");
+            // Delivery 0.9 is 8.9 points below ns-3's 0.989; 0.97 is 1.9 below.
+            assert_eq!(verdict(&[case("lrwpan40", 40, 0.3)], "within 3 points"), "NOT met");
+            let close = CaseResult { delivery: 0.97, ..case("lrwpan40", 40, 0.3) };
+            assert_eq!(verdict(&[close], "within 3 points"), "met");
+            // office40-hour: wall s × 3600 / sim s (60 s here): 1.8 s and 2.4 s.
+            assert_eq!(verdict(&[case("office40-hour", 40, 0.03)], "office40 hour"), "met");
+            assert_eq!(verdict(&[case("office40-hour", 40, 0.04)], "office40 hour"), "NOT met");
+            assert_eq!(verdict(&[case("uniform-400-1-300", 400, 4.0)], "< 5 s"), "met");
+            assert_eq!(verdict(&[case("uniform-400-1-300", 400, 6.0)], "< 5 s"), "NOT met");
+            // result() makes the peak memory ten times the wall time.
+            let big = |wall_s: f64| [case("tiled-10000-0.2-60", 10_000, wall_s)];
+            assert_eq!(verdict(&big(10.0), "500 MB"), "met");
+            assert_eq!(verdict(&big(60.0), "500 MB"), "NOT met");
+            assert!(verdict(&[case("tiled-4000-0.2-60", 4_000, 10.0)], "500 MB").contains("not judged"));
+        }
     }
 }
