@@ -1588,3 +1588,48 @@ fn unwritable_stderr_keeps_the_exit_code() {
     assert!(o.status.success() && err.contains("closer than D0"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Mutation audit (session 36) of the numbers the run's summary prints.
+mod audit36 {
+    use super::*;
+
+    /// README quick start: "traffic … originated N, delivered M (P %)" and "transport feedback F
+    /// (… % of data packets originated, the paper's measure; … % of data frames on the air)",
+    /// each a share of its own total in summary.json, and "–" for a share of nothing.
+    #[test]
+    fn the_summary_prints_each_share_of_its_own_total() {
+        let (dir, f) = tiny_scenario("audit36-summary");
+        let run = |out: &str, extra: &[&str]| {
+            let o = wsn()
+                .args(["run", f.to_str().unwrap(), "-q", "--set", "protocol.kind=\"rcrt\"", "--set"])
+                .args(["output.plots=false", "--out"])
+                .arg(dir.join(out))
+                .args(extra)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            let s: serde_json::Value =
+                serde_json::from_str(&std::fs::read_to_string(dir.join(out).join("summary.json")).unwrap()).unwrap();
+            (String::from_utf8_lossy(&o.stdout).into_owned(), s["totals"].clone())
+        };
+        let (out, t) = run("o", &[]);
+        let n = |k: &str| t[k].as_u64().unwrap();
+        let (originated, delivered, data, fb) =
+            (n("originated"), n("delivered"), n("data_frames"), n("feedback_packets"));
+        assert!(fb > 0 && delivered < originated, "{t}");
+        let pct = |a: u64, b: u64| format!("{:.1}", 100.0 * a as f64 / b as f64);
+        let traffic = format!("originated {originated}, delivered {delivered} ({} %)", pct(delivered, originated));
+        assert!(out.contains(&traffic), "{traffic}\n{out}");
+        let feedback = format!(
+            "feedback {fb} ({} % of data packets originated, the paper's measure; {} % of data frames on the air)",
+            pct(fb, originated),
+            pct(fb, data)
+        );
+        assert!(out.contains(&feedback), "{feedback}\n{out}");
+        // No packet originated and no data frame sent: no share, not 0.0 % or NaN.
+        let (out, _) = run("none", &["--set", "flows.0.start_s=40"]);
+        assert!(out.contains("feedback 0 (– % of data packets originated"), "{out}");
+        assert!(out.contains("; – % of data frames on the air)"), "{out}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+}
