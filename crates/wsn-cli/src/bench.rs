@@ -872,6 +872,11 @@ mod tests {
             assert!(line.contains("×0.70 — NOT met"), "{line}");
             let line = flatness_goal(&at(400, 1.0, 1_000, 45_000), &at(10_000, 2.0, 2_000, 180_000));
             assert!(line.contains("×1.00 — met") && line.contains("arrivals per frame ×2.00"), "{line}");
+            // "Within" ±20 %: both ends count.
+            for (wall_s, says) in [(1.2, "×1.20 — met"), (0.8, "×0.80 — met")] {
+                let line = flatness_goal(&at(400, 1.0, 1_000, 45_000), &at(10_000, wall_s, 1_000, 45_000));
+                assert!(line.contains(says), "{line}");
+            }
         }
 
         /// print_goals' thresholds (docs/simulator.md, "Speed"): lrwpan40 at least 30× faster
