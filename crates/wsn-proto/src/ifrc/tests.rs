@@ -2674,4 +2674,89 @@ mod audit36 {
         }
         assert_eq!(flush_control(&mut b, &mut c, t), 1);
     }
+
+    /// Rule 2(b) fires when the reported child's level exceeds the highest seen while the
+    /// child bit stays set (spec §6.3): a dip and a return to the same level is no new crossing.
+    #[test]
+    fn rule2b_does_not_refire_on_a_dip_and_return() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        let hear = |a: &mut IfrcAgent, c: &mut Ctx, seq: u16, cr: f64, cq: f64| {
+            a.handle_overheard(t, c, &rx(7, NodeId(3)), &frame(7, seq, &hdr_child(1.0, 1.0, cr, cq)));
+        };
+        hear(&mut a, &mut c, 0, 0.3, 17.0); // level 1
+        assert!(close(a.rate_pps(), wire::quantize_rate(0.3)));
+        hear(&mut a, &mut c, 1, 0.25, 10.0); // level 0, bit still set
+        hear(&mut a, &mut c, 2, 0.2, 17.0); // level 1 again
+        assert_eq!(a.stats().rule2_signals, 1);
+        assert!(close(a.rate_pps(), wire::quantize_rate(0.3)), "{}", a.rate_pps());
+    }
+
+    /// AMBIG-10 and spec §7.2 (a): in additive increase an own increase past the parent's last
+    /// heard rate is cut back to it, and the cut leaves δ as it was.
+    #[test]
+    fn additive_increase_is_capped_at_the_parent_and_keeps_delta() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.5, 9.0)));
+        assert!(!a.in_slow_start());
+        let delta = a.delta();
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.6, 1.0)));
+        let p = a.parent_rate().unwrap();
+        for _ in 0..30 {
+            let next = a.poll_timeout().unwrap();
+            a.handle_timeout(next, &mut c);
+            assert!(a.rate_pps() <= p);
+        }
+        assert_eq!(a.rate_pps(), p);
+        assert!(a.stats().rule1_caps > 0);
+        assert_eq!(a.delta(), delta, "the cap does not touch δ");
+        assert!(!a.in_slow_start());
+    }
+
+    /// AMBIG-12: a duplicate of a child's packet is not delivered again and does not count
+    /// toward the m = 5 packets that pace the periodic control packet.
+    #[test]
+    fn duplicates_do_not_pace_the_base_station() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let t = Instant::from_secs(1);
+        for _ in 0..6 {
+            b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.5, 1.0)));
+        }
+        assert_eq!(flush_control(&mut b, &mut c, t), 0);
+    }
+
+    /// PAPER §4.1.4: r_b is lowered only when one of the base station's own children crosses a
+    /// threshold, not when a child reports its own congested child (a grandchild).
+    #[test]
+    fn base_station_ignores_a_grandchilds_crossing() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let t = Instant::from_secs(1);
+        b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr_child(0.5, 1.0, 0.1, 9.0)));
+        assert_eq!(b.rate_pps(), 85.0);
+        assert_eq!(b.stats().rule2_constraints, 0);
+    }
+
+    /// Spec §7.2 (a): δ is set on a decrease and kept during the ramp; reaching the parent's
+    /// rate in additive increase is no slow-start exit and sets no new δ, even after the
+    /// parent was heard falling (AMBIG-8's test only applies in slow start).
+    #[test]
+    fn reaching_the_parent_in_additive_increase_keeps_delta() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.6, 1.0)));
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.4, 1.0)));
+        assert!(!a.in_slow_start(), "the parent fell by more than a quarter");
+        a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.3, 9.0)));
+        let r = wire::quantize_rate(0.3);
+        assert!(close(a.delta(), 0.025 * r * r));
+        let delta = a.delta();
+        let p = a.parent_rate().unwrap();
+        for _ in 0..40 {
+            let next = a.poll_timeout().unwrap();
+            a.handle_timeout(next, &mut c);
+        }
+        assert_eq!(a.rate_pps(), p);
+        assert_eq!(a.delta(), delta);
+    }
 }
