@@ -2378,3 +2378,385 @@ fn base_station_immediate_broadcast_restarts_the_periodic_count() {
     b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 7, &hdr(0.5, 1.0)));
     assert_eq!(flush_control(&mut b, &mut c, t), 1);
 }
+
+/// Second mutation audit (session 36): one test per rule a hand-made mutant showed unpinned.
+mod audit36 {
+    use super::*;
+
+    fn send1(a: &mut IfrcAgent, c: &mut Ctx, now: Instant) {
+        a.send(now, c, SINK, SINK, APP, b"x").unwrap();
+    }
+
+    /// `IfrcStats::max_avg_q` is the largest average reached, not the last or the smallest.
+    #[test]
+    fn max_avg_q_is_the_peak_average() {
+        let (mut a, mut c) = node_with(5, 2, IfrcConfig { ewma_weight: 1.0, ..cfg() });
+        for _ in 0..3 {
+            send1(&mut a, &mut c, Instant::ZERO);
+        }
+        while let Some(f) = a.poll_frame(Instant::ZERO, &mut c) {
+            a.handle_send_done(Instant::ZERO, &mut c, &done(f.dst));
+        }
+        send1(&mut a, &mut c, Instant::ZERO);
+        assert_eq!(a.avg_queue(), 1.0);
+        assert_eq!(a.stats().max_avg_q, 3.0);
+    }
+
+    /// The fixed-point average rounds w_q to the nearest hundredth (doc of `QueueEwma::new`):
+    /// 0.29·100 is 28.999… in binary, whose truncation would be 28.
+    #[test]
+    fn fixed_point_weight_is_rounded_to_the_nearest_hundredth() {
+        let code = IfrcConfig { ewma_weight: 0.29, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+        let mut e = QueueEwma::new(&code);
+        e.update(1);
+        assert_eq!(e.value(), 0.29);
+    }
+
+    /// Paper profile: every newly crossed threshold halves [PAPER §4.1.1; AMBIG-1], also right
+    /// after a Rule 2 constraint in the same tick (the no-halving guard is the code's,
+    /// `skip_halving_after_sharing`, off in this profile).
+    #[test]
+    fn paper_profile_halves_after_a_sharing_constraint() {
+        let (mut a, mut c) = node_with(5, 2, IfrcConfig { ewma_weight: 1.0, ..cfg() });
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.5, 9.0)));
+        let r = wire::quantize_rate(0.5);
+        assert!(close(a.rate_pps(), r));
+        for _ in 0..9 {
+            send1(&mut a, &mut c, t);
+        }
+        assert!(a.is_congested());
+        assert_eq!((a.stats().halvings, a.stats().skipped_halvings), (1, 0));
+        assert!(close(a.rate_pps(), r / 2.0), "{}", a.rate_pps());
+    }
+
+    /// Rule 2 lowers the rate "to x if it is lower" after flooring x [AMBIG-11]: at the floor, a
+    /// crossing at a rate below the floor lowers nothing and is no constraint.
+    #[test]
+    fn a_constraint_below_the_floor_at_the_floor_is_no_constraint() {
+        let (mut a, mut c) = node_with(5, 2, IfrcConfig { min_rate_pps: 0.01, ..cfg() });
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.005, 9.0)));
+        assert_eq!(a.rate_pps(), 0.01);
+        assert_eq!(a.stats().rule2_constraints, 1);
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(8, NodeId(3)), &frame(8, 0, &hdr(0.004, 9.0)));
+        assert_eq!(a.rate_pps(), 0.01);
+        assert_eq!((a.stats().rule2_signals, a.stats().rule2_constraints), (2, 1));
+    }
+
+    /// AMBIG-8 (Recommended): in slow start a drop of the parent's rate ends slow start only
+    /// when it is by *more than* a quarter (and more than φ): exactly a quarter, or a bit more
+    /// than a fifth, keeps slow start; a fall below three quarters ends it.
+    #[test]
+    fn slow_start_exit_needs_a_parent_drop_of_more_than_a_quarter() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 0.3);
+        let parent = |a: &mut IfrcAgent, c: &mut Ctx, seq: u16, r: f64| {
+            a.handle_overheard(t, c, &rx(2, NodeId(1)), &frame(2, seq, &hdr(r, 1.0)));
+        };
+        parent(&mut a, &mut c, 0, 0.25);
+        assert!(a.in_slow_start());
+        // 0.1875 = 0.75 × 0.25 exactly (both on the header's 2⁻¹⁶ grid): not more than a quarter.
+        parent(&mut a, &mut c, 1, 0.1875);
+        assert_eq!(a.rate_pps(), 0.1875);
+        assert!(a.in_slow_start(), "a drop of exactly a quarter keeps slow start");
+        // 0.145 is 22.7 % below 0.1875: more than a fifth, less than a quarter.
+        parent(&mut a, &mut c, 2, 0.145);
+        assert!(a.in_slow_start(), "a drop of less than a quarter keeps slow start");
+        let p = a.rate_pps();
+        parent(&mut a, &mut c, 3, 0.1);
+        assert!(0.1 < 0.75 * p);
+        assert!(!a.in_slow_start(), "a drop of more than a quarter ends slow start");
+        let r = wire::quantize_rate(0.1);
+        assert!(close(a.delta(), 0.025 * r * r));
+    }
+
+    /// Reference-code profile: r_b starts at and never exceeds the cap of 60 pkt/s, also when
+    /// it is raised at its periodic control packets (at least 0.001 pkt/s each).
+    #[test]
+    fn reference_code_base_station_stays_at_its_cap() {
+        let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+        let (mut b, mut c) = bs_with(0, cfg);
+        let mut sent = 0;
+        while let Some(t) = b.poll_timeout() {
+            if t > Instant::from_secs(30) {
+                break;
+            }
+            b.handle_timeout(t, &mut c);
+            sent += flush_control(&mut b, &mut c, t);
+            assert_eq!(b.rate_pps(), 60.0);
+        }
+        assert!(sent >= 3, "{sent}");
+        assert!(drain(&mut b).is_empty(), "no RateChanged without a change");
+    }
+
+    /// AMBIG-9: a rate change moves the pending tick to last_tick + 1/r_new and the pending
+    /// application slot to last_slot + 1/(w·r_new) (weighted fairness, PAPER §4.2), not to
+    /// `now` plus a period and not ignoring w.
+    #[test]
+    fn reschedule_uses_the_last_tick_and_the_weight() {
+        let (mut a, mut c) = node(5, 2);
+        a.set_weight(2.0);
+        assert_eq!(a.poll_timeout(), Some(Instant::from_secs(25)), "first slot at 1/(2·r_init)");
+        a.handle_timeout(Instant::from_secs(25), &mut c);
+        a.handle_timeout(Instant::from_secs(50), &mut c);
+        assert_eq!(a.stats().ticks, 1);
+        assert_eq!(a.stats().app_slots, 2);
+        a.handle_overheard(Instant::from_secs(51), &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.01, 9.0)));
+        let r2 = a.rate_pps();
+        assert_eq!(r2, wire::quantize_rate(0.01));
+        let slot = Instant::from_secs(50) + Duration::from_secs_f64(1.0 / (2.0 * r2));
+        assert_eq!(a.poll_timeout(), Some(slot));
+        a.handle_timeout(slot, &mut c);
+        assert_eq!((a.stats().ticks, a.stats().app_slots), (1, 3));
+        let tick = Instant::from_secs(50) + Duration::from_secs_f64(1.0 / r2);
+        a.handle_timeout(tick, &mut c);
+        assert_eq!(a.stats().ticks, 2, "the tick comes at last_tick + 1/r_new");
+    }
+
+    /// A node of weight 0 has no application-slot timer: every wake-up is a rate tick.
+    #[test]
+    fn weight_zero_wakes_only_for_rate_ticks() {
+        let (mut a, mut c) = node(5, 2);
+        a.set_weight(0.0);
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.05, 1.0)));
+        let mut n = 0;
+        while let Some(t) = a.poll_timeout() {
+            if t > Instant::from_secs(12_000) {
+                break;
+            }
+            let before = a.stats().ticks;
+            a.handle_timeout(t, &mut c);
+            assert_eq!(a.stats().ticks, before + 1, "wake-up at {t:?} without a tick");
+            n += 1;
+        }
+        assert!(n > 100);
+        assert_eq!(a.stats().app_slots, 0);
+    }
+
+    /// The base station's additive increase has slope `bs_slope_factor`·δ: r_b grows by
+    /// factor·δ/r_b per tick of 1/r_b.
+    #[test]
+    fn base_station_slope_factor_scales_its_increase() {
+        let (mut b, mut c) = bs_with(0, IfrcConfig { bs_slope_factor: 2.0, ..cfg() });
+        b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.2, 9.0)));
+        let (rb, delta) = (b.rate_pps(), b.delta());
+        let t = b.poll_timeout().unwrap();
+        b.handle_timeout(t, &mut c);
+        assert!(close(b.rate_pps(), rb + 2.0 * delta / rb), "{}", b.rate_pps());
+    }
+
+    /// AMBIG-12: a child that stopped originating (it still relays, so it stays fresh) no
+    /// longer paces the periodic control packet once its last originated packet is older than
+    /// 10 of its inter-packet times; the slower child that originates does.
+    #[test]
+    fn a_child_that_stopped_originating_stops_pacing() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let mut t = Instant::from_secs(1);
+        let mut sent = 0;
+        for s in 0..3u16 {
+            b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, s, &hdr(1.0, 1.0)));
+            t += Duration::from_secs(1);
+        }
+        sent += flush_control(&mut b, &mut c, t);
+        for s in 0..60u16 {
+            b.handle_frame(t, &mut c, &rx(3, SINK), &relayed(30, s, &hdr(1.0, 1.0)));
+            b.handle_frame(t, &mut c, &rx(4, SINK), &frame(4, s, &hdr(0.2, 1.0)));
+            sent += flush_control(&mut b, &mut c, t);
+            t += Duration::from_secs(1);
+        }
+        assert!(sent >= 8, "{sent}");
+    }
+
+    /// AMBIG-12, no child originating: a child silent for more than 10 of its inter-packet
+    /// times does not pace; the fresh one's packets of any origin do.
+    #[test]
+    fn a_silent_relaying_child_does_not_pace() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        b.handle_frame(Instant::from_secs(1), &mut c, &rx(3, SINK), &relayed(30, 0, &hdr(1.0, 1.0)));
+        let t = Instant::from_secs(100);
+        for s in 0..5u16 {
+            b.handle_frame(t, &mut c, &rx(4, SINK), &relayed(40, s, &hdr(0.2, 1.0)));
+        }
+        assert_eq!(flush_control(&mut b, &mut c, t), 1);
+    }
+
+    /// Reference-code profile: the periodic control timer is m / r_maxchild, or 10 s when
+    /// r_maxchild / m is below r_init [CODE usc-ifrc: RateControlM.nc BEACONFACTOR].
+    #[test]
+    fn reference_code_control_period_has_a_ten_second_bound() {
+        let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+        let (mut b, mut c) = bs_with(0, cfg);
+        b.handle_frame(Instant::ZERO, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.05, 1.0)));
+        assert_eq!(b.poll_timeout(), Some(Instant::ZERO));
+        b.handle_timeout(Instant::ZERO, &mut c);
+        assert_eq!(flush_control(&mut b, &mut c, Instant::ZERO), 1);
+        assert_eq!(b.poll_timeout(), Some(Instant::from_secs(10)), "0.05 / 3 < r_init: 10 s");
+    }
+
+    /// A relay follows the best-path tree; on a tie the current tree, else the earlier sink
+    /// in the list [PAPER §4.2; spec §9.1].
+    #[test]
+    fn relay_tie_keeps_the_current_tree_else_the_earlier_sink() {
+        let far = NodeId(39);
+        let fwd = ForwarderConfig { max_frame_payload: 120, ..ForwarderConfig::default() };
+        let trees = BTreeMap::from([(SINK, (NodeId(2), 2)), (far, (NodeId(4), 2))]);
+        let mut c = TreesCtx { me: NodeId(5), trees, rng: 1 };
+        let mut a = IfrcAgent::new(NodeId(5), Role::Node { sink: SINK }, cfg(), fwd.clone(), Instant::ZERO);
+        a.set_weight(0.0);
+        a.set_relay_sinks(vec![SINK, far]);
+        a.handle_timeout(Instant::ZERO, &mut c);
+        assert_eq!(a.role(), Role::Node { sink: SINK }, "tie: the current tree, listed first");
+        // The current tree unknown here: the earlier of the tied sinks.
+        let mut a = IfrcAgent::new(NodeId(5), Role::Node { sink: NodeId(50) }, cfg(), fwd, Instant::ZERO);
+        a.set_weight(0.0);
+        a.set_relay_sinks(vec![SINK, far]);
+        a.handle_timeout(Instant::ZERO, &mut c);
+        assert_eq!(a.role(), Role::Node { sink: SINK });
+    }
+
+    /// The burst tolerance uses the strict test avg > U (AMBIG-3) and accepts w_q = 1, where
+    /// the average is the queue itself: 9 packets exceed U = 8.
+    #[test]
+    fn burst_tolerance_at_weight_one_is_strict() {
+        assert_eq!(ewma_burst_tolerance(1.0, 8.0), 9);
+        assert_eq!(ewma_burst_tolerance(1.0, 8.5), 9);
+    }
+
+    /// A node's own frame heard back is not a neighbour's header (`snoop`): no table entry, no
+    /// rule.
+    #[test]
+    fn own_frames_are_not_snooped() {
+        let (mut a, mut c) = node(5, 2);
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(5, NodeId(2)), &frame(5, 0, &hdr(0.01, 9.0)));
+        assert_eq!(a.neighbour_count(), 0);
+        assert_eq!(a.stats().rule2_signals, 0);
+        assert_eq!(a.rate_pps(), 0.02);
+    }
+
+    /// Reference-code profile: no growth unless r is *below* the parent's last heard rate
+    /// [CODE usc-ifrc: RateControlM.nc updateRLocal, only if rLocal < parentRLocal]: at the
+    /// parent's rate a tick changes nothing (no increase to cut back, no RateChanged).
+    #[test]
+    fn reference_code_does_not_grow_at_the_parents_rate() {
+        let cfg = IfrcConfig { random_start_phase: false, ..IfrcConfig::for_profile(Profile::ReferenceCode) };
+        let (mut a, mut c) = node_with(5, 2, cfg);
+        a.handle_overheard(Instant::ZERO, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.025, 1.0)));
+        let p = a.parent_rate().unwrap();
+        // r_init + 2φ reaches the parent's rate (capped there if above it).
+        for _ in 0..2 {
+            let next = a.poll_timeout().unwrap();
+            a.handle_timeout(next, &mut c);
+        }
+        assert_eq!(a.rate_pps(), p);
+        drain(&mut a);
+        let (ticks, caps) = (a.stats().ticks, a.stats().rule1_caps);
+        let next = a.poll_timeout().unwrap();
+        a.handle_timeout(next, &mut c);
+        assert_eq!(a.stats().ticks, ticks + 1);
+        assert_eq!(a.rate_pps(), p);
+        assert_eq!(a.stats().rule1_caps, caps, "nothing grew, so nothing was cut back");
+        let changes = drain(&mut a).into_iter().filter(|e| matches!(e, AgentEvent::RateChanged { .. })).count();
+        assert_eq!(changes, 0, "no RateChanged without a change");
+    }
+
+    /// AMBIG-12: only children pace the base station; an overheard faster neighbour that is not
+    /// its child (its frames name another node) never does.
+    #[test]
+    fn a_non_child_neighbour_does_not_pace_the_base_station() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let t = Instant::from_secs(1);
+        b.handle_overheard(t, &mut c, &rx(9, NodeId(3)), &frame(9, 0, &hdr(1.0, 1.0)));
+        assert_eq!(b.neighbour_count(), 1);
+        // Child 4 only relays: with no originating child, the fastest child's packets of any
+        // origin pace.
+        for s in 0..5u16 {
+            b.handle_frame(t, &mut c, &rx(4, SINK), &relayed(40, s, &hdr(0.2, 1.0)));
+        }
+        assert_eq!(flush_control(&mut b, &mut c, t), 1);
+    }
+
+    /// Rule 2(b) fires when the reported child's level exceeds the highest seen while the
+    /// child bit stays set (spec §6.3): a dip and a return to the same level is no new crossing.
+    #[test]
+    fn rule2b_does_not_refire_on_a_dip_and_return() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        let hear = |a: &mut IfrcAgent, c: &mut Ctx, seq: u16, cr: f64, cq: f64| {
+            a.handle_overheard(t, c, &rx(7, NodeId(3)), &frame(7, seq, &hdr_child(1.0, 1.0, cr, cq)));
+        };
+        hear(&mut a, &mut c, 0, 0.3, 17.0); // level 1
+        assert!(close(a.rate_pps(), wire::quantize_rate(0.3)));
+        hear(&mut a, &mut c, 1, 0.25, 10.0); // level 0, bit still set
+        hear(&mut a, &mut c, 2, 0.2, 17.0); // level 1 again
+        assert_eq!(a.stats().rule2_signals, 1);
+        assert!(close(a.rate_pps(), wire::quantize_rate(0.3)), "{}", a.rate_pps());
+    }
+
+    /// AMBIG-10 and spec §7.2 (a): in additive increase an own increase past the parent's last
+    /// heard rate is cut back to it, and the cut leaves δ as it was.
+    #[test]
+    fn additive_increase_is_capped_at_the_parent_and_keeps_delta() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.5, 9.0)));
+        assert!(!a.in_slow_start());
+        let delta = a.delta();
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.6, 1.0)));
+        let p = a.parent_rate().unwrap();
+        for _ in 0..30 {
+            let next = a.poll_timeout().unwrap();
+            a.handle_timeout(next, &mut c);
+            assert!(a.rate_pps() <= p);
+        }
+        assert_eq!(a.rate_pps(), p);
+        assert!(a.stats().rule1_caps > 0);
+        assert_eq!(a.delta(), delta, "the cap does not touch δ");
+        assert!(!a.in_slow_start());
+    }
+
+    /// AMBIG-12: a duplicate of a child's packet is not delivered again and does not count
+    /// toward the m = 5 packets that pace the periodic control packet.
+    #[test]
+    fn duplicates_do_not_pace_the_base_station() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let t = Instant::from_secs(1);
+        for _ in 0..6 {
+            b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr(0.5, 1.0)));
+        }
+        assert_eq!(flush_control(&mut b, &mut c, t), 0);
+    }
+
+    /// PAPER §4.1.4: r_b is lowered only when one of the base station's own children crosses a
+    /// threshold, not when a child reports its own congested child (a grandchild).
+    #[test]
+    fn base_station_ignores_a_grandchilds_crossing() {
+        let (mut b, mut c) = bs_with(0, cfg());
+        let t = Instant::from_secs(1);
+        b.handle_frame(t, &mut c, &rx(3, SINK), &frame(3, 0, &hdr_child(0.5, 1.0, 0.1, 9.0)));
+        assert_eq!(b.rate_pps(), 85.0);
+        assert_eq!(b.stats().rule2_constraints, 0);
+    }
+
+    /// Spec §7.2 (a): δ is set on a decrease and kept during the ramp; reaching the parent's
+    /// rate in additive increase is no slow-start exit and sets no new δ, even after the
+    /// parent was heard falling (AMBIG-8's test only applies in slow start).
+    #[test]
+    fn reaching_the_parent_in_additive_increase_keeps_delta() {
+        let (mut a, mut c) = node(5, 2);
+        let t = tick_to(&mut a, &mut c, 1.0);
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 0, &hdr(0.6, 1.0)));
+        a.handle_overheard(t, &mut c, &rx(2, NodeId(1)), &frame(2, 1, &hdr(0.4, 1.0)));
+        assert!(!a.in_slow_start(), "the parent fell by more than a quarter");
+        a.handle_overheard(t, &mut c, &rx(7, NodeId(3)), &frame(7, 0, &hdr(0.3, 9.0)));
+        let r = wire::quantize_rate(0.3);
+        assert!(close(a.delta(), 0.025 * r * r));
+        let delta = a.delta();
+        let p = a.parent_rate().unwrap();
+        for _ in 0..40 {
+            let next = a.poll_timeout().unwrap();
+            a.handle_timeout(next, &mut c);
+        }
+        assert_eq!(a.rate_pps(), p);
+        assert_eq!(a.delta(), delta);
+    }
+}
