@@ -462,7 +462,7 @@ pub(crate) fn section(
     // The knee as the report and the notes print it (`n/a`, as in numbers.csv, when no rate passed).
     let best_s = if best.is_finite() { best.to_string() } else { "n/a".into() };
     let best_gp = crate::reproduce_ifrc::goodput_at(&pts, best);
-    let (ifrc, ifrc_rate, ifrc_drops) = g("cmp-ifrc/paper");
+    let (ifrc, ifrc_rate, _) = g("cmp-ifrc/paper");
     let (hw, hw_rate, _) = g("cmp-rcrt-hw/paper");
     let (sw, sw_rate, _) = g("cmp-rcrt-sw/paper");
     let (hw_c, hw_rate_c, _) = g("cmp-rcrt-hw/reference_code");
@@ -635,45 +635,7 @@ pub(crate) fn section(
         hw_rate_c / ifrc_rate_c,
         "mean allocated rate per node, RCRT hardware ACKs vs IFRC software ACKs (paper 0.824 / 0.293 pkt/s)",
     );
-    rows.push(row(
-        "cmp_ifrc_mean_goodput_pps",
-        "—",
-        ifrc,
-        "pkt/s",
-        "IFRC mean per-node goodput on the 30-node network, whole traffic period (the paper gives rates, not \
-         goodputs: IFRC's 0.293 pkt/s is in cmp_ifrc_mean_rate_pps)",
-    ));
-    rows.push(row(
-        "cmp_rcrt_mean_goodput_pps",
-        "—",
-        hw,
-        "pkt/s",
-        "RCRT (hardware ACKs) mean per-node goodput on the 30-node network (the paper gives rates, not goodputs: \
-         RCRT's 0.824 pkt/s is in cmp_rcrt_mean_rate_pps)",
-    ));
-    rows.push(row(
-        "cmp_ifrc_mean_rate_pps",
-        0.293,
-        ifrc_rate,
-        "pkt/s",
-        "IFRC mean per-node rate r_i on the 30-node network, time-weighted over the traffic period, paper profile \
-         [RCRT PAPER §4.2.5: 0.293 pkt/s]",
-    ));
-    rows.push(row(
-        "cmp_rcrt_mean_rate_pps",
-        0.824,
-        hw_rate,
-        "pkt/s",
-        "RCRT (hardware ACKs) mean allocated rate per flow on the 30-node network, time-weighted over the traffic \
-         period, paper profile [RCRT PAPER §4.2.5: 0.824 pkt/s]",
-    ));
-    rows.push(row(
-        "cmp_ifrc_queue_overflows",
-        0,
-        ifrc_drops as f64,
-        "packets",
-        "IFRC queue drops on the 30-node network",
-    ));
+    rows.extend(cmp_mean_rows(g("cmp-ifrc/paper"), g("cmp-rcrt-hw/paper")));
     rows.push(row(
         "cmp_ifrc_over_best_fixed",
         0.8,
@@ -735,6 +697,66 @@ pub(crate) fn section(
     Ok(())
 }
 
+/// The 30-node network's means, paper profile, from the (goodput, mean rate, queue drops) of the
+/// IFRC run and of RCRT's with hardware ACKs: `cmp_ifrc_mean_goodput_pps`,
+/// `cmp_rcrt_mean_goodput_pps`, `cmp_ifrc_mean_rate_pps`, `cmp_rcrt_mean_rate_pps` and
+/// `cmp_ifrc_queue_overflows`.
+fn cmp_mean_rows(ifrc: (f64, f64, u64), hw: (f64, f64, u64)) -> [Row; 5] {
+    let ((ifrc, ifrc_rate, ifrc_drops), (hw, hw_rate, _)) = (ifrc, hw);
+    [
+        row(
+            "cmp_ifrc_mean_goodput_pps",
+            "—",
+            ifrc,
+            "pkt/s",
+            "IFRC mean per-node goodput on the 30-node network, whole traffic period (the paper gives rates, not \
+             goodputs: IFRC's 0.293 pkt/s is in cmp_ifrc_mean_rate_pps)",
+        ),
+        row(
+            "cmp_rcrt_mean_goodput_pps",
+            "—",
+            hw,
+            "pkt/s",
+            "RCRT (hardware ACKs) mean per-node goodput on the 30-node network (the paper gives rates, not goodputs: \
+             RCRT's 0.824 pkt/s is in cmp_rcrt_mean_rate_pps)",
+        ),
+        row(
+            "cmp_ifrc_mean_rate_pps",
+            0.293,
+            ifrc_rate,
+            "pkt/s",
+            "IFRC mean per-node rate r_i on the 30-node network, time-weighted over the traffic period, paper profile \
+             [RCRT PAPER §4.2.5: 0.293 pkt/s]",
+        ),
+        row(
+            "cmp_rcrt_mean_rate_pps",
+            0.824,
+            hw_rate,
+            "pkt/s",
+            "RCRT (hardware ACKs) mean allocated rate per flow on the 30-node network, time-weighted over the traffic \
+             period, paper profile [RCRT PAPER §4.2.5: 0.824 pkt/s]",
+        ),
+        row("cmp_ifrc_queue_overflows", 0, ifrc_drops as f64, "packets", "IFRC queue drops on the 30-node network"),
+    ]
+}
+
+/// The keys every comparison report carries, named as in `wsn reproduce ifrc` but measured on
+/// the comparison's runs, which the note says: copies of `rows`' rows, appended.
+fn push_copies(rows: &mut Vec<Row>) {
+    let copy = |from: &str, to: &str, rows: &mut Vec<Row>| {
+        if let Some(r) = rows.iter().find(|r| r.key == from) {
+            let mut c = r.clone();
+            c.key = to.into();
+            c.note = format!("as {from}: the comparison's 30 nodes (not `wsn reproduce ifrc`'s E1); {}", c.note);
+            rows.push(c);
+        }
+    };
+    copy("cmp_ifrc_queue_overflows", "queue_overflows", rows);
+    copy("cmp_ifrc_mean_goodput_pps", "ifrc_mean_goodput_pps", rows);
+    // Over the second half, as `wsn reproduce ifrc`'s key is (past slow start in a full run only: the note says).
+    copy("cmp_ifrc_over_best_fixed_steady", "ifrc_over_best_fixed", rows);
+}
+
 /// `wsn compare` into `dir` (created if missing); `rcrt_payload` as in [`jobs`].
 pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Option<usize>) -> Result<()> {
     let _made = crate::create_out_dir(&dir)?;
@@ -754,20 +776,8 @@ pub fn compare(quick: bool, dir: PathBuf, seed: Option<u64>, rcrt_payload: Optio
     }
     let mut rows = Vec::new();
     section(&dir, &mut md, &mut rows, &runs, &rates, quick)?;
-    // The keys every comparison report carries, named as in `wsn reproduce ifrc` but measured on
-    // the comparison's runs, which the note says.
-    let copy = |from: &str, to: &str, rows: &mut Vec<Row>| {
-        if let Some(r) = rows.iter().find(|r| r.key == from) {
-            let mut c = r.clone();
-            c.key = to.into();
-            c.note = format!("as {from}: the comparison's 30 nodes (not `wsn reproduce ifrc`'s E1); {}", c.note);
-            rows.push(c);
-        }
-    };
-    copy("cmp_ifrc_queue_overflows", "queue_overflows", &mut rows);
-    copy("cmp_ifrc_mean_goodput_pps", "ifrc_mean_goodput_pps", &mut rows);
-    // Over the second half, as `wsn reproduce ifrc`'s key is (past slow start in a full run only: the note says).
-    copy("cmp_ifrc_over_best_fixed_steady", "ifrc_over_best_fixed", &mut rows);
+    // The keys every comparison report carries, named as in `wsn reproduce ifrc`.
+    push_copies(&mut rows);
     write_numbers(&dir, md, &rows)?;
     Ok(())
 }
@@ -993,7 +1003,8 @@ mod tests {
     /// Audit of the ratios `section` computes (docs/ifrc.md, "RCRT vs IFRC") and of mutants the
     /// first audit left.
     mod audit36b {
-        use super::super::{goodput_ratios, mean_rate, rate_trace, sink_control_pps};
+        use super::super::{cmp_mean_rows, goodput_ratios, mean_rate, push_copies, rate_trace, sink_control_pps};
+        use crate::reproduce::Row;
         use crate::reproduce_ifrc::tests::audit36b::ifrc_run;
         use std::collections::BTreeMap;
         use wsn_sim::runner::step_average;
@@ -1010,6 +1021,35 @@ mod tests {
             g.insert("cmp-ifrc/reference_code".into(), (4.0, 9.0, 0));
             assert_eq!(goodput_ratios(&g, "paper"), (2.0, 4.0));
             assert_eq!(goodput_ratios(&g, "reference_code"), (2.5, 5.0));
+        }
+
+        /// numbers.csv: the comparison's means are the runs' own figures, paper profile: goodput, mean
+        /// rate and queue drops of the IFRC run, goodput and mean rate of RCRT's with hardware ACKs
+        /// (`cmp_mean_rows`, given each run's (goodput, rate, drops)); `compare` copies IFRC's goodput
+        /// and drops under `wsn reproduce ifrc`'s keys `ifrc_mean_goodput_pps` and `queue_overflows`,
+        /// the note naming the row copied (`push_copies`).
+        #[test]
+        fn the_comparisons_means_and_their_copies_are_the_runs_figures() {
+            let mut rows: Vec<Row> = cmp_mean_rows((0.5, 0.25, 7), (2.0, 1.5, 9)).into();
+            let got: Vec<(&str, &str)> = rows.iter().map(|r| (r.key.as_str(), r.ours.as_str())).collect();
+            assert_eq!(
+                got,
+                [
+                    ("cmp_ifrc_mean_goodput_pps", "0.5"),
+                    ("cmp_rcrt_mean_goodput_pps", "2"),
+                    ("cmp_ifrc_mean_rate_pps", "0.25"),
+                    ("cmp_rcrt_mean_rate_pps", "1.5"),
+                    ("cmp_ifrc_queue_overflows", "7"),
+                ]
+            );
+            push_copies(&mut rows);
+            let copy = |k: &str| rows.iter().find(|r| r.key == k).map(|r| (r.ours.clone(), r.note.clone())).unwrap();
+            let (drops, note) = copy("queue_overflows");
+            assert_eq!(drops, "7");
+            assert!(note.starts_with("as cmp_ifrc_queue_overflows: "), "{note}");
+            let (goodput, note) = copy("ifrc_mean_goodput_pps");
+            assert_eq!(goodput, "0.5");
+            assert!(note.starts_with("as cmp_ifrc_mean_goodput_pps: "), "{note}");
         }
 
         /// The mean rate is over the flows that started before the end (`mean_rate`'s doc): a

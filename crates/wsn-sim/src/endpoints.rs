@@ -865,6 +865,102 @@ mod tests {
             assert!(each[1..8].iter().all(|e| e[0] && e[1]), "{each:?}");
         }
 
+        /// `after_endpoint` arms a source endpoint's timer at the earlier of its source's next time and the
+        /// application's reopen time. A FIN after a timed-out setup (`Source::close`: "FIN after a
+        /// timed-out setup") is repeated every `fin_timeout` (20 s) while unanswered, also while a reopen
+        /// is due later (the application is done, it does not reopen). Chain 0–1–2–3, node 3's radio
+        /// off from 50 s for good, its flow from 60 s to 85 s: the 11 SYNs (2 s apart) go unanswered,
+        /// the setup fails at 82 s (reopen due at 112 s), the stop at 85 s sends a FIN and 20 s later
+        /// the next.
+        #[test]
+        fn a_fin_after_a_timed_out_setup_is_repeated_at_the_fin_timeout() {
+            let text = "name = \"t\"\nduration_s = 200.0\n[topology]\nsinks = [0]\n\
+                        layout = { kind = \"chain\", nodes = 4, spacing_m = 6.0 }\n\
+                        [radio.noise]\nmodel = \"constant\"\nfloor_dbm = -98.0\n[protocol]\nkind = \"rcrt\"\n\
+                        [[flows]]\nsources = [3]\nrate_pps = 1.0\nstart_s = 60.0\nstop_s = 85.0\nrandom_phase = false\n\
+                        [[outages]]\nnodes = [3]\nfrom_s = 50.0\n[output]\nplots = false\n";
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+            let state = |net: &Network| {
+                net.eps
+                    .iter()
+                    .find_map(|ep| match &ep.kind {
+                        EpKind::Source { src, reopen_at, .. } => Some((src.stats().fin_sent, src.state(), *reopen_at)),
+                        EpKind::Sink { .. } => None,
+                    })
+                    .unwrap()
+            };
+            net.run_until(Instant::from_secs(84));
+            let (fins, st, reopen) = state(&net);
+            assert_eq!((fins, st), (0, wsn_proto::rcrt::SourceState::Failed), "the setup failed");
+            assert!(reopen.is_some_and(|t| t > Instant::from_secs(105)), "reopen at {reopen:?}");
+            net.run_until(Instant::from_secs(85));
+            assert_eq!(state(&net).0, 1, "the FIN at the stop");
+            net.run_until(Instant::from_millis(105_001));
+            assert_eq!(state(&net).0, 2, "the FIN repeated 20 s later");
+        }
+
+        /// `source_send_done`: at a send-done the node's buffer is free again, and "so may the node's
+        /// other sources" build their next datagram: they are run then, not at their own next event.
+        /// Two sinks (0 and 8), nodes 1–7 a source of each, with a backlog: at every instant each
+        /// source endpoint's timer is armed no later than its source's next time (`poll_timeout`),
+        /// unless it waits for the 10-ms queue retry.
+        #[test]
+        fn at_a_send_done_the_nodes_other_sources_are_run() {
+            let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 4.0\nstart_s = 10.0\n\
+                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 4.0\nstart_s = 10.0\n\
+                        [output]\nplots = false\n";
+            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+            let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+            let (mut t, mut checked) = (Instant::from_secs(10), 0u64);
+            while t < Instant::from_secs(40) {
+                t += Duration::from_micros(500);
+                net.run_until(t);
+                for (e, ep) in net.eps.iter().enumerate() {
+                    let EpKind::Source { src, .. } = &ep.kind else { continue };
+                    if ep.retry_at.is_some_and(|r| r > t) {
+                        continue;
+                    }
+                    if let Some(p) = src.poll_timeout() {
+                        assert!(
+                            ep.timer.is_some_and(|s| s <= p),
+                            "endpoint {e} at {t:?}: timer {:?}, next {p:?}",
+                            ep.timer
+                        );
+                        checked += 1;
+                    }
+                }
+            }
+            assert!(checked > 10_000, "{checked}");
+        }
+
+        /// docs/rcrt.md, "The simulator driver": "Every sink node gets a `Sink` with its policy …, its
+        /// weights and a per-sink seed for the coin flips" (`SinkConfig::rng_seed`, behind the reference
+        /// code's `feedback_probability` of 0.5): two sinks of a run have different seeds, neither the
+        /// configuration's default, and another run seed gives each sink another.
+        #[test]
+        fn every_sink_gets_its_own_seed_for_the_coin_flips() {
+            let seeds = |seed: Option<u64>| -> Vec<u64> {
+                let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
+                            layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                            [protocol]\nkind = \"rcrt\"\nprofile = \"reference_code\"\n\
+                            [[flows]]\nsources = [1, 2]\nsink = 0\nrate_pps = 1.0\n\
+                            [[flows]]\nsources = [1, 2]\nsink = 8\nrate_pps = 1.0\n[output]\nplots = false\n";
+                let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
+                let net = crate::runner::prepare(&sc, seed, None).unwrap().net;
+                net.sinks().iter().map(|&s| net.rcrt_sink(s).unwrap().config().rng_seed).collect()
+            };
+            let default = SinkConfig::for_profile(Profile::ReferenceCode);
+            assert!(default.feedback_probability < 1.0, "the coin is flipped");
+            let (a, b) = (seeds(None), seeds(Some(12345)));
+            assert_eq!(a.len(), 2);
+            assert_ne!(a[0], a[1], "two sinks, one seed");
+            assert!(a.iter().chain(&b).all(|&s| s != default.rng_seed), "{a:?} {b:?}");
+            assert!(a[0] != b[0] && a[1] != b[1], "{a:?} {b:?}");
+        }
+
         /// `after_endpoint`: "End-to-end delay counts from generation: the packet waited in the
         /// application's backlog while the source was paced. Packets are generated every `interval`
         /// from the flow's first tick, in order." Each originated packet's send stamp is its

@@ -2618,6 +2618,41 @@ mod tests {
             assert_eq!(r.series.last().unwrap().routed, 0);
         }
 
+        /// README `summary.json`: `median_max_depth` and `max_depth_p10_p90` are over "the bins while
+        /// traffic flows"; every binned file stamps a bin at its end, so a bin ending exactly at the
+        /// first flow's start covers time before it and is not one of them. Grid with sink 0 silent
+        /// until 100 s (no routes), a flow from 100 s, 50-s bins: the bin ending at 100 s has depth 0,
+        /// the two after it have routes.
+        #[test]
+        fn the_depth_percentiles_leave_out_a_bin_ending_at_the_traffic_start() {
+            let r = go("name = \"t\"\nduration_s = 200.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                        [[flows]]\nsources = [8]\nrate_pps = 1.0\nstart_s = 100.0\n\
+                        [[outages]]\nnodes = [0]\nfrom_s = 0.0\nto_s = 100.0\n\
+                        [output]\nplots = false\ntimeseries_bin_s = 50.0\n");
+            let depths: Vec<(f64, u32)> = r.series.iter().map(|b| (b.t_s, b.max_depth)).collect();
+            assert_eq!(depths.len(), 4);
+            assert_eq!(depths[1], (100.0, 0), "{depths:?}");
+            let mut during = [depths[2].1, depths[3].1];
+            during.sort_unstable();
+            assert!(during[0] > 0, "{depths:?}");
+            let s = &r.summary.routing;
+            assert_eq!((s.median_max_depth, s.max_depth_p10_p90), (during[1], [during[0], during[1]]), "{s:?}");
+        }
+
+        /// README: "In every binned file (`timeseries.csv`, `network.csv`, `queues.csv`) `t_s` is the end
+        /// of the bin; the last bin ends with the run." A 65-s run in 10-s bins: 7 bins, the last one
+        /// 5 s wide, stamped 65 s, and the network ran to 65 s.
+        #[test]
+        fn the_last_bin_ends_with_the_run() {
+            let r = go("name = \"t\"\nduration_s = 65.0\n[topology]\n\
+                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n\
+                        [[flows]]\nsources = [8]\nrate_pps = 1.0\nstart_s = 10.0\n[output]\nplots = false\n");
+            let stamps: Vec<f64> = r.series.iter().map(|b| b.t_s).collect();
+            assert_eq!(stamps, [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 65.0]);
+            assert_eq!(r.network.now(), Instant::from_secs(65));
+        }
+
         /// README `summary.json` / docs/rcrt.md "Outputs": the RCRT totals are over all sinks:
         /// `feedback_packets` (sent by all sinks), `congestion_decreases`, `feedback_by_trigger`
         /// per trigger, and `flows_expired`, `flows_revived` and `flows_replaced` each from its own

@@ -1119,6 +1119,71 @@ mod tests {
         assert_eq!(s.state(), SourceState::Failed);
     }
 
+    /// `close` in every state: a second call, at the same instant or later, changes nothing (no
+    /// second FIN, the same state). The simulator's driver calls it once (`after_endpoint`'s
+    /// `closing` flag) but a repeated call would be harmless.
+    #[test]
+    fn a_second_close_changes_nothing() {
+        use alloc::boxed::Box;
+        let timed_out = || {
+            let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+            s.open(ms(0), 2.0);
+            for k in 0..=10u64 {
+                drain(&mut s, ms(2_000 * k));
+            }
+            s.handle_timeout(ms(22_000));
+            s
+        };
+        let refused = || {
+            let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+            s.open(ms(0), 1.0);
+            drain(&mut s, ms(0));
+            s.handle_datagram(ms(10), &bytes(&Repr::SynNack { nonce: 1 }));
+            s
+        };
+        let staged = |rate: f64| {
+            let mut s = active(SourceConfig::paper(), rate);
+            s.send(ms(0), &[0; 6]).unwrap();
+            s
+        };
+        type Make = Box<dyn Fn() -> Source>;
+        let setups: Vec<(&str, Make)> = vec![
+            ("idle", Box::new(|| Source::new(NodeId(7), SINK, SourceConfig::paper()))),
+            (
+                "SYN-ACK wait",
+                Box::new(|| {
+                    let mut s = Source::new(NodeId(7), SINK, SourceConfig::paper());
+                    s.open(ms(0), 1.0);
+                    drain(&mut s, ms(0));
+                    s
+                }),
+            ),
+            ("active", Box::new(|| active(SourceConfig::paper(), 0.5))),
+            ("active, a packet staged", Box::new(move || staged(0.5))),
+            ("active, a packet staged without a token", Box::new(move || staged(0.001))),
+            ("failed: setup timed out", Box::new(timed_out)),
+            ("failed: refused", Box::new(refused)),
+        ];
+        let at = ms(30_000);
+        for (name, make) in &setups {
+            let mut once = make();
+            once.close(at);
+            let mut out1 = drain(&mut once, at);
+            out1.extend(drain(&mut once, ms(30_001)));
+            let mut twice = make();
+            twice.close(at);
+            twice.close(at);
+            let mut out2 = drain(&mut twice, at);
+            twice.close(ms(30_001));
+            out2.extend(drain(&mut twice, ms(30_001)));
+            assert_eq!(out1, out2, "{name}");
+            let events = |s: &mut Source| core::iter::from_fn(|| s.poll_event()).collect::<Vec<_>>();
+            assert_eq!(events(&mut once), events(&mut twice), "{name}");
+            assert_eq!((once.state(), once.stats().fin_sent), (twice.state(), twice.stats().fin_sent), "{name}");
+            assert!(twice.stats().fin_sent <= 1, "{name}");
+        }
+    }
+
     #[test]
     fn syn_ack_opens_and_syn_nack_refuses() {
         let s = active(SourceConfig::paper(), 0.5);
