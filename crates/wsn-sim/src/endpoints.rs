@@ -830,19 +830,25 @@ mod tests {
             assert!((low[0] / high[0] - 0.5).abs() < 1e-3, "{at:?}");
         }
 
-        /// docs/rcrt.md, "The simulator driver": "All sources of one node share one datagram in
-        /// flight, as the mote's two connections share one buffer" [CODE RcrTransportM.nc: one `mybuf`].
-        /// Two sinks (0 and 8), and nodes 1–7 a source of each: at no instant does a node have two
-        /// datagrams in flight, though each of its sources has one at times.
-        #[test]
-        fn the_sources_of_a_node_share_one_datagram_in_flight() {
+        /// Two sinks (0 and 8) on a 9-node grid, nodes 1–7 each a source of both at 4 pkt/s from
+        /// 10 s, for 60 s: the network prepared, not run.
+        fn two_sinks_each_node_a_source_of_both() -> Network {
             let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
                         layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
                         [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 4.0\nstart_s = 10.0\n\
                         [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 4.0\nstart_s = 10.0\n\
                         [output]\nplots = false\n";
             let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
-            let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+            crate::runner::prepare(&sc, None, None).unwrap().net
+        }
+
+        /// docs/rcrt.md, "The simulator driver": "All sources of one node share one datagram in
+        /// flight, as the mote's two connections share one buffer" [CODE RcrTransportM.nc: one `mybuf`].
+        /// Two sinks (0 and 8), and nodes 1–7 a source of each: at no instant does a node have two
+        /// datagrams in flight, though each of its sources has one at times.
+        #[test]
+        fn the_sources_of_a_node_share_one_datagram_in_flight() {
+            let mut net = two_sinks_each_node_a_source_of_both();
             let mut each = [[false; 2]; 9];
             let mut t = Instant::from_secs(10);
             while t < Instant::from_secs(60) {
@@ -907,13 +913,7 @@ mod tests {
         /// unless it waits for the 10-ms queue retry.
         #[test]
         fn at_a_send_done_the_nodes_other_sources_are_run() {
-            let text = "name = \"t\"\nduration_s = 60.0\n[topology]\nsinks = [0, 8]\n\
-                        layout = { kind = \"grid\", nodes = 9, spacing_m = 5.0 }\n[protocol]\nkind = \"rcrt\"\n\
-                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 0\nrate_pps = 4.0\nstart_s = 10.0\n\
-                        [[flows]]\nsources = [1, 2, 3, 4, 5, 6, 7]\nsink = 8\nrate_pps = 4.0\nstart_s = 10.0\n\
-                        [output]\nplots = false\n";
-            let sc = Scenario::from_toml(text, "t.toml", crate::scenario::builtin_base(), &[]).unwrap();
-            let mut net = crate::runner::prepare(&sc, None, None).unwrap().net;
+            let mut net = two_sinks_each_node_a_source_of_both();
             let (mut t, mut checked) = (Instant::from_secs(10), 0u64);
             while t < Instant::from_secs(40) {
                 t += Duration::from_micros(500);
