@@ -211,16 +211,8 @@ pub(crate) fn over_seeds(
         ))
     })?;
     crate::results_in_place(&dir.join("report.md"));
-    for r in &merged {
-        out!(
-            "{:<48} paper {:>8}  median {:>8}  min … max {} … {} {}",
-            r.key,
-            r.paper,
-            fmt_for(&r.key, r.median()),
-            fmt_for(&r.key, r.min()),
-            fmt_for(&r.key, r.max()),
-            r.unit
-        );
+    for line in medians_table(&merged) {
+        out!("{line}");
     }
     out!(
         "over seeds {}: {}",
@@ -464,6 +456,27 @@ pub(crate) struct NumberRow {
 fn numbers_table(rows: &[NumberRow]) -> Vec<String> {
     let width = rows.iter().map(|r| r.key.chars().count()).max().unwrap_or(0);
     rows.iter().map(|r| format!("{:<width$} paper {:>8}  ours {:>8} {}", r.key, r.paper, r.ours, r.unit)).collect()
+}
+
+/// The closing table of a `--seeds` run, one line per key: the paper's value, the median and the
+/// range over the seeds. The key column is as wide as the longest key, as in [`numbers_table`]
+/// (it was 48 characters, and the longer keys, such as
+/// `two_sinks_a1_over_b1_within_10pct_share_reference_code`, pushed their lines out of line).
+fn medians_table(rows: &[Merged]) -> Vec<String> {
+    let width = rows.iter().map(|r| r.key.chars().count()).max().unwrap_or(0);
+    rows.iter()
+        .map(|r| {
+            format!(
+                "{:<width$} paper {:>8}  median {:>8}  min … max {} … {} {}",
+                r.key,
+                r.paper,
+                fmt_for(&r.key, r.median()),
+                fmt_for(&r.key, r.min()),
+                fmt_for(&r.key, r.max()),
+                r.unit
+            )
+        })
+        .collect()
 }
 
 fn read_numbers(path: &Path) -> Result<Vec<NumberRow>> {
@@ -802,6 +815,19 @@ mod tests {
         assert!(seed_list(None, 0).is_err());
         assert!(seed_list(None, MAX_SEEDS + 1).is_err());
         assert!(seed_list(Some(u64::MAX), 2).is_err());
+    }
+
+    /// The closing table's columns line up whatever the keys' lengths (a 55-character key, as
+    /// `reproduce rcrt` has, pushed its line out of the 48-character key column).
+    #[test]
+    fn medians_table_aligns_long_keys() {
+        let long = "two_sinks_a1_over_b1_within_10pct_share_reference_code";
+        let t1 = vec![row("a", "0.5"), row(long, "1")];
+        let t2 = vec![row("a", "0.7"), row(long, "1")];
+        let lines = medians_table(&merge(&[1, 2], &[t1, t2]).unwrap());
+        let at: Vec<usize> = lines.iter().map(|l| l.find(" paper ").unwrap()).collect();
+        assert_eq!(at, [long.len(), long.len()], "{lines:#?}");
+        assert!(lines[0].starts_with("a ") && lines[0].contains("median      0.6"), "{lines:#?}");
     }
 
     /// Medians skip the seeds without a number; a key missing from one seed is an error.
