@@ -761,6 +761,15 @@ fn run_cli(cli: Cli) -> Result<()> {
                 results_in_place(&out);
                 println!("{} nodes, {} directed links → {}", links.n(), pairs, out.display());
             }
+            if pairs == 0 {
+                // TOSSIM reads such a file, but `topology.gains_file` refuses it (a network without
+                // links), so the round trip the file is usually written for would fail only then.
+                eprintln!(
+                    "warning: no link of this scenario is kept (none reaches the pruning threshold): the file has no \
+                     gain line, and topology.gains_file refuses a file without one; check the radio (transmit \
+                     power, spacing, radio.prune_margin_db)"
+                );
+            }
             if !fold_tx_power && sc.radio.link.tx_power_dbm != 0.0 {
                 eprintln!(
                     "note: the gains exclude this scenario's transmit power ({} dBm); TOSSIM sends at 0 dBm, so \

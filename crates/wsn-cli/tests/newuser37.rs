@@ -1,0 +1,56 @@
+//! A new user exporting gains with `wsn gains` and running a scenario on them, and a two-node
+//! chain. Each test runs in well under a second.
+
+mod common;
+
+use common::{wsn_ok, Scratch};
+
+/// Two nodes on a chain, best effort from 10 s; `spacing_m` apart.
+fn chain2(dir: &std::path::Path, spacing_m: f64) -> String {
+    let text = format!(
+        r#"name = "chain2"
+duration_s = 30.0
+
+[topology]
+layout = {{ kind = "chain", nodes = 2, spacing_m = {spacing_m:?} }}
+
+[[flows]]
+sources = [1]
+rate_pps = 1.0
+start_s = 10.0
+"#
+    );
+    let f = dir.join("chain2.toml");
+    std::fs::write(&f, text).unwrap();
+    f.display().to_string()
+}
+
+/// `wsn gains` on a network whose nodes cannot hear each other wrote a file without any gain
+/// line, silently and with success, which `topology.gains_file` then refuses ("no gain lines: the
+/// network would have no links"): the export now warns. A network with links does not.
+#[test]
+fn gains_without_any_link_warns_at_export() {
+    let dir = Scratch::new("newuser37", "gains_without_any_link_warns_at_export");
+    let out = dir.join("g.txt");
+    let far = chain2(&dir, 2000.0);
+    let (stdout, err) = wsn_ok(&["gains", &far, "--out", out.to_str().unwrap()]);
+    assert!(stdout.contains("2 nodes, 0 directed links"), "{stdout}");
+    assert!(err.contains("warning: no link of this scenario is kept"), "{err}");
+    assert!(err.contains("topology.gains_file refuses"), "{err}");
+    assert!(!std::fs::read_to_string(&out).unwrap().lines().any(|l| l.starts_with("gain ")));
+
+    let near = chain2(&dir, 5.0);
+    let (stdout, err) = wsn_ok(&["gains", &near, "--out", out.to_str().unwrap()]);
+    assert!(stdout.contains("2 nodes, 2 directed links"), "{stdout}");
+    assert!(!err.contains("warning"), "{err}");
+    // And the file gives the run back: same trace as the generated links.
+    let run = |extra: &[&str]| {
+        let o = dir.join("out");
+        let mut args = vec!["run", &near, "-q", "--out", o.to_str().unwrap()];
+        args.extend_from_slice(extra);
+        let (stdout, _) = wsn_ok(&args);
+        stdout.lines().find(|l| l.starts_with("trace")).unwrap().to_string()
+    };
+    let set = format!("topology.gains_file={}", out.display());
+    assert_eq!(run(&[]), run(&["--set", &set]));
+}
