@@ -620,7 +620,8 @@ fn run_cli(cli: Cli) -> Result<()> {
             results_in_place(&dir);
             print_summary(&r, &dir);
             if !removed.is_empty() {
-                say!("removed   the earlier run's {} (this run wrote none of them)", removed.join(", "));
+                let why = if removed.len() == 1 { "this run did not write it" } else { "this run wrote none of them" };
+                say!("removed   the earlier run's {} ({why})", removed.join(", "));
             }
             // Settings that run but leave nothing to look at.
             let routing = &r.summary.routing;

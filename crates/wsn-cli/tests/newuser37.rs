@@ -54,3 +54,20 @@ fn gains_without_any_link_warns_at_export() {
     let set = format!("topology.gains_file={}", out.display());
     assert_eq!(run(&[]), run(&["--set", &set]));
 }
+
+/// A run without `--pcap` after one with it removes the earlier `frames.pcap` and says so; for
+/// one file the line said "(this run wrote none of them)". A two-node chain runs through.
+#[test]
+fn removal_line_fits_one_file() {
+    let dir = Scratch::new("newuser37", "removal_line_fits_one_file");
+    let file = chain2(&dir, 5.0);
+    let o = dir.join("out");
+    let o = o.to_str().unwrap();
+    wsn_ok(&["run", &file, "-q", "--pcap", "--out", o]);
+    let (stdout, _) = wsn_ok(&["run", &file, "-q", "--out", o]);
+    assert!(stdout.contains("traffic   1 flows: originated 20"), "{stdout}");
+    assert!(stdout.contains("removed   the earlier run's frames.pcap (this run did not write it)"), "{stdout}");
+    wsn_ok(&["run", &file, "-q", "--pcap", "--trace", "--out", o]);
+    let (stdout, _) = wsn_ok(&["run", &file, "-q", "--out", o]);
+    assert!(stdout.contains("(this run wrote none of them)"), "{stdout}");
+}
