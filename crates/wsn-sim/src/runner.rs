@@ -655,6 +655,24 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 sc.radio.prune_margin_db
             ));
         }
+        // A node no gain line names (left out of the file by a slip) can neither send nor
+        // receive: its flows deliver nothing. Said once, with the nodes.
+        let mut heard = vec![false; n];
+        for l in links.out.iter().flatten() {
+            heard[l.to as usize] = true;
+        }
+        let isolated: Vec<String> =
+            (0..n).filter(|&i| links.out[i].is_empty() && !heard[i]).map(|i| i.to_string()).collect();
+        if !isolated.is_empty() {
+            warnings.push(format!(
+                "topology.gains_file = {g:?}: no gain line to or from node{} {}{}: {} can neither send nor receive \
+                 (left out of the file?)",
+                if isolated.len() == 1 { "" } else { "s" },
+                isolated.iter().take(8).cloned().collect::<Vec<_>>().join(", "),
+                if isolated.len() > 8 { ", …" } else { "" },
+                if isolated.len() == 1 { "it" } else { "they" }
+            ));
+        }
         // A file `wsn gains --fold-tx-power` wrote holds the power in its gains already: read at
         // a non-zero power, the power would count twice (the header line says how it was written).
         if sc.radio.link.tx_power_dbm != 0.0 {
@@ -1730,6 +1748,14 @@ mod tests {
         let w = warnings(two, "radio.prune_margin_db = 30.0\n", gains);
         assert!(w.iter().any(|w| w.contains("radio.prune_margin_db = 30 has no effect")), "{w:?}");
         assert!(warnings(two, "", gains).is_empty(), "{:?}", warnings(two, "", gains));
+        // A node the gain file never names (node 1 of three) is warned about, by number.
+        std::fs::write(dir.join("g.txt"), "gain 2 0 -60\ngain 0 2 -60\n").unwrap();
+        let three = "node,x_m,y_m\n0,0,0\n1,5,0\n2,10,0\n";
+        let w = warnings(three, "", gains);
+        assert!(w.iter().any(|w| w.contains("no gain line to or from node 1: it can neither send")), "{w:?}");
+        // A node that only hears (no gain line from it) is not isolated.
+        std::fs::write(dir.join("g.txt"), "gain 2 0 -60\ngain 0 2 -60\ngain 0 1 -60\n").unwrap();
+        assert!(warnings(three, "", gains).is_empty(), "{:?}", warnings(three, "", gains));
         std::fs::remove_dir_all(&dir).ok();
     }
 

@@ -344,9 +344,7 @@ pub fn read_positions(path: &Path) -> Result<Vec<Position>, TopologyError> {
         })?;
         let line = lines.record_line(rec.position().map_or(0, |p| p.byte()));
         let field = |c: usize| rec.get(c).unwrap_or("");
-        let id: usize = field(cn)
-            .parse()
-            .map_err(|_| perr(line, format!("node id {:?} is not a non-negative integer", field(cn))))?;
+        let id: usize = field(cn).parse().map_err(|_| perr(line, node_id_error(field(cn))))?;
         let num = |c: usize, name: &str| -> Result<f64, TopologyError> {
             field(c)
                 .parse::<f64>()
@@ -736,6 +734,17 @@ fn links_up_to(
     Ok(Links { out, noise_offset_db: hw.iter().map(|h| h.0).collect(), tx_power_dbm: vec![m.tx_power_dbm; n] })
 }
 
+/// Why `s` is not a node id: a string of digits too large for a number, or not a non-negative
+/// integer at all.
+fn node_id_error(s: &str) -> String {
+    let digits = s.strip_prefix('+').unwrap_or(s);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        format!("node id {s:?} is far too large (a network has at most {MAX_NODES} nodes)")
+    } else {
+        format!("node id {s:?} is not a non-negative integer")
+    }
+}
+
 /// Reads a TOSSIM gain file: `gain SRC DST G` lines (also the older bare `SRC DST G` form) and
 /// `noise ID MEAN SPREAD` lines; `#` starts a comment; blank lines are ignored. A second gain
 /// line for a pair (TOSSIM would keep the last one silently; here it is taken for a slip), a
@@ -763,7 +772,7 @@ pub fn read_tossim_gains(path: &Path, n_hint: Option<usize>) -> Result<Links, To
     let perr = |line: usize, msg: String| TopologyError::Parse { path: path.to_path_buf(), line: line as u64, msg };
     let limit = n_hint.unwrap_or(MAX_NODES).min(MAX_NODES);
     let id = |s: &str, line: usize| -> Result<usize, TopologyError> {
-        let v: usize = s.parse().map_err(|_| perr(line, format!("node id {s:?} is not a non-negative integer")))?;
+        let v: usize = s.parse().map_err(|_| perr(line, node_id_error(s)))?;
         if v >= limit {
             return Err(perr(
                 line,
@@ -1519,6 +1528,13 @@ mod tests {
         std::fs::write(&f, "gain 0 1 -60\ngain 0 x -60\n").unwrap();
         let e = read_tossim_gains(&f, None).unwrap_err().to_string();
         assert!(e.contains("g.txt:2"), "{e}");
+        // An id of digits too large for any number is named as such, not as a non-integer.
+        std::fs::write(&f, "gain 0 1 -60\ngain 0 99999999999999999999999 -60\n").unwrap();
+        let e = read_tossim_gains(&f, None).unwrap_err().to_string();
+        assert!(e.contains("g.txt:2") && e.contains("\"99999999999999999999999\" is far too large"), "{e}");
+        std::fs::write(&f, "gain 0 1 -60\ngain 0 -1 -60\n").unwrap();
+        let e = read_tossim_gains(&f, None).unwrap_err().to_string();
+        assert!(e.contains("g.txt:2") && e.contains("\"-1\" is not a non-negative integer"), "{e}");
         std::fs::write(&f, "gain 0 1\n").unwrap();
         assert!(read_tossim_gains(&f, None).unwrap_err().to_string().contains("g.txt:1"));
         std::fs::write(&f, "link 0 1 3 4\n").unwrap();
