@@ -801,6 +801,48 @@ mod tests {
         }
     }
 
+    /// Each refusal `validate` states, one field at a time, with the field's name in the
+    /// error: a zero backoff unit or byte time; a window that could reach 10 s either at its
+    /// largest draw or at 255 units (the largest 802.15.4 window, which uses the same unit); a
+    /// per-byte time whose 128-byte frame reaches 10 s; a CCA threshold that is not a finite
+    /// power; `csma_min_be > csma_max_be` under 802.15.4 CSMA-CA (§7.4.2), which is not checked
+    /// without it (the fields are unused); and a sink's congestion window alone under 802.15.4
+    /// CSMA-CA. A MAC without ACKs has no ACK wait to order against the ACK latency.
+    #[test]
+    fn validate_refuses_each_stated_rule() {
+        let t1 = MacConfig::tinyos1_tenet();
+        let e154 = MacConfig::ieee802154();
+        let window = |unit_ns| Backoff { min_units: 1, max_units: 16, unit_ns, mask: None };
+        let bad = [
+            (MacConfig { initial_backoff: window(0), ..t1.clone() }, "mac.initial_backoff.unit_ns must be > 0"),
+            (MacConfig { byte_ns: 0, ..t1.clone() }, "mac.byte_ns must be > 0"),
+            // 16 × 50 ms = 0.8 s, but 255 × 50 ms = 12.75 s.
+            (MacConfig { congestion_backoff: window(50_000_000), ..t1.clone() }, "mac.congestion_backoff (max_units"),
+            // 100 ms a byte: 12.8 s for 128 bytes.
+            (MacConfig { txfifo_load_per_byte_ns: 100_000_000, ..t1.clone() }, "mac.txfifo_load_per_byte_ns"),
+            (MacConfig { cca_threshold_dbm: f64::NAN, ..t1.clone() }, "mac.cca_threshold_dbm"),
+            (MacConfig { cca_threshold_dbm: f64::NEG_INFINITY, ..t1.clone() }, "mac.cca_threshold_dbm"),
+            (MacConfig { csma_min_be: 5, csma_max_be: 4, ..e154.clone() }, "mac.csma_min_be = 5"),
+            (
+                MacConfig { sink_congestion_backoff: Some(t1.congestion_backoff), ..e154.clone() },
+                "a sink's own windows would be ignored",
+            ),
+        ];
+        for (cfg, says) in bad {
+            let e = cfg.validate().unwrap_err();
+            assert!(e.contains(says), "{says}: {e}");
+        }
+        let fine = [
+            MacConfig { congestion_backoff: window(30_000_000), ..t1.clone() },
+            MacConfig { txfifo_load_per_byte_ns: 70_000_000, ..t1.clone() },
+            MacConfig { csma_min_be: 5, csma_max_be: 4, ..t1.clone() },
+            MacConfig { ack_timeout_ns: 0, ..MacConfig::noack() },
+        ];
+        for cfg in fine {
+            assert_eq!(cfg.validate(), Ok(()), "{cfg:?}");
+        }
+    }
+
     /// The other presets' ACK, retry and queue numbers as their sources give them
     /// [spec radio-mac-routing §5.3–§5.9; spec-ifrc §13.1; IEEE 802.15.4-2006 §7.4.2].
     #[test]

@@ -3438,6 +3438,223 @@ mod tests {
         assert_eq!(got, (3, 2, 1, 2, 1, 2), "{s:?}");
     }
 
+    /// Mutation audit of the MAC state machine (session 37): rules of docs/simulator.md "MAC
+    /// (§5)" and "[[outages]]", and of the code's doc comments, that no other test pinned.
+    mod audit37_mac {
+        use super::*;
+
+        /// `[[outages]]` windows as scenario text: node `node` off from `from` to `to` (ns).
+        fn outage(node: usize, from: u64, to: u64) -> String {
+            format!("[[outages]]\nnodes = {node}\nfrom_s = {:?}\nto_s = {:?}\n", from as f64 / 1e9, to as f64 / 1e9)
+        }
+
+        /// Node 1's first attempt under `tinyos1_tenet` with a one-value initial backoff of 2
+        /// units (the `fixed_backoff` override it returns): the clear CCA that commits it, the
+        /// start of its frame and the end of its frame (20-byte payload), ns.
+        fn first_attempt() -> (String, u64, u64, u64) {
+            let mac = MacConfig::tinyos1_tenet();
+            let unit = mac.initial_backoff.unit_ns;
+            let cca = 2 * unit + mac.txfifo_load(20).as_nanos();
+            let start = cca + mac.turnaround_ns;
+            (fixed_backoff("initial_backoff", 2, unit), cca, start, start + mac.airtime(20).as_nanos())
+        }
+
+        /// The outage windows cover `[from, to)`, and where windows overlap the radio is back
+        /// at the latest end [doc comment of `off_until`].
+        #[test]
+        fn off_until_takes_the_latest_end_of_the_windows_covering_now() {
+            let w = [(Instant(10), Instant(50)), (Instant(30), Instant(90)), (Instant(40), Instant(60))];
+            assert_eq!(off_until(&w, Instant(9)), None);
+            assert_eq!(off_until(&w, Instant(10)), Some(Instant(50)));
+            assert_eq!(off_until(&w, Instant(45)), Some(Instant(90)));
+            assert_eq!(off_until(&w, Instant(89)), Some(Instant(90)));
+            assert_eq!(off_until(&w, Instant(90)), None);
+        }
+
+        /// `outage_began_between(i, after, upto)`: an outage that began after `after` (not at
+        /// it), up to `upto` (included) [its doc comment].
+        #[test]
+        fn an_outage_begins_after_the_first_instant_up_to_the_second() {
+            let net = clean_chain(2, 2.0, &outage(1, 1_000_000_000, 1_500_000_000), &[]);
+            let s = Instant::from_millis;
+            assert!(net.outage_began_between(1, s(500), s(1_000)));
+            assert!(!net.outage_began_between(1, s(1_000), s(1_200)));
+            assert!(net.outage_began_between(1, Instant(999_999_999), s(1_000)));
+            assert!(!net.outage_began_between(1, s(500), Instant(999_999_999)));
+            assert!(!net.outage_began_between(0, s(500), s(1_500)), "node 0 has no outage");
+        }
+
+        /// A transmission committed after a clear CCA (the turnaround) is abandoned when the
+        /// radio goes off, whether it is still off at the end of the turnaround or was off only
+        /// in between: the radio stops transmitting at once (it can hear again when it is back)
+        /// and the MAC contends afresh [`mac_timer`'s comments; docs/simulator.md `[[outages]]`:
+        /// "a MAC timer that would ... transmit waits until the radio is back"].
+        #[test]
+        fn an_outage_in_the_turnaround_abandons_the_transmission() {
+            let (ini, cca, start, _) = first_attempt();
+            for (from, to) in [(cca + 50_000, cca + 10_000_000), (cca + 50_000, cca + 100_000)] {
+                let (mut net, _) = timed_probe(&outage(1, from, to), &[&ini], NodeId(0), 1, 0);
+                net.run_until(Instant(cca));
+                assert_eq!(net.nodes[1].mac.phase, Phase::Turnaround);
+                assert!(net.radios[1].transmitting);
+                net.run_until(Instant(start));
+                assert!(!net.radios[1].transmitting, "outage {from}–{to}: still transmitting");
+                assert_eq!(net.nodes[1].mac.phase, Phase::Backoff);
+                assert_eq!(net.node_stats(1).data_tx, 0);
+            }
+        }
+
+        /// "An ACK due while the sender's radio is off is sent but not heard" [docs/simulator.md
+        /// `[[outages]]`]: node 1's radio goes off just after its first frame ends; the ACK is
+        /// on the air at the decision, node 1 does not count it, and the frame succeeds with its
+        /// second transmission after the outage.
+        #[test]
+        fn an_ack_due_while_the_sender_is_off_is_sent_but_not_heard() {
+            let (ini, _, _, end) = first_attempt();
+            let decided = end + MacConfig::tinyos1_tenet().ack_latency_ns;
+            let (mut net, done) = timed_probe(&outage(1, end + 100_000, end + 50_000_000), &[&ini], NodeId(0), 1, 0);
+            net.run_until(Instant(decided));
+            assert_eq!(net.frames_on_air().1, 1, "the ACK was not sent");
+            assert_eq!(net.node_stats(1).acked, 0, "an ACK heard by a radio that is off");
+            net.run_until(Instant::from_millis(1_000));
+            let done = sent(&done);
+            assert_eq!(done.len(), 1);
+            assert!(done[0].acked && done[0].transmissions == 2, "{:?}", done[0]);
+        }
+
+        /// False ACKs (here with `radio.false_ack_prob = 1`) come only from a destination that
+        /// heard the frame and lost it [spec radio-mac-routing §4.2 R3; docs/simulator.md
+        /// `[[outages]]`: a frame that starts while a radio is off "draws no false ACK"; the
+        /// code's comment in `tx_end`: a destination that went off during the frame neither]: a
+        /// destination that does not exist (out of range), one that was off when the first
+        /// attempt started and came back during it (its second attempt is acknowledged for
+        /// real), and one that went off during the first attempt and stays off (every attempt
+        /// unanswered).
+        #[test]
+        fn no_false_ack_from_a_destination_that_did_not_hear_the_frame() {
+            let (ini, _, start, end) = first_attempt();
+            let tries = MacConfig::tinyos1_tenet().max_retries + 1;
+            let mid = (start + end) / 2;
+            let cases = [(NodeId(7), String::new(), false, tries), (NodeId(0), outage(0, 0, mid), true, 2)];
+            let cases = [&cases[..], &[(NodeId(0), outage(0, mid, 10_000_000_000), false, tries)]].concat();
+            for (dst, outages, acked, transmissions) in cases {
+                let (mut net, done) = timed_probe(&outages, &[&ini, "radio.false_ack_prob=1.0"], dst, 1, 0);
+                net.run_until(Instant::from_millis(2_000));
+                let done = sent(&done);
+                assert_eq!(done.len(), 1, "{dst:?} {outages}");
+                assert_eq!((done[0].acked, done[0].transmissions), (acked, transmissions), "{dst:?} {outages}");
+            }
+        }
+
+        /// "A retransmission starts again from `csma_min_be`" [docs/simulator.md, IEEE 802.15.4
+        /// CSMA-CA; `contend_afresh`: "the 802.15.4 CSMA-CA state of the current frame reset"]:
+        /// NB back to 0 and BE to macMinBE.
+        #[test]
+        fn contending_afresh_resets_the_csma_ca_state() {
+            let (mut net, _) = timed_probe("", &["mac.preset=\"ieee802154\""], NodeId(0), 1, 0);
+            let mut t = 0;
+            while net.nodes[1].mac.cur.is_none() {
+                t += 10_000;
+                assert!(t < 100_000_000, "no frame bound");
+                net.run_until(Instant(t));
+            }
+            let c = net.nodes[1].mac.cur.as_mut().unwrap();
+            (c.nb, c.be) = (3, 5);
+            net.contend_afresh(1, Instant(t));
+            let c = net.nodes[1].mac.cur.as_ref().unwrap();
+            assert_eq!((c.nb, c.be), (0, MacConfig::ieee802154().csma_min_be));
+        }
+
+        /// Under IEEE 802.15.4 CSMA-CA the first backoff too is uniform in [0, 2^BE − 1] units
+        /// with BE = `csma_min_be` [docs/simulator.md, IEEE 802.15.4 CSMA-CA: "steps 1 and 4
+        /// use the standard's unslotted algorithm instead of fixed windows"], not the preset's
+        /// `initial_backoff` window: with macMinBE = 0 on a clean link every frame waits no
+        /// backoff at all, only its CCA, turnaround, air time and ACK.
+        #[test]
+        fn ieee802154_first_backoff_follows_the_backoff_exponent() {
+            let (mut net, done) =
+                timed_probe("", &["mac.preset=\"ieee802154\"", "mac.csma_min_be=0"], NodeId(0), 20, 0);
+            net.run_until(Instant::from_millis(2_000));
+            let done = sent(&done);
+            assert_eq!(done.len(), 20);
+            let mac = MacConfig::ieee802154();
+            let want = mac.cca_guard_ns + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_latency_ns;
+            for d in &done {
+                assert_eq!(d.time_to_ack, Some(Duration(want)), "{d:?}");
+            }
+        }
+
+        /// The processor does one thing at a time: the TXFIFO load and the time charged for
+        /// received frames "queue behind each other" [doc comment of `MacConfig::cpu_per_rx_ns`;
+        /// docs/simulator.md, MAC (§5): "a TXFIFO load starts only when it is free, so a node busy
+        /// with what it hears transmits later"]. A load keeps the processor busy to its end; and
+        /// with no load at all (`tinyos2`) a busy processor still holds the frame back until it
+        /// is free.
+        #[test]
+        fn the_txfifo_load_and_a_busy_processor_queue_behind_each_other() {
+            let (ini, cca, _, _) = first_attempt();
+            let (mut net, _) = timed_probe("", &[&ini], NodeId(0), 1, 0);
+            let load = MacConfig::tinyos1_tenet().txfifo_load(20).as_nanos();
+            net.run_until(Instant(cca - load));
+            assert_eq!(net.nodes[1].mac.phase, Phase::Loading);
+            assert_eq!(net.nodes[1].cpu_busy_until, Instant(cca), "the load does not hold the processor");
+
+            let mac = MacConfig::tinyos2();
+            let unit = mac.initial_backoff.unit_ns;
+            let ini = fixed_backoff("initial_backoff", 20, unit);
+            let (mut net, done) = timed_probe("", &["mac.preset=\"tinyos2\"", &ini], NodeId(0), 1, 0);
+            let busy = 20 * unit + 5_000_000;
+            net.nodes[1].cpu_busy_until = Instant(busy);
+            net.run_until(Instant::from_millis(100));
+            let done = sent(&done);
+            assert_eq!(done.len(), 1);
+            let want = busy + mac.cca_guard_ns + mac.turnaround_ns + mac.airtime(20).as_nanos() + mac.ack_latency_ns;
+            assert_eq!(done[0].time_to_ack, Some(Duration(want)), "{:?}", done[0]);
+        }
+
+        /// "The radio turns to transmit: it loses whatever it was receiving (R1)"
+        /// [docs/simulator.md, MAC (§5) step 6]: with a CCA that ignores the lock (not mode 3),
+        /// a radio locked on a frame at its clear CCA is unlocked when it commits.
+        #[test]
+        fn committing_to_transmit_drops_the_frame_being_received() {
+            let (ini, cca, _, _) = first_attempt();
+            let (mut net, _) = timed_probe("", &[&ini, "mac.cca_mode3=false"], NodeId(0), 1, 0);
+            net.run_until(Instant(cca - 1));
+            net.radios[1].locked = Some(0);
+            net.run_until(Instant(cca));
+            assert_eq!(net.nodes[1].mac.phase, Phase::Turnaround);
+            assert!(net.radios[1].transmitting);
+            assert_eq!(net.radios[1].locked, None, "still locked on the frame it was receiving");
+        }
+
+        /// "The oldest waiting beacon goes first" [docs/simulator.md, MAC (§5)].
+        #[test]
+        fn the_oldest_waiting_beacon_goes_first() {
+            let mut net = clean_chain(2, 1.0, "", &[]);
+            net.nodes[1].mac.beacons = vec![(1, vec![1; 4]), (0, vec![2; 4])];
+            assert!(net.bind_frame(1));
+            let cur = net.nodes[1].mac.cur.as_ref().unwrap();
+            assert_eq!((cur.kind, &cur.payload[..]), (FrameKind::Beacon, &[1u8; 4][..]));
+            assert_eq!(net.nodes[1].mac.beacons, vec![(0, vec![2; 4])]);
+        }
+
+        /// `sink_tx_bins` counts the agent frames a sink puts on the air, every attempt, and not
+        /// its routing beacons [its doc comment].
+        #[test]
+        fn sink_tx_bins_count_agent_frames_not_beacons() {
+            let mut net = clean_chain(2, 5.0, "", &[]);
+            let (probe, done) = Probe::to(NodeId(1), 3);
+            net.nodes[0].agent = probe;
+            net.after_agent(0);
+            net.run_until(Instant::from_millis(5_000));
+            assert_eq!(sent(&done).len(), 3);
+            let s = net.node_stats(0);
+            assert!(s.beacon_tx > 0, "{s:?}");
+            assert_eq!(net.sink_tx_bins(0).iter().sum::<u32>(), s.data_tx as u32);
+            assert_eq!(s.data_tx, 3);
+        }
+    }
+
     proptest! {
         /// However frames start and end at a radio, its summed power returns to exactly 0 once
         /// the air is empty (no drift over a long run), and the count follows the frames. The
