@@ -3535,14 +3535,20 @@ mod tests {
             let (ini, _, start, end) = first_attempt();
             let tries = MacConfig::tinyos1_tenet().max_retries + 1;
             let mid = (start + end) / 2;
-            let cases = [(NodeId(7), String::new(), false, tries), (NodeId(0), outage(0, 0, mid), true, 2)];
-            let cases = [&cases[..], &[(NodeId(0), outage(0, mid, 10_000_000_000), false, tries)]].concat();
-            for (dst, outages, acked, transmissions) in cases {
+            // The last field: node 1's attempts that began while node 0 was off, which are no
+            // frame arrivals (`Network::receptions`: "for every frame on the air, one per radio
+            // within the neighbour cut-off"; a radio that is off decodes nothing).
+            let cases = [(NodeId(7), String::new(), false, tries, 0), (NodeId(0), outage(0, 0, mid), true, 2, 1)];
+            let cases = [&cases[..], &[(NodeId(0), outage(0, mid, 10_000_000_000), false, tries, tries - 1)]].concat();
+            for (dst, outages, acked, transmissions, unheard) in cases {
                 let (mut net, done) = timed_probe(&outages, &[&ini, "radio.false_ack_prob=1.0"], dst, 1, 0);
                 net.run_until(Instant::from_millis(2_000));
                 let done = sent(&done);
                 assert_eq!(done.len(), 1, "{dst:?} {outages}");
                 assert_eq!((done[0].acked, done[0].transmissions), (acked, transmissions), "{dst:?} {outages}");
+                // Two radios: every frame on the air (node 1's attempts, node 0's beacon) is one
+                // arrival at the other, except the attempts that began while node 0 was off.
+                assert_eq!(net.receptions(), net.frames_on_air().0 - u64::from(unheard), "{dst:?} {outages}");
             }
         }
 
