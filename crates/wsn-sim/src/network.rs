@@ -3690,4 +3690,138 @@ mod tests {
             }
         }
     }
+
+    // ------------------------------------------------------------ radio audit (net37)
+
+    mod audit37_radio {
+        use super::*;
+
+        /// The channel and MAC options of a `clean_chain` network, to call the reception
+        /// formulas on.
+        fn options() -> (ChannelOptions, MacConfig) {
+            let net = clean_chain(2, 1.0, "", &[]);
+            (net.chan.clone(), net.mac.clone())
+        }
+
+        /// With `prr_length_scaling` the CC2420 curve's exponent is 2 × the bytes on the air
+        /// after the 5-byte SHR (payload plus overhead) instead of TOSSIM's fixed 46 [spec
+        /// radio-mac-routing §4.1, AMBIG-3; `frame_prr`'s doc comment].
+        #[test]
+        fn length_scaling_counts_two_decisions_per_byte_after_the_shr() {
+            let (mut chan, _) = options();
+            chan.curve = crate::scenario::PrrCurve::Cc2420;
+            chan.prr_length_scaling = false;
+            assert_eq!(frame_prr(&chan, 17, 5.0, 60), prr::prr(5.0), "fixed exponent without scaling");
+            chan.prr_length_scaling = true;
+            for (overhead, len) in [(17u32, 60usize), (11, 0), (17, 100)] {
+                let bytes = len + overhead as usize - 5;
+                let want = prr::prr_with_exponent(5.0, 2.0 * bytes as f64);
+                assert_eq!(frame_prr(&chan, overhead, 5.0, len), want, "{overhead} + {len} bytes");
+            }
+            // A longer frame is less likely to survive the same SINR.
+            assert!(frame_prr(&chan, 17, 5.0, 100) < frame_prr(&chan, 17, 5.0, 20));
+        }
+
+        /// The O-QPSK curve charges every byte after the PHY header (5-byte SHR and 1-byte
+        /// length): a 57-byte PPDU is charged as 51 bytes (calibration test
+        /// `reception_models_charge_noise_as_documented`; `prr_oqpsk`'s doc comment).
+        #[test]
+        fn the_oqpsk_curve_charges_the_bytes_after_the_phy_header() {
+            let (mut chan, _) = options();
+            chan.curve = crate::scenario::PrrCurve::Ieee802154;
+            for x in [-1.0, 0.0, 1.0] {
+                assert_eq!(frame_prr(&chan, 17, x, 40), prr::prr_oqpsk(x, 51), "{x} dB");
+                assert!(frame_prr(&chan, 17, x, 40) > prr::prr_oqpsk(x, 52), "{x} dB: one byte too many");
+            }
+        }
+
+        /// The ACK coin is drawn for an 11-byte ACK when the preset folds the ACK into the
+        /// frame (`ack_bytes` 0), for `ack_bytes` otherwise; under `ns3` over the whole ACK PPDU,
+        /// PHY header included [`ack_success`'s doc comment; spec §5.2].
+        #[test]
+        fn the_ack_coin_is_drawn_for_the_acks_length() {
+            let (mut chan, mut mac) = options();
+            chan.curve = crate::scenario::PrrCurve::Cc2420;
+            chan.prr_length_scaling = true;
+            chan.reception = crate::scenario::Reception::Tossim;
+            let x = 5.0;
+            mac.ack_bytes = 0;
+            assert_eq!(ack_success(&chan, &mac, x), prr::prr_with_exponent(x, 2.0 * (11 - 5) as f64));
+            mac.ack_bytes = 20;
+            assert_eq!(ack_success(&chan, &mac, x), prr::prr_with_exponent(x, 2.0 * (20 - 5) as f64));
+            chan.curve = crate::scenario::PrrCurve::Ieee802154;
+            chan.reception = crate::scenario::Reception::Ns3;
+            mac.ack_bytes = 11;
+            let x = 0.5;
+            assert_eq!(ack_success(&chan, &mac, x), prr::oqpsk_chunk_success_db(x, 8 * 11));
+            assert!(ack_success(&chan, &mac, x) < prr::oqpsk_chunk_success_db(x, 8 * 5), "PHY header left out");
+        }
+
+        /// Under `ns3` a frame whose SINR at the first bit is at or below ns-3's −5 dB lock
+        /// threshold (or NaN) is never locked on, so its quiet-channel success is exactly 0,
+        /// even where the chunk chance is not [`quiet_data_success`'s doc comment;
+        /// `NS3_LOCK_SINR_LINEAR`].
+        #[test]
+        fn ns3_quiet_success_is_zero_below_the_lock_threshold() {
+            let (mut chan, mac) = options();
+            chan.curve = crate::scenario::PrrCurve::Ieee802154;
+            chan.reception = crate::scenario::Reception::Ns3;
+            let bits = 8 * mac.overhead_bytes;
+            assert!(prr::oqpsk_chunk_success_db(-5.2, bits) > 0.0);
+            assert_eq!(quiet_data_success(&chan, &mac, -5.2, 0), 0.0);
+            assert_eq!(quiet_data_success(&chan, &mac, f64::NAN, 0), 0.0);
+            // Above the threshold: one chunk over the whole frame, overhead included.
+            let got = quiet_data_success(&chan, &mac, -4.0, 20);
+            assert_eq!(got, prr::oqpsk_chunk_success_db(-4.0, 8 * (20 + mac.overhead_bytes)));
+        }
+
+        /// Records the RSSI of every frame handed to it.
+        struct RssiLog(std::sync::Arc<std::sync::Mutex<Vec<i16>>>);
+
+        impl NodeAgent for RssiLog {
+            fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, rx: &RxInfo, _: &[u8]) {
+                self.0.lock().unwrap().push(rx.rssi_dbm);
+            }
+            fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+            fn wants_to_send(&self) -> bool {
+                false
+            }
+            fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+                None
+            }
+            fn poll_event(&mut self) -> Option<AgentEvent> {
+                None
+            }
+            fn queue_len(&self) -> usize {
+                0
+            }
+            fn queue_capacity(&self) -> usize {
+                1
+            }
+            no_application!();
+        }
+
+        /// A delivered frame's RSSI is ⌊P ⊕ N0⌋: its power plus the noise (and interference)
+        /// at its start, rounded down [spec radio-mac-routing §4.4, §4.2 R2]. The power is set
+        /// 7.9 dB above the −98 dBm floor, where P ⊕ N0 ≈ −89.45 dBm: ⌊P⌋, ⌊P ⊕ N0⌋ and the
+        /// rounded value all differ.
+        #[test]
+        fn rssi_is_the_floor_of_signal_plus_noise_at_the_start() {
+            let gain = f64::from(clean_chain(2, 1.0, "", &[]).links.gain(1, 0).unwrap());
+            let tx = -90.1 - gain;
+            let mut net = clean_chain(2, 2.0, "", &[format!("radio.link.tx_power_dbm={tx}")]);
+            let p_dbm = net.links.tx_power_dbm[1] + f64::from(net.links.gain(1, 0).unwrap());
+            let want = mw_to_dbm(dbm_to_mw(p_dbm) + dbm_to_mw(-98.0));
+            assert!(want.floor() != p_dbm.floor() && want.floor() != want.round(), "{p_dbm} / {want}");
+            let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            net.nodes[0].agent = Box::new(RssiLog(log.clone()));
+            let (probe, _) = Probe::to(NodeId(0), 50);
+            net.nodes[1].agent = probe;
+            net.after_agent(1);
+            net.run_until(Instant::from_millis(2_000));
+            let got = log.lock().unwrap().clone();
+            assert!(got.len() >= 40, "{} frames delivered", got.len());
+            assert!(got.iter().all(|&r| r == want.floor() as i16), "{got:?}, want {}", want.floor());
+        }
+    }
 }

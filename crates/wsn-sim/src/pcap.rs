@@ -139,4 +139,25 @@ mod tests {
         assert_eq!(err.kind(), io::ErrorKind::InvalidInput);
         assert_eq!(writer.into_inner().len(), GLOBAL_HEADER_LEN);
     }
+
+    /// A frame longer than the snapshot length is cut to [`SNAPLEN`] bytes, its full length
+    /// kept in `orig_len` (pcap-savefile(5): `incl_len` ≤ snaplen, `orig_len` the length on the
+    /// wire; `write_frame`'s doc comment).
+    #[test]
+    fn a_frame_longer_than_the_snaplen_is_cut_with_its_length_kept() {
+        let mut writer = PcapWriter::new(Vec::new()).unwrap();
+        let long: Vec<u8> = (0..70_000u32).map(|i| i as u8).collect();
+        writer.write_frame(Instant(1_000), &long).unwrap();
+        writer.write_frame(Instant(2_000), &ACK).unwrap();
+        let bytes = writer.into_inner();
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().unwrap());
+        let rec = GLOBAL_HEADER_LEN;
+        assert_eq!((u32_at(rec + 8), u32_at(rec + 12)), (SNAPLEN, 70_000), "incl_len, orig_len");
+        let data = rec + RECORD_HEADER_LEN;
+        assert_eq!(&bytes[data..data + SNAPLEN as usize], &long[..SNAPLEN as usize]);
+        // The next record follows the cut data.
+        let next = data + SNAPLEN as usize;
+        assert_eq!((u32_at(next + 4), u32_at(next + 8)), (2, ACK.len() as u32), "ts_usec, incl_len");
+        assert_eq!(&bytes[next + RECORD_HEADER_LEN..], &ACK);
+    }
 }

@@ -418,4 +418,49 @@ mod tests {
         }
         assert_eq!(bare.finish().unwrap(), files.finish().unwrap());
     }
+
+    /// Collects what it is given (the pcap stream of a tracer).
+    #[derive(Clone, Default)]
+    struct Shared(Arc<std::sync::Mutex<Vec<u8>>>);
+
+    impl Write for Shared {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The pcap records of a data frame and of its ACK are the IEEE 802.15.4 MPDUs the wire
+    /// format builds, FCS included (link type 195, `crate::pcap`'s module doc): a data frame
+    /// carries its sender, destination, DSN, ACK request, AM type and payload; an ACK its DSN.
+    #[test]
+    fn pcap_records_are_the_frames_mpdus() {
+        use wsn_wire::ieee802154::{Frame, FrameKind, FrameRepr};
+        let out = Shared::default();
+        let mut tr = Tracer::new().with_pcap("frames.pcap", out.clone()).unwrap();
+        let payload = [1u8, 2, 3, 4, 5];
+        tr.pcap_data(Instant(5_000), NodeId(7), NodeId(3), 42, true, 9, &payload);
+        tr.pcap_ack(Instant(6_000), 42);
+        tr.finish().unwrap();
+        let bytes = out.0.lock().unwrap().clone();
+        let mut off = crate::pcap::GLOBAL_HEADER_LEN;
+        let mut records = Vec::new();
+        while off < bytes.len() {
+            let len = u32::from_le_bytes(bytes[off + 8..off + 12].try_into().unwrap()) as usize;
+            let start = off + crate::pcap::RECORD_HEADER_LEN;
+            records.push(bytes[start..start + len].to_vec());
+            off = start + len;
+        }
+        assert_eq!(records.len(), 2);
+        let frame = Frame::new_checked(&records[0][..]).expect("a valid data MPDU");
+        let repr = FrameRepr::parse(&frame).expect("a valid data MPDU");
+        assert_eq!(repr.kind, FrameKind::Data);
+        assert_eq!((repr.src, repr.dst, repr.dsn, repr.ack_request, repr.am_type), (NodeId(7), NodeId(3), 42, true, 9));
+        assert_eq!(frame.payload(), Some(&payload[..]));
+        let ack = FrameRepr::parse(&Frame::new_checked(&records[1][..]).expect("a valid ACK")).expect("a valid ACK");
+        assert_eq!((ack.kind, ack.dsn), (FrameKind::Ack, 42));
+    }
 }
