@@ -322,3 +322,73 @@ fn close_after_an_aborted_teardown_sends_nothing() {
     assert!(drain(&mut s, ms(260_000)).is_empty());
     assert_eq!(s.state(), SourceState::Failed);
 }
+
+/// Spec §4.11 item 5: a SYN-ACK carrying another incarnation's nonce is not this connection's
+/// answer: the source stays in SYN_ACK_WAIT and counts it as unexpected.
+#[test]
+fn a_syn_ack_of_another_incarnation_does_not_open() {
+    let mut s = Source::new(NodeId(3), NodeId(0), SourceConfig { nonce: NONCE, ..SourceConfig::paper() });
+    s.open(ms(0), 2.0);
+    drain(&mut s, ms(0));
+    let other = NONCE.wrapping_add(1);
+    s.handle_datagram(ms(10), &bytes(&Repr::SynAck { fid: 1, rate: Rate::from_pps(2.0), rtt_ms: 0, nonce: other }));
+    assert!(matches!(s.state(), SourceState::SynAckWait { .. }), "{}", s.state());
+    assert_eq!((s.rate(), s.stats().unexpected), (0.0, 1));
+    assert_eq!(s.poll_event(), None);
+}
+
+/// [`Source::close`]: before the SYN-ACK "tear down whatever the sink may have set up" (a FIN
+/// with last = 0, FIN_ACK_WAIT); on a source never opened, closed at once with
+/// [`SourceEvent::Closed`] and nothing sent.
+#[test]
+fn close_before_the_syn_ack_sends_a_fin_and_close_when_idle_closes_at_once() {
+    let mut s = Source::new(NodeId(3), NodeId(0), SourceConfig { nonce: NONCE, ..SourceConfig::paper() });
+    s.open(ms(0), 2.0);
+    drain(&mut s, ms(0));
+    s.close(ms(500));
+    assert_eq!(
+        drain(&mut s, ms(500)).iter().map(|b| Repr::parse(b)).collect::<Vec<_>>(),
+        vec![Ok(Repr::Fin { last: w(0) })]
+    );
+    assert!(matches!(s.state(), SourceState::FinAckWait { .. }), "{}", s.state());
+
+    let mut idle = Source::new(NodeId(3), NodeId(0), SourceConfig { nonce: NONCE, ..SourceConfig::paper() });
+    idle.close(ms(0));
+    assert_eq!((idle.state(), idle.poll_event()), (SourceState::Closed, Some(SourceEvent::Closed)));
+    assert!(drain(&mut idle, ms(0)).is_empty());
+}
+
+/// [`SourceConfig::wait_for_send_done`] and [`Source::poll_timeout`]: a FIN queued behind an
+/// in-flight DATA packet is due one `send_done_retry` (10 ms) after that packet's send-done,
+/// not at the FIN's 20-s repetition timer.
+#[test]
+fn a_queued_fin_is_due_at_the_retry_after_the_send_done() {
+    let mut s = active_with(SourceConfig { wait_for_send_done: true, ..SourceConfig::paper() }, 10.0);
+    s.handle_send_done(ms(0)); // the SYN's
+    s.send(ms(0), &payload(1)).unwrap();
+    s.close(ms(0));
+    let out = drain(&mut s, ms(200));
+    assert_eq!(out.len(), 1, "one datagram in flight");
+    assert_eq!(data(&out[0]).0, 1);
+    s.handle_send_done(ms(205));
+    assert_eq!(s.poll_timeout(), Some(ms(215)));
+    assert_eq!(
+        drain(&mut s, ms(215)).iter().map(|b| Repr::parse(b)).collect::<Vec<_>>(),
+        vec![Ok(Repr::Fin { last: w(1) })]
+    );
+}
+
+/// [`SourceEvent::Aborted`]: "The FIN retries ran out; the connection was dropped": nothing
+/// is kept in the retransmit buffer afterwards.
+#[test]
+fn an_aborted_teardown_drops_the_buffer() {
+    let mut s = active(10.0);
+    s.send(ms(0), &payload(1)).unwrap();
+    s.close(ms(0));
+    assert_eq!(drain(&mut s, ms(200)).len(), 2, "packet 1 and the FIN");
+    assert_eq!(s.buffered(), 1);
+    for k in 1..=11u64 {
+        drain(&mut s, ms(200 + 20_000 * k));
+    }
+    assert_eq!((s.state(), s.buffered()), (SourceState::Failed, 0));
+}
