@@ -955,3 +955,29 @@ mod decrease_trigger_code {
         assert_eq!((expiries, s.stats().decreases), (2, 1), "the second expiry cut nothing");
     }
 }
+
+/// Gaps found by the mutation audit of the estimators (audit37).
+mod audit37 {
+    use super::estimators::{Ali, ALI_HISTORY};
+
+    /// [PAPER §3.5, AMBIG-2; `Ali::mean_interval`: "weight w_{m+1} on s_m"] the open interval
+    /// s_0 takes the first weight and s_1 the second, which matters once
+    /// [`SinkConfig::ali_weights`](super::SinkConfig::ali_weights) makes them differ. Weights
+    /// {1, 0.5, 0, …}; 1 received, 2 lost, 3 received, 4 lost, 5..=30 received: intervals
+    /// [2, 2], s_0 = 26, ŝ(1,2) = (2 + 0.5·2) / 1.5 = 2, ŝ(0,1) = (1·26 + 0.5·2) / 1.5 = 18.
+    #[test]
+    fn the_open_interval_takes_the_first_weight() {
+        let mut weights = [0.0; ALI_HISTORY];
+        weights[0] = 1.0;
+        weights[1] = 0.5;
+        let mut ali = Ali::new(weights, false);
+        let mut last = 0;
+        for seq in [1, 3].into_iter().chain(5..=30) {
+            ali.on_advance(seq, last);
+            last = seq;
+        }
+        assert_eq!(ali.intervals(), &[2, 2]);
+        let s = ali.mean_interval().unwrap();
+        assert!(super::abs(s - 18.0) < 1e-9, "{s}");
+    }
+}
