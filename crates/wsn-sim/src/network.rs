@@ -3824,4 +3824,121 @@ mod tests {
             assert!(got.iter().all(|&r| r == want.floor() as i16), "{got:?}, want {}", want.floor());
         }
     }
+
+    /// Audit of the node, flow and routing glue (mutation-checked).
+    mod audit37_node {
+        use super::*;
+
+        /// `sample_queue`'s doc: the length a node held since its last sample counts in every bin
+        /// up to the next one, a length of one packet included.
+        #[test]
+        fn a_queue_of_one_packet_counts_in_the_quiet_bins() {
+            let mut net = clean_chain(2, 100.0, "", &[]);
+            net.sample_queue(1, 2, 1);
+            net.sample_queue(1, 5, 0);
+            net.close_queue_bins();
+            assert_eq!(net.queue_bins(1), &[0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 0][..]);
+        }
+
+        /// `Network::outages`' doc: an outage that starts at or after the end of the run is left
+        /// out (its window, cut at the end, is empty).
+        #[test]
+        fn an_outage_starting_at_the_end_is_not_listed() {
+            let net = clean_chain(
+                3,
+                10.0,
+                "[[outages]]\nnodes = 1\nfrom_s = 10.0\n[[outages]]\nnodes = 2\nfrom_s = 4.0\n",
+                &[],
+            );
+            assert_eq!(net.outages(), vec![(2, 4.0, 10.0)]);
+        }
+
+        /// `run_until`'s doc: it returns false once the run is over, also when `until` is exactly
+        /// the end; before the end (events pending) it returns true.
+        #[test]
+        fn run_until_the_end_reports_the_run_over() {
+            let mut net = clean_chain(2, 10.0, "", &[]);
+            assert!(net.run_until(Instant::from_millis(5_000)));
+            assert!(!net.run_until(Instant::from_millis(10_000)));
+            assert_eq!(net.now(), Instant::from_millis(10_000));
+        }
+
+        /// docs/simulator.md, reverse path: every `aging_period_s` (60 s) entries age by one and
+        /// those older than `max_age` (10) are removed, so the aging tick repeats for the whole run.
+        #[test]
+        fn reverse_entries_age_out_after_eleven_aging_periods() {
+            let mut net = clean_chain(3, 700.0, "", &[]);
+            let parent = net.parent(1, 0);
+            net.nodes[1].trees[0].reverse.learn(NodeId(2), NodeId(2), parent);
+            assert_eq!(net.nodes[1].trees[0].reverse.next_hop(NodeId(2)), Some(NodeId(2)));
+            net.run_until(Instant::from_millis(650_000));
+            assert_eq!(net.nodes[1].trees[0].reverse.next_hop(NodeId(2)), Some(NodeId(2)), "ten ticks: age 10");
+            net.run_until(Instant::from_millis(700_000));
+            assert_eq!(net.nodes[1].trees[0].reverse.next_hop(NodeId(2)), None, "the eleventh tick removes it");
+        }
+
+        /// docs/simulator.md `[[flows]]`: the application generates packets at `rate_pps` from
+        /// `start_s` until `stop_s`; a tick at exactly `stop_s` generates none.
+        #[test]
+        fn a_flow_generates_nothing_at_its_stop_instant() {
+            let flow = "[[flows]]\nsources = 1\nrate_pps = 1.0\nstop_s = 5.0\nrandom_phase = false\n";
+            let mut net = clean_chain(2, 10.0, flow, &[]);
+            net.run_until(Instant::from_millis(10_000));
+            assert_eq!(net.flows()[0].originated, 5, "packets at 0, 1, 2, 3 and 4 s");
+        }
+
+        /// `app_slot`'s doc and docs/simulator.md (IFRC): a rate controller's slot toward `sink`
+        /// makes the node's flow to that sink generate one packet while the flow is active, from
+        /// `start_s` (included) to `stop_s` (excluded); a slot toward another sink generates none.
+        #[test]
+        fn an_app_slot_generates_only_for_an_active_flow_to_its_sink() {
+            let flow = "[protocol]\nkind = \"ifrc\"\n[[flows]]\nsources = 1\nrate_pps = 1.0\nstart_s = 5.0\nstop_s = 8.0\npayload_bytes = 20\n";
+            let mut net = clean_chain(2, 10.0, flow, &[]);
+            assert!(net.rate_controlled());
+            let slot = |net: &mut Network, ms: u64, sink: u16| {
+                net.now = Instant::from_millis(ms);
+                net.app_slot(1, NodeId(sink));
+                net.flows()[0].originated
+            };
+            assert_eq!(slot(&mut net, 4_999, 0), 0, "before the start");
+            assert_eq!(slot(&mut net, 5_000, 0), 1, "at the start");
+            assert_eq!(slot(&mut net, 6_000, 7), 1, "a slot toward another sink");
+            assert_eq!(slot(&mut net, 7_999, 0), 2);
+            assert_eq!(slot(&mut net, 8_000, 0), 2, "at the stop");
+        }
+
+        /// `sink_receive`'s doc: a delivery counts only if the packet belongs to a flow from
+        /// `origin` to this node and was originated; anything else is a phantom.
+        #[test]
+        fn a_delivery_from_elsewhere_or_never_sent_is_a_phantom() {
+            let mut net = flow_with_originated(3);
+            assert!(net.sink_receive(1, NodeId(1), 1, &app_packet(0), false).is_none(), "not the flow's sink");
+            assert!(net.sink_receive(0, NodeId(2), 1, &app_packet(0), false).is_none(), "not the flow's source");
+            assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(3), false).is_none(), "not originated yet");
+            assert_eq!(net.flows[0].phantom_deliveries, 3);
+            assert_eq!(net.sink_receive(0, NodeId(1), 1, &app_packet(2), false), Some((0, 2)));
+        }
+
+        /// Flow bookkeeping (`parent_at`, `parent_changes_seen`): each packet is stamped with its
+        /// source's parent when originated, and a delivery whose stamp differs from the previous
+        /// delivery's counts one parent change seen.
+        #[test]
+        fn deliveries_count_the_parent_changes_their_source_made() {
+            let flow = "[[flows]]\nsources = 2\nrate_pps = 1.0\n";
+            let mut net = clean_chain(3, 10.0, flow, &[]);
+            let old = net.parent(2, 0).expect("a route");
+            let new = if old == NodeId(0) { NodeId(1) } else { NodeId(0) };
+            net.originate(0);
+            net.originate(0);
+            assert_ne!(net.nodes[2].trees[0].mhlqi.move_frozen(new, 0, 0), RouteChange::None);
+            net.originate(0);
+            assert_eq!(net.flows[0].parent_at, vec![old.0, old.0, new.0]);
+            net.sink_receive(0, NodeId(2), 2, &app_packet(1), false).unwrap();
+            assert_eq!(net.flows[0].parent_changes_seen, 0, "same parent as the first delivery");
+            net.sink_receive(0, NodeId(2), 2, &app_packet(0), false).unwrap();
+            assert_eq!(net.flows[0].parent_changes_seen, 0, "same parent again");
+            net.sink_receive(0, NodeId(2), 1, &app_packet(2), false).unwrap();
+            assert_eq!(net.flows[0].parent_changes_seen, 1);
+        }
+    }
 }
