@@ -2457,6 +2457,15 @@ mod tests {
         let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
         assert_eq!(sc.candidates("radio.noise.trace", trace), [outside.join(trace), project_root().join(trace)]);
         std::fs::create_dir_all(&outside).unwrap();
+        // (The case below needs a temporary folder in no project: say so rather than fail on the
+        // list when a folder above it holds a Cargo.toml or a .git.)
+        if let Some(d) = outside.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file() || d.join(".git").exists())
+        {
+            panic!(
+                "this test needs a temporary folder outside any project, but {} holds a Cargo.toml or .git",
+                d.display()
+            );
+        }
         let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
         // In no project: the file's folder, the build's project, then the folders above.
         let above = |p: &str| -> Vec<PathBuf> { outside.ancestors().skip(1).map(|d| d.join(p)).collect() };
