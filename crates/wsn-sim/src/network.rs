@@ -2258,7 +2258,6 @@ impl Network {
     }
 }
 
-/// The parent of `node` on the tree of `sink` right now (`u16::MAX`: none, or no such tree).
 /// The end of the outage window among `windows` that covers `now`, if any (the latest end when
 /// windows overlap).
 fn off_until(windows: &[(Instant, Instant)], now: Instant) -> Option<Instant> {
@@ -2273,6 +2272,7 @@ pub(crate) fn bin_index(t: Instant, bin: Duration) -> usize {
     (t.as_nanos().saturating_sub(1) / bin.as_nanos().max(1)) as usize
 }
 
+/// The parent of `node` on the tree of `sink` right now (`u16::MAX`: none, or no such tree).
 pub(crate) fn parent_stamp(nodes: &[Node], sinks: &[NodeId], node: usize, sink: NodeId) -> u16 {
     sinks
         .iter()
