@@ -414,6 +414,105 @@ pub(crate) mod tests {
         pub(crate) static SYNCED: std::cell::RefCell<Vec<PathBuf>> = const { std::cell::RefCell::new(Vec::new()) };
     }
 
+    mod audit37 {
+        use super::*;
+
+        /// A fresh, empty scratch folder for one test.
+        fn scratch(name: &str) -> PathBuf {
+            let dir = std::env::temp_dir().join(format!("wsn-audit37-{name}-{}", std::process::id()));
+            std::fs::remove_dir_all(&dir).ok();
+            std::fs::create_dir_all(&dir).unwrap();
+            dir
+        }
+
+        /// [`remove_stale`] and [`in_use`]: a folder whose lock file cannot be opened is kept,
+        /// pass after pass, until it has gone [`UNLOCKABLE_STALE_AFTER`] unmodified, and removed
+        /// then, with its lock file. (The lock file is a symbolic link to itself, which no
+        /// command can open, and which is no folder.)
+        #[cfg(unix)]
+        #[test]
+        fn an_unlockable_folder_is_kept_on_every_pass_until_a_day_old() {
+            let dir = scratch("unlockable");
+            let folder = dir.join(".wsn-staging-run-7-8");
+            std::fs::create_dir(&folder).unwrap();
+            std::fs::write(folder.join("summary.json"), "{}").unwrap();
+            let lock = lock_path_of(&folder);
+            std::os::unix::fs::symlink(&lock, &lock).unwrap();
+            assert!(matches!(probe(&folder), Probe::Unknown(_)), "{:?}", probe(&folder));
+            for _ in 0..2 {
+                remove_stale(&dir).unwrap();
+                assert!(folder.join("summary.json").exists(), "a recent folder whose lock cannot be taken went");
+            }
+            let old = std::time::SystemTime::now() - UNLOCKABLE_STALE_AFTER - std::time::Duration::from_secs(60);
+            std::fs::File::open(&folder).unwrap().set_modified(old).unwrap();
+            remove_stale(&dir).unwrap();
+            assert!(!folder.exists(), "a folder unmodified for a day was kept");
+            assert!(std::fs::symlink_metadata(&lock).is_err(), "its lock file stayed");
+            std::fs::remove_dir_all(&dir).ok();
+        }
+
+        /// [`names`]' doc comment: the entries of a staging folder, sorted.
+        #[test]
+        fn names_are_sorted() {
+            let dir = scratch("names");
+            let mut want: Vec<String> = (0..40).map(|k| format!("f{:02}-{}.csv", (k * 17) % 40, k)).collect();
+            for n in &want {
+                std::fs::write(dir.join(n), "").unwrap();
+            }
+            want.sort();
+            assert_eq!(names(&dir).unwrap(), want);
+            std::fs::remove_dir_all(&dir).ok();
+        }
+
+        /// [`sync_tree`]'s doc comment: every file, then every folder after what it holds, in
+        /// name order, the root last.
+        #[test]
+        fn sync_tree_syncs_in_name_order_folders_after_their_contents() {
+            let dir = scratch("tree");
+            for n in ["c", "a", "e", "b"] {
+                std::fs::write(dir.join(n), n).unwrap();
+            }
+            std::fs::create_dir(dir.join("d")).unwrap();
+            std::fs::write(dir.join("d").join("x"), "x").unwrap();
+            SYNCED.with(|s| s.borrow_mut().clear());
+            sync_tree(&dir).unwrap();
+            let synced = SYNCED.with(|s| s.take());
+            let want: Vec<PathBuf> =
+                ["a", "b", "c", "d/x", "d", "e"].iter().map(|n| dir.join(n)).chain([dir.clone()]).collect();
+            assert_eq!(synced, want);
+            std::fs::remove_dir_all(&dir).ok();
+        }
+
+        /// [`is_file_at`]'s doc comment: true for the file still at its name, false once the name
+        /// was removed or now leads to another file.
+        #[cfg(unix)]
+        #[test]
+        fn is_file_at_tells_a_replaced_file() {
+            let dir = scratch("isfile");
+            let path = dir.join(RUN_LOCK);
+            std::fs::write(&path, "").unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            assert!(is_file_at(&file, &path));
+            std::fs::remove_file(&path).unwrap();
+            assert!(!is_file_at(&file, &path), "a removed file");
+            std::fs::write(&path, "").unwrap();
+            assert!(!is_file_at(&file, &path), "a file replaced by another");
+            std::fs::remove_dir_all(&dir).ok();
+        }
+
+        /// [`RunLock`]'s doc comment: the lock file holds the process id — only it, even where a
+        /// killed run left a longer one in the file.
+        #[test]
+        fn the_run_lock_holds_only_this_process_id() {
+            let dir = scratch("runlock");
+            std::fs::write(dir.join(RUN_LOCK), "4294967295 left by a killed run").unwrap();
+            let lock = lock_run(&dir).unwrap();
+            assert_eq!(std::fs::read_to_string(dir.join(RUN_LOCK)).unwrap(), std::process::id().to_string());
+            drop(lock);
+            std::fs::remove_dir_all(&dir).ok();
+        }
+    }
+
     /// A commit syncs every file it moves, staged or not, under the name it was written under
     /// (so before its rename: that name is gone after), then the folder they went into.
     #[test]

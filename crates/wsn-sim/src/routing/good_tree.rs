@@ -307,6 +307,88 @@ mod tests {
         assert_eq!(kept.len(), 2, "{kept:?}");
     }
 
+    mod audit37 {
+        use super::*;
+
+        /// [`depth`]'s doc comment: the hops from a node to the root, or `None` when the walk
+        /// meets no root (no route, or a loop).
+        #[test]
+        fn depth_counts_hops_and_finds_no_root_on_a_loop_or_a_broken_path() {
+            // 0 ← 1 ← 2 ← 3; 4 has no parent; 5 and 6 are each other's parents.
+            let p = vec![None, Some(0), Some(1), Some(2), None, Some(6), Some(5)];
+            let d: Vec<_> = (0..7).map(|i| depth(&p, 0, i)).collect();
+            assert_eq!(d, vec![Some(0), Some(1), Some(2), Some(3), None, None, None]);
+        }
+
+        /// [`plan`]'s doc comment, rules (2) and (4): the new link and every link on the new
+        /// parent's path need a quality ≥ `min`, so a link exactly at `min` qualifies.
+        #[test]
+        fn a_new_link_or_a_path_link_exactly_at_the_threshold_is_good() {
+            // 0 ← 1 ← 2 ← 3 and 4 under 1; 3's link to 2 is weak.
+            let base = vec![None, Some(0), Some(1), Some(2), Some(1)];
+            // (2): the only candidate, 1, at exactly 0.66.
+            let q = |a: usize, b: usize| match (a, b) {
+                (3, 2) => 0.2,
+                (3, 1) => 0.66,
+                _ => 0.9,
+            };
+            let (moves, kept) = plan(&mut base.clone(), 0, &[true; 5], &[3], |_| vec![1], q, 0.66);
+            assert!(kept.is_empty(), "{kept:?}");
+            assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(3, 1)]);
+            // (4): the only candidate, 4, whose own link to 1 is exactly 0.66.
+            let q = |a: usize, b: usize| match (a, b) {
+                (3, 2) => 0.2,
+                (4, 1) => 0.66,
+                _ => 0.9,
+            };
+            let (moves, kept) = plan(&mut base.clone(), 0, &[true; 5], &[3], |_| vec![4], q, 0.66);
+            assert!(kept.is_empty(), "{kept:?}");
+            assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(3, 4)]);
+        }
+
+        /// [`plan`]'s doc comment, rule (4), and the code's "a NaN quality is not good either":
+        /// a candidate whose path to the root holds a link of unknown (NaN) quality is refused.
+        #[test]
+        fn a_nan_link_on_the_new_parents_path_is_not_good() {
+            let mut p = vec![None, Some(0), Some(1), Some(2), Some(1)];
+            let q = |a: usize, b: usize| match (a, b) {
+                (3, 2) => 0.2,
+                (4, 1) => f64::NAN,
+                _ => 0.9,
+            };
+            let (moves, kept) = plan(&mut p, 0, &[true; 5], &[3], |_| vec![4], q, 0.66);
+            assert!(moves.is_empty(), "{moves:?}");
+            assert_eq!(kept, vec![Kept { node: 3, parent: 2, quality: 0.2 }]);
+        }
+
+        /// [`plan`]'s doc comment, rule (1): the root qualifies as a new parent whether or not
+        /// `usable` marks it.
+        #[test]
+        fn the_root_is_a_candidate_even_when_not_marked_usable() {
+            let mut p = vec![None, Some(0), Some(1)];
+            let q = |a: usize, b: usize| if (a, b) == (2, 1) { 0.2 } else { 0.9 };
+            let (moves, kept) = plan(&mut p, 0, &[false, true, true], &[2], |_| vec![0, 1], q, 0.66);
+            assert!(kept.is_empty(), "{kept:?}");
+            assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(2, 0)]);
+        }
+
+        /// [`plan`]'s doc comment: among equally deep candidates over equally good links the
+        /// lowest index wins, whatever order `neighbours` lists them in.
+        #[test]
+        fn the_lowest_index_wins_a_full_tie_in_any_neighbour_order() {
+            // Node 5 under 4 (weak); candidates 2 and 6 both at depth 2, both links 0.8.
+            let p = vec![None, Some(0), Some(1), Some(2), Some(1), Some(4), Some(1)];
+            let q = |a: usize, b: usize| match (a, b) {
+                (5, 4) => 0.3,
+                (5, 2) | (5, 6) => 0.8,
+                _ => 0.9,
+            };
+            let nb = |i: usize| if i == 5 { vec![6, 4, 2] } else { vec![] };
+            let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], nb, q, 0.66);
+            assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(5, 2)]);
+        }
+    }
+
     /// Parents, link qualities (`[from][to]`), neighbour matrix, usable flags, nodes being frozen.
     type Case = (Vec<Option<usize>>, Vec<Vec<f64>>, Vec<Vec<bool>>, Vec<bool>, Vec<usize>);
 
