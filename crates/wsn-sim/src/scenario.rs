@@ -2476,7 +2476,15 @@ mod tests {
         let cwd = std::env::current_dir().unwrap();
         let mut want = vec![cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")];
         want.extend(above("t.txt"));
-        assert_eq!(sc.candidates("radio.noise.trace", "t.txt"), want);
+        // Each place once, first come first: the working folder may be one of the others (the
+        // build's project when the test binary runs from the project's root, or `/`).
+        let mut once: Vec<PathBuf> = Vec::new();
+        want.into_iter().for_each(|p| {
+            if !once.contains(&p) {
+                once.push(p)
+            }
+        });
+        assert_eq!(sc.candidates("radio.noise.trace", "t.txt"), once);
         // In a project: the folders above up to its root come before the build's project.
         let proj = std::env::temp_dir().join(format!("wsn-candidates-proj-{}", std::process::id()));
         std::fs::create_dir_all(proj.join("scenarios/sub")).unwrap();
