@@ -762,10 +762,15 @@ fn run_cli(cli: Cli) -> Result<()> {
             if pairs == 0 {
                 // TOSSIM reads such a file, but `topology.gains_file` refuses it (a network without
                 // links), so the round trip the file is usually written for would fail only then.
+                let why = if links.n() < 2 {
+                    "a network of one node has no links"
+                } else {
+                    "none reaches the pruning threshold; check the radio: transmit power, spacing, \
+                     radio.prune_margin_db"
+                };
                 eprintln!(
-                    "warning: no link of this scenario is kept (none reaches the pruning threshold): the file has no \
-                     gain line, and topology.gains_file refuses a file without one; check the radio (transmit \
-                     power, spacing, radio.prune_margin_db)"
+                    "warning: no link of this scenario is kept ({why}): the file has no gain line, and \
+                     topology.gains_file refuses a file without one"
                 );
             }
             if !fold_tx_power && sc.radio.link.tx_power_dbm != 0.0 {

@@ -37,7 +37,19 @@ fn gains_without_any_link_warns_at_export() {
     assert!(stdout.contains("2 nodes, 0 directed links"), "{stdout}");
     assert!(err.contains("warning: no link of this scenario is kept"), "{err}");
     assert!(err.contains("topology.gains_file refuses"), "{err}");
+    assert!(err.contains("none reaches the pruning threshold; check the radio"), "{err}");
     assert!(!std::fs::read_to_string(&out).unwrap().lines().any(|l| l.starts_with("gain ")));
+
+    // One node: no pair to link, and nothing about the radio to check.
+    let one = dir.join("one.toml");
+    std::fs::write(
+        &one,
+        "name = \"one\"\nduration_s = 1.0\n[topology]\nlayout = { kind = \"chain\", nodes = 1, spacing_m = 5.0 }\n",
+    )
+    .unwrap();
+    let (_, err) = wsn_ok(&["gains", one.to_str().unwrap(), "--out", out.to_str().unwrap()]);
+    assert!(err.contains("no link of this scenario is kept (a network of one node has no links)"), "{err}");
+    assert!(!err.contains("check the radio"), "{err}");
 
     let near = chain2(&dir, 5.0);
     let (stdout, err) = wsn_ok(&["gains", &near, "--out", out.to_str().unwrap()]);

@@ -818,6 +818,11 @@ mod tests {
             (MacConfig { byte_ns: 0, ..t1.clone() }, "mac.byte_ns must be > 0"),
             // 16 × 50 ms = 0.8 s, but 255 × 50 ms = 12.75 s.
             (MacConfig { congestion_backoff: window(50_000_000), ..t1.clone() }, "mac.congestion_backoff (max_units"),
+            // 255 × 11 ms = 2.8 s, but its largest draw, 1000 × 11 ms = 11 s.
+            (
+                MacConfig { congestion_backoff: Backoff { max_units: 1000, ..window(11_000_000) }, ..t1.clone() },
+                "mac.congestion_backoff (max_units",
+            ),
             // 100 ms a byte: 12.8 s for 128 bytes.
             (MacConfig { txfifo_load_per_byte_ns: 100_000_000, ..t1.clone() }, "mac.txfifo_load_per_byte_ns"),
             (MacConfig { cca_threshold_dbm: f64::NAN, ..t1.clone() }, "mac.cca_threshold_dbm"),

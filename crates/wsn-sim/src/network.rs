@@ -1658,12 +1658,12 @@ impl Network {
         self.q.push(at, Ev::Mac { node: i as u16, gen });
     }
 
-    /// The end of the outage node `i`'s radio is in at `now`, if any.
     /// Did an outage of node `i` begin after `after`, up to `upto`?
     fn outage_began_between(&self, i: usize, after: Instant, upto: Instant) -> bool {
         self.any_outage && self.outages[i].iter().any(|&(from, _)| after < from && from <= upto)
     }
 
+    /// The end of the outage node `i`'s radio is in at `now`, if any.
     fn radio_off_until(&self, i: usize, now: Instant) -> Option<Instant> {
         if !self.any_outage {
             return None;
@@ -2420,7 +2420,6 @@ fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usi
 mod tests {
     use super::*;
 
-    /// The `send` of a test agent, which has no application.
     /// The methods of a test agent that ignores frames and send-dones and never sends: an
     /// empty queue of capacity 1.
     macro_rules! sends_nothing {
@@ -2442,6 +2441,7 @@ mod tests {
         };
     }
 
+    /// The `send` of a test agent, which has no application.
     macro_rules! no_application {
         () => {
             fn send(
@@ -3031,9 +3031,6 @@ mod tests {
         }
     }
 
-    /// The simulator's in-order check counts a packet handed up behind a later one, once per
-    /// such packet; a skipped packet (never delivered) does not make every later delivery out
-    /// of order.
     /// Two nodes with one flow from node 1 to the sink that has originated `n` packets, none
     /// delivered yet.
     fn flow_with_originated(n: usize) -> Network {
@@ -3055,6 +3052,9 @@ mod tests {
         data
     }
 
+    /// The simulator's in-order check counts a packet handed up behind a later one, once per
+    /// such packet; a skipped packet (never delivered) does not make every later delivery out
+    /// of order.
     #[test]
     fn out_of_order_counts_late_packets_not_skipped_ones() {
         let mut net = flow_with_originated(8);
@@ -3486,8 +3486,10 @@ mod tests {
 
         /// A transmission committed after a clear CCA (the turnaround) is abandoned when the
         /// radio goes off, whether it is still off at the end of the turnaround or was off only
-        /// in between: the radio stops transmitting at once (it can hear again when it is back)
-        /// and the MAC contends afresh [`mac_timer`'s comments; docs/simulator.md `[[outages]]`:
+        /// in between: at the end of the turnaround, the MAC's next step, the radio is no longer
+        /// transmitting (it can hear again when it is back; during the outage's first moments,
+        /// at most the 192-µs turnaround, it still counts as transmitting, which changes nothing
+        /// for a radio that is off) and the MAC contends afresh [`mac_timer`'s comments; docs/simulator.md `[[outages]]`:
         /// "a MAC timer that would ... transmit waits until the radio is back"].
         #[test]
         fn an_outage_in_the_turnaround_abandons_the_transmission() {
@@ -3644,8 +3646,9 @@ mod tests {
             assert_eq!(net.nodes[1].mac.beacons, vec![(0, vec![2; 4])]);
         }
 
-        /// `sink_tx_bins` counts the agent frames a sink puts on the air, every attempt, and not
-        /// its routing beacons [its doc comment].
+        /// `sink_tx_bins` counts the agent frames a sink puts on the air (as `data_tx` does) and
+        /// not its routing beacons [its doc comment]. (On this clean link every frame goes out
+        /// once; that retransmissions count too is not exercised here.)
         #[test]
         fn sink_tx_bins_count_agent_frames_not_beacons() {
             let mut net = clean_chain(2, 5.0, "", &[]);
@@ -3769,6 +3772,8 @@ mod tests {
             let bits = 8 * mac.overhead_bytes;
             assert!(prr::oqpsk_chunk_success_db(-5.2, bits) > 0.0);
             assert_eq!(quiet_data_success(&chan, &mac, -5.2, 0), 0.0);
+            assert!(prr::oqpsk_chunk_success_db(-5.0, bits) > 0.0);
+            assert_eq!(quiet_data_success(&chan, &mac, -5.0, 0), 0.0, "at the threshold");
             assert_eq!(quiet_data_success(&chan, &mac, f64::NAN, 0), 0.0);
             // Above the threshold: one chunk over the whole frame, overhead included.
             let got = quiet_data_success(&chan, &mac, -4.0, 20);

@@ -2457,34 +2457,36 @@ mod tests {
         let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
         assert_eq!(sc.candidates("radio.noise.trace", trace), [outside.join(trace), project_root().join(trace)]);
         std::fs::create_dir_all(&outside).unwrap();
-        // (The case below needs a temporary folder in no project: say so rather than fail on the
-        // list when a folder above it holds a Cargo.toml or a .git.)
-        if let Some(d) = outside.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file() || d.join(".git").exists())
-        {
-            panic!(
-                "this test needs a temporary folder outside any project, but {} holds a Cargo.toml or .git",
-                d.display()
-            );
-        }
-        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
-        // In no project: the file's folder, the build's project, then the folders above.
-        let above = |p: &str| -> Vec<PathBuf> { outside.ancestors().skip(1).map(|d| d.join(p)).collect() };
-        let mut want = vec![outside.join(trace), project_root().join(trace)];
-        want.extend(above(trace));
-        assert_eq!(sc.candidates("radio.noise.trace", trace), want);
-        let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &["radio.noise.trace=\"t.txt\"".into()]).unwrap();
+        // The cases in no project need a temporary folder with no project above it (no folder
+        // above holding a Cargo.toml or .git, as `candidates` decides); where the temporary folder
+        // sits in one (TMPDIR inside a checkout), they cannot be set up and are skipped, said on
+        // standard error. The project cases below run everywhere.
         let cwd = std::env::current_dir().unwrap();
-        let mut want = vec![cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")];
-        want.extend(above("t.txt"));
-        // Each place once, first come first: the working folder may be one of the others (the
-        // build's project when the test binary runs from the project's root, or `/`).
-        let mut once: Vec<PathBuf> = Vec::new();
-        want.into_iter().for_each(|p| {
-            if !once.contains(&p) {
-                once.push(p)
-            }
-        });
-        assert_eq!(sc.candidates("radio.noise.trace", "t.txt"), once);
+        let in_project =
+            outside.ancestors().skip(1).find(|d| d.join("Cargo.toml").is_file() || d.join(".git").exists());
+        if let Some(d) = in_project {
+            eprintln!("skipped the cases in no project: {} holds a Cargo.toml or .git", d.display());
+        } else {
+            let sc = Scenario::from_toml(text, "x.toml", outside.clone(), &[]).unwrap();
+            // In no project: the file's folder, the build's project, then the folders above.
+            let above = |p: &str| -> Vec<PathBuf> { outside.ancestors().skip(1).map(|d| d.join(p)).collect() };
+            let mut want = vec![outside.join(trace), project_root().join(trace)];
+            want.extend(above(trace));
+            assert_eq!(sc.candidates("radio.noise.trace", trace), want);
+            let sc =
+                Scenario::from_toml(text, "x.toml", outside.clone(), &["radio.noise.trace=\"t.txt\"".into()]).unwrap();
+            let mut want = vec![cwd.join("t.txt"), outside.join("t.txt"), project_root().join("t.txt")];
+            want.extend(above("t.txt"));
+            // Each place once, first come first: the working folder may be one of the others (the
+            // build's project when the test binary runs from the project's root, or `/`).
+            let mut once: Vec<PathBuf> = Vec::new();
+            want.into_iter().for_each(|p| {
+                if !once.contains(&p) {
+                    once.push(p)
+                }
+            });
+            assert_eq!(sc.candidates("radio.noise.trace", "t.txt"), once);
+        }
         // In a project: the folders above up to its root come before the build's project.
         let proj = std::env::temp_dir().join(format!("wsn-candidates-proj-{}", std::process::id()));
         std::fs::create_dir_all(proj.join("scenarios/sub")).unwrap();
