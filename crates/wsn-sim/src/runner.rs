@@ -714,6 +714,26 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             return Err(weight_not_a_node(k, n));
         }
     }
+    // A weight for a node without a flow (a sink, or a node no flow names) weighs nothing; IFRC
+    // refuses a base station's weight, RCRT took it silently.
+    if let ProtocolConfig::Rcrt(c) = &sc.protocol {
+        use crate::scenario::Sources;
+        let is_source = |id: u16| {
+            sc.flows.iter().any(|f| match &f.sources {
+                Sources::Keyword(_) => !sc.topology.sinks.contains(&id),
+                Sources::One(n) => *n == id,
+                Sources::List(l) => l.contains(&id),
+            })
+        };
+        for id in c.weights.keys().filter_map(|k| k.parse::<u16>().ok()).filter(|&id| !is_source(id)) {
+            let why = if sc.topology.sinks.contains(&id) {
+                "a sink, which originates no RCRT flow"
+            } else {
+                "not the source of any flow"
+            };
+            warnings.push(format!("protocol.weights.{id}: node {id} is {why}; its weight has no effect"));
+        }
+    }
     let static_parents = match sc.routing.kind {
         RoutingKind::Mhlqi => None,
         RoutingKind::Static => {
