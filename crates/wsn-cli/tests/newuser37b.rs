@@ -110,3 +110,52 @@ fn rcrt_weight_of_a_node_without_a_flow_warns() {
     assert!(!o.status.success() && err.contains("`99` is not a node id of this topology"), "{err}");
     assert!(!err.contains("warning"), "{err}");
 }
+
+/// A source that `routing.kind = "shortest"` leaves without a route ran silently: its flow
+/// delivered nothing and only the summary's `unrouted 1` hinted at it. The run now names the
+/// node. A 4-node chain at 10 m: with a 15 dB margin node 3 has no link good enough.
+#[test]
+fn shortest_tree_source_without_a_route_warns() {
+    let dir = Scratch::new("newuser37b", "shortest_tree_source_without_a_route_warns");
+    let text = r#"name = "chain4"
+duration_s = 20.0
+
+[topology]
+layout = { kind = "chain", nodes = 4, spacing_m = 10.0 }
+
+[radio.noise]
+model = "constant"
+floor_dbm = -98.0
+
+[routing]
+kind = "shortest"
+
+[[flows]]
+sources = "all"
+rate_pps = 1.0
+"#;
+    let file = dir.join("chain4.toml");
+    std::fs::write(&file, text).unwrap();
+    let out = dir.join("out");
+    let run = |extra: &[&str]| {
+        let mut args = vec!["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q"];
+        args.extend_from_slice(extra);
+        wsn_ok(&args)
+    };
+    let (stdout, err) = run(&[]);
+    assert!(stdout.contains("unrouted 0"), "{stdout}");
+    assert!(!err.contains("no path to sink"), "{err}");
+    let (stdout, err) = run(&["--set", "routing.shortest_snr_db=15"]);
+    assert!(stdout.contains("unrouted 1"), "{stdout}");
+    assert!(
+        err.contains(
+            "warning: flows[0]: node 3 has no path to sink 0 in the routing.kind = \"shortest\" tree (links at least \
+             routing.shortest_snr_db = 15 dB above the noise floor both ways): its flow will deliver nothing"
+        ),
+        "{err}"
+    );
+    // No link at all: the run's own warning says so, and this one does not repeat it per node.
+    let (stdout, err) = run(&["--set", "routing.shortest_snr_db=40"]);
+    assert!(stdout.contains("unrouted 3"), "{stdout}");
+    assert!(err.contains("no node ever had a route to a sink") && !err.contains("no path to sink"), "{err}");
+}
