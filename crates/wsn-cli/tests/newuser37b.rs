@@ -159,3 +159,21 @@ rate_pps = 1.0
     assert!(stdout.contains("unrouted 3"), "{stdout}");
     assert!(err.contains("no node ever had a route to a sink") && !err.contains("no path to sink"), "{err}");
 }
+
+/// `protocol.slow_down_token_floor = -200` was refused as "expected a whole number from −128 to
+/// 127", and then 5 as "must be between -128 and 0": the first message now gives the key's own
+/// range too.
+#[test]
+fn token_floor_out_of_range_names_its_range() {
+    let dir = Scratch::new("newuser37b", "token_floor_out_of_range_names_its_range");
+    let file = dir.join("two-sinks9.toml");
+    std::fs::write(&file, TWO_SINKS).unwrap();
+    for v in ["-200", "200"] {
+        let set = format!("protocol.slow_down_token_floor={v}");
+        let o = common::wsn_output(&["run", file.to_str().unwrap(), "-q", "--set", &set]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && !err.contains("panicked"), "{err}");
+        assert!(err.contains("a whole number from −128 to 0"), "{v}: {err}");
+        assert!(!err.contains("127"), "{v}: {err}");
+    }
+}
