@@ -177,3 +177,32 @@ fn token_floor_out_of_range_names_its_range() {
         assert!(!err.contains("127"), "{v}: {err}");
     }
 }
+
+/// Two `protocol.policy_changes` entries for one sink at the same time both ran, in list order,
+/// so the first one's policy never held, without a word: the run now warns. Switches at
+/// different times, or of different sinks at the same time, do not.
+#[test]
+fn two_policy_changes_of_a_sink_at_once_warn() {
+    let dir = Scratch::new("newuser37b", "two_policy_changes_of_a_sink_at_once_warn");
+    let file = dir.join("two-sinks9.toml");
+    std::fs::write(&file, TWO_SINKS).unwrap();
+    let out = dir.join("out");
+    let run = |changes: &str| {
+        let set = format!("protocol.policy_changes={changes}");
+        wsn_ok(&["run", file.to_str().unwrap(), "--out", out.to_str().unwrap(), "-q", "--set", &set]).1
+    };
+    let err = run(
+        r#"[{at_s=50.0, sink=8, policy="fair"}, {at_s=40.0, sink=0, policy="fair"}, {at_s=50.0, sink=8, policy="demand_proportional"}]"#,
+    );
+    assert!(
+        err.contains(
+            "protocol.policy_changes[0] and [2] both switch sink 8 at 50 s: the later entry's \"demand_proportional\" \
+             replaces \"fair\" at once"
+        ),
+        "{err}"
+    );
+    let err = run(
+        r#"[{at_s=50.0, sink=8, policy="fair"}, {at_s=50.0, sink=0, policy="fair"}, {at_s=60.0, sink=8, policy="demand_proportional"}]"#,
+    );
+    assert!(!err.contains("both switch"), "{err}");
+}

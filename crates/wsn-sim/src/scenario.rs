@@ -728,6 +728,21 @@ impl Scenario {
                     c.policy
                 ));
             }
+            // Two switches of one sink at the same time: both run, in list order, so only the
+            // last one's policy is ever in force.
+            for (i, pc) in c.policy_changes.iter().enumerate() {
+                if let Some(j) = c.policy_changes[i + 1..].iter().position(|q| q.sink == pc.sink && q.at_s == pc.at_s) {
+                    sc.warnings.push(format!(
+                        "protocol.policy_changes[{i}] and [{}] both switch sink {} at {} s: the later entry's \"{}\" \
+                         replaces \"{}\" at once",
+                        i + 1 + j,
+                        pc.sink,
+                        short_num(pc.at_s),
+                        c.policy_changes[i + 1 + j].policy,
+                        pc.policy
+                    ));
+                }
+            }
             for (i, pc) in c.policy_changes.iter().enumerate() {
                 if pc.at_s >= sc.duration_s {
                     sc.warnings.push(format!(
