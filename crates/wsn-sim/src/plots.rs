@@ -333,11 +333,14 @@ pub fn allocation_figure(
     mean_goodput: f64,
 ) -> Result<(), String> {
     use crate::figures::Series;
-    let series: Vec<Series> = net
-        .flows()
+    // Labelled `flow <source> → <sink>` as the reception and congestion figures: a source with a
+    // flow to each of two sinks was two legend entries both reading `node <source>`.
+    let flows: Vec<&crate::network::Flow> = net.flows().iter().filter(|f| !f.rcrt.rates.is_empty()).collect();
+    let series: Vec<Series> = flows
         .iter()
-        .filter(|f| !f.rcrt.rates.is_empty())
-        .map(|f| Series::step(format!("node {}", f.source.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s))
+        .map(|f| {
+            Series::step(format!("flow {} → {}", f.source.0, f.sink.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s)
+        })
         .chain(std::iter::once(Series::span(0.0, net.end().as_secs_f64())))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "rate (pkt/s)", &series, Some((mean_goodput, "mean goodput")))
@@ -348,7 +351,14 @@ pub fn allocation_figure(
 /// RCRT paper's Fig. 6).
 pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runner::Summary) -> Result<(), String> {
     let flows: Vec<&crate::runner::FlowSummary> = summary.flows.iter().filter(|f| f.e2e_repaired.is_some()).collect();
-    let cats: Vec<String> = flows.iter().map(|f| f.source.to_string()).collect();
+    // With flows to several sinks a source can have two bars: each is then labelled
+    // `source→sink` (it was the source alone, two bars reading the same).
+    let several_sinks = flows.iter().any(|f| f.sink != flows[0].sink);
+    let cats: Vec<String> = flows
+        .iter()
+        .map(|f| if several_sinks { format!("{}→{}", f.source, f.sink) } else { f.source.to_string() })
+        .collect();
+    let x_label = if several_sinks { "flow (source node → sink)" } else { "source node" };
     let reps: Vec<f64> =
         flows.iter().map(|f| 100.0 * f.e2e_repaired.unwrap_or(0) as f64 / f.delivered.max(1) as f64).collect();
     let nothing_delivered = flows.iter().all(|f| f.delivered == 0);
@@ -361,10 +371,10 @@ pub fn repairs_figure(dir: &Path, name: &str, title: &str, summary: &crate::runn
         // The same chart with the percentage's whole axis, 0–100, and a note instead.
         let why = if nothing_delivered { "no flow delivered a packet" } else { "no packet was repaired" };
         ensure_font()?;
-        render!(dir, name, FIGURE_SIZE, draw_no_bars(&title, "source node", y_label, &cats, (0.0, 100.0), why));
+        render!(dir, name, FIGURE_SIZE, draw_no_bars(&title, x_label, y_label, &cats, (0.0, 100.0), why));
         return Ok(());
     }
-    crate::figures::bars(dir, name, &title, "source node", y_label, &cats, &[("repaired".into(), reps)])
+    crate::figures::bars(dir, name, &title, x_label, y_label, &cats, &[("repaired".into(), reps)])
 }
 
 /// The size of the figures of [`crate::figures`], for one drawn here in their stead.

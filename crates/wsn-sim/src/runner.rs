@@ -714,6 +714,26 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             return Err(weight_not_a_node(k, n));
         }
     }
+    // A weight for a node without a flow (a sink, or a node no flow names) weighs nothing; IFRC
+    // refuses a base station's weight, RCRT took it silently.
+    if let ProtocolConfig::Rcrt(c) = &sc.protocol {
+        use crate::scenario::Sources;
+        let is_source = |id: u16| {
+            sc.flows.iter().any(|f| match &f.sources {
+                Sources::Keyword(_) => !sc.topology.sinks.contains(&id),
+                Sources::One(n) => *n == id,
+                Sources::List(l) => l.contains(&id),
+            })
+        };
+        for id in c.weights.keys().filter_map(|k| k.parse::<u16>().ok()).filter(|&id| !is_source(id)) {
+            let why = if sc.topology.sinks.contains(&id) {
+                "a sink, which originates no RCRT flow"
+            } else {
+                "not the source of any flow"
+            };
+            warnings.push(format!("protocol.weights.{id}: node {id} is {why}; its weight has no effect"));
+        }
+    }
     let static_parents = match sc.routing.kind {
         RoutingKind::Mhlqi => None,
         RoutingKind::Static => {
@@ -855,6 +875,8 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         if f.payload_bytes < min_payload {
             return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ {min_payload} for RCRT flows")));
         }
+        // Sources that the shortest-path tree leaves without a route to the flow's sink.
+        let mut unrouted = Vec::new();
         for s in sources {
             if s as usize >= n {
                 return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist ({n} nodes)")));
@@ -863,6 +885,14 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 return Err(RunError::Config(format!(
                     "flows[{k}].sources: node {s} cannot send to itself (it is the flow's sink)"
                 )));
+            }
+            // (A tree without any link has a warning of its own, "no node ever had a route".)
+            let any_link = static_parents.iter().flatten().flatten().any(|p| p.0.is_some());
+            if matches!(sc.routing.kind, RoutingKind::Shortest) && any_link {
+                let tree = sinks.iter().position(|&x| x == sink).and_then(|t| static_parents.as_ref()?.get(t));
+                if tree.is_some_and(|tree| tree[s as usize].0.is_none()) {
+                    unrouted.push(s.to_string());
+                }
             }
             // An IFRC base station runs the base-station role: it originates nothing.
             if matches!(sc.protocol, ProtocolConfig::Ifrc(_)) && sc.topology.sinks.contains(&s) {
@@ -883,6 +913,17 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                 random_phase: f.random_phase,
                 demand_pps: f.demand_pps,
             });
+        }
+        if !unrouted.is_empty() {
+            let (who, verb) = if unrouted.len() == 1 { ("node", "has") } else { ("nodes", "have") };
+            warnings.push(format!(
+                "flows[{k}]: {who} {} {verb} no path to sink {} in the routing.kind = \"shortest\" tree (links at \
+                 least routing.shortest_snr_db = {} dB above the noise floor both ways): {} deliver nothing",
+                unrouted.join(", "),
+                sink.0,
+                crate::scenario::short_num(sc.routing.shortest_snr_db),
+                if unrouted.len() == 1 { "its flow will" } else { "their flows will" },
+            ));
         }
     }
     // The flow id travels in 16 bits (the best-effort header's `flow`): more flows would alias.

@@ -610,7 +610,7 @@ impl Scenario {
     ) -> Result<Scenario, ScenarioError> {
         let invalid = |message: String| ScenarioError::Invalid {
             origin: origin.into(),
-            message: short_long_numbers(&plain_types(message), text, overrides),
+            message: short_long_numbers(&token_floor_range(plain_types(message)), text, overrides),
         };
         let mut doc: toml_edit::DocumentMut = text.parse().map_err(|e: toml_edit::TomlError| invalid(e.to_string()))?;
         if doc.as_table().is_empty() {
@@ -727,6 +727,21 @@ impl Scenario {
                     "protocol.weights are used only by the \"weighted\" policy; ignored with \"{}\"",
                     c.policy
                 ));
+            }
+            // Two switches of one sink at the same time: both run, in list order, so only the
+            // last one's policy is ever in force.
+            for (i, pc) in c.policy_changes.iter().enumerate() {
+                if let Some(j) = c.policy_changes[i + 1..].iter().position(|q| q.sink == pc.sink && q.at_s == pc.at_s) {
+                    sc.warnings.push(format!(
+                        "protocol.policy_changes[{i}] and [{}] both switch sink {} at {} s: the later entry's \"{}\" \
+                         replaces \"{}\" at once",
+                        i + 1 + j,
+                        pc.sink,
+                        short_num(pc.at_s),
+                        c.policy_changes[i + 1 + j].policy,
+                        pc.policy
+                    ));
+                }
             }
             for (i, pc) in c.policy_changes.iter().enumerate() {
                 if pc.at_s >= sc.duration_s {
@@ -1714,6 +1729,17 @@ fn with_wrong_type_key(text: &str, e: &toml::de::Error) -> Option<String> {
     let (k, v) = table.get_key_value(name)?;
     let line = text[..k.span().or_else(|| v.span())?.start].matches('\n').count() + 1;
     Some(format!("{e}(`{name}` is on line {line})"))
+}
+
+/// `protocol.slow_down_token_floor` is an `i8` that must also be ≤ 0: a value outside the `i8`
+/// range was refused as "a whole number from −128 to 127", and then 5 as "between -128 and 0".
+/// Both now give the key's own range.
+fn token_floor_range(message: String) -> String {
+    if message.contains("slow_down_token_floor") {
+        message.replace("a whole number from −128 to 127", "a whole number from −128 to 0")
+    } else {
+        message
+    }
 }
 
 /// Serde's Rust type names in an error message, in words a scenario's author knows: `expected u8`
