@@ -875,8 +875,10 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         if f.payload_bytes < min_payload {
             return Err(RunError::Config(format!("flows[{k}].payload_bytes must be ≥ {min_payload} for RCRT flows")));
         }
-        // Sources that the shortest-path tree leaves without a route to the flow's sink.
+        // Sources that the shortest-path tree leaves without a route to the flow's sink. (A tree
+        // without any link has a warning of its own, "no node ever had a route".)
         let mut unrouted = Vec::new();
+        let any_link = static_parents.iter().flatten().flatten().any(|p| p.0.is_some());
         for s in sources {
             if s as usize >= n {
                 return Err(RunError::Config(format!("flows[{k}].sources: node {s} does not exist ({n} nodes)")));
@@ -886,8 +888,6 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
                     "flows[{k}].sources: node {s} cannot send to itself (it is the flow's sink)"
                 )));
             }
-            // (A tree without any link has a warning of its own, "no node ever had a route".)
-            let any_link = static_parents.iter().flatten().flatten().any(|p| p.0.is_some());
             if matches!(sc.routing.kind, RoutingKind::Shortest) && any_link {
                 let tree = sinks.iter().position(|&x| x == sink).and_then(|t| static_parents.as_ref()?.get(t));
                 if tree.is_some_and(|tree| tree[s as usize].0.is_none()) {
