@@ -4192,5 +4192,35 @@ mod tests {
             assert!(!frozen(&net, 1), "no route to sink 3");
             assert!(net.freeze_waiting);
         }
+
+        /// `replace_weak_links`' doc: over the nodes about to be frozen (whole path, not yet
+        /// frozen), a link to the parent below `routing.freeze_min_prr` with no qualifying
+        /// neighbour to move to is kept and recorded, once: a later pass leaves frozen nodes alone.
+        #[test]
+        fn a_weak_link_without_a_better_neighbour_is_recorded_once() {
+            let set = ["radio.link.tx_power_dbm=-27.2", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.99"];
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let mut net = clean_chain(3, 10.0, "", &set);
+            for (node, from, hops) in [(1, 0, 0), (2, 1, 1)] {
+                let repr = BeaconRepr {
+                    sink: NodeId(0),
+                    source: NodeId(from),
+                    seqno: 1,
+                    parent: NodeId(0),
+                    cost: 0,
+                    hop_count: hops,
+                };
+                let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+                repr.emit(&mut bytes).unwrap();
+                net.handle_beacon(node, 110, &bytes);
+            }
+            assert_eq!((net.parent(1, 0), net.parent(2, 0)), (Some(NodeId(0)), Some(NodeId(1))));
+            assert!(net.link_quality(1, 0) < 0.99 && net.link_quality(2, 0) < 1e-9);
+            net.freeze_rooted();
+            net.freeze_rooted();
+            let kept: Vec<(usize, usize)> = net.freeze_kept.iter().map(|(_, _, k)| (k.node, k.parent)).collect();
+            assert_eq!(kept, [(1, 0), (2, 1)]);
+            assert!(net.freeze_moves.is_empty());
+        }
     }
 }
