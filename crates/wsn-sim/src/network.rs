@@ -3946,4 +3946,286 @@ mod tests {
             assert_eq!(net.flows[0].parent_changes_seen, 1);
         }
     }
+
+    /// Mutation audit, part two (session 37): the rest of `sink_receive`, `originate`,
+    /// `after_agent` and the routing glue, against the rules of their doc comments,
+    /// docs/simulator.md and spec radio-mac-routing §6-7.
+    mod audit37_node2 {
+        use super::*;
+
+        /// `Flow::refused_seq`'s doc and `originate`: a best-effort packet its source's full
+        /// queue refuses is counted as refused (a queue drop of the source, traced as a drop) and
+        /// its number recorded as refused, so that a delivery of it is a phantom.
+        #[test]
+        fn a_packet_the_full_queue_refuses_is_recorded_as_refused() {
+            let flow = "[[flows]]\nsources = 1\nrate_pps = 1.0\n";
+            let mut net = clean_chain(2, 10.0, flow, &["mac.queue_capacity=2".to_string()]);
+            let traced = net.tracer.events();
+            let mut refused = Vec::new();
+            for _ in 0..5 {
+                let before = net.queue_len(1);
+                net.originate(0);
+                refused.push(net.queue_len(1) == before);
+            }
+            assert_eq!(refused, [false, false, true, true, true], "a queue of two");
+            assert_eq!(net.flows[0].refused_seq, refused);
+            assert_eq!((net.flows[0].refused, net.node_stats(1).queue_drops), (3, 3));
+            assert_eq!(net.tracer.events() - traced, 5 + 3, "an originate each, a drop each refused");
+            assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(3), false).is_none());
+            assert_eq!(net.flows[0].phantom_deliveries, 1);
+            assert_eq!(net.sink_receive(0, NodeId(1), 1, &app_packet(1), false), Some((0, 1)));
+        }
+
+        /// `sink_receive`'s doc: a packet must not have been delivered before; a second delivery
+        /// of a number is a duplicate (`Flow::duplicate_deliveries`), not a delivery.
+        #[test]
+        fn a_second_delivery_is_a_duplicate_not_a_delivery() {
+            let mut net = flow_with_originated(2);
+            for in_order in [false, true] {
+                let seq = u32::from(in_order);
+                assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(seq), in_order).is_some());
+                assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(seq), in_order).is_none(), "{in_order}");
+            }
+            let f = &net.flows[0];
+            assert_eq!((f.delivered, f.duplicate_deliveries, f.phantom_deliveries), (2, 2, 0));
+        }
+
+        /// `sink_receive`'s comment: a packet behind one already handed up is out of order, so the
+        /// mark is the highest number handed up, not the latest: after 5, both 2 and 4 are late.
+        #[test]
+        fn out_of_order_is_judged_against_the_highest_number_handed_up() {
+            let mut net = flow_with_originated(6);
+            for seq in [5, 2, 4] {
+                assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(seq), true).is_some());
+            }
+            assert_eq!(net.flows[0].rcrt.out_of_order, 2);
+        }
+
+        /// `sink_receive`'s doc: only `in_order` deliveries (the reliable transports) count out
+        /// of order; best effort hands packets up as they come.
+        #[test]
+        fn best_effort_deliveries_are_not_counted_out_of_order() {
+            let mut net = flow_with_originated(3);
+            for seq in [2, 0, 1] {
+                assert!(net.sink_receive(0, NodeId(1), 1, &app_packet(seq), false).is_some());
+            }
+            assert_eq!(net.flows[0].rcrt.out_of_order, 0);
+        }
+
+        /// `Flow`'s fields: a delivery adds its hops to `hops_sum`, its end-to-end delay (from
+        /// origination) to `delay_sum_ns`, one to its time-series bin (bin k covers
+        /// (k·bin, (k+1)·bin], docs/simulator.md) and sets `last_delivery`.
+        #[test]
+        fn a_delivery_adds_its_hops_delay_and_bin() {
+            let mut net = flow_with_originated(2);
+            net.flows[0].sent_at[1] = Instant::from_millis(1_000);
+            net.now = Instant::from_millis(3_500);
+            let bin = bin_index(net.now, net.bin);
+            assert!(net.sink_receive(0, NodeId(1), 3, &app_packet(1), false).is_some());
+            let f = &net.flows[0];
+            assert_eq!((f.hops_sum, f.delay_sum_ns, f.last_delivery), (3, 2_500_000_000, net.now));
+            assert_eq!(f.bins.iter().sum::<u32>(), 1);
+            assert_eq!(f.bins[bin], 1);
+        }
+
+        /// The `LinkCtx` rules (wsn-proto `agent::LinkCtx`) as the network answers them from the
+        /// node's own tree of the sink asked about: parent and hop count (none for a sink without
+        /// a tree), reverse learning that refuses a packet from the node's parent (it came back
+        /// through a loop) and otherwise learns its next hop down, and random numbers that vary.
+        #[test]
+        fn the_link_context_answers_from_the_nodes_tree() {
+            let mut net = clean_chain(3, 10.0, "", &[]);
+            let (parent, hops) = (net.parent(1, 0), net.hop_count(1, 0));
+            assert_eq!((parent, hops), (Some(NodeId(0)), Some(1)));
+            let n = &mut net.nodes[1];
+            let mut ctx = Ctx { me: n.id, sinks: &net.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
+            assert_eq!((ctx.parent(NodeId(0)), ctx.hop_count(NodeId(0))), (parent, hops));
+            assert_eq!((ctx.parent(NodeId(9)), ctx.hop_count(NodeId(9))), (None, None), "no tree for that sink");
+            assert!(!ctx.learn_reverse(NodeId(0), NodeId(0), NodeId(2)), "its origin is the parent: a loop");
+            assert!(ctx.learn_reverse(NodeId(0), NodeId(2), NodeId(2)));
+            assert_eq!(ctx.down_next_hop(NodeId(0), NodeId(2)), Some(NodeId(2)));
+            assert!(ctx.learn_reverse(NodeId(9), NodeId(0), NodeId(2)), "no tree: no parent, no loop");
+            let draws: std::collections::HashSet<u32> = (0..8).map(|_| ctx.random_u32()).collect();
+            assert!(draws.len() > 1, "{draws:?}");
+        }
+
+        /// `LinkCtx::own_packet_returned` and spec radio-mac-routing §6.3: a node that receives
+        /// its own upward packet back deletes the reverse entry for destination parent; the other
+        /// entries stay.
+        #[test]
+        fn an_own_packet_returned_removes_the_parents_reverse_entry() {
+            let mut net = clean_chain(4, 10.0, "", &[]);
+            let t = &mut net.nodes[1].trees[0];
+            assert_eq!(t.reverse.learn(NodeId(0), NodeId(2), None), LearnOutcome::Learned);
+            assert_eq!(t.reverse.learn(NodeId(3), NodeId(2), None), LearnOutcome::Learned);
+            let n = &mut net.nodes[1];
+            let mut ctx = Ctx { me: n.id, sinks: &net.sinks, trees: &mut n.trees, rng: &mut n.rng_agent };
+            ctx.own_packet_returned(NodeId(0));
+            assert_eq!(ctx.down_next_hop(NodeId(0), NodeId(0)), None, "the parent's entry");
+            assert_eq!(ctx.down_next_hop(NodeId(0), NodeId(3)), Some(NodeId(2)));
+        }
+
+        /// `parent_stamp`'s doc: the node's parent on the sink's tree, `u16::MAX` for none or for
+        /// a sink without a tree.
+        #[test]
+        fn the_parent_stamp_of_no_route_is_the_maximum() {
+            let net = clean_chain(3, 10.0, "", &[]);
+            assert_eq!(parent_stamp(&net.nodes, &net.sinks, 2, NodeId(0)), net.parent(2, 0).unwrap().0);
+            assert_eq!(parent_stamp(&net.nodes, &net.sinks, 2, NodeId(9)), u16::MAX, "no such tree");
+            let net = clean_chain(3, 10.0, "", &["routing.kind=\"mhlqi\"".to_string()]);
+            assert_eq!(net.parent(2, 0), None);
+            assert_eq!(parent_stamp(&net.nodes, &net.sinks, 2, NodeId(0)), u16::MAX, "no route yet");
+        }
+
+        /// Spec radio-mac-routing §6 (one MultiHopLQI tree per sink): a beacon updates the tree
+        /// of the sink it advertises and no other; a beacon that does not parse counts as
+        /// malformed.
+        #[test]
+        fn a_beacon_updates_the_tree_of_its_sink() {
+            let set = ["routing.kind=\"mhlqi\"".to_string(), "topology.sinks=[0,3]".to_string()];
+            let mut net = clean_chain(4, 10.0, "", &set);
+            assert_eq!((net.parent(1, 0), net.parent(1, 1)), (None, None));
+            let repr =
+                BeaconRepr { sink: NodeId(3), source: NodeId(2), seqno: 1, parent: NodeId(3), cost: 0, hop_count: 1 };
+            let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+            repr.emit(&mut bytes).unwrap();
+            net.handle_beacon(1, 110, &bytes);
+            assert_eq!((net.parent(1, 0), net.parent(1, 1)), (None, Some(NodeId(2))));
+            net.handle_beacon(1, 110, &bytes[..3]);
+            assert_eq!(net.node_stats(1).malformed, 1);
+        }
+
+        /// An agent with a queue of the length a test sets; it never sends.
+        struct Holding(std::sync::Arc<std::sync::Mutex<usize>>);
+
+        impl NodeAgent for Holding {
+            fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+            fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
+            fn wants_to_send(&self) -> bool {
+                false
+            }
+            fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
+                None
+            }
+            fn poll_event(&mut self) -> Option<AgentEvent> {
+                None
+            }
+            fn queue_len(&self) -> usize {
+                *self.0.lock().unwrap()
+            }
+            fn queue_capacity(&self) -> usize {
+                usize::MAX
+            }
+            no_application!();
+        }
+
+        /// `NodeStats::max_queue` (the largest transmit-queue length seen) and the queue bins
+        /// (`sample_queue`, `queue_bins`: the largest length of each bin): every pass of
+        /// `after_agent` samples the agent's queue length.
+        #[test]
+        fn after_agent_samples_the_queue_length() {
+            let mut net = clean_chain(2, 100.0, "", &[]);
+            let len = std::sync::Arc::new(std::sync::Mutex::new(5));
+            net.nodes[1].agent = Box::new(Holding(len.clone()));
+            net.now = Instant::from_millis(25_000);
+            let first = bin_index(net.now, net.bin);
+            net.after_agent(1);
+            *len.lock().unwrap() = 2;
+            net.now = Instant::from_millis(75_000);
+            let second = bin_index(net.now, net.bin);
+            assert!(second > first);
+            net.after_agent(1);
+            assert_eq!(net.node_stats(1).max_queue, 5, "the largest, not the latest");
+            net.close_queue_bins();
+            // Each bin holds the largest length of its time: 5 up to the second sample's bin, 2 after, to the
+            // run's end.
+            let bins = net.queue_bins(1);
+            assert!(bins[first..=second].iter().all(|&q| q == 5), "{bins:?}");
+            let last = bin_index(net.end(), net.bin);
+            assert!(second < last && bins[second + 1..=last].iter().all(|&q| q == 2), "{bins:?}");
+        }
+
+        /// `run_until` never moves the clock backwards, and an agent deadline already past when
+        /// `after_agent` arms it runs at once: from 5 s, a 100-ms ticker whose deadline was 1 s
+        /// fires at 5.0, 5.1, …, 6.0 s (11 times), not from 1 s on.
+        #[test]
+        fn an_agent_deadline_already_past_runs_now() {
+            let mut net = clean_chain(2, 30.0, "[routing.mhlqi]\nbeacon_period_binary_ms = 100000000\n", &[]);
+            net.run_until(Instant::from_secs(5));
+            let next = std::sync::Arc::new(std::sync::Mutex::new(Instant::from_secs(1)));
+            let fired = std::sync::Arc::new(std::sync::Mutex::new(0u32));
+            net.nodes[1].agent =
+                Box::new(Ticker { next: next.clone(), period: Duration::from_millis(100), fired: fired.clone() });
+            net.after_agent(1);
+            net.run_until(Instant::from_secs(6));
+            assert_eq!(*fired.lock().unwrap(), 11);
+        }
+
+        /// `beacon_tick`: one waiting beacon per tree; a newer beacon replaces the same tree's
+        /// beacon still waiting, in its place.
+        #[test]
+        fn a_newer_beacon_replaces_the_waiting_one_of_its_tree() {
+            let mut net = clean_chain(2, 10.0, "", &["routing.kind=\"mhlqi\"".to_string()]);
+            net.nodes[1].mac.beacons.clear();
+            net.beacon_tick(1, 0);
+            net.beacon_tick(1, 0);
+            let waiting = &net.nodes[1].mac.beacons;
+            assert_eq!(waiting.len(), 1, "{waiting:?}");
+            let first = BeaconRepr::parse(&waiting[0].1).unwrap().seqno;
+            net.beacon_tick(1, 0);
+            let waiting = &net.nodes[1].mac.beacons;
+            assert_eq!(waiting.len(), 1);
+            assert_ne!(BeaconRepr::parse(&waiting[0].1).unwrap().seqno, first, "the newer beacon");
+        }
+
+        /// `freeze_rooted`'s doc (spec §6.4, `routing.freeze_after_s`): each tree is judged on
+        /// its own; a node whose parents lead to the sink of one tree is frozen on that tree
+        /// only, and keeps waiting on a tree where it has no route.
+        #[test]
+        fn the_freeze_judges_each_tree_on_its_own() {
+            let set = ["routing.kind=\"mhlqi\"".to_string(), "topology.sinks=[0,3]".to_string()];
+            let mut net = clean_chain(4, 10.0, "", &set);
+            let repr =
+                BeaconRepr { sink: NodeId(0), source: NodeId(0), seqno: 1, parent: NodeId(0), cost: 0, hop_count: 0 };
+            let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+            repr.emit(&mut bytes).unwrap();
+            net.handle_beacon(1, 110, &bytes);
+            assert_eq!((net.parent(1, 0), net.parent(1, 1)), (Some(NodeId(0)), None));
+            net.freeze_rooted();
+            let frozen = |net: &Network, ti: usize| net.nodes[1].trees[ti].mhlqi.is_frozen();
+            assert!(frozen(&net, 0), "a whole path to sink 0");
+            assert!(!frozen(&net, 1), "no route to sink 3");
+            assert!(net.freeze_waiting);
+        }
+
+        /// `replace_weak_links`' doc: over the nodes about to be frozen (whole path, not yet
+        /// frozen), a link to the parent below `routing.freeze_min_prr` with no qualifying
+        /// neighbour to move to is kept and recorded, once: a later pass leaves frozen nodes alone.
+        #[test]
+        fn a_weak_link_without_a_better_neighbour_is_recorded_once() {
+            let set = ["radio.link.tx_power_dbm=-27.2", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.99"];
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let mut net = clean_chain(3, 10.0, "", &set);
+            for (node, from, hops) in [(1, 0, 0), (2, 1, 1)] {
+                let repr = BeaconRepr {
+                    sink: NodeId(0),
+                    source: NodeId(from),
+                    seqno: 1,
+                    parent: NodeId(0),
+                    cost: 0,
+                    hop_count: hops,
+                };
+                let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+                repr.emit(&mut bytes).unwrap();
+                net.handle_beacon(node, 110, &bytes);
+            }
+            assert_eq!((net.parent(1, 0), net.parent(2, 0)), (Some(NodeId(0)), Some(NodeId(1))));
+            assert!(net.link_quality(1, 0) < 0.99 && net.link_quality(2, 0) < 1e-9);
+            net.freeze_rooted();
+            net.freeze_rooted();
+            let kept: Vec<(usize, usize)> = net.freeze_kept.iter().map(|(_, _, k)| (k.node, k.parent)).collect();
+            assert_eq!(kept, [(1, 0), (2, 1)]);
+            assert!(net.freeze_moves.is_empty());
+        }
+    }
 }

@@ -463,4 +463,123 @@ mod tests {
         let ack = FrameRepr::parse(&Frame::new_checked(&records[1][..]).expect("a valid ACK")).expect("a valid ACK");
         assert_eq!((ack.kind, ack.dsn), (FrameKind::Ack, 42));
     }
+
+    /// docs/simulator.md, trace.csv: the header `t_ns,event,node,a,b,c,d,e` and, per event,
+    /// the columns it documents: `tx` sender, frame id, link destination, AM type, payload
+    /// bytes, attempt; `rx` receiver, sender, LQI; `send_done` sender, frame id, acked (0/1),
+    /// attempts; `originate` (empty), flow, sequence number; `deliver` (empty), flow, sequence
+    /// number, hops; `drop` node, reason; `parent` node, tree, new parent (−1 = lost).
+    #[test]
+    fn trace_csv_rows_have_the_documented_columns() {
+        let out = Shared::default();
+        let mut tr = Tracer::new().with_csv("trace.csv", out.clone()).unwrap();
+        let t = Instant;
+        let events = [
+            TraceEvent::Tx { t: t(1), node: 3, frame_id: 17, dst: NodeId(65535), am: 250, len: 40, attempt: 2 },
+            TraceEvent::Rx { t: t(2), node: 4, from: 3, lqi: 107 },
+            TraceEvent::SendDone { t: t(3), node: 3, frame_id: 17, acked: true, attempts: 2 },
+            TraceEvent::SendDone { t: t(4), node: 3, frame_id: 18, acked: false, attempts: 5 },
+            TraceEvent::Originate { t: t(5), flow: 6, seq: 9 },
+            TraceEvent::Deliver { t: t(6), flow: 6, seq: 9, hops: 3 },
+            TraceEvent::Drop { t: t(7), node: 2, reason: DropReason::QueueFull },
+            TraceEvent::Drop { t: t(8), node: 2, reason: DropReason::ChannelAccess },
+            TraceEvent::Parent { t: t(9), node: 2, tree: 1, parent: Some(NodeId(0)) },
+            TraceEvent::Parent { t: t(10), node: 2, tree: 0, parent: None },
+        ];
+        for ev in &events {
+            tr.record(ev);
+        }
+        tr.finish().unwrap();
+        let text = String::from_utf8(out.0.lock().unwrap().clone()).unwrap();
+        let want = [
+            "t_ns,event,node,a,b,c,d,e",
+            "1,tx,3,17,65535,250,40,2",
+            "2,rx,4,3,107,,,",
+            "3,send_done,3,17,1,2,,",
+            "4,send_done,3,18,0,5,,",
+            "5,originate,,6,9,,,",
+            "6,deliver,,6,9,3,,",
+            "7,drop,2,queue_full,,,,",
+            "8,drop,2,channel_access,,,,",
+            "9,parent,2,1,0,,,",
+            "10,parent,2,0,-1,,,",
+        ];
+        assert_eq!(text.lines().collect::<Vec<_>>(), want);
+    }
+
+    /// `Tracer::finish`: a flush of `trace.csv` that fails at the end is reported, naming the file.
+    #[test]
+    fn a_failed_final_flush_of_the_csv_names_it() {
+        let offered = Arc::new(AtomicUsize::new(0));
+        let mut tr = Tracer::new().with_csv("out/trace.csv", FailAfter { room: 0, offered }).unwrap();
+        tr.record(&tx(1));
+        assert!(!tr.failed(), "buffered, not written yet");
+        let e = tr.finish().expect_err("the flush fails");
+        assert_eq!(e.path, PathBuf::from("out/trace.csv"));
+    }
+
+    /// The module doc: the digest is the determinism check over every event that shapes the
+    /// result, so two traces that differ in any one field of an event have different digests
+    /// (a lost route differs from a move to node 0).
+    #[test]
+    fn the_digest_tells_every_field_apart() {
+        let digest = |ev: TraceEvent| {
+            let mut tr = Tracer::new();
+            tr.record(&ev);
+            tr.finish().unwrap()
+        };
+        let t = Instant(5);
+        let tx = |frame_id, dst, am, len, attempt| TraceEvent::Tx { t, node: 1, frame_id, dst, am, len, attempt };
+        let done = |acked, attempts| TraceEvent::SendDone { t, node: 1, frame_id: 2, acked, attempts };
+        let deliver = |seq, hops| TraceEvent::Deliver { t, flow: 1, seq, hops };
+        let parent = |tree, parent| TraceEvent::Parent { t, node: 1, tree, parent };
+        let groups = [
+            vec![tx(2, NodeId(0), 251, 40, 1), tx(3, NodeId(0), 251, 40, 1), tx(2, NodeId(4), 251, 40, 1)],
+            vec![tx(2, NodeId(0), 250, 40, 1), tx(2, NodeId(0), 251, 41, 1), tx(2, NodeId(0), 251, 40, 2)],
+            vec![TraceEvent::Rx { t, node: 1, from: 2, lqi: 100 }, TraceEvent::Rx { t, node: 1, from: 2, lqi: 101 }],
+            vec![done(true, 1), done(false, 1), done(true, 2)],
+            vec![TraceEvent::Originate { t, flow: 1, seq: 2 }, TraceEvent::Originate { t, flow: 1, seq: 3 }],
+            vec![deliver(2, 3), deliver(3, 3), deliver(2, 4)],
+            vec![
+                TraceEvent::Drop { t, node: 1, reason: DropReason::QueueFull },
+                TraceEvent::Drop { t, node: 1, reason: DropReason::NoRoute },
+            ],
+            vec![parent(0, Some(NodeId(0))), parent(0, None), parent(1, Some(NodeId(0)))],
+        ];
+        let mut seen = std::collections::HashSet::new();
+        for ev in groups.into_iter().flatten() {
+            assert!(seen.insert(digest(ev.clone())), "{ev:?} has another event's digest");
+        }
+    }
+
+    /// Fails its first write, then takes everything (a passing error).
+    struct FailOnce(bool);
+
+    impl Write for FailOnce {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if !self.0 {
+                self.0 = true;
+                return Err(io::Error::from_raw_os_error(5));
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// The module doc: a failed write is kept and [`Tracer::finish`] returns it, even when the
+    /// final flush then succeeds.
+    #[test]
+    fn finish_reports_a_failed_write_even_after_a_good_flush() {
+        let mut tr = Tracer::new().with_csv("out/trace.csv", FailOnce(false)).unwrap();
+        let mut i = 0;
+        while !tr.failed() {
+            i += 1;
+            assert!(i < 10_000, "no failure after {i} events");
+            tr.record(&tx(i));
+        }
+        let e = tr.finish().expect_err("the failed write is reported");
+        assert_eq!((e.path, e.source.raw_os_error()), (PathBuf::from("out/trace.csv"), Some(5)));
+    }
 }
