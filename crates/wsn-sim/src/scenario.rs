@@ -705,9 +705,15 @@ impl Scenario {
         }
         if matches!(sc.protocol, ProtocolConfig::Reliable(_)) {
             // The baseline paces every flow at its demand (demand-limited at every sink, all run).
+            // (A `policy` that says "demand_limited" asks for what the baseline does: nothing to ignore.)
+            let protocol = doc.get("protocol").and_then(|p| p.as_table_like());
             let given: Vec<String> = ["policy", "sink_policies", "policy_changes", "weights"]
                 .iter()
-                .filter(|k| doc.get("protocol").and_then(|p| p.as_table_like()).is_some_and(|t| t.contains_key(k)))
+                .filter(|k| {
+                    protocol
+                        .and_then(|t| t.get(k))
+                        .is_some_and(|v| !(**k == "policy" && v.as_str() == Some("demand_limited")))
+                })
                 .map(|k| format!("protocol.{k}"))
                 .collect();
             if !given.is_empty() {
@@ -2381,6 +2387,21 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("bogus") && e.contains("line 3"), "{e}");
+    }
+
+    /// The reliable baseline names the RCRT allocation keys it ignores, but not a `policy` that
+    /// already says `demand_limited`, which is what it does [README, `reliable`].
+    #[test]
+    fn reliable_warns_only_about_allocation_keys_it_overrides() {
+        let warned = |set: &[&str]| -> bool {
+            let mut o = vec!["protocol.kind=\"reliable\"".to_string()];
+            o.extend(set.iter().map(|s| s.to_string()));
+            let sc = Scenario::load("rcrt-baseline", &o).unwrap();
+            sc.warnings.iter().any(|w| w.contains("ignoring protocol.policy"))
+        };
+        assert!(warned(&[]), "the baseline's fair policy is ignored");
+        assert!(!warned(&["protocol.policy=\"demand_limited\""]));
+        assert!(warned(&["protocol.policy=\"weighted\""]));
     }
 
     /// An empty `[protocol]` table is the default protocol.
