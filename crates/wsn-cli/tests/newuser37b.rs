@@ -86,7 +86,7 @@ fn rcrt_weight_of_a_node_without_a_flow_warns() {
     };
     let err = run(r#"protocol.weights={"4"=2.0, "8"=3.0, "2"=0.5}"#);
     assert!(
-        err.contains("protocol.weights.8: node 8 is a sink, which originates no RCRT flow; its weight has no effect"),
+        err.contains("protocol.weights.8: node 8 is a sink and the source of no flow; its weight has no effect"),
         "{err}"
     );
     assert!(
@@ -154,6 +154,13 @@ rate_pps = 1.0
         ),
         "{err}"
     );
+    // Ten nodes 500 m away, linked among themselves but not to the sink's pair: the warning names
+    // the first eight and the count.
+    let rows: Vec<String> = (2..12).map(|i| format!("{i},{},0", 500 + 10 * (i - 2))).collect();
+    std::fs::write(dir.join("p.csv"), format!("node,x_m,y_m\n0,0,0\n1,10,0\n{}\n", rows.join("\n"))).unwrap();
+    let (stdout, err) = run(&["--set", "topology.layout={kind=\"file\", path=\"p.csv\"}"]);
+    assert!(stdout.contains("unrouted 10"), "{stdout}");
+    assert!(err.contains("nodes 2, 3, 4, 5, 6, 7, 8, 9, … (10 in all) have no path to sink 0"), "{err}");
     // No link at all: the run's own warning says so, and this one does not repeat it per node.
     let (stdout, err) = run(&["--set", "routing.shortest_snr_db=40"]);
     assert!(stdout.contains("unrouted 3"), "{stdout}");
@@ -179,7 +186,7 @@ fn token_floor_out_of_range_names_its_range() {
 }
 
 /// Two `protocol.policy_changes` entries for one sink at the same time both ran, in list order,
-/// so the first one's policy never held, without a word: the run now warns. Switches at
+/// so the first one's policy never allocated on its own, without a word: the run now warns. Switches at
 /// different times, or of different sinks at the same time, do not.
 #[test]
 fn two_policy_changes_of_a_sink_at_once_warn() {
@@ -196,8 +203,8 @@ fn two_policy_changes_of_a_sink_at_once_warn() {
     );
     assert!(
         err.contains(
-            "protocol.policy_changes[0] and [2] both switch sink 8 at 50 s: the later entry's \"demand_proportional\" \
-             replaces \"fair\" at once"
+            "protocol.policy_changes[0] and [2] both switch sink 8 at 50 s: they run in list order, so \
+             \"demand_proportional\" follows \"fair\" at once"
         ),
         "{err}"
     );

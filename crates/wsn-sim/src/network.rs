@@ -4162,7 +4162,8 @@ mod tests {
         }
 
         /// `beacon_tick`: one waiting beacon per tree; a newer beacon replaces the same tree's
-        /// beacon still waiting, in its place.
+        /// beacon still waiting. (One tree here: that another tree's beacon is kept beside it,
+        /// and the replacement's place in the list, are not checked.)
         #[test]
         fn a_newer_beacon_replaces_the_waiting_one_of_its_tree() {
             let mut net = clean_chain(2, 10.0, "", &["routing.kind=\"mhlqi\"".to_string()]);

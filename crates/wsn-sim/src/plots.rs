@@ -336,11 +336,11 @@ pub fn allocation_figure(
     // Labelled `flow <source> → <sink>` as the reception and congestion figures: a source with a
     // flow to each of two sinks was two legend entries both reading `node <source>`.
     let flows: Vec<&crate::network::Flow> = net.flows().iter().filter(|f| !f.rcrt.rates.is_empty()).collect();
+    let labels = flow_labels(&flows, format!("one line per flow ({} flows)", flows.len()));
     let series: Vec<Series> = flows
         .iter()
-        .map(|f| {
-            Series::step(format!("flow {} → {}", f.source.0, f.sink.0), f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s)
-        })
+        .zip(labels)
+        .map(|(f, label)| Series::step(label, f.rcrt.rates.clone()).ending_at(f.rcrt.closed_s))
         .chain(std::iter::once(Series::span(0.0, net.end().as_secs_f64())))
         .collect();
     crate::figures::lines(dir, name, title, "time (s)", "rate (pkt/s)", &series, Some((mean_goodput, "mean goodput")))

@@ -727,7 +727,7 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
         };
         for id in c.weights.keys().filter_map(|k| k.parse::<u16>().ok()).filter(|&id| !is_source(id)) {
             let why = if sc.topology.sinks.contains(&id) {
-                "a sink, which originates no RCRT flow"
+                "a sink and the source of no flow"
             } else {
                 "not the source of any flow"
             };
@@ -919,7 +919,11 @@ pub(crate) fn prepare(sc: &Scenario, seed: Option<u64>, out_dir: Option<&Path>) 
             warnings.push(format!(
                 "flows[{k}]: {who} {} {verb} no path to sink {} in the routing.kind = \"shortest\" tree (links at \
                  least routing.shortest_snr_db = {} dB above the noise floor both ways): {} deliver nothing",
-                unrouted.join(", "),
+                if unrouted.len() > 8 {
+                    format!("{}, … ({} in all)", unrouted[..8].join(", "), unrouted.len())
+                } else {
+                    unrouted.join(", ")
+                },
                 sink.0,
                 crate::scenario::short_num(sc.routing.shortest_snr_db),
                 if unrouted.len() == 1 { "its flow will" } else { "their flows will" },

@@ -734,13 +734,15 @@ impl Scenario {
                     c.policy
                 ));
             }
-            // Two switches of one sink at the same time: both run, in list order, so only the
-            // last one's policy is ever in force.
+            // Two switches of one sink at the same time: both run, in list order, so the earlier
+            // one's policy never allocates on its own (switching to it still acts once: every
+            // policy but `weighted` caps R at the sum of the demands, `Sink::set_policy`).
             for (i, pc) in c.policy_changes.iter().enumerate() {
                 if let Some(j) = c.policy_changes[i + 1..].iter().position(|q| q.sink == pc.sink && q.at_s == pc.at_s) {
                     sc.warnings.push(format!(
-                        "protocol.policy_changes[{i}] and [{}] both switch sink {} at {} s: the later entry's \"{}\" \
-                         replaces \"{}\" at once",
+                        "protocol.policy_changes[{i}] and [{}] both switch sink {} at {} s: they run in list order, so \
+                         \"{}\" follows \"{}\" at once (which still caps R at the flows' demands unless it is \
+                         \"weighted\")",
                         i + 1 + j,
                         pc.sink,
                         short_num(pc.at_s),

@@ -383,9 +383,13 @@ mod tests {
                 (5, 2) | (5, 6) => 0.8,
                 _ => 0.9,
             };
-            let nb = |i: usize| if i == 5 { vec![6, 4, 2] } else { vec![] };
-            let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], nb, q, 0.66);
-            assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(5, 2)]);
+            // The lowest index listed last, then first: a rule "first listed wins" and a rule
+            // "last listed wins" each fail one of the two.
+            for order in [vec![6, 4, 2], vec![2, 4, 6]] {
+                let nb = |i: usize| if i == 5 { order.clone() } else { vec![] };
+                let (moves, _) = plan(&mut p.clone(), 0, &[true; 7], &[5], nb, q, 0.66);
+                assert_eq!(moves.iter().map(|m| (m.node, m.to)).collect::<Vec<_>>(), vec![(5, 2)], "{order:?}");
+            }
         }
     }
 
