@@ -4228,4 +4228,46 @@ mod tests {
             assert!(net.freeze_moves.is_empty());
         }
     }
+
+    mod audit37_gaps {
+        use super::*;
+
+        /// docs/rcrt.md "The simulator driver": "All sources of one node share one datagram in
+        /// flight", and sink datagrams "are not limited this way"; `after_agent` hands only an
+        /// *upward* own send to `source_send_done`. Node 1 of a three-node chain is a sink (of
+        /// node 0's flow) and sources one flow to each other sink: the end of its sink's
+        /// datagrams (downward) must not release its sources while one of them has a datagram in
+        /// flight. Checked every millisecond: at most one of node 1's sources is in flight. (A
+        /// pin of the rule, not a mutant killer: were the `upward` check dropped, the in-flight
+        /// source's own `after_endpoint`, which `source_send_done` runs in the same call, would
+        /// hold its siblings back again at once.)
+        #[test]
+        fn a_sink_datagram_does_not_release_the_sources_of_its_node() {
+            let flows = "[protocol]\nkind = \"rcrt\"\n\
+                 [[flows]]\nsources = [0]\nsink = 1\nrate_pps = 20.0\nstart_s = 1.0\n\
+                 [[flows]]\nsources = [1]\nsink = 0\nrate_pps = 20.0\nstart_s = 1.0\n\
+                 [[flows]]\nsources = [1]\nsink = 2\nrate_pps = 20.0\nstart_s = 1.0\n";
+            let mut net = clean_chain(3, 30.0, flows, &["topology.sinks=[0,1,2]".to_string()]);
+            assert_eq!(net.node_eps[1].len(), 3, "a sink and two sources at node 1");
+            let mut both = 0;
+            for ms in 1..=30_000 {
+                net.run_until(Instant::from_millis(ms));
+                let in_flight = |e: &u32| match &net.eps[*e as usize].kind {
+                    crate::endpoints::EpKind::Source { src, .. } => src.is_in_flight(),
+                    crate::endpoints::EpKind::Sink { .. } => false,
+                };
+                let in_flight = net.node_eps[1].iter().filter(|e| in_flight(e)).count();
+                if in_flight > 1 {
+                    both += 1;
+                }
+            }
+            assert_eq!(both, 0, "milliseconds with both of node 1's sources in flight");
+            // The flows ran: node 1's sink sent its datagrams down while its sources sent up.
+            assert!(
+                net.flows.iter().all(|f| f.delivered > 100),
+                "{:?}",
+                net.flows.iter().map(|f| f.delivered).collect::<Vec<_>>()
+            );
+        }
+    }
 }
