@@ -4269,5 +4269,48 @@ mod tests {
                 net.flows.iter().map(|f| f.delivered).collect::<Vec<_>>()
             );
         }
+
+        /// One beacon from `from` (advertising `hop` hops and cost 0 on sink 0's tree) received
+        /// by `node`.
+        fn beacon_from(net: &mut Network, node: usize, from: u16, hop: u16) {
+            let repr = BeaconRepr {
+                sink: NodeId(0),
+                source: NodeId(from),
+                seqno: 1,
+                parent: NodeId(0),
+                cost: 0,
+                hop_count: hop,
+            };
+            let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+            repr.emit(&mut bytes).unwrap();
+            net.handle_beacon(node, 110, &bytes);
+        }
+
+        /// The good-tree freeze: "the moved node's hop count is its new parent's depth plus one at
+        /// once" [docs/simulator.md "The good-tree freeze"; `replace_weak_links`: the new parent's
+        /// hop count "as the tree now stands"]. Chain 0–1–2–3, 2 m apart: node 2 sits on the weak
+        /// 4-m link to the sink, node 3 under it; node 2 moves to node 1 (depth 1) and has 2 hops.
+        #[test]
+        fn a_moved_node_counts_its_new_parents_depth_plus_one() {
+            // The threshold is set between the weak and the good links below (the key makes the
+            // network keep the noise levels that the link quality needs).
+            let set = ["radio.link.tx_power_dbm=-20.0", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.5"];
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let mut net = clean_chain(4, 10.0, "", &set);
+            for (node, from, hop) in [(1, 0, 0), (2, 0, 0), (3, 2, 1)] {
+                beacon_from(&mut net, node, from, hop);
+            }
+            let parents: Vec<_> = (1..4).map(|i| net.parent(i, 0)).collect();
+            assert_eq!(parents, [Some(NodeId(0)), Some(NodeId(0)), Some(NodeId(2))]);
+            let (weak, good) = (net.link_quality(2, 0), net.link_quality(2, 1).min(net.link_quality(1, 0)));
+            assert!(weak < good, "{weak} {good}");
+            net.freeze_min_prr = Some((weak + good) / 2.0);
+            net.freeze_rooted();
+            let moves: Vec<(usize, usize, usize)> =
+                net.freeze_moves.iter().map(|(_, _, m)| (m.node, m.from, m.to)).collect();
+            assert_eq!(moves, [(2, 0, 1)]);
+            let hops = |net: &Network, i: usize| net.nodes[i].trees[0].mhlqi.hop_count();
+            assert_eq!((hops(&net, 1), hops(&net, 2)), (Some(1), Some(2)));
+        }
     }
 }
