@@ -3444,14 +3444,14 @@ mod tests {
         use super::*;
 
         /// `[[outages]]` windows as scenario text: node `node` off from `from` to `to` (ns).
-        fn outage(node: usize, from: u64, to: u64) -> String {
+        pub(super) fn outage(node: usize, from: u64, to: u64) -> String {
             format!("[[outages]]\nnodes = {node}\nfrom_s = {:?}\nto_s = {:?}\n", from as f64 / 1e9, to as f64 / 1e9)
         }
 
         /// Node 1's first attempt under `tinyos1_tenet` with a one-value initial backoff of 2
         /// units (the `fixed_backoff` override it returns): the clear CCA that commits it, the
         /// start of its frame and the end of its frame (20-byte payload), ns.
-        fn first_attempt() -> (String, u64, u64, u64) {
+        pub(super) fn first_attempt() -> (String, u64, u64, u64) {
             let mac = MacConfig::tinyos1_tenet();
             let unit = mac.initial_backoff.unit_ns;
             let cca = 2 * unit + mac.txfifo_load(20).as_nanos();
@@ -4230,6 +4230,7 @@ mod tests {
     }
 
     mod audit37_gaps {
+        use super::audit37_mac::{first_attempt, outage};
         use super::*;
 
         /// docs/rcrt.md "The simulator driver": "All sources of one node share one datagram in
@@ -4311,6 +4312,30 @@ mod tests {
             assert_eq!(moves, [(2, 0, 1)]);
             let hops = |net: &Network, i: usize| net.nodes[i].trees[0].mhlqi.hop_count();
             assert_eq!((hops(&net, 1), hops(&net, 2)), (Some(1), Some(2)));
+        }
+
+        /// docs/simulator.md `[[outages]]`: a frame whose destination was off when it started
+        /// "draws no false ACK"; the flag is the attempt's own (`tx_start` clears it). Node 0 is
+        /// off when node 1's first attempt starts and back during it; a gain file makes the link
+        /// one-sided: node 0 hears node 1 far below the noise (no frame decoded, the link kept),
+        /// node 1 hears node 0 well (its ACKs). With `radio.false_ack_prob = 1` the second
+        /// attempt, heard and lost, draws its false ACK [spec radio-mac-routing §4.2 R3].
+        #[test]
+        fn a_later_attempt_heard_and_lost_draws_its_false_ack() {
+            let (ini, _, start, end) = first_attempt();
+            let mid = (start + end) / 2;
+            let file = format!("wsn-gaps37-one-sided-{}.txt", std::process::id());
+            std::fs::write(std::env::temp_dir().join(&file), "gain 1 0 -125.0\ngain 0 1 -50.0\n").unwrap();
+            let gains = format!("topology.gains_file=\"{file}\"");
+            let set = [&ini[..], "radio.false_ack_prob=1.0", &gains];
+            let (mut net, done) = timed_probe(&outage(0, 0, mid), &set, NodeId(0), 1, 0);
+            std::fs::remove_file(std::env::temp_dir().join(&file)).unwrap();
+            assert!(net.rx_links[1].iter().any(|l| l.to == 0), "node 0 hears node 1's frames");
+            net.run_until(Instant::from_millis(2_000));
+            let done = sent(&done);
+            assert_eq!(done.len(), 1);
+            assert_eq!((done[0].acked, done[0].transmissions), (true, 2), "{:?}", done[0]);
+            assert_eq!(net.node_stats(0).data_rx, 0, "node 0 decoded a frame");
         }
     }
 }
