@@ -3444,14 +3444,14 @@ mod tests {
         use super::*;
 
         /// `[[outages]]` windows as scenario text: node `node` off from `from` to `to` (ns).
-        fn outage(node: usize, from: u64, to: u64) -> String {
+        pub(super) fn outage(node: usize, from: u64, to: u64) -> String {
             format!("[[outages]]\nnodes = {node}\nfrom_s = {:?}\nto_s = {:?}\n", from as f64 / 1e9, to as f64 / 1e9)
         }
 
         /// Node 1's first attempt under `tinyos1_tenet` with a one-value initial backoff of 2
         /// units (the `fixed_backoff` override it returns): the clear CCA that commits it, the
         /// start of its frame and the end of its frame (20-byte payload), ns.
-        fn first_attempt() -> (String, u64, u64, u64) {
+        pub(super) fn first_attempt() -> (String, u64, u64, u64) {
             let mac = MacConfig::tinyos1_tenet();
             let unit = mac.initial_backoff.unit_ns;
             let cca = 2 * unit + mac.txfifo_load(20).as_nanos();
@@ -4227,6 +4227,116 @@ mod tests {
             let kept: Vec<(usize, usize)> = net.freeze_kept.iter().map(|(_, _, k)| (k.node, k.parent)).collect();
             assert_eq!(kept, [(1, 0), (2, 1)]);
             assert!(net.freeze_moves.is_empty());
+        }
+    }
+
+    mod audit37_gaps {
+        use super::audit37_mac::{first_attempt, outage};
+        use super::*;
+
+        /// docs/rcrt.md "The simulator driver": "All sources of one node share one datagram in
+        /// flight", and sink datagrams "are not limited this way"; `after_agent` hands only an
+        /// *upward* own send to `source_send_done`. Node 1 of a three-node chain is a sink (of
+        /// node 0's flow) and sources one flow to each other sink: the end of its sink's
+        /// datagrams (downward) must not release its sources while one of them has a datagram in
+        /// flight. Checked every millisecond: at most one of node 1's sources is in flight. (A
+        /// pin of the rule, not a mutant killer: were the `upward` check dropped, the in-flight
+        /// source's own `after_endpoint`, which `source_send_done` runs in the same call, would
+        /// hold its siblings back again at once.)
+        #[test]
+        fn a_sink_datagram_does_not_release_the_sources_of_its_node() {
+            let flows = "[protocol]\nkind = \"rcrt\"\n\
+                 [[flows]]\nsources = [0]\nsink = 1\nrate_pps = 20.0\nstart_s = 1.0\n\
+                 [[flows]]\nsources = [1]\nsink = 0\nrate_pps = 20.0\nstart_s = 1.0\n\
+                 [[flows]]\nsources = [1]\nsink = 2\nrate_pps = 20.0\nstart_s = 1.0\n";
+            let mut net = clean_chain(3, 30.0, flows, &["topology.sinks=[0,1,2]".to_string()]);
+            assert_eq!(net.node_eps[1].len(), 3, "a sink and two sources at node 1");
+            let mut both = 0;
+            for ms in 1..=30_000 {
+                net.run_until(Instant::from_millis(ms));
+                let in_flight = |e: &u32| match &net.eps[*e as usize].kind {
+                    crate::endpoints::EpKind::Source { src, .. } => src.is_in_flight(),
+                    crate::endpoints::EpKind::Sink { .. } => false,
+                };
+                let in_flight = net.node_eps[1].iter().filter(|e| in_flight(e)).count();
+                if in_flight > 1 {
+                    both += 1;
+                }
+            }
+            assert_eq!(both, 0, "milliseconds with both of node 1's sources in flight");
+            // The flows ran: node 1's sink sent its datagrams down while its sources sent up.
+            assert!(
+                net.flows.iter().all(|f| f.delivered > 100),
+                "{:?}",
+                net.flows.iter().map(|f| f.delivered).collect::<Vec<_>>()
+            );
+        }
+
+        /// One beacon from `from` (advertising `hop` hops and cost 0 on sink 0's tree) received
+        /// by `node`.
+        fn beacon_from(net: &mut Network, node: usize, from: u16, hop: u16) {
+            let repr = BeaconRepr {
+                sink: NodeId(0),
+                source: NodeId(from),
+                seqno: 1,
+                parent: NodeId(0),
+                cost: 0,
+                hop_count: hop,
+            };
+            let mut bytes = vec![0u8; wsn_wire::mhlqi::BEACON_LEN];
+            repr.emit(&mut bytes).unwrap();
+            net.handle_beacon(node, 110, &bytes);
+        }
+
+        /// The good-tree freeze: "the moved node's hop count is its new parent's depth plus one at
+        /// once" [docs/simulator.md "The good-tree freeze"; `replace_weak_links`: the new parent's
+        /// hop count "as the tree now stands"]. Chain 0–1–2–3, 2 m apart: node 2 sits on the weak
+        /// 4-m link to the sink, node 3 under it; node 2 moves to node 1 (depth 1) and has 2 hops.
+        #[test]
+        fn a_moved_node_counts_its_new_parents_depth_plus_one() {
+            // The threshold is set between the weak and the good links below (the key makes the
+            // network keep the noise levels that the link quality needs).
+            let set = ["radio.link.tx_power_dbm=-20.0", "routing.kind=\"mhlqi\"", "routing.freeze_min_prr=0.5"];
+            let set: Vec<String> = set.iter().map(|s| s.to_string()).collect();
+            let mut net = clean_chain(4, 10.0, "", &set);
+            for (node, from, hop) in [(1, 0, 0), (2, 0, 0), (3, 2, 1)] {
+                beacon_from(&mut net, node, from, hop);
+            }
+            let parents: Vec<_> = (1..4).map(|i| net.parent(i, 0)).collect();
+            assert_eq!(parents, [Some(NodeId(0)), Some(NodeId(0)), Some(NodeId(2))]);
+            let (weak, good) = (net.link_quality(2, 0), net.link_quality(2, 1).min(net.link_quality(1, 0)));
+            assert!(weak < good, "{weak} {good}");
+            net.freeze_min_prr = Some((weak + good) / 2.0);
+            net.freeze_rooted();
+            let moves: Vec<(usize, usize, usize)> =
+                net.freeze_moves.iter().map(|(_, _, m)| (m.node, m.from, m.to)).collect();
+            assert_eq!(moves, [(2, 0, 1)]);
+            let hops = |net: &Network, i: usize| net.nodes[i].trees[0].mhlqi.hop_count();
+            assert_eq!((hops(&net, 1), hops(&net, 2)), (Some(1), Some(2)));
+        }
+
+        /// docs/simulator.md `[[outages]]`: a frame whose destination was off when it started
+        /// "draws no false ACK"; the flag is the attempt's own (`tx_start` clears it). Node 0 is
+        /// off when node 1's first attempt starts and back during it; a gain file makes the link
+        /// one-sided: node 0 hears node 1 far below the noise (no frame decoded, the link kept),
+        /// node 1 hears node 0 well (its ACKs). With `radio.false_ack_prob = 1` the second
+        /// attempt, heard and lost, draws its false ACK [spec radio-mac-routing §4.2 R3].
+        #[test]
+        fn a_later_attempt_heard_and_lost_draws_its_false_ack() {
+            let (ini, _, start, end) = first_attempt();
+            let mid = (start + end) / 2;
+            let file = format!("wsn-gaps37-one-sided-{}.txt", std::process::id());
+            std::fs::write(std::env::temp_dir().join(&file), "gain 1 0 -125.0\ngain 0 1 -50.0\n").unwrap();
+            let gains = format!("topology.gains_file=\"{file}\"");
+            let set = [&ini[..], "radio.false_ack_prob=1.0", &gains];
+            let (mut net, done) = timed_probe(&outage(0, 0, mid), &set, NodeId(0), 1, 0);
+            std::fs::remove_file(std::env::temp_dir().join(&file)).unwrap();
+            assert!(net.rx_links[1].iter().any(|l| l.to == 0), "node 0 hears node 1's frames");
+            net.run_until(Instant::from_millis(2_000));
+            let done = sent(&done);
+            assert_eq!(done.len(), 1);
+            assert_eq!((done[0].acked, done[0].transmissions), (true, 2), "{:?}", done[0]);
+            assert_eq!(net.node_stats(0).data_rx, 0, "node 0 decoded a frame");
         }
     }
 }
