@@ -2420,11 +2420,9 @@ fn arrival_start_ns3(rd: &mut Radio, env: &RxEnv, src: u32, l: &RxLink, len: usi
 mod tests {
     use super::*;
 
-    /// The methods of a test agent that ignores frames and send-dones and never sends: an
-    /// empty queue of capacity 1.
-    macro_rules! sends_nothing {
+    /// The methods of a test agent that never sends: it ignores send-dones and has no frame.
+    macro_rules! never_sends {
         () => {
-            fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
             fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
             fn wants_to_send(&self) -> bool {
                 false
@@ -2432,6 +2430,15 @@ mod tests {
             fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
                 None
             }
+        };
+    }
+
+    /// The methods of a test agent that ignores frames and send-dones and never sends: an
+    /// empty queue of capacity 1.
+    macro_rules! sends_nothing {
+        () => {
+            fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
+            never_sends!();
             fn queue_len(&self) -> usize {
                 0
             }
@@ -3787,13 +3794,7 @@ mod tests {
             fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, rx: &RxInfo, _: &[u8]) {
                 self.0.lock().unwrap().push(rx.rssi_dbm);
             }
-            fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
-            fn wants_to_send(&self) -> bool {
-                false
-            }
-            fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
-                None
-            }
+            never_sends!();
             fn poll_event(&mut self) -> Option<AgentEvent> {
                 None
             }
@@ -4100,13 +4101,7 @@ mod tests {
 
         impl NodeAgent for Holding {
             fn handle_frame(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &RxInfo, _: &[u8]) {}
-            fn handle_send_done(&mut self, _: Instant, _: &mut dyn LinkCtx, _: &SendDone) {}
-            fn wants_to_send(&self) -> bool {
-                false
-            }
-            fn poll_frame(&mut self, _: Instant, _: &mut dyn LinkCtx) -> Option<wsn_proto::agent::Frame> {
-                None
-            }
+            never_sends!();
             fn poll_event(&mut self) -> Option<AgentEvent> {
                 None
             }
